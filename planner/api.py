@@ -1,0 +1,53 @@
+"""The library entry points: load a scenario file, plan it. I/O lives here."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import pricing
+
+from . import optimize
+from .errors import InputError, Problem
+from .result import Plan, to_dict
+from .scenario import Scenario, load_scenario_text
+
+__all__ = ["default_catalog", "load_scenario", "plan", "to_dict"]
+
+
+@lru_cache(maxsize=1)
+def default_catalog() -> pricing.Catalog:
+    """The shipped catalog, loaded and validated once per process."""
+    return pricing.load_catalog()
+
+
+def read_text(path: str | Path) -> str:
+    """A scenario file's text; unreadable files are input errors."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError([Problem(str(path), 0, 0, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
+    except OSError as exc:
+        raise InputError([Problem(str(path), 0, 0, "", f"cannot read the file: {exc.strerror}")]) from None
+
+
+def load_scenario(
+    path: str | Path,
+    *,
+    catalog: pricing.Catalog | None = None,
+    variant: str | None = None,
+    sets: Sequence[str] = (),
+    today: dt.date | None = None,
+) -> Scenario:
+    """Read, override and validate a scenario file (raises InputError)."""
+    catalog = catalog or default_catalog()
+    return load_scenario_text(read_text(path), catalog.ids(), file=str(path), today=today or dt.date.today(),
+                              variant=variant, sets=sets)
+
+
+def plan(scenario: Scenario, catalog: pricing.Catalog | None = None) -> Plan:
+    """The cheapest plan for a scenario, with its scenario's own catalog entries applied."""
+    catalog = (catalog or default_catalog()).with_entries(scenario.catalog_entries)
+    return optimize.plan(scenario, catalog)

@@ -1,0 +1,48 @@
+"""Money formulas: resale value, electricity, rent, storage. One formula, one place."""
+
+from __future__ import annotations
+
+import math
+
+#: Default resale model: a new card loses RESALE_FIRST_YEAR_LOSS of its price
+#: in the first year (linearly), then RESALE_LATER_YEARLY_LOSS a year,
+#: compounded. Source: used-GPU depreciation rule of thumb "30-40 % the first
+#: year, 10-15 %/yr after" (cal3.calculator.city used-GPU calculator, 2025/26;
+#: a weak source), midpoints taken. Check: an RTX 3090 bought at its 1,499 USD
+#: MSRP (2020-09) is worth 0.65 x 0.875^4.5 = 36 % after 5.5 years, within the
+#: 33-53 % (500-800 USD) used range of 2026 (local-llm.net).
+RESALE_FIRST_YEAR_LOSS = 0.35
+RESALE_LATER_YEARLY_LOSS = 0.125
+
+
+def resale_fraction(months: float, condition: str) -> float:
+    """Share of the purchase price a card fetches after ``months`` of use.
+
+    A used card is past its first year, so it loses only the later-year rate.
+    """
+    years = max(months, 0.0) / 12.0
+    if condition == "used":
+        return (1.0 - RESALE_LATER_YEARLY_LOSS) ** years
+    if years <= 1.0:
+        return 1.0 - RESALE_FIRST_YEAR_LOSS * years
+    return (1.0 - RESALE_FIRST_YEAR_LOSS) * (1.0 - RESALE_LATER_YEARLY_LOSS) ** (years - 1.0)
+
+
+def resale_usd(price_usd: float, months: float, condition: str,
+               resale_usd_given: float | None = None, resale_fraction_given: float | None = None) -> float:
+    """Resale value at the end of the horizon: the offer's own figure, else the default model."""
+    if resale_usd_given is not None and not math.isnan(resale_usd_given):
+        return resale_usd_given
+    if resale_fraction_given is not None and not math.isnan(resale_fraction_given):
+        return price_usd * resale_fraction_given
+    return price_usd * resale_fraction(months, condition)
+
+
+def electricity_usd(card_power_w: float, host_power_w: float, hours: float, usd_per_kwh: float) -> float:
+    """(board power + the host's draw) x hours x price per kWh."""
+    return (card_power_w + host_power_w) / 1000.0 * hours * usd_per_kwh
+
+
+def storage_usd(size_gb: float, months: float, usd_per_gb_month: float) -> float:
+    """Persistent storage kept for ``months``."""
+    return size_gb * months * usd_per_gb_month

@@ -1,0 +1,278 @@
+"""Choose the cheapest plan that meets the deadlines.
+
+First model (to be replaced by a MILP over weekly buckets): every phase runs
+on a single option; purchases are at most one buy offer. Every purchase set
+({nothing} and each buy offer) is tried; for each, every phase takes its
+cheapest option that finishes by its deadline; the cheapest plan wins.
+Plans that miss a deadline or exceed the budget rank after those that don't.
+
+Pipeline (pure): options -> workload (fit, speed) -> sessions (hours) ->
+quotes (phase x option, with cost parts) -> plan.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from . import costs, sessions, workload
+from .options import build_options, stale_rows
+from .result import Assignment, PhasePlan, Plan, Purchase
+from .scenario import Scenario
+
+HOURS_PER_MONTH = 730.5
+STRATEGIES = {
+    "buy-only": {"own", "buy"},
+    "rent-only": {"rent"},
+    "free-only": {"free"},
+    "hybrid": {"own", "buy", "rent", "free"},
+}
+
+
+def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame) -> pd.DataFrame:
+    """Per option: fit verdict, speed, and the reason it cannot be used (or None)."""
+    need = workload.memory_need(s.workload)
+    speed = workload.relative_speed(devices, s.workload.reference_gpu, s.workload.family, s.workload.precision)
+    dev = devices.set_index("id")
+    rows = []
+    for r in opts.itertuples():
+        vram = dev.at[r.device, "vram_gb"]
+        verdict, why = workload.fit_verdict(need, vram)
+        rel = speed.at[r.device, "relative_speed"]
+        reason = None
+        if verdict == "does-not-fit":
+            reason = why
+        elif isinstance(r.frameworks, tuple) and r.frameworks and s.framework not in r.frameworks:
+            reason = f"runs {', '.join(r.frameworks)} only; the scenario uses {s.framework}"
+        elif not (isinstance(rel, float) and math.isfinite(rel) and rel > 0):
+            reason = "no speed figures for this device in the catalog"
+        elif r.kind in ("own", "buy") and not s.you.host_machine and s.you.host_price_usd is None:
+            reason = "needs a host computer: set you.host_price (or you.host_machine: true)"
+        elif r.kind == "free" and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
+            reason = "the tier grants no hours"
+        count = int(r.count) if not _nan(r.count) else 1
+        rows.append(dict(option=r.option, verdict=verdict, fit_reason=why,
+                         relative_speed=rel * count * float(workload.multi_gpu_efficiency(count)),
+                         speed_source=speed.at[r.device, "speed_source"], reason=reason))
+    return pd.DataFrame(rows, columns=["option", "verdict", "fit_reason", "relative_speed", "speed_source", "reason"])
+
+
+def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
+    """Price every (phase, usable option): hours, dates and cost parts [USD]."""
+    need = workload.memory_need(s.workload)
+    ckpt_gb = need.states_gb  # default checkpoint: weights + optimizer states
+    rows = []
+    usable = opts.merge(feas, on="option")
+    usable = usable[usable["reason"].isna()]
+    for ph in s.phases:
+        end = ph.deadline or s.horizon_end
+        window_weeks = max((end - ph.start).days, 0) / 7.0
+        checkpoint_gb = ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else ckpt_gb
+        for r in usable.itertuples():
+            slowdown = workload.ACCUMULATION_SLOWDOWN if r.verdict == "fits-with-accumulation" else 1.0
+            device_h = ph.gpu_hours / r.relative_speed * slowdown
+            rented = r.kind == "rent"
+            local = r.kind in ("own", "buy")
+            setup_h = 0.0 if local else sessions.setup_hours_per_session(
+                _val(r.setup_min), _val(r.transfer_gb_per_h), bool(r.persistent_storage),
+                ph.dataset_size_gb, checkpoint_gb)
+            cap = sessions.weekly_capacity_h(_opt(r.session_limit_h), _opt(r.quota_h_per_week),
+                                             bool(r.needs_person), s.you.attention_starts_per_day)
+            if _opt(r.cap_h_per_month) is not None:  # a subscription's monthly compute units
+                cap = min(cap, r.cap_h_per_month * 12 / 52.18)
+            est = sessions.estimate(
+                device_h, runs=ph.runs, session_limit_h=_opt(r.session_limit_h), setup_h=setup_h,
+                checkpoint_every_h=ph.checkpoint_every_h, interruptions_per_h=_val(r.interruptions_per_h),
+                startup_h=_val(r.startup_min) / 60.0, billing_s=_opt(r.billing_s),
+                needs_person=bool(r.needs_person), rented=rented, weekly_cap_h=cap)
+            weeks = est.wall_hours / cap if cap > 0 else math.inf
+            total_quota = _opt(r.quota_h_total)
+            finish = ph.start + dt.timedelta(days=math.ceil(weeks * 7)) if math.isfinite(weeks) else None
+            reason = None
+            if total_quota is not None and est.wall_hours > total_quota:
+                reason = f"needs {est.wall_hours:.0f} h, the tier grants {total_quota:g} h in all"
+            elif finish is None or finish > end:
+                reason = (f"finishes {finish} after the {'deadline' if ph.deadline else 'horizon end'} {end}"
+                          if finish else "cannot run: a session is shorter than its setup")
+            months_used = max(weeks * 7 / 30.44, 0.0)
+            parts = dict.fromkeys(("electricity", "rent", "storage", "egress", "your_time"), 0.0)
+            if local:
+                parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, est.wall_hours,
+                                                             s.electricity_usd_per_kwh)
+            elif rented:
+                parts["rent"] = est.billed_hours * r.usd_per_hour
+                parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months_used,
+                                                     _val(r.storage_usd_per_gb_month))
+            else:  # free tiers and compute-unit subscriptions
+                fee = _val(r.usd_per_month)
+                if fee > 0:
+                    parts["rent"] = fee * max(1, math.ceil(months_used - 1e-9))
+                else:
+                    parts["rent"] = est.wall_hours * _val(r.usd_per_hour)
+            parts["your_time"] = est.restarts_by_hand * setup_h * s.you.time_value_usd_per_hour
+            rows.append(dict(
+                phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
+                relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
+                device_hours=est.device_hours, wall_hours=est.wall_hours, billed_hours=est.billed_hours,
+                sessions=est.sessions, restarts_by_hand=est.restarts_by_hand, lost_hours=est.lost_hours,
+                setup_hours=est.setup_hours, weekly_capacity_h=cap, finish=finish,
+                ok=reason is None, reason=reason, cost_usd=sum(parts.values()), **{f"{k}_usd": v for k, v in parts.items()},
+            ))
+    return pd.DataFrame(rows)
+
+
+def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float, float]:
+    """(price, resale at the horizon, host) in USD for a buy option."""
+    price = float(opt["purchase_usd"])
+    resale = costs.resale_usd(price, s.horizon_months, opt["condition"],
+                              _opt(opt["resale_usd"]), _opt(opt["resale_fraction"]))
+    host = s.you.host_price_usd if (not s.you.host_machine and s.you.host_price_usd) else 0.0
+    return price, resale, host
+
+
+def _best(quotes: pd.DataFrame, phases: Iterable[str], allowed: set[str]) -> tuple[dict[str, pd.Series], int]:
+    """Per phase, the cheapest allowed quote that meets its deadline, else the earliest finish."""
+    chosen, misses = {}, 0
+    for ph in phases:
+        q = quotes[(quotes["phase"] == ph) & quotes["option"].isin(allowed)]
+        if q.empty:
+            misses += 1
+            continue
+        ok = q[q["ok"]]
+        if ok.empty:
+            misses += 1
+            q = q.assign(_f=q["finish"].map(lambda d: d or dt.date.max))
+            chosen[ph] = q.sort_values(["_f", "cost_usd", "option"]).iloc[0]
+        else:
+            chosen[ph] = ok.sort_values(["cost_usd", "option"]).iloc[0]
+    return chosen, misses
+
+
+def _candidates(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame, kinds: set[str]):
+    """Yield (score, purchase option or None, per-phase choice) for every purchase set."""
+    base = set(opts.loc[opts["kind"].isin(kinds - {"buy"}), "option"])
+    buys = [None] + (list(opts.loc[opts["kind"] == "buy", "option"]) if "buy" in kinds else [])
+    used = set(quotes["option"])
+    phases = [p.name for p in s.phases]
+    for b in buys:
+        if b is not None and b not in used:
+            continue
+        allowed = base | ({b} if b else set())
+        chosen, misses = _best(quotes, phases, allowed)
+        if b is not None and not any(c["option"] == b for c in chosen.values()):
+            continue  # buying a card no phase uses is never cheaper
+        purchase = purchase_cost(s, opts.set_index("option").loc[b]) if b else (0.0, 0.0, 0.0)
+        money = purchase[0] - purchase[1] + purchase[2] + sum(
+            c["cost_usd"] - c["your_time_usd"] for c in chosen.values())
+        total = money + sum(c["your_time_usd"] for c in chosen.values())
+        over = s.you.budget_usd is not None and money > s.you.budget_usd + 1e-9
+        yield (misses + (len(phases) - len(chosen)), int(over), round(total, 6), b or ""), b, purchase, chosen
+
+
+def plan(s: Scenario, catalog) -> Plan:
+    """The cheapest plan for the scenario (see module docstring)."""
+    opts = build_options(s, catalog)
+    feas = exclusions(s, opts, catalog.devices)
+    quotes = quote(s, opts, feas)
+    warnings = _warnings(s, opts, catalog)
+    if opts.empty:
+        raise_empty = "no options to consider: the 'consider' patterns and 'you.own' select nothing"
+        warnings.append(raise_empty)
+
+    best = min(_candidates(s, opts, quotes, STRATEGIES["hybrid"]), key=lambda c: c[0], default=None)
+    alternatives = []
+    for name, kinds in STRATEGIES.items():
+        cand = min(_candidates(s, opts, quotes, kinds), key=lambda c: c[0], default=None)
+        if cand and cand[0][0] == 0 and cand[0][1] == 0:
+            finish = max((c["finish"] for c in cand[3].values()), default=None)
+            alternatives.append(dict(strategy=name, total_cost_usd=cand[0][2], finish=finish.isoformat() if finish else None,
+                                     options=sorted({c["option"] for c in cand[3].values()} | ({cand[1]} if cand[1] else set()))))
+
+    phases, parts, purchases = [], dict.fromkeys(("purchase", "resale", "host", "electricity", "rent", "storage",
+                                                  "egress", "your_time"), 0.0), []
+    chosen = best[3] if best else {}
+    if best and best[1]:
+        o = opts.set_index("option").loc[best[1]]
+        price, resale, host = best[2]
+        purchases.append(Purchase(best[1], o["device"], int(o["count"]), price, resale))
+        parts["purchase"], parts["resale"], parts["host"] = price, -resale, host
+    for ph in s.phases:
+        c = chosen.get(ph.name)
+        problem = None
+        if c is None:
+            problem = _no_option_problem(ph.name, feas, opts)
+            phases.append(PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, None, None, None, False, (), problem))
+            continue
+        for k in ("electricity", "rent", "storage", "egress", "your_time"):
+            parts[k] += c[f"{k}_usd"]
+        if not c["ok"]:
+            problem = (f"no option finishes '{ph.name}' by {ph.deadline or s.horizon_end}; the earliest, "
+                       f"{c['option']}, {c['reason']}. A later deadline or fewer GPU-hours would fix it.")
+        a = Assignment(
+            option=c["option"], kind=c["kind"], device=c["device"], gpu_hours=ph.gpu_hours,
+            wall_hours=c["wall_hours"], billed_hours=c["billed_hours"], sessions=int(c["sessions"]),
+            restarts_by_hand=int(c["restarts_by_hand"]), lost_hours=c["lost_hours"], setup_hours=c["setup_hours"],
+            checkpoint_every_min=ph.checkpoint_every_h * 60, checkpoint_every_recommended_min=None,
+            relative_speed=c["relative_speed"], speed_source=c["speed_source"], verdict=c["verdict"],
+            cost_usd={k: c[f"{k}_usd"] for k in ("electricity", "rent", "storage", "egress", "your_time")},
+        )
+        phases.append(PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, c["finish"], c["finish"], c["finish"],
+                                bool(c["ok"]), (a,), problem))
+    if best and best[0][1]:
+        warnings.append(f"every plan that meets the deadlines costs more than the budget "
+                        f"({s.you.budget_usd:,.0f} USD); the cheapest is shown")
+    return Plan(
+        scenario=s,
+        feasible=all(p.meets_deadline for p in phases),
+        purchases=tuple(purchases),
+        phases=tuple(phases),
+        cost_usd=parts,
+        alternatives=tuple(alternatives),
+        excluded=_excluded(feas, quotes, chosen, best[1] if best else None),
+        quotes=quotes,
+        catalog_as_of=catalog.as_of(),
+        warnings=tuple(warnings),
+    )
+
+
+def _excluded(feas: pd.DataFrame, quotes: pd.DataFrame, chosen: dict, bought: str | None) -> pd.DataFrame:
+    rows = [dict(option=r.option, phase=None, reason=r.reason) for r in feas.itertuples() if isinstance(r.reason, str)]
+    for r in quotes[~quotes["ok"]].itertuples():
+        rows.append(dict(option=r.option, phase=r.phase, reason=r.reason))
+    return pd.DataFrame(rows, columns=["option", "phase", "reason"])
+
+
+def _no_option_problem(phase: str, feas: pd.DataFrame, opts: pd.DataFrame) -> str:
+    reasons = feas["reason"].dropna()
+    if reasons.empty:
+        return f"no option is considered for '{phase}'; widen 'consider'"
+    top = reasons.value_counts().index[0]
+    return f"no option can run '{phase}': e.g. {top}"
+
+
+def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:
+    out = []
+    if s.electricity_is_default:
+        out.append(f"no electricity price given: using the catalog default "
+                   f"{s.electricity_usd_per_kwh:.4f} USD/kWh (US average residential); set 'electricity'")
+    need = workload.memory_need(s.workload)
+    if need.activations_source == "unknown":
+        out.append("activation memory not estimated for this family: VRAM checks count weights, gradients and "
+                   "optimizer states only; set workload.activation_memory")
+    return out
+
+
+def _val(x, default: float = 0.0) -> float:
+    return default if _nan(x) else float(x)
+
+
+def _opt(x) -> float | None:
+    return None if _nan(x) else float(x)
+
+
+def _nan(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x)) or (isinstance(x, np.floating) and np.isnan(x))

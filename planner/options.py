@@ -1,0 +1,105 @@
+"""Every concrete way to compute: own a card, buy one, rent one, use a free tier.
+
+:func:`build_options` turns a Scenario and a Catalog into one row per option
+with the facts the cost and session models need (prices, power, limits,
+quotas), each row carrying its ``as_of`` and ``source``. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import math
+
+import pandas as pd
+
+from .scenario import Scenario
+
+#: Catalog prices older than this, relative to the scenario's start, get a warning.
+STALE_AFTER_DAYS = 180
+
+OPTION_COLUMNS = [
+    "option", "kind", "offer", "device", "count", "usd_per_hour", "usd_per_month", "purchase_usd",
+    "resale_usd", "resale_fraction", "condition", "power_w", "session_limit_h", "idle_timeout_min",
+    "quota_h_per_week", "quota_h_total", "cap_h_per_month", "units_per_hour", "needs_person", "setup_min",
+    "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
+    "interruptions_per_h", "storage_usd_per_gb_month", "as_of", "source",
+]
+
+
+def _matches(ids: pd.Series, patterns: tuple[str, ...] | None) -> pd.Series:
+    if patterns is None:
+        return pd.Series(True, index=ids.index)
+    return ids.map(lambda i: any(fnmatch.fnmatchcase(i, p) for p in patterns))
+
+
+def current_buy_offers(buy: pd.DataFrame, on: dt.date) -> pd.DataFrame:
+    """The newest offer per (device, condition, count) dated on or before ``on``.
+
+    Historical offers (launch prices, 2022's used market) stay in the catalog
+    so that a scenario starting then is priced as of then; a scenario starting
+    today sees today's offers. User-added rows (no date) always count.
+    """
+    dated = buy["as_of"].map(lambda d: d if isinstance(d, dt.date) else on)
+    eligible = buy[dated <= on].assign(_date=dated)
+    eligible = eligible.sort_values(["_date", "id"])
+    latest = eligible.groupby(["device", "condition", "count"], sort=False).tail(1)
+    return buy.loc[buy.index.isin(latest.index)]
+
+
+def build_options(s: Scenario, catalog) -> pd.DataFrame:
+    """One row per option the scenario may use, in OPTION_COLUMNS."""
+    rows: list[dict] = []
+    devices = catalog.devices.set_index("id")
+    for device in dict.fromkeys(s.you.own):
+        d = devices.loc[device]
+        rows.append(dict(option=f"own:{device}", kind="own", offer=device, device=device, count=1,
+                         purchase_usd=0.0, power_w=d["board_power_w"], as_of=d["as_of"],
+                         source="you.own (no purchase; specs: " + d["source"] + ")"))
+
+    buy = catalog.buy
+    if s.consider.buy is None:
+        buy = current_buy_offers(buy, s.start)
+    else:
+        buy = buy[_matches(buy["id"], s.consider.buy)]
+    for _, r in buy.iterrows():
+        power = r["power_w"] if not _nan(r["power_w"]) else devices.loc[r["device"], "board_power_w"] * r["count"]
+        rows.append(dict(option=r["id"], kind="buy", offer=r["id"], device=r["device"], count=int(r["count"]),
+                         purchase_usd=r["price_usd"], resale_usd=r["resale_usd"], resale_fraction=r["resale_fraction"],
+                         condition=r["condition"], power_w=power, as_of=r["as_of"], source=r["source"]))
+
+    rent = catalog.rent[_matches(catalog.rent["id"], s.consider.rent)]
+    if not s.consider.spot:
+        rent = rent[~rent["spot"].astype(bool)]
+    for _, r in rent.iterrows():
+        rows.append(dict(option=r["id"], kind="rent", offer=r["id"], **{c: r[c] for c in (
+            "device", "count", "usd_per_hour", "spot", "billing_s", "startup_min", "session_limit_h",
+            "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
+            "frameworks", "as_of", "source")}, persistent_storage=False, needs_person=False))
+
+    free = catalog.free[_matches(catalog.free["id"], s.consider.free)]
+    for _, r in free.iterrows():
+        base = {c: r[c] for c in ("count", "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total",
+                                  "needs_person", "setup_min", "transfer_gb_per_h", "persistent_storage",
+                                  "interruptions_per_h", "frameworks", "as_of", "source")}
+        burn = r["units_per_hour"]
+        if isinstance(burn, dict) and burn:
+            for device, units in burn.items():
+                cap = r["units_per_month"] / units if not _nan(r["units_per_month"]) else math.nan
+                rows.append(dict(option=f"{r['id']}:{device}", kind="free", offer=r["id"], device=device,
+                                 usd_per_hour=r["usd_per_unit"] * units, usd_per_month=r["usd_per_month"],
+                                 cap_h_per_month=cap, units_per_hour=units, **base))
+        else:
+            rows.append(dict(option=r["id"], kind="free", offer=r["id"], device=r["device"], usd_per_hour=0.0,
+                             usd_per_month=r["usd_per_month"], **base))
+    return pd.DataFrame(rows, columns=OPTION_COLUMNS)
+
+
+def stale_rows(options: pd.DataFrame, on: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame:
+    """Options whose catalog date is more than ``days`` before ``on``."""
+    age = options["as_of"].map(lambda d: (on - d).days if isinstance(d, dt.date) else 0)
+    return options[age > days].assign(age_days=age[age > days])
+
+
+def _nan(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))

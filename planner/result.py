@@ -1,0 +1,158 @@
+"""The answer: a plan with purchases, per-phase assignments, costs and dates.
+
+Money is kept in USD here; :func:`to_dict` converts to the scenario's
+currency and produces the JSON object of ../shared/OUTPUT.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .scenario import Scenario
+
+COST_PARTS = ("purchase", "resale", "host", "electricity", "rent", "storage", "egress", "your_time")
+
+
+@dataclass(frozen=True)
+class Assignment:
+    option: str
+    kind: str
+    device: str
+    gpu_hours: float
+    wall_hours: float
+    billed_hours: float
+    sessions: int
+    restarts_by_hand: int
+    lost_hours: float
+    setup_hours: float
+    checkpoint_every_min: float
+    checkpoint_every_recommended_min: float | None
+    relative_speed: float
+    speed_source: str
+    verdict: str
+    cost_usd: dict[str, float]
+
+    @property
+    def total_usd(self) -> float:
+        return sum(self.cost_usd.values())
+
+
+@dataclass(frozen=True)
+class PhasePlan:
+    name: str
+    gpu_hours: float
+    start: dt.date
+    deadline: dt.date | None
+    finish_expected: dt.date | None
+    finish_p50: dt.date | None
+    finish_p90: dt.date | None
+    meets_deadline: bool
+    assignments: tuple[Assignment, ...]
+    problem: str | None = None  # why the deadline cannot be met, and what would fix it
+
+
+@dataclass(frozen=True)
+class Purchase:
+    offer: str
+    device: str
+    count: int
+    price_usd: float
+    resale_usd: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    scenario: Scenario
+    feasible: bool
+    purchases: tuple[Purchase, ...]
+    phases: tuple[PhasePlan, ...]
+    cost_usd: dict[str, float]
+    alternatives: tuple[dict[str, Any], ...]
+    excluded: pd.DataFrame  # option, phase, reason
+    quotes: pd.DataFrame  # every (phase, option) priced
+    catalog_as_of: dt.date
+    warnings: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = field(default=())
+
+    @property
+    def total_usd(self) -> float:
+        return sum(self.cost_usd.values())
+
+    @property
+    def money_usd(self) -> float:
+        """What is paid in money (everything but the user's time)."""
+        return self.total_usd - self.cost_usd.get("your_time", 0.0)
+
+
+def _date(d: dt.date | None) -> str | None:
+    return d.isoformat() if d else None
+
+
+def _num(x: float, ndigits: int = 2) -> float | None:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None
+    return round(float(x), ndigits)
+
+
+def to_dict(plan: Plan) -> dict[str, Any]:
+    """The JSON object of OUTPUT.md (money in the scenario's currency)."""
+    s = plan.scenario
+    per = 1.0 / s.usd_per_currency
+
+    def money(usd: float) -> float | None:
+        return _num(usd * per)
+
+    return {
+        "scenario": s.name,
+        "variant": s.variant,
+        "currency": s.currency,
+        "feasible": plan.feasible,
+        "total_cost": money(plan.total_usd),
+        "cost_breakdown": {k: money(plan.cost_usd.get(k, 0.0)) for k in COST_PARTS},
+        "purchases": [
+            {"offer": p.offer, "device": p.device, "count": p.count, "price": money(p.price_usd),
+             "resale": money(p.resale_usd)} for p in plan.purchases
+        ],
+        "phases": [
+            {
+                "name": ph.name,
+                "gpu_hours": _num(ph.gpu_hours),
+                "deadline": _date(ph.deadline),
+                "finish_expected": _date(ph.finish_expected),
+                "finish_p50": _date(ph.finish_p50),
+                "finish_p90": _date(ph.finish_p90),
+                "meets_deadline": ph.meets_deadline,
+                "problem": ph.problem,
+                "assignments": [
+                    {
+                        "option": a.option, "kind": a.kind, "device": a.device,
+                        "gpu_hours": _num(a.gpu_hours), "wall_hours": _num(a.wall_hours),
+                        "billed_hours": _num(a.billed_hours), "sessions": a.sessions,
+                        "restarts_by_hand": a.restarts_by_hand, "lost_hours": _num(a.lost_hours),
+                        "checkpoint_every_min": _num(a.checkpoint_every_min, 1),
+                        "checkpoint_every_recommended_min": _num(a.checkpoint_every_recommended_min, 1)
+                        if a.checkpoint_every_recommended_min is not None else None,
+                        "relative_speed": _num(a.relative_speed, 3), "speed_source": a.speed_source,
+                        "fit": a.verdict,
+                        "cost": money(a.total_usd),
+                    } for a in ph.assignments
+                ],
+            } for ph in plan.phases
+        ],
+        "breakeven": [],
+        "alternatives": [
+            {"strategy": alt["strategy"], "total_cost": money(alt["total_cost_usd"]), "finish": alt["finish"],
+             "options": alt["options"]} for alt in plan.alternatives
+        ],
+        "excluded": [
+            {"option": r.option, "phase": r.phase, "reason": r.reason} for r in plan.excluded.itertuples()
+        ],
+        "catalog_as_of": plan.catalog_as_of.isoformat(),
+        "overrides": list(s.overrides),
+        "warnings": list(plan.warnings),
+    }

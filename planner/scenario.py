@@ -1,0 +1,825 @@
+"""Scenario files: parse, apply variant and ``--set`` overrides, validate.
+
+The contract is ../shared/SCENARIO.md. Precedence, lowest to highest:
+defaults < the file < the chosen variant < ``--set`` overrides. Every applied
+override is recorded as ``key: old -> new`` in :attr:`Scenario.overrides`.
+
+All problems are collected, then raised together as one
+:class:`~planner.errors.InputError` sorted by position.
+
+Internally every quantity is canonical: hours, GB, W, USD, USD/h, USD/kWh.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import fnmatch
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import units
+from .errors import InputError, Problem, did_you_mean
+from .yamldoc import Document, dotted, parse_document
+
+FAMILIES = ("cnn", "transformer", "rnn")
+PRECISIONS = ("fp32", "mixed")
+OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
+FRAMEWORKS = ("pytorch", "tensorflow", "jax", "paddlepaddle")
+CONDITIONS = ("new", "used")
+
+DEFAULT_HORIZON_MONTHS = 24.0
+DEFAULT_CHECKPOINT_EVERY_H = 1.0
+DEFAULT_ATTENTION_PER_DAY = 2.0
+DEFAULT_HOST_POWER_W = 100.0
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Workload:
+    family: str
+    params: float
+    precision: str
+    optimizer: str
+    batch_size: int
+    reference_gpu: str
+    activation_memory_gb: float | None = None
+    sequence_length: int | None = None
+    image_size: int | None = None
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    gpu_hours_per_run: float
+    runs: int
+    start: dt.date
+    deadline: dt.date | None
+    run_length_h: float | None
+    checkpoint_every_h: float
+    checkpoint_size_gb: float | None
+    dataset_size_gb: float
+
+    @property
+    def gpu_hours(self) -> float:
+        """All the phase's work in reference-GPU hours (every run)."""
+        return self.gpu_hours_per_run * self.runs
+
+
+@dataclass(frozen=True)
+class You:
+    own: tuple[str, ...] = ()
+    host_machine: bool = True
+    host_power_w: float = DEFAULT_HOST_POWER_W
+    time_value_usd_per_hour: float = 0.0
+    attention_starts_per_day: float = DEFAULT_ATTENTION_PER_DAY
+    budget_usd: float | None = None
+    host_price_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Consider:
+    """Patterns of offer ids to consider; None means the whole catalog."""
+
+    buy: tuple[str, ...] | None = None
+    rent: tuple[str, ...] | None = None
+    free: tuple[str, ...] | None = None
+    spot: bool = True
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    start: dt.date
+    currency: str
+    usd_per_currency: float
+    horizon_months: float
+    electricity_usd_per_kwh: float
+    electricity_is_default: bool
+    framework: str
+    workload: Workload
+    phases: tuple[Phase, ...]
+    you: You
+    consider: Consider
+    catalog_entries: Mapping[str, tuple[Mapping[str, Any], ...]]  # kind -> canonical rows
+    variant: str | None = None
+    overrides: tuple[str, ...] = ()
+    file: str = "<scenario>"
+    variant_names: tuple[str, ...] = ()
+
+    @property
+    def horizon_end(self) -> dt.date:
+        return self.start + dt.timedelta(days=self.horizon_months * units.HOURS_PER_MONTH / 24)
+
+    def phase(self, name: str) -> Phase:
+        return next(p for p in self.phases if p.name == name)
+
+
+@dataclass(frozen=True)
+class CatalogIds:
+    """What the loader needs to know of the catalog to check a scenario."""
+
+    devices: frozenset[str]
+    aliases: Mapping[str, str]  # alias -> device id
+    buy: frozenset[str]
+    rent: frozenset[str]
+    free: frozenset[str]
+    usd_per_unit: Mapping[str, float]  # currency code -> USD
+    electricity_default_usd_per_kwh: float
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@dataclass(frozen=True)
+class Field:
+    """A leaf key: ``convert(value, ctx) -> canonical`` raising ValueError with the expected text."""
+
+    convert: Callable[[Any, "_Context"], Any]
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class MapOf:
+    """A mapping of user-chosen names (phase names) to sections."""
+
+    item: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ListOf:
+    """A list of sections, addressable in paths by index or by their ``id``."""
+
+    item: Mapping[str, Any]
+
+
+class _Any:
+    """A subtree checked elsewhere (variants)."""
+
+
+@dataclass
+class _Context:
+    ids: CatalogIds
+    today: dt.date
+    currency: str = "USD"
+    start: dt.date | None = None
+    user_ids: dict[str, set[str]] = field(default_factory=lambda: {"buy": set(), "rent": set(), "free": set()})
+
+
+def _text(v, ctx):
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)) or (isinstance(v, str) and not v.strip()):
+        raise ValueError(f"expected text, got {v!r}")
+    return str(v)
+
+
+def _enum(choices: Sequence[str]):
+    def convert(v, ctx):
+        if not isinstance(v, str) or v.lower() not in choices:
+            hint = did_you_mean(str(v), choices)
+            raise ValueError(f"expected one of {', '.join(choices)}, got {v!r}{hint}")
+        return v.lower()
+    return convert
+
+
+def _bool(v, ctx):
+    if not isinstance(v, bool):
+        raise ValueError(f"expected true or false, got {v!r}")
+    return v
+
+
+def _date(v, ctx):
+    if isinstance(v, dt.datetime):
+        return v.date()
+    if isinstance(v, dt.date):
+        return v
+    if isinstance(v, str):
+        try:
+            return dt.date.fromisoformat(v.strip())
+        except ValueError:
+            pass
+    raise ValueError(f"expected a date such as 2027-05-31, got {v!r}")
+
+
+def _positive_int(v, ctx):
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"expected a whole number of at least 1, got {v!r}")
+    return v
+
+
+def _q(parse, positive=False, nonneg=True):
+    """Wrap a units.parse_* function; check the sign."""
+    def convert(v, ctx):
+        x = parse(v, ctx)
+        if positive and x <= 0:
+            raise ValueError(f"expected a value above zero, got {v!r}")
+        if nonneg and x < 0:
+            raise ValueError(f"expected a value of zero or more, got {v!r}")
+        return x
+    return convert
+
+
+def _count(v, ctx):
+    return units.parse_count(v)
+
+
+def _hours(v, ctx):
+    return units.parse_duration_h(v)
+
+
+def _minutes(v, ctx):
+    return units.parse_duration_h(v, default_unit="min") * 60.0
+
+
+def _seconds(v, ctx):
+    return units.parse_duration_h(v, default_unit="s") * 3600.0
+
+
+def _months(v, ctx):
+    return units.parse_duration_h(v, default_unit="months") / units.HOURS_PER_MONTH
+
+
+def _size(v, ctx):
+    return units.parse_size_gb(v)
+
+
+def _power(v, ctx):
+    return units.parse_power_w(v)
+
+
+def _money(v, ctx):
+    return units.parse_money_usd(v, ctx.currency, ctx.ids.usd_per_unit)
+
+
+def _usd_per_hour(v, ctx):
+    return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="h")
+
+
+def _usd_per_kwh(v, ctx):
+    return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="kWh")
+
+
+def _starts_per_day(v, ctx):
+    return units.parse_rate(v, per_h=24.0, numerator="count", example="2 restarts/day")
+
+
+def _per_hour(v, ctx):
+    return units.parse_rate(v, per_h=1.0, numerator="count", example="0.02/h")
+
+
+def _hours_per_week(v, ctx):
+    return units.parse_rate(v, per_h=units.HOURS_PER_WEEK, numerator="duration", example="30 h/week")
+
+
+def _currency(v, ctx):
+    if not isinstance(v, str) or v.upper() not in ctx.ids.usd_per_unit:
+        hint = did_you_mean(str(v).upper(), ctx.ids.usd_per_unit)
+        raise ValueError(f"expected a currency code the catalog has a rate for "
+                         f"({', '.join(sorted(ctx.ids.usd_per_unit))}), got {v!r}{hint}")
+    return v.upper()
+
+
+def _device(v, ctx):
+    if not isinstance(v, (str, int)) or isinstance(v, bool):
+        raise ValueError(f"expected a device id such as rtx-3060-12gb, got {v!r}")
+    key = str(v).strip().lower()
+    if key in ctx.ids.devices:
+        return key
+    if key in ctx.ids.aliases:
+        return ctx.ids.aliases[key]
+    hint = did_you_mean(key, sorted(ctx.ids.devices | set(ctx.ids.aliases)))
+    raise ValueError(f"unknown device {v!r}{hint}; `planner pricing list --devices` lists them")
+
+
+def _devices(v, ctx):
+    if isinstance(v, (str, int)) and not isinstance(v, bool):
+        v = [v]
+    if not isinstance(v, list):
+        raise ValueError(f"expected a list of device ids such as [gtx-1060-6gb], got {v!r}")
+    return tuple(_device(x, ctx) for x in v)
+
+
+def _frameworks(v, ctx):
+    if isinstance(v, str):
+        v = [v]
+    if not isinstance(v, list):
+        raise ValueError(f"expected a list of frameworks ({', '.join(FRAMEWORKS)}), got {v!r}")
+    return tuple(_enum(FRAMEWORKS)(x, ctx) for x in v)
+
+
+def _money_or_fraction(v, ctx):
+    """Resale: money ("300 USD") or a share of the price ("40%")."""
+    if isinstance(v, str) and v.strip().endswith("%"):
+        return ("fraction", units.parse_fraction(v))
+    if isinstance(v, float) and 0 <= v <= 1:
+        return ("fraction", v)
+    return ("usd", _q(_money)(v, ctx))
+
+
+def _patterns(kind: str):
+    def convert(v, ctx):
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ValueError(f"expected a list of {kind} offer ids or patterns such as \"aws:*\", got {v!r}")
+        known = getattr(ctx.ids, kind) | ctx.user_ids[kind]
+        for pattern in v:
+            if not any(fnmatch.fnmatchcase(i, pattern) for i in known):
+                hint = did_you_mean(pattern, sorted(known))
+                raise ValueError(f"{pattern!r} matches no {kind} offer{hint}; "
+                                 f"`planner pricing list --{kind}` lists them")
+        return tuple(v)
+    return convert
+
+
+WORKLOAD = {
+    "family": Field(_enum(FAMILIES), required=True),
+    "params": Field(_q(_count, positive=True), required=True),
+    "precision": Field(_enum(PRECISIONS)),
+    "optimizer": Field(_enum(OPTIMIZERS)),
+    "batch_size": Field(_positive_int),
+    "activation_memory": Field(_q(_size)),
+    "sequence_length": Field(_positive_int),
+    "image_size": Field(_positive_int),
+    "reference_gpu": Field(_device, required=True),
+}
+
+PHASE = {
+    "gpu_hours": Field(_q(_hours, positive=True), required=True),
+    "runs": Field(_positive_int),
+    "from": Field(_date),
+    "deadline": Field(_date),
+    "run_length": Field(_q(_hours, positive=True)),
+    "checkpoint_every": Field(_q(_hours, positive=True)),
+    "checkpoint_size": Field(_q(_size)),
+    "dataset_size": Field(_q(_size)),
+}
+
+YOU = {
+    "own": Field(_devices),
+    "host_machine": Field(_bool),
+    "host_power": Field(_q(_power)),
+    "time_value": Field(_q(_usd_per_hour)),
+    "attention": Field(_q(_starts_per_day, positive=True)),
+    "budget": Field(_q(_money)),
+    "host_price": Field(_q(_money)),
+}
+
+CONSIDER = {
+    "buy": Field(_patterns("buy")),
+    "rent": Field(_patterns("rent")),
+    "free": Field(_patterns("free")),
+    "spot": Field(_bool),
+}
+
+# Scenario catalog entries: scenario key -> (catalog column, converter).
+_COMMON_ENTRY = {
+    "id": ("id", Field(_text, required=True)),
+    "device": ("device", Field(_device)),
+    "source": ("source", Field(_text)),
+    "as_of": ("as_of", Field(_date)),
+    "notes": ("notes", Field(_text)),
+}
+ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
+    "buy": {
+        **_COMMON_ENTRY,
+        "count": ("count", Field(_positive_int)),
+        "condition": ("condition", Field(_enum(CONDITIONS))),
+        "price": ("price_usd", Field(_q(_money))),
+        "resale": ("resale", Field(_money_or_fraction)),
+        "power": ("power_w", Field(_q(_power))),
+    },
+    "rent": {
+        **_COMMON_ENTRY,
+        "provider": ("provider", Field(_text)),
+        "region": ("region", Field(_text)),
+        "count": ("count", Field(_positive_int)),
+        "price": ("usd_per_hour", Field(_q(_usd_per_hour))),
+        "spot": ("spot", Field(_bool)),
+        "billing": ("billing_s", Field(_q(_seconds, positive=True))),
+        "startup": ("startup_min", Field(_q(_minutes))),
+        "session_limit": ("session_limit_h", Field(_q(_hours, positive=True))),
+        "interruptions": ("interruptions_per_h", Field(_q(_per_hour))),
+        "setup": ("setup_min", Field(_q(_minutes))),
+        "frameworks": ("frameworks", Field(_frameworks)),
+    },
+    "free": {
+        **_COMMON_ENTRY,
+        "session_limit": ("session_limit_h", Field(_q(_hours, positive=True))),
+        "idle_timeout": ("idle_timeout_min", Field(_q(_minutes))),
+        "quota": ("quota_h_per_week", Field(_q(_hours_per_week))),
+        "setup": ("setup_min", Field(_q(_minutes))),
+        "interruptions": ("interruptions_per_h", Field(_q(_per_hour))),
+        "persistent_storage": ("persistent_storage", Field(_bool)),
+        "needs_person": ("needs_person", Field(_bool)),
+        "frameworks": ("frameworks", Field(_frameworks)),
+    },
+}
+
+CATALOG = {kind: ListOf({k: f for k, (_, f) in cols.items()}) for kind, cols in ENTRY_COLUMNS.items()}
+
+SCHEMA: dict[str, Any] = {
+    "name": Field(_text, required=True),
+    "start": Field(_date),
+    "currency": Field(_currency),
+    "horizon": Field(_q(_months, positive=True)),
+    "electricity": Field(_q(_usd_per_kwh)),
+    "framework": Field(_enum(FRAMEWORKS)),
+    "workload": WORKLOAD,
+    "phases": MapOf(PHASE),
+    "you": YOU,
+    "consider": CONSIDER,
+    "catalog": CATALOG,
+    "variants": _Any(),
+}
+REQUIRED_SECTIONS = ("name", "workload", "phases")
+
+
+# --------------------------------------------------------------------------- overrides
+
+
+@dataclass(frozen=True)
+class Override:
+    """One ``key.path = value`` change, with where it was written."""
+
+    path: tuple
+    value: Any
+    file: str
+    line: int
+    column: int
+    label: str  # "variant 'cheap-power'" or "--set"
+
+
+def parse_set(option: str) -> tuple[str, Any]:
+    """Split ``key.path=value``; the value is read as YAML, as in a file."""
+    if "=" not in option:
+        raise InputError([Problem("--set", 0, 0, option, "expected key.path=value, e.g. workload.params=300M")])
+    key, text = option.split("=", 1)
+    key = key.strip()
+    try:
+        doc = parse_document(text if text.strip() else "null", "--set " + option)
+    except InputError as exc:
+        raise InputError([Problem("--set", 0, 0, key, p.message) for p in exc.problems]) from None
+    return key, doc.data
+
+
+def _split_path(key: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in key.split(".")) if key else ()
+
+
+def _resolve_path(path: tuple, data: Any, schema: Any, where: str) -> tuple:
+    """Check ``path`` against the schema (and the data for phase names / list ids).
+
+    Returns the path with list ids turned into indices. Raises ValueError with
+    a did-you-mean when a part does not exist.
+    """
+    out: list = []
+    node, value = schema, data
+    for i, part in enumerate(path):
+        shown = dotted(path[: i + 1])
+        if isinstance(node, Field) or isinstance(node, _Any):
+            raise ValueError(f"'{dotted(path[:i])}' takes a single value; '{shown}' does not exist")
+        if isinstance(node, dict):
+            if part not in node:
+                raise ValueError(f"unknown key '{shown}'{did_you_mean(str(part), node)}")
+            out.append(part)
+            node, value = node[part], (value or {}).get(part) if isinstance(value, dict) else None
+        elif isinstance(node, MapOf):
+            names = list(value) if isinstance(value, dict) else []
+            if part not in names:
+                raise ValueError(f"no phase named '{part}' in {where}{did_you_mean(str(part), names)}")
+            out.append(part)
+            node, value = node.item, value[part]
+        elif isinstance(node, ListOf):
+            items = value if isinstance(value, list) else []
+            if isinstance(part, int):
+                if not 0 <= part < len(items):
+                    raise ValueError(f"'{dotted(path[:i])}' has {len(items)} entries; no entry {part}")
+                idx = part
+            else:
+                ids = [e.get("id") for e in items if isinstance(e, dict)]
+                if part not in ids:
+                    raise ValueError(f"no entry with id '{part}' in '{dotted(path[:i])}'{did_you_mean(str(part), ids)}")
+                idx = ids.index(part)
+            out.append(idx)
+            node, value = node.item, items[idx]
+    return tuple(out)
+
+
+def _flatten(value: Any, prefix: tuple, doc: Document, doc_path: tuple, schema: Any, out: list):
+    """Flatten a variant body into (path, value, doc_path) leaves, following the schema."""
+    if isinstance(value, dict) and not isinstance(schema, (Field, _Any)) and value:
+        for key, sub in value.items():
+            parts = _split_path(key)
+            sub_schema = schema
+            for p in parts:
+                if isinstance(sub_schema, dict):
+                    sub_schema = sub_schema.get(p, _Any())
+                elif isinstance(sub_schema, (MapOf, ListOf)):
+                    sub_schema = sub_schema.item
+                else:
+                    sub_schema = _Any()
+            _flatten(sub, prefix + parts, doc, doc_path + (key,), sub_schema, out)
+    else:
+        out.append((prefix, value, doc_path))
+
+
+def _set_in(data: dict, path: tuple, value: Any) -> Any:
+    """Set ``data[path] = value``, creating mappings on the way; return the old value."""
+    node = data
+    for part in path[:-1]:
+        nxt = node[part] if isinstance(node, list) else node.get(part)
+        if not isinstance(nxt, (dict, list)):
+            nxt = {}
+            node[part] = nxt
+        node = nxt
+    old = node[path[-1]] if isinstance(node, list) else node.get(path[-1])
+    node[path[-1]] = value
+    return old
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_scenario_text(
+    text: str,
+    ids: CatalogIds,
+    *,
+    file: str = "<scenario>",
+    today: dt.date,
+    variant: str | None = None,
+    sets: Sequence[str] = (),
+) -> Scenario:
+    """Parse and validate a scenario text. Raises InputError listing every problem.
+
+    ``today`` is the default ``start`` (the core never reads the clock).
+    ``variant`` names an entry of ``variants``; ``sets`` are ``key.path=value``.
+    """
+    doc = parse_document(text, file)
+    if doc.data is None:
+        raise InputError([Problem(file, 1, 1, "", "the file is empty: expected a scenario mapping with "
+                                  "'name', 'workload' and 'phases' (see scenarios/thesis.yaml)")])
+    if not isinstance(doc.data, dict):
+        kind = type(doc.data).__name__ if not isinstance(doc.data, list) else "list"
+        raise InputError([doc.problem((), f"expected a mapping of keys such as 'name:', 'workload:', "
+                                      f"'phases:' at the top of the file, got a {kind}")])
+    v = _Validator(doc, _Context(ids, today))
+    data = doc.data
+    variants_raw = data.get("variants")
+    variant_names: tuple[str, ...] = ()
+    if variants_raw is not None and not isinstance(variants_raw, dict):
+        v.add(("variants",), "expected a mapping of variant names to changes")
+        variants_raw = None
+    if variants_raw:
+        variant_names = tuple(variants_raw)
+        for name, body in variants_raw.items():
+            if not isinstance(body, dict):
+                v.add(("variants", name), "expected a mapping of key.path: value changes, e.g. {electricity: 0.10 USD/kWh}")
+
+    overrides: list[Override] = []
+    if variant is not None:
+        if variant not in (variants_raw or {}):
+            hint = did_you_mean(variant, variants_raw or {})
+            known = ", ".join(variants_raw or {}) or "none are defined"
+            raise InputError([Problem(file, 0, 0, "variants", f"no variant named '{variant}'{hint} (variants: {known})")])
+        body = variants_raw[variant]
+        if isinstance(body, dict):
+            leaves: list = []
+            _flatten(body, (), doc, ("variants", variant), SCHEMA, leaves)
+            for path, value, doc_path in leaves:
+                line, col = doc.position(doc_path, at_key=True)
+                overrides.append(Override(path, value, file, line, col, f"variant '{variant}'"))
+    for option in sets:
+        key, value = parse_set(option)
+        overrides.append(Override(_split_path(key), value, "--set", 0, 0, "--set"))
+
+    applied: list[str] = []
+    for o in overrides:
+        try:
+            path = _resolve_path(o.path, data, SCHEMA, "the scenario")
+            if not path or path[0] == "variants":
+                raise ValueError("cannot override 'variants'")
+        except ValueError as exc:
+            v.problems.append(Problem(o.file, o.line, o.column, dotted(o.path), str(exc)))
+            continue
+        old = _set_in(data, path, o.value)
+        v.origin[path] = o
+        applied.append(f"{dotted(path)}: {_show(old)} -> {_show(o.value)} ({o.label})")
+    if v.problems:
+        raise InputError(v.problems)
+
+    scenario = v.scenario(data)
+    if v.problems:
+        raise InputError(v.problems)
+    return _replace(scenario, variant=variant, overrides=tuple(applied), file=file, variant_names=variant_names)
+
+
+def _show(value: Any) -> str:
+    return "(unset)" if value is None else str(value)
+
+
+def _replace(obj, **changes):
+    return dataclasses.replace(obj, **changes)
+
+
+class _Validator:
+    """Walks raw data against the schema, collecting problems with positions."""
+
+    def __init__(self, doc: Document, ctx: _Context):
+        self.doc = doc
+        self.ctx = ctx
+        self.problems: list[Problem] = []
+        self.origin: dict[tuple, Override] = {}
+
+    # -- problems
+    def add(self, path: tuple, message: str, at_key: bool = False) -> None:
+        for n in range(len(path), 0, -1):
+            o = self.origin.get(path[:n])
+            if o is not None:
+                self.problems.append(Problem(o.file, o.line, o.column, dotted(path), message))
+                return
+        self.problems.append(self.doc.problem(path, message, at_key))
+
+    # -- sections
+    def section(self, raw: Any, path: tuple, schema: Mapping[str, Any], what: str) -> dict[str, Any]:
+        """Validate a mapping; return {key: canonical value} for keys present and valid."""
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            self.add(path, f"expected a mapping of {what} keys ({', '.join(schema)}), got {_kind(raw)}")
+            return {}
+        out: dict[str, Any] = {}
+        for key, value in raw.items():
+            child = path + (key,)
+            if key not in schema:
+                self.add(child, f"unknown key{did_you_mean(key, schema)}; expected one of: {', '.join(schema)}", at_key=True)
+                continue
+            f = schema[key]
+            if isinstance(f, Field):
+                if value is None:
+                    if f.required:
+                        self.add(child, "a value is required here")
+                    continue
+                try:
+                    out[key] = f.convert(value, self.ctx)
+                except units.QuantityError as exc:
+                    self.add(child, str(exc))
+                except ValueError as exc:
+                    self.add(child, str(exc))
+        for key, f in schema.items():
+            if isinstance(f, Field) and f.required and key not in raw:
+                self.add(path, f"missing required key '{dotted(path + (key,))}'", at_key=bool(path))
+        return out
+
+    def scenario(self, data: dict) -> Scenario | None:
+        for key in data:
+            if key not in SCHEMA:
+                self.add((key,), f"unknown key{did_you_mean(key, SCHEMA)}; expected one of: {', '.join(SCHEMA)}", at_key=True)
+        for key in REQUIRED_SECTIONS:
+            if key not in data or data[key] is None:
+                self.add((key,) if key in data else (), f"missing required key '{key}'")
+        top_fields = {k: f for k, f in SCHEMA.items() if isinstance(f, Field)}
+        # currency first: money values depend on it.
+        if "currency" in data and data["currency"] is not None:
+            try:
+                self.ctx.currency = _currency(data["currency"], self.ctx)
+            except ValueError as exc:
+                self.add(("currency",), str(exc))
+        top = self.section({k: data[k] for k in top_fields if k in data}, (), top_fields, "scenario")
+        start = top.get("start", self.ctx.today)
+        self.ctx.start = start
+
+        # user catalog entries come before 'consider' and 'you', whose ids may name them
+        entries = self.catalog(data.get("catalog"))
+        wl = self.section(data.get("workload"), ("workload",), WORKLOAD, "workload") if "workload" in data else {}
+        phases = self.phases(data.get("phases"), start) if "phases" in data else ()
+        you = self.section(data.get("you"), ("you",), YOU, "you")
+        consider = self.section(data.get("consider"), ("consider",), CONSIDER, "consider")
+        if self.problems or not wl or not phases:
+            return None
+        if "electricity" in top:
+            elec, elec_default = top["electricity"], False
+        else:
+            elec, elec_default = self.ctx.ids.electricity_default_usd_per_kwh, True
+        currency = self.ctx.currency
+        return Scenario(
+            name=top["name"],
+            start=start,
+            currency=currency,
+            usd_per_currency=self.ctx.ids.usd_per_unit[currency],
+            horizon_months=top.get("horizon", DEFAULT_HORIZON_MONTHS),
+            electricity_usd_per_kwh=elec,
+            electricity_is_default=elec_default,
+            framework=top.get("framework", "pytorch"),
+            workload=Workload(
+                family=wl["family"],
+                params=wl["params"],
+                precision=wl.get("precision", "mixed"),
+                optimizer=wl.get("optimizer", "adam"),
+                batch_size=wl.get("batch_size", 32),
+                reference_gpu=wl["reference_gpu"],
+                activation_memory_gb=wl.get("activation_memory"),
+                sequence_length=wl.get("sequence_length"),
+                image_size=wl.get("image_size"),
+            ),
+            phases=phases,
+            you=You(
+                own=you.get("own", ()),
+                host_machine=you.get("host_machine", True),
+                host_power_w=you.get("host_power", DEFAULT_HOST_POWER_W),
+                time_value_usd_per_hour=you.get("time_value", 0.0),
+                attention_starts_per_day=you.get("attention", DEFAULT_ATTENTION_PER_DAY),
+                budget_usd=you.get("budget"),
+                host_price_usd=you.get("host_price"),
+            ),
+            consider=Consider(
+                buy=consider.get("buy"), rent=consider.get("rent"), free=consider.get("free"),
+                spot=consider.get("spot", True),
+            ),
+            catalog_entries=entries,
+        )
+
+    def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:
+        if not isinstance(raw, dict) or not raw:
+            self.add(("phases",), "expected a mapping of phase names to phases, e.g. "
+                     "'final: {gpu_hours: 180, deadline: 2027-08-15}'")
+            return ()
+        out = []
+        for name, body in raw.items():
+            path = ("phases", name)
+            if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+                self.add(path, "a phase name uses letters, digits, '-' and '_' only", at_key=True)
+                continue
+            p = self.section(body, path, PHASE, "phase")
+            if "gpu_hours" not in p:
+                continue
+            begin = p.get("from", start)
+            deadline = p.get("deadline")
+            if begin < start:
+                self.add(path + ("from",), f"phase starts {begin} before the scenario's start {start}")
+            if deadline is not None and deadline <= begin:
+                where = path + ("deadline",)
+                self.add(where, f"deadline {deadline} is not after the phase's start {begin}; "
+                         "move the deadline later or 'from' earlier")
+            out.append(Phase(
+                name=name,
+                gpu_hours_per_run=p["gpu_hours"],
+                runs=p.get("runs", 1),
+                start=begin,
+                deadline=deadline,
+                run_length_h=p.get("run_length"),
+                checkpoint_every_h=p.get("checkpoint_every", DEFAULT_CHECKPOINT_EVERY_H),
+                checkpoint_size_gb=p.get("checkpoint_size"),
+                dataset_size_gb=p.get("dataset_size", 0.0),
+            ))
+        return tuple(out)
+
+    def catalog(self, raw: Any) -> dict[str, tuple[dict, ...]]:
+        out: dict[str, tuple[dict, ...]] = {"buy": (), "rent": (), "free": ()}
+        if raw is None:
+            return out
+        if not isinstance(raw, dict):
+            self.add(("catalog",), f"expected a mapping with buy, rent and/or free lists, got {_kind(raw)}")
+            return out
+        for kind, entries in raw.items():
+            if kind not in ENTRY_COLUMNS:
+                self.add(("catalog", kind), f"unknown key{did_you_mean(kind, ENTRY_COLUMNS)}; expected buy, rent or free", at_key=True)
+                continue
+            if entries is None:
+                continue
+            if not isinstance(entries, list):
+                self.add(("catalog", kind), f"expected a list of {kind} offers, each '- {{id: ..., ...}}'")
+                continue
+            known = getattr(self.ctx.ids, kind)
+            columns = ENTRY_COLUMNS[kind]
+            rows = []
+            for i, entry in enumerate(entries):
+                path = ("catalog", kind, i)
+                values = self.section(entry, path, {k: f for k, (_, f) in columns.items()}, f"catalog {kind}")
+                if "id" not in values:
+                    continue
+                if values["id"] not in known and "device" not in values:
+                    self.add(path, f"new {kind} offer '{values['id']}' needs a 'device' "
+                             f"(or an id of the catalog to override{did_you_mean(values['id'], sorted(known))})")
+                    continue
+                row = {columns[k][0]: val for k, val in values.items()}
+                if "resale" in row:
+                    how, amount = row.pop("resale")
+                    row["resale_fraction" if how == "fraction" else "resale_usd"] = amount
+                row.setdefault("source", f"scenario file ({self.doc.file})")
+                rows.append(row)
+                self.ctx.user_ids[kind].add(values["id"])
+            out[kind] = tuple(rows)
+        return out
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return repr(value)
+

@@ -1,0 +1,221 @@
+"""Quantities with units, as written in scenario and catalog files.
+
+A quantity is a number with an optional unit ("30 min", "86M", "0.18 USD/kWh").
+Each ``parse_*`` function takes the raw YAML value (a number or a string) and
+returns a float in the canonical unit named by the function: hours, GB
+(decimal), watts, USD. A bare number takes the key's default unit. A unit of
+another kind raises :class:`QuantityError` whose text says what was expected;
+the scenario loader adds the file position and key path.
+
+Units follow SCENARIO.md, "Quantities".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+HOURS_PER_MONTH = 30.44 * 24  # SCENARIO.md: a month is 30.44 days
+HOURS_PER_YEAR = 365.25 * 24
+HOURS_PER_WEEK = 7 * 24
+
+DURATION_H = {
+    "s": 1 / 3600, "sec": 1 / 3600, "second": 1 / 3600, "seconds": 1 / 3600,
+    "min": 1 / 60, "mins": 1 / 60, "minute": 1 / 60, "minutes": 1 / 60,
+    "h": 1.0, "hr": 1.0, "hrs": 1.0, "hour": 1.0, "hours": 1.0,
+    "d": 24.0, "day": 24.0, "days": 24.0,
+    "week": HOURS_PER_WEEK, "weeks": HOURS_PER_WEEK,
+    "month": HOURS_PER_MONTH, "months": HOURS_PER_MONTH,
+    "year": HOURS_PER_YEAR, "years": HOURS_PER_YEAR,
+}
+SIZE_GB = {
+    "mb": 1e-3, "gb": 1.0, "tb": 1e3,
+    "mib": 2**20 / 1e9, "gib": 2**30 / 1e9, "tib": 2**40 / 1e9,
+}
+COUNT_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9}
+POWER_W = {"w": 1.0, "kw": 1e3}
+ENERGY_KWH = {"kwh": 1.0, "wh": 1e-3, "mwh": 1e3}
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*([^\d\s].*?)?\s*$")
+
+
+class QuantityError(ValueError):
+    """A value that is not a quantity of the expected kind; ``str`` says why."""
+
+
+def _kind_of(unit: str) -> str | None:
+    """Name the kind a unit belongs to, for 'got a size' style messages."""
+    u = unit.lower()
+    if u in DURATION_H or unit in DURATION_H:
+        return "duration"
+    if u in SIZE_GB:
+        return "size"
+    if u in POWER_W:
+        return "power"
+    if u in ENERGY_KWH:
+        return "energy"
+    if "/" in unit:
+        return "rate"
+    if u == "%":
+        return "fraction"
+    return None
+
+
+def _split(value: object, expected: str) -> tuple[float, str]:
+    """Split a raw value into (number, unit text); unit is '' for a bare number."""
+    if isinstance(value, bool) or value is None:
+        raise QuantityError(f"expected {expected}, got {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value), ""
+    if not isinstance(value, str):
+        raise QuantityError(f"expected {expected}, got {type(value).__name__}")
+    m = _QUANTITY.match(value)
+    if not m:
+        raise QuantityError(f"expected {expected}, got {value!r}")
+    return float(m.group(1)), (m.group(2) or "").strip()
+
+
+def _wrong_unit(value: object, expected: str, unit: str) -> QuantityError:
+    kind = _kind_of(unit)
+    note = f" (a {kind})" if kind else ""
+    return QuantityError(f"expected {expected}, got {value!r}{note}")
+
+
+def _finite(x: float, value: object, expected: str) -> float:
+    if x != x or x in (float("inf"), float("-inf")):
+        raise QuantityError(f"expected {expected}, got {value!r}")
+    return x
+
+
+def parse_duration_h(value: object, default_unit: str = "h") -> float:
+    """Duration in hours. Bare numbers are in ``default_unit``."""
+    expected = "a duration such as 30 min or 2 h"
+    number, unit = _split(value, expected)
+    unit = unit or default_unit
+    factor = DURATION_H.get(unit, DURATION_H.get(unit.lower()))
+    if factor is None:
+        raise _wrong_unit(value, expected, unit)
+    return _finite(number * factor, value, expected)
+
+
+def parse_size_gb(value: object) -> float:
+    """Size in decimal GB (1 GB = 1e9 bytes). Bare numbers are GB."""
+    expected = "a size such as 500 MB or 120 GB"
+    number, unit = _split(value, expected)
+    factor = SIZE_GB.get((unit or "GB").lower())
+    if factor is None:
+        raise _wrong_unit(value, expected, unit)
+    return _finite(number * factor, value, expected)
+
+
+def parse_count(value: object) -> float:
+    """A count, with an optional K/M/B suffix ("86M" is 86e6)."""
+    expected = "a count such as 86M"
+    number, unit = _split(value, expected)
+    factor = COUNT_SUFFIX.get(unit.lower())
+    if factor is None:
+        raise _wrong_unit(value, expected, unit)
+    return _finite(number * factor, value, expected)
+
+
+def parse_power_w(value: object) -> float:
+    """Power in watts. Bare numbers are W."""
+    expected = "a power such as 350 W or 0.45 kW"
+    number, unit = _split(value, expected)
+    factor = POWER_W.get((unit or "W").lower())
+    if factor is None:
+        raise _wrong_unit(value, expected, unit)
+    return _finite(number * factor, value, expected)
+
+
+def parse_fraction(value: object) -> float:
+    """A fraction 0-1, written as a decimal (0.4) or a percentage (40%)."""
+    expected = "a fraction such as 40% or 0.4"
+    number, unit = _split(value, expected)
+    if unit == "%":
+        number /= 100.0
+    elif unit:
+        raise _wrong_unit(value, expected, unit)
+    if not 0.0 <= number <= 1.0:
+        raise QuantityError(f"expected {expected} (between 0% and 100%), got {value!r}")
+    return number
+
+
+def money_unit(unit: str, usd_per_unit: Mapping[str, float]) -> float | None:
+    """USD value of one unit of the currency code ``unit`` (None if unknown)."""
+    return usd_per_unit.get(unit.upper())
+
+
+def parse_money_usd(value: object, currency: str, usd_per_unit: Mapping[str, float]) -> float:
+    """Money in USD. Bare numbers are in ``currency``; codes use catalog rates."""
+    expected = f"an amount of money such as 650 {currency}"
+    number, unit = _split(value, expected)
+    rate = money_unit(unit or currency, usd_per_unit)
+    if rate is None:
+        if unit.isalpha() and len(unit) == 3 and _kind_of(unit) is None:
+            known = ", ".join(sorted(usd_per_unit))
+            raise QuantityError(f"expected {expected}: unknown currency {unit!r} (known: {known})")
+        raise _wrong_unit(value, expected, unit)
+    return _finite(number * rate, value, expected)
+
+
+def parse_money_rate_usd(
+    value: object, currency: str, usd_per_unit: Mapping[str, float], per: str
+) -> float:
+    """Money per hour (``per='h'``) or per kWh (``per='kWh'``), in USD.
+
+    A bare number is in ``currency`` per ``per``. "0.40 EUR/h", "25 JPY/kWh",
+    "9.99 USD/month" (per='h') are converted.
+    """
+    expected = f"a price such as 0.40 {currency}/{per}"
+    number, unit = _split(value, expected)
+    if not unit:
+        cur, den = currency, per
+    elif "/" in unit:
+        cur, den = (s.strip() for s in unit.split("/", 1))
+        cur = cur or currency
+    else:
+        raise _wrong_unit(value, expected, unit)
+    rate = money_unit(cur, usd_per_unit)
+    if rate is None:
+        raise QuantityError(f"expected {expected}: unknown currency {cur!r}")
+    if per == "kWh":
+        factor = ENERGY_KWH.get(den.lower())
+        if factor is None:
+            raise _wrong_unit(value, expected, unit)
+        per_unit = 1.0 / factor  # price per kWh = price per den / (kWh per den)
+    else:
+        hours = DURATION_H.get(den, DURATION_H.get(den.lower()))
+        if hours is None:
+            raise _wrong_unit(value, expected, unit)
+        per_unit = 1.0 / hours
+    return _finite(number * rate * per_unit, value, expected)
+
+
+def parse_rate(value: object, per_h: float, numerator: str = "count", example: str = "2/day") -> float:
+    """A frequency, returned per ``per_h`` hours.
+
+    ``numerator='count'`` accepts "2 restarts/day", "0.02/h" (the word before
+    the slash is a free label); ``numerator='duration'`` accepts "30 h/week",
+    "90 min/day" (hours of something per period). A bare number is already
+    per ``per_h`` hours.
+    """
+    expected = f"a rate such as {example}"
+    number, unit = _split(value, expected)
+    if not unit:
+        return number
+    if "/" not in unit:
+        raise _wrong_unit(value, expected, unit)
+    num, den = (s.strip() for s in unit.split("/", 1))
+    den_h = DURATION_H.get(den, DURATION_H.get(den.lower()))
+    if den_h is None:
+        raise QuantityError(f"expected {expected}: unknown period {den!r}")
+    if numerator == "duration":
+        num_h = DURATION_H.get(num or "h", DURATION_H.get((num or "h").lower()))
+        if num_h is None:
+            raise _wrong_unit(value, expected, num)
+        number *= num_h
+    elif num and not re.fullmatch(r"[A-Za-z_ -]+", num):
+        raise _wrong_unit(value, expected, unit)
+    return _finite(number / den_h * per_h, value, expected)

@@ -1,0 +1,116 @@
+"""YAML text to plain data plus the position of every key and value.
+
+Scalars are built with ``yaml.SafeLoader`` rules only (no object construction).
+Unlike ``yaml.safe_load``, a key that appears twice in one mapping is an
+error, and the 1-based line:column of each key and value is kept so that
+validation can point at the exact spot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .errors import InputError, Problem
+
+Path = tuple  # of str (mapping keys) and int (list indices)
+
+
+@dataclass
+class Document:
+    """Plain YAML data with positions; ``marks[path] = (key_pos, value_pos)``."""
+
+    file: str
+    data: Any
+    marks: dict[Path, tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=dict)
+
+    def position(self, path: Path, at_key: bool = False) -> tuple[int, int]:
+        """Best known (line, column) for ``path``: its own, else its nearest parent's."""
+        p = tuple(path)
+        while p:
+            if p in self.marks:
+                key_pos, value_pos = self.marks[p]
+                return key_pos if at_key else value_pos
+            p = p[:-1]
+        return self.marks.get((), ((1, 1), (1, 1)))[1] if self.marks else (0, 0)
+
+    def problem(self, path: Path, message: str, at_key: bool = False) -> Problem:
+        line, col = self.position(path, at_key)
+        return Problem(self.file, line, col, dotted(path), message)
+
+
+def dotted(path: Path) -> str:
+    """('phases', 'final', 'deadline') -> 'phases.final.deadline'."""
+    return ".".join(str(p) for p in path)
+
+
+def _mark(m: yaml.Mark) -> tuple[int, int]:
+    return (m.line + 1, m.column + 1)
+
+
+def parse_document(text: str, file: str) -> Document:
+    """Parse YAML ``text``; syntax errors and duplicate keys raise InputError."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = _mark(mark) if mark else (0, 0)
+        what = exc.problem or "invalid YAML"
+        context = f" ({exc.context})" if exc.context else ""
+        raise InputError([Problem(file, line, col, "", f"YAML syntax error: {what}{context}")]) from None
+    except yaml.YAMLError as exc:  # e.g. a reader error on control characters
+        raise InputError([Problem(file, 0, 0, "", f"YAML syntax error: {exc}")]) from None
+    doc = Document(file, None)
+    if root is None:
+        return doc
+    constructor = yaml.SafeLoader("")
+    problems: list[Problem] = []
+    doc.marks[()] = (_mark(root.start_mark), _mark(root.start_mark))
+    doc.data = _build(root, (), doc, constructor, problems, depth=0)
+    if problems:
+        raise InputError(problems)
+    return doc
+
+
+def _build(node, path, doc, constructor, problems, depth):
+    if depth > 50:
+        problems.append(doc.problem(path, "nested too deeply (more than 50 levels)"))
+        return None
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                line, col = _mark(key_node.start_mark)
+                problems.append(Problem(doc.file, line, col, dotted(path), "a key must be a plain word, not a list or mapping"))
+                continue
+            try:
+                key = constructor.construct_object(key_node)
+            except yaml.YAMLError as exc:
+                key = key_node.value
+                line, col = _mark(key_node.start_mark)
+                problems.append(Problem(doc.file, line, col, dotted(path), f"bad key: {exc}"))
+            key = "null" if key is None else str(key)
+            child = path + (key,)
+            key_pos = _mark(key_node.start_mark)
+            if key in out:
+                first = doc.marks[child][0]
+                problems.append(Problem(doc.file, *key_pos, dotted(child),
+                                        f"duplicate key (first given at line {first[0]}); keep one"))
+                continue
+            doc.marks[child] = (key_pos, _mark(value_node.start_mark))
+            out[key] = _build(value_node, child, doc, constructor, problems, depth + 1)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        items = []
+        for i, item in enumerate(node.value):
+            child = path + (i,)
+            doc.marks[child] = (_mark(item.start_mark), _mark(item.start_mark))
+            items.append(_build(item, child, doc, constructor, problems, depth + 1))
+        return items
+    try:
+        return constructor.construct_object(node)
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:
+        problems.append(doc.problem(path, f"cannot read value {node.value!r}: {exc}"))
+        return None

@@ -1,0 +1,393 @@
+"""Load and validate the catalog tables against ``columns.csv``.
+
+Each table is a pandas DataFrame, one row per device, offer, tier, rate or
+region, with the columns and canonical units that ``columns.csv`` lists.
+A broken row is reported like a scenario error: file:line:column, the
+row's id and column, what is wrong (:class:`planner.errors.InputError`).
+
+Layers, lowest first: the shipped catalog < ``extra`` catalog files < a
+scenario's ``catalog:`` entries (:meth:`Catalog.with_entries`). A later
+layer overrides an earlier one row by row, field by field, by ``id``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from planner.errors import InputError, Problem, did_you_mean
+from planner.yamldoc import parse_document
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+TABLE_FILES = {
+    "devices": "devices.csv",
+    "buy": "buy.csv",
+    "rent": "rent.csv",
+    "free": "free.yaml",
+    "rates": "rates.csv",
+    "electricity": "electricity.csv",
+}
+KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "currency", "electricity": "region"}
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The catalog tables (DataFrames) and the schema they were checked against."""
+
+    tables: Mapping[str, pd.DataFrame]
+    columns: pd.DataFrame
+    files: Mapping[str, str] = field(default_factory=dict)
+
+    # -- tables
+    @property
+    def devices(self) -> pd.DataFrame:
+        return self.tables["devices"]
+
+    @property
+    def buy(self) -> pd.DataFrame:
+        return self.tables["buy"]
+
+    @property
+    def rent(self) -> pd.DataFrame:
+        return self.tables["rent"]
+
+    @property
+    def free(self) -> pd.DataFrame:
+        return self.tables["free"]
+
+    @property
+    def rates(self) -> pd.DataFrame:
+        return self.tables["rates"]
+
+    @property
+    def electricity(self) -> pd.DataFrame:
+        return self.tables["electricity"]
+
+    # -- derived facts
+    def usd_per_unit(self) -> dict[str, float]:
+        """USD value of one unit of each currency, from the ECB per-EUR rates."""
+        per_eur = dict(zip(self.rates["currency"], self.rates["units_per_eur"]))
+        return {code: per_eur["USD"] / rate for code, rate in per_eur.items()}
+
+    def default_electricity_usd_per_kwh(self) -> float:
+        row = self.electricity[self.electricity["default"]].iloc[0]
+        return float(row["price"]) * self.usd_per_unit()[row["currency"]]
+
+    def aliases(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for device_id, names in zip(self.devices["id"], self.devices["aliases"]):
+            for name in names:
+                out[name] = device_id
+        return out
+
+    def as_of(self) -> dt.date:
+        """The newest ``as_of`` among all rows: the catalog's date."""
+        dates = [d for t in self.tables.values() for d in t["as_of"] if isinstance(d, dt.date)]
+        return max(dates)
+
+    def ids(self):
+        from planner.scenario import CatalogIds
+
+        return CatalogIds(
+            devices=frozenset(self.devices["id"]),
+            aliases=self.aliases(),
+            buy=frozenset(self.buy["id"]),
+            rent=frozenset(self.rent["id"]),
+            free=frozenset(self.free["id"]),
+            usd_per_unit=self.usd_per_unit(),
+            electricity_default_usd_per_kwh=self.default_electricity_usd_per_kwh(),
+        )
+
+    def row(self, table: str, key: str) -> pd.Series:
+        t = self.tables[table]
+        hit = t[t[KEY[table]] == key]
+        if hit.empty:
+            raise KeyError(key)
+        return hit.iloc[0]
+
+    def with_entries(self, entries: Mapping[str, Sequence[Mapping[str, Any]]]) -> Catalog:
+        """Overlay canonical rows (a scenario's or a user's), field by field by id."""
+        tables = dict(self.tables)
+        for table, rows in entries.items():
+            if not rows:
+                continue
+            t = tables[table].copy()
+            for row in rows:
+                hit = t.index[t["id"] == row["id"]]
+                if len(hit):
+                    for col, value in row.items():
+                        if col == "source":
+                            value = f"{value} (overrides the catalog row: {t.at[hit[0], 'source']})"
+                        t.at[hit[0], col] = value
+                else:
+                    new = _defaults(self.columns, table)
+                    new.update(_derive_new(table, row))
+                    new.update(row)
+                    t = pd.concat([t, pd.DataFrame([new])], ignore_index=True)
+            tables[table] = _finish(table, t)
+        return Catalog(tables, self.columns, self.files)
+
+
+def _derive_new(table: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields a user's new offer lacks that follow from its id."""
+    out: dict[str, Any] = {"as_of": None}
+    if table == "rent":
+        provider, _, instance = str(row["id"]).partition(":")
+        out.update(provider=provider if instance else "user", instance=instance or row["id"])
+    if table == "free":
+        out.update(name=row["id"])
+    return out
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
+    """Read and validate every table; raise InputError listing all problems."""
+    data_dir = Path(data_dir)
+    columns = pd.read_csv(data_dir / "columns.csv", dtype=str, keep_default_na=False)
+    problems: list[Problem] = []
+    tables: dict[str, pd.DataFrame] = {}
+    files = {}
+    for table, name in TABLE_FILES.items():
+        path = data_dir / name
+        files[table] = str(path)
+        spec = columns[columns["table"] == table]
+        if name.endswith(".csv"):
+            raw, positions = _read_csv(path)
+        else:
+            raw, positions = _read_yaml(path, problems)
+        tables[table] = _typed(table, raw, positions, spec, str(path), problems)
+    problems += check_unique(tables, files)
+    problems += check_references(tables, files)
+    problems += check_subscriptions(tables, files)
+    problems += check_rates(tables, files)
+    if problems:
+        raise InputError(problems)
+    return Catalog({t: _finish(t, df) for t, df in tables.items()}, columns, files)
+
+
+def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, dict[str, int]]]]:
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    rows = df.to_dict("records")
+    cols = {c: i + 1 for i, c in enumerate(df.columns)}
+    return rows, [(i + 2, cols) for i in range(len(rows))]  # line 1 is the header
+
+
+def _read_yaml(path: Path, problems: list[Problem]):
+    doc = parse_document(path.read_text(encoding="utf-8"), str(path))
+    if not isinstance(doc.data, list):
+        problems.append(Problem(str(path), 1, 1, "", "expected a list of entries"))
+        return [], []
+    rows, positions = [], []
+    for i, entry in enumerate(doc.data):
+        line, _ = doc.position((i,))
+        if not isinstance(entry, dict):
+            problems.append(Problem(str(path), line, 1, str(i), "expected a mapping of column: value"))
+            continue
+        rows.append(entry)
+        positions.append((line, {k: doc.position((i, k), at_key=True)[0] for k in entry}))
+    return rows, positions
+
+
+def _convert(kind: str, value: Any, path: str) -> Any:
+    """Convert one raw cell to its column type; raise ValueError saying what was expected."""
+    if kind in ("str", "id") or kind.startswith("ref:"):
+        text = str(value).strip()
+        if kind == "id" and not ID_PATTERN.match(text):
+            raise ValueError(f"expected a lowercase id (letters, digits, - . _ : +), got {text!r}")
+        return text
+    if kind == "float":
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"expected a number, got {value!r}") from None
+        if not math.isfinite(x) or x < 0:
+            raise ValueError(f"expected a number of zero or more, got {value!r}")
+        return x
+    if kind == "int":
+        try:
+            x = int(str(value))
+        except ValueError:
+            raise ValueError(f"expected a whole number, got {value!r}") from None
+        if x < 1:
+            raise ValueError(f"expected a whole number of at least 1, got {value!r}")
+        return x
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if str(value).lower() in ("true", "false"):
+            return str(value).lower() == "true"
+        raise ValueError(f"expected true or false, got {value!r}")
+    if kind == "date":
+        if isinstance(value, dt.date):
+            return value
+        try:
+            return dt.date.fromisoformat(str(value).strip())
+        except ValueError:
+            raise ValueError(f"expected a date YYYY-MM-DD, got {value!r}") from None
+    if kind.startswith("enum:"):
+        choices = kind[5:].split("|")
+        if str(value) not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}{did_you_mean(str(value), choices)}")
+        return str(value)
+    if kind == "list":
+        items = value if isinstance(value, list) else str(value).split(";")
+        return tuple(str(x).strip() for x in items if str(x).strip())
+    if kind == "mapping":
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a mapping such as {{t4: 1.86}}, got {value!r}")
+        return {str(k): _convert("float", v, path) for k, v in value.items()}
+    raise ValueError(f"columns.csv names an unknown type {kind!r}")
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _typed(table, raw, positions, spec, file, problems) -> pd.DataFrame:
+    kinds = dict(zip(spec["column"], spec["type"]))
+    required = set(spec.loc[spec["required"] == "yes", "column"])
+    out = []
+    for row, (line, cols) in zip(raw, positions):
+        key = str(row.get(KEY[table], "?"))
+        typed: dict[str, Any] = {}
+        for col, value in row.items():
+            where = f"{table}.{key}.{col}"
+            if col not in kinds:
+                problems.append(Problem(file, line, cols.get(col, 1), where,
+                                        f"unknown column{did_you_mean(col, kinds)}; columns.csv lists the columns"))
+                continue
+            if _blank(value):
+                if col in required:
+                    problems.append(Problem(file, line, cols.get(col, 1), where, "required (every row needs it)"))
+                continue
+            try:
+                typed[col] = _convert(kinds[col], value, where)
+            except ValueError as exc:
+                problems.append(Problem(file, line, cols.get(col, 1), where, str(exc)))
+        for col in required - set(row):
+            problems.append(Problem(file, line, 1, f"{table}.{key}.{col}", "required column is missing"))
+        typed["_line"] = line
+        out.append(typed)
+    df = pd.DataFrame(out, columns=list(kinds) + ["_line"])
+    for col, default in _column_defaults(spec).items():
+        df[col] = [default if _blank_cell(v) else v for v in df[col]]
+    return df
+
+
+def _blank_cell(v: Any) -> bool:
+    if isinstance(v, (tuple, dict, list)):
+        return False
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _column_defaults(spec: pd.DataFrame) -> dict[str, Any]:
+    """Typed defaults from columns.csv; list columns default to an empty tuple."""
+    out = {}
+    for col, kind, default in zip(spec["column"], spec["type"], spec["default"]):
+        if default != "":
+            out[col] = _convert(kind, default, col)
+        elif kind == "list":
+            out[col] = ()
+    return out
+
+
+def _defaults(columns: pd.DataFrame, table: str) -> dict[str, Any]:
+    return _column_defaults(columns[columns["table"] == table])
+
+
+def _finish(table: str, df: pd.DataFrame) -> pd.DataFrame:
+    """Object columns of optional numbers become float with NaN for blanks."""
+    df = df.reset_index(drop=True)
+    for col in df.columns:
+        if df[col].dtype == object and all(isinstance(v, (int, float)) or _blank_cell(v) for v in df[col]) \
+                and not all(isinstance(v, bool) for v in df[col] if not _blank_cell(v)):
+            df[col] = pd.to_numeric(df[col], errors="coerce")
+    return df
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _first(rows: Iterable[str], n: int = 5) -> str:
+    rows = list(rows)
+    return ", ".join(rows[:n]) + (", ..." if len(rows) > n else "")
+
+
+def check_unique(tables, files) -> list[Problem]:
+    """Every id (or currency, region) appears once per table."""
+    out = []
+    for table, df in tables.items():
+        key = KEY[table]
+        dup = df[df[key].duplicated(keep="first") & df[key].notna()]
+        for _, r in dup.iterrows():
+            first = df.loc[df[key] == r[key], "_line"].iloc[0]
+            out.append(Problem(files[table], int(r["_line"]), 1, f"{table}.{r[key]}",
+                               f"duplicate {key} (first at line {first}); ids must be unique"))
+    return out
+
+
+def check_references(tables, files) -> list[Problem]:
+    """Every offer's and alias's device exists; aliases do not shadow ids."""
+    out = []
+    devices = set(tables["devices"]["id"].dropna())
+    for table in ("buy", "rent", "free"):
+        df = tables[table]
+        for _, r in df.iterrows():
+            if isinstance(r["device"], str) and r["device"] not in devices:
+                out.append(Problem(files[table], int(r["_line"]), 1, f"{table}.{r['id']}.device",
+                                   f"unknown device {r['device']!r}{did_you_mean(r['device'], devices)}"))
+    seen: dict[str, str] = {}
+    for _, r in tables["devices"].iterrows():
+        for alias in r["aliases"] if isinstance(r["aliases"], tuple) else ():
+            if alias in devices or alias in seen:
+                other = alias if alias in devices else seen[alias]
+                out.append(Problem(files["devices"], int(r["_line"]), 1, f"devices.{r['id']}.aliases",
+                                   f"alias {alias!r} already names {other}"))
+            seen[alias] = r["id"]
+    return out
+
+
+def check_subscriptions(tables, files) -> list[Problem]:
+    """A tier priced in compute units names known devices and a unit price."""
+    out = []
+    devices = set(tables["devices"]["id"].dropna())
+    for _, r in tables["free"].iterrows():
+        burn = r.get("units_per_hour")
+        if not isinstance(burn, dict):
+            continue
+        where = f"free.{r['id']}.units_per_hour"
+        for device in burn:
+            if device not in devices:
+                out.append(Problem(files["free"], int(r["_line"]), 1, where,
+                                   f"unknown device {device!r}{did_you_mean(device, devices)}"))
+        if _blank_cell(r.get("usd_per_unit")):
+            out.append(Problem(files["free"], int(r["_line"]), 1, f"free.{r['id']}.usd_per_unit",
+                               "a tier with units_per_hour needs usd_per_unit to derive its hourly price"))
+    return out
+
+
+def check_rates(tables, files) -> list[Problem]:
+    """USD has a rate (money is kept in USD) and exactly one default electricity region."""
+    out = []
+    if "USD" not in set(tables["rates"]["currency"]):
+        out.append(Problem(files["rates"], 1, 1, "rates.USD", "USD needs a rate: money is kept in USD inside"))
+    elec = tables["electricity"]
+    n_default = int(sum(bool(v) for v in elec["default"]))
+    if n_default != 1:
+        out.append(Problem(files["electricity"], 1, 1, "electricity.default",
+                           f"exactly one region must be the default, found {n_default}"))
+    for _, r in elec.iterrows():
+        if r["currency"] not in set(tables["rates"]["currency"]):
+            out.append(Problem(files["electricity"], int(r["_line"]), 1, f"electricity.{r['region']}.currency",
+                               f"no exchange rate for {r['currency']!r}"))
+    return out
