@@ -222,6 +222,10 @@ def plan(s: Scenario, catalog) -> Plan:
         )
         phases.append(PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, c["finish"], c["finish"], c["finish"],
                                 bool(c["ok"]), (a,), problem))
+    used = {a.option for ph in phases for a in ph.assignments} | {p.offer for p in purchases}
+    for r in stale_rows(opts[opts["option"].isin(used)], s.start).itertuples():
+        warnings.append(f"{r.option}: catalog price dated {r.as_of} is {r.age_days} days older than the "
+                        f"scenario's start; check it or override it in the scenario's 'catalog'")
     if best and best[0][1]:
         warnings.append(f"every plan that meets the deadlines costs more than the budget "
                         f"({s.you.budget_usd:,.0f} USD); the cheapest is shown")

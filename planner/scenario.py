@@ -584,7 +584,9 @@ def load_scenario_text(
         if variant not in (variants_raw or {}):
             hint = did_you_mean(variant, variants_raw or {})
             known = ", ".join(variants_raw or {}) or "none are defined"
-            raise InputError([Problem(file, 0, 0, "variants", f"no variant named '{variant}'{hint} (variants: {known})")])
+            line, col = doc.position(("variants",), at_key=True) if variants_raw else (0, 0)
+            raise InputError([Problem(file, line, col, "variants",
+                                      f"no variant named '{variant}'{hint} (variants: {known})")])
         body = variants_raw[variant]
         if isinstance(body, dict):
             leaves: list = []

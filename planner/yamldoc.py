@@ -46,6 +46,9 @@ def dotted(path: Path) -> str:
     return ".".join(str(p) for p in path)
 
 
+_PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+
+
 def _mark(m: yaml.Mark) -> tuple[int, int]:
     return (m.line + 1, m.column + 1)
 
@@ -77,6 +80,9 @@ def parse_document(text: str, file: str) -> Document:
 def _build(node, path, doc, constructor, problems, depth):
     if depth > 50:
         problems.append(doc.problem(path, "nested too deeply (more than 50 levels)"))
+        return None
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
+        problems.append(doc.problem(path, f"unsupported YAML tag {node.tag!r}: plain mappings, lists and values only"))
         return None
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}

@@ -1,0 +1,167 @@
+"""Bad input is normal input: each mistake gets file:line:column, key path,
+what was expected, a did-you-mean where one fits, and exit status 2."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli import main
+
+from .conftest import SCENARIOS
+
+
+def run(args, text=None, tmp_path=None):
+    """Run the CLI; with ``text``, on a file 's.yaml' holding it."""
+    runner = CliRunner()
+    if text is not None:
+        path = tmp_path / "s.yaml"
+        path.write_text(text, encoding="utf-8")
+        args = [a.replace("{file}", str(path)) for a in args]
+    return runner.invoke(main, args)
+
+
+def mutate(thesis: str, old: str, new: str) -> str:
+    assert old in thesis, old
+    return thesis.replace(old, new, 1)
+
+
+CASES = [
+    # (id, old text, new text, expected message after 'FILE:')
+    ("unknown-key", "    checkpoint_every: 1 h", "    chekpoint_every: 1 h",
+     "36:5: phases.final.chekpoint_every: unknown key (did you mean 'checkpoint_every' or 'checkpoint_size'?)"),
+    ("wrong-unit-kind", "gpu_hours: 180 ", "gpu_hours: 3 GB ",
+     "32:16: phases.final.gpu_hours: expected a duration such as 30 min or 2 h, got '3 GB' (a size)"),
+    ("count-as-size", "params: 86M ", "params: 86 GB ",
+     "16:11: workload.params: expected a count such as 86M, got '86 GB' (a size)"),
+    ("negative-hours", "gpu_hours: 250 ", "gpu_hours: -5 ",
+     "25:16: phases.prototyping.gpu_hours: expected a value above zero, got -5"),
+    ("zero-hours", "gpu_hours: 250 ", "gpu_hours: 0 ",
+     "25:16: phases.prototyping.gpu_hours: expected a value above zero, got 0"),
+    ("deadline-before-from", "deadline: 2027-08-15", "deadline: 2027-05-15",
+     "35:15: phases.final.deadline: deadline 2027-05-15 is not after the phase's start 2027-06-01; "
+     "move the deadline later or 'from' earlier"),
+    ("unknown-device-id", "reference_gpu: rtx-3060-12gb", "reference_gpu: rtx-3060-12g",
+     "21:18: workload.reference_gpu: unknown device 'rtx-3060-12g' (did you mean 'rtx-3060-12gb'"),
+    ("unknown-offer-pattern", "rtx-3090-used, ", "rtx-3090-usd, ",
+     "consider.buy: 'rtx-3090-usd' matches no buy offer (did you mean 'rtx-3090-used'"),
+    ("missing-required", "  family: transformer          # cnn | transformer | rnn\n", "",
+     "14:1: workload: missing required key 'workload.family'"),
+    ("wrong-type", "  batch_size: 64", "  batch_size: big",
+     "19:15: workload.batch_size: expected a whole number of at least 1, got 'big'"),
+    ("wrong-enum", "  family: transformer", "  family: transformr",
+     "15:11: workload.family: expected one of cnn, transformer, rnn, got 'transformr' (did you mean 'transformer'?)"),
+    ("bad-date", "deadline: 2027-08-15", "deadline: 2027-02-30",
+     "35:15: phases.final.deadline: cannot read value '2027-02-30'"),
+    ("duplicate-key", "  runs: 3 ", "  runs: 3\n    runs: 4 ",
+     "34:5: phases.final.runs: duplicate key (first given at line 33); keep one"),
+    ("yaml-syntax", "  buy: [rtx-4060-ti-16gb,", "  buy: [rtx-4060-ti-16gb,,",
+     "YAML syntax error"),
+    ("unknown-top-key", "horizon: 24 months", "horizn: 24 months",
+     "10:1: horizn: unknown key (did you mean 'horizon'?)"),
+    ("unknown-currency", "currency: USD ", "currency: USDD ",
+     "9:11: currency: expected a currency code the catalog has a rate for (AUD, CAD, CHF, CNY, EUR, GBP, INR, JPY, "
+     "KRW, SEK, USD), got 'USDD' (did you mean 'USD'?)"),
+]
+
+
+@pytest.mark.parametrize("old, new, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_scenario_mistakes(thesis_text, tmp_path, old, new, expected):
+    result = run(["validate", "{file}"], mutate(thesis_text, old, new), tmp_path)
+    assert result.exit_code == 2, result.output
+    if expected[0].isdigit():
+        assert f"s.yaml:{expected}" in result.output
+    else:
+        assert expected in result.output and "s.yaml:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_run_checks_like_validate(thesis_text, tmp_path):
+    result = run(["run", "{file}"], mutate(thesis_text, "params: 86M ", "params: 86 GB "), tmp_path)
+    assert result.exit_code == 2
+    assert "workload.params: expected a count such as 86M, got '86 GB' (a size)" in result.output
+
+
+def test_every_problem_is_reported_sorted(thesis_text, tmp_path):
+    text = mutate(mutate(thesis_text, "params: 86M ", "params: 86 GB "), "gpu_hours: 180 ", "gpu_hours: 3 GB ")
+    lines = run(["validate", "{file}"], text, tmp_path).output.strip().splitlines()
+    assert [line.split(":")[1] for line in lines] == ["16", "32"]
+
+
+def test_empty_file(tmp_path):
+    result = run(["validate", "{file}"], "", tmp_path)
+    assert result.exit_code == 2
+    assert "s.yaml:1:1: the file is empty: expected a scenario mapping with 'name', 'workload' and 'phases'" \
+        in result.output
+
+
+@pytest.mark.parametrize("text, kind", [("- a\n- b\n", "a list"), ("just words\n", "a str")])
+def test_not_a_mapping(tmp_path, text, kind):
+    result = run(["validate", "{file}"], text, tmp_path)
+    assert result.exit_code == 2
+    assert f"expected a mapping of keys such as 'name:', 'workload:', 'phases:' at the top of the file, got {kind}" \
+        in result.output
+
+
+def test_set_path_that_does_not_exist():
+    result = CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml"),
+                                       "--set", "phases.final.dedline=2027-09-01"])
+    assert result.exit_code == 2
+    assert result.output.strip() == \
+        "--set: phases.final.dedline: unknown key 'phases.final.dedline' (did you mean 'deadline'?)"
+
+
+def test_set_unknown_phase():
+    result = CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml"), "--set", "phases.finl.runs=2"])
+    assert result.exit_code == 2
+    assert "no phase named 'finl' in the scenario (did you mean 'final'?)" in result.output
+
+
+def test_set_value_is_validated_like_the_file():
+    result = CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml"), "--set", "workload.params=86 GB"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "--set: workload.params: expected a count such as 86M, got '86 GB' (a size)"
+
+
+def test_set_without_equals():
+    result = CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml"), "--set", "workload.params"])
+    assert result.exit_code == 2
+    assert "expected key.path=value" in result.output
+
+
+def test_unknown_variant():
+    path = SCENARIOS / "thesis.yaml"
+    result = CliRunner().invoke(main, ["validate", str(path), "--variant", "cheap-pwer"])
+    assert result.exit_code == 2
+    assert result.output.strip().endswith(
+        "variants: no variant named 'cheap-pwer' (did you mean 'cheap-power'?) "
+        "(variants: cheap-power, bigger-model, later-deadline, no-free-tiers)")
+    assert f"{path}:" in result.output
+
+
+def test_bad_value_inside_a_variant_points_at_the_variant(thesis_text, tmp_path):
+    text = mutate(thesis_text, "cheap-power: {electricity: 0.10 USD/kWh}", "cheap-power: {electricity: 0.10 USD/GB}")
+    result = run(["validate", "{file}", "--variant", "cheap-power"], text, tmp_path)
+    assert result.exit_code == 2
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "cheap-power:" in t)
+    assert f"s.yaml:{line}:" in result.output and "electricity: expected a price such as 0.40 USD/kWh" in result.output
+
+
+def test_missing_file():
+    result = CliRunner().invoke(main, ["run", "no/such/file.yaml"])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+
+
+def test_not_utf8(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_bytes(b"name: caf\xe9\n")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "not UTF-8 text" in result.output
+
+
+def test_yaml_tags_do_not_construct_objects(tmp_path):
+    result = run(["validate", "{file}"], "name: !!python/object/apply:os.system ['echo hi']\n", tmp_path)
+    assert result.exit_code == 2
+    assert "s.yaml:1:7: name: unsupported YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'" in result.output

@@ -1,0 +1,80 @@
+"""Quantities: every unit kind converts to its canonical unit; wrong kinds are errors."""
+
+import pytest
+
+from planner import units
+from planner.units import QuantityError
+
+RATES = {"USD": 1.0, "EUR": 1.0705, "JPY": 1.0705 / 171.94}
+
+
+@pytest.mark.parametrize("text, hours", [
+    (2, 2.0), ("2 h", 2.0), ("30 min", 0.5), ("90 s", 0.025), ("1.5 days", 36.0),
+    ("2 weeks", 336.0), ("1 month", 30.44 * 24), ("1 year", 365.25 * 24), ("45min", 0.75),
+])
+def test_durations_in_hours(text, hours):
+    assert units.parse_duration_h(text) == pytest.approx(hours)
+
+
+def test_bare_horizon_is_months():
+    assert units.parse_duration_h(24, default_unit="months") == pytest.approx(24 * 30.44 * 24)
+
+
+@pytest.mark.parametrize("text, gb", [
+    (120, 120.0), ("500 MB", 0.5), ("1 TB", 1000.0), ("1 GiB", 1.073741824), ("2 TiB", 2 * 1.099511627776e3),
+])
+def test_sizes_in_decimal_gb(text, gb):
+    assert units.parse_size_gb(text) == pytest.approx(gb)
+
+
+@pytest.mark.parametrize("text, n", [("86M", 86e6), ("1.5B", 1.5e9), ("350K", 350e3), (1000, 1000.0), ("7b", 7e9)])
+def test_counts(text, n):
+    assert units.parse_count(text) == pytest.approx(n)
+
+
+def test_money_converts_with_catalog_rates():
+    assert units.parse_money_usd("650 EUR", "USD", RATES) == pytest.approx(650 * 1.0705)
+    assert units.parse_money_usd(650, "EUR", RATES) == pytest.approx(650 * 1.0705)  # bare: scenario currency
+    assert units.parse_money_usd("17194 JPY", "USD", RATES) == pytest.approx(107.05)
+
+
+def test_money_rates_per_hour_and_kwh():
+    assert units.parse_money_rate_usd("0.40 USD/h", "USD", RATES, per="h") == pytest.approx(0.40)
+    assert units.parse_money_rate_usd("24 USD/day", "USD", RATES, per="h") == pytest.approx(1.0)
+    assert units.parse_money_rate_usd("0.397 EUR/kWh", "USD", RATES, per="kWh") == pytest.approx(0.397 * 1.0705)
+    assert units.parse_money_rate_usd("180 USD/MWh", "USD", RATES, per="kWh") == pytest.approx(0.18)
+    assert units.parse_money_rate_usd(0.18, "USD", RATES, per="kWh") == pytest.approx(0.18)
+
+
+def test_frequencies():
+    assert units.parse_rate("2 restarts/day", per_h=24) == pytest.approx(2.0)
+    assert units.parse_rate("14/week", per_h=24) == pytest.approx(2.0)
+    assert units.parse_rate("0.02/h", per_h=1) == pytest.approx(0.02)
+    assert units.parse_rate("30 h/week", per_h=168, numerator="duration") == pytest.approx(30.0)
+    assert units.parse_rate("4 h/day", per_h=168, numerator="duration") == pytest.approx(28.0)
+
+
+def test_power_and_fractions():
+    assert units.parse_power_w("0.45 kW") == pytest.approx(450.0)
+    assert units.parse_power_w(100) == 100.0
+    assert units.parse_fraction("40%") == pytest.approx(0.4)
+    assert units.parse_fraction(0.4) == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("parse, value, message", [
+    (units.parse_duration_h, "3 GB", "expected a duration such as 30 min or 2 h, got '3 GB' (a size)"),
+    (units.parse_count, "86 GB", "expected a count such as 86M, got '86 GB' (a size)"),
+    (units.parse_size_gb, "2 h", "expected a size such as 500 MB or 120 GB, got '2 h' (a duration)"),
+    (units.parse_power_w, "fast", "expected a power such as 350 W or 0.45 kW, got 'fast'"),
+    (units.parse_fraction, "140%", "between 0% and 100%"),
+    (units.parse_duration_h, True, "expected a duration"),
+    (units.parse_duration_h, "nan h", "expected a duration"),
+])
+def test_wrong_kind_says_what_was_expected(parse, value, message):
+    with pytest.raises(QuantityError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse(value)
+
+
+def test_unknown_currency_lists_known_ones():
+    with pytest.raises(QuantityError, match="unknown currency 'XYZ'"):
+        units.parse_money_usd("5 XYZ", "USD", RATES)
