@@ -25,6 +25,11 @@ from .result import Assignment, PhasePlan, Plan, Purchase
 from .scenario import Scenario
 
 HOURS_PER_MONTH = 730.5
+QUOTE_COLUMNS = [
+    "phase", "option", "kind", "device", "offer", "relative_speed", "speed_source", "verdict", "device_hours",
+    "wall_hours", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "weekly_capacity_h",
+    "finish", "ok", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
+]
 STRATEGIES = {
     "buy-only": {"own", "buy"},
     "rent-only": {"rent"},
@@ -77,15 +82,16 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             device_h = ph.gpu_hours / r.relative_speed * slowdown
             rented = r.kind == "rent"
             local = r.kind in ("own", "buy")
+            persistent = local or bool(r.persistent_storage)
             setup_h = 0.0 if local else sessions.setup_hours_per_session(
-                _val(r.setup_min), _val(r.transfer_gb_per_h), bool(r.persistent_storage),
-                ph.dataset_size_gb, checkpoint_gb)
+                _val(r.setup_min), _val(r.transfer_gb_per_h), persistent, ph.dataset_size_gb)
+            restore_h = 0.0 if persistent else sessions.copy_hours(checkpoint_gb, _val(r.transfer_gb_per_h))
             cap = sessions.weekly_capacity_h(_opt(r.session_limit_h), _opt(r.quota_h_per_week),
                                              bool(r.needs_person), s.you.attention_starts_per_day)
             if _opt(r.cap_h_per_month) is not None:  # a subscription's monthly compute units
                 cap = min(cap, r.cap_h_per_month * 12 / 52.18)
             est = sessions.estimate(
-                device_h, runs=ph.runs, session_limit_h=_opt(r.session_limit_h), setup_h=setup_h,
+                device_h, runs=ph.runs, session_limit_h=_opt(r.session_limit_h), setup_h=setup_h, restore_h=restore_h,
                 checkpoint_every_h=ph.checkpoint_every_h, interruptions_per_h=_val(r.interruptions_per_h),
                 startup_h=_val(r.startup_min) / 60.0, billing_s=_opt(r.billing_s),
                 needs_person=bool(r.needs_person), rented=rented, weekly_cap_h=cap)
@@ -122,7 +128,7 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
                 setup_hours=est.setup_hours, weekly_capacity_h=cap, finish=finish,
                 ok=reason is None, reason=reason, cost_usd=sum(parts.values()), **{f"{k}_usd": v for k, v in parts.items()},
             ))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
 
 
 def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float, float]:
@@ -240,6 +246,7 @@ def plan(s: Scenario, catalog) -> Plan:
         quotes=quotes,
         catalog_as_of=catalog.as_of(),
         warnings=tuple(warnings),
+        over_budget=bool(best and best[0][1]),
     )
 
 

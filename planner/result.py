@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -77,7 +77,7 @@ class Plan:
     quotes: pd.DataFrame  # every (phase, option) priced
     catalog_as_of: dt.date
     warnings: tuple[str, ...] = ()
-    assumptions: tuple[str, ...] = field(default=())
+    over_budget: bool = False
 
     @property
     def total_usd(self) -> float:

@@ -5,8 +5,8 @@ First-order model, pure arithmetic on one (phase, option) pair:
 * work is split into sessions: one per run, more where a session limit cuts
   a run (each session's first ``setup`` hours do no training);
 * every session start costs setup: the option's fixed ``setup_min`` plus,
-  where files do not persist, copying the dataset and the last checkpoint
-  at the option's transfer rate;
+  where files do not persist, copying the dataset, and for a session that
+  resumes a run, the last checkpoint, at the option's transfer rate;
 * a session that ends at a hard limit loses, on average, half a checkpoint
   interval of work; so does each interruption (rate per hour);
 * rented machines bill from request (startup) to release, rounded up to the
@@ -36,12 +36,14 @@ class SessionEstimate:
     weekly_capacity_h: float
 
 
-def setup_hours_per_session(setup_min: float, transfer_gb_per_h: float, persistent: bool,
-                            dataset_gb: float, checkpoint_gb: float) -> float:
-    """Hours before training resumes in a new session."""
-    copy_gb = 0.0 if persistent else dataset_gb + checkpoint_gb
-    copy_h = copy_gb / transfer_gb_per_h if copy_gb > 0 and transfer_gb_per_h > 0 else 0.0
-    return setup_min / 60.0 + copy_h
+def copy_hours(size_gb: float, transfer_gb_per_h: float) -> float:
+    """Hours to copy ``size_gb`` onto a machine at its transfer rate."""
+    return size_gb / transfer_gb_per_h if size_gb > 0 and transfer_gb_per_h > 0 else 0.0
+
+
+def setup_hours_per_session(setup_min: float, transfer_gb_per_h: float, persistent: bool, dataset_gb: float) -> float:
+    """Hours before training starts in a new session: fixed setup plus the dataset copy."""
+    return setup_min / 60.0 + (0.0 if persistent else copy_hours(dataset_gb, transfer_gb_per_h))
 
 
 def weekly_capacity_h(session_limit_h: float | None, quota_h_per_week: float | None,
@@ -61,6 +63,7 @@ def estimate(
     runs: int,
     session_limit_h: float | None,
     setup_h: float,
+    restore_h: float = 0.0,
     checkpoint_every_h: float,
     interruptions_per_h: float,
     startup_h: float,
@@ -69,18 +72,22 @@ def estimate(
     rented: bool,
     weekly_cap_h: float,
 ) -> SessionEstimate:
-    """Expected wall/billed hours, sessions and losses for ``device_hours`` of training."""
-    if session_limit_h is not None and session_limit_h <= setup_h:
+    """Expected wall/billed hours, sessions and losses for ``device_hours`` of training.
+
+    ``setup_h`` is paid by every session; ``restore_h`` (copying the last
+    checkpoint in) only by sessions that resume a run.
+    """
+    if session_limit_h is not None and session_limit_h <= setup_h + restore_h:
         return SessionEstimate(device_hours, math.inf, math.inf, 0, 0, math.inf, math.inf, weekly_cap_h)
     per_run = device_hours / runs
     if session_limit_h is None:
         sessions_per_run = 1
     else:
-        sessions_per_run = max(1, math.ceil(per_run / (session_limit_h - setup_h)))
+        sessions_per_run = max(1, math.ceil(per_run / (session_limit_h - setup_h - restore_h)))
     sessions = runs * sessions_per_run
     forced_ends = runs * (sessions_per_run - 1)
     lost = forced_ends * checkpoint_every_h / 2.0 + interruptions_per_h * device_hours * checkpoint_every_h / 2.0
-    setup_total = sessions * setup_h
+    setup_total = sessions * setup_h + forced_ends * restore_h
     wall = device_hours + lost + setup_total
     billed = 0.0
     if rented:

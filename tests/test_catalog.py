@@ -1,0 +1,141 @@
+"""The shipped catalog is complete and sourced; each integrity rule catches its fault."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+
+import pytest
+
+import pricing
+from planner.errors import InputError
+
+
+def test_coverage(catalog):
+    assert len(catalog.devices) >= 40
+    assert len(catalog.rent) >= 40 and catalog.rent["provider"].nunique() >= 6
+    assert len(catalog.free) >= 5
+    assert {"USD", "EUR", "CNY", "JPY", "GBP"} <= set(catalog.rates["currency"])
+
+
+def test_every_row_is_dated_and_sourced(catalog):
+    for name, table in catalog.tables.items():
+        assert table["as_of"].map(lambda d: isinstance(d, dt.date)).all(), name
+        assert table["source"].str.len().gt(10).all(), name
+
+
+def test_reference_and_example_ids_exist(catalog):
+    ids = set(catalog.devices["id"])
+    for device in ("gtx-1060-6gb", "gtx-1080-ti", "rtx-2080-ti", "titan-rtx", "quadro-rtx-8000", "rtx-3060-12gb",
+                   "rtx-3090", "rtx-4090", "rtx-5090", "rtx-a6000", "rtx-6000-ada", "k80", "p100", "t4",
+                   "v100-16gb", "v100-32gb", "a10", "a10g", "l4", "a100-40gb", "a100-80gb", "h100-pcie", "h100-sxm",
+                   "tpu-v3-8", "tpu-v5e-1"):
+        assert device in ids, device
+    assert {"rtx-3090-used", "rtx-4090", "rtx-4060-ti-16gb"} <= set(catalog.buy["id"])
+    assert {"aws:g5.xlarge", "lambda:gpu_1x_a100"} <= set(catalog.rent["id"])
+    assert {"colab-free", "colab-pro", "kaggle", "ai-studio"} <= set(catalog.free["id"])
+
+
+def test_compute_units_priced_per_hour(catalog):
+    pro = catalog.row("free", "colab-pro")
+    assert pro["units_per_hour"]["a100-40gb"] == 13.08
+    assert pro["usd_per_unit"] * pro["units_per_hour"]["a100-40gb"] == pytest.approx(0.0999 * 13.08)
+
+
+@pytest.fixture
+def broken(tmp_path):
+    """Copy the shipped data; ``broken(file, old, new)`` edits one file and loads."""
+    data = tmp_path / "data"
+    shutil.copytree(pricing.DATA_DIR, data)
+
+    def _load(name, old, new):
+        path = data / name
+        text = path.read_text(encoding="utf-8")
+        assert old in text, old
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+        with pytest.raises(InputError) as info:
+            pricing.load_catalog(data)
+        return [str(p) for p in info.value.problems]
+
+    return _load
+
+
+def test_rule_unknown_device(broken):
+    msgs = broken("buy.csv", "rtx-3090-used,rtx-3090,", "rtx-3090-used,rtx-3009,")
+    assert any("buy.csv:" in m and "buy.rtx-3090-used.device: unknown device 'rtx-3009' (did you mean 'rtx-3090'" in m
+               for m in msgs)
+
+
+def test_rule_duplicate_id(broken):
+    msgs = broken("buy.csv", "rtx-3070,rtx-3070,", "rtx-3060-12gb,rtx-3070,")
+    assert any("buy.rtx-3060-12gb: duplicate id (first at line" in m for m in msgs)
+
+
+def test_rule_missing_as_of(broken):
+    msgs = broken("rent.csv", ",2025-08-01,skypilot", ",,skypilot")
+    assert any(m.endswith("rent.csv:2:17: rent.aws:g4dn.xlarge.as_of: required (every row needs it)") for m in msgs)
+
+
+def test_rule_missing_source(broken):
+    msgs = broken("rates.csv", "USD,1.0705,2024-06-28,ECB euro foreign exchange reference rates (eurofxref-daily.xml) "
+                  "as quoted in dialogplay/tool-directory integrations/ecb_exchange_rate/README.md",
+                  "USD,1.0705,2024-06-28,")
+    assert any("rates.USD.source: required" in m for m in msgs)
+
+
+def test_rule_bad_number(broken):
+    msgs = broken("devices.csv", "gtx-1080,GeForce GTX 1080,gpu,pascal,2016-05-27,8,",
+                  "gtx-1080,GeForce GTX 1080,gpu,pascal,2016-05-27,8GB,")
+    assert any("devices.gtx-1080.vram_gb: expected a number, got '8GB'" in m for m in msgs)
+
+
+def test_rule_bad_date(broken):
+    msgs = broken("buy.csv", "2022-06-15", "15/06/2022")
+    assert any("expected a date YYYY-MM-DD, got '15/06/2022'" in m for m in msgs)
+
+
+def test_rule_unknown_column_in_yaml(broken):
+    msgs = broken("free.yaml", "  session_limit_h: 12\n  idle_timeout_min: 90",
+                  "  session_limit_h: 12\n  idle_timeout: 90")
+    assert any("free.yaml:" in m and "free.colab-free.idle_timeout: unknown column (did you mean 'idle_timeout_min'?)"
+               in m for m in msgs)
+
+
+def test_rule_subscription_device(broken):
+    msgs = broken("free.yaml", "units_per_hour: {t4: 1.86,", "units_per_hour: {t5: 1.86,")
+    assert any("free.colab-pro.units_per_hour: unknown device 't5'" in m for m in msgs)
+
+
+def test_rule_enum(broken):
+    msgs = broken("buy.csv", "rtx-3090-used,rtx-3090,1,used,", "rtx-3090-used,rtx-3090,1,usd,")
+    assert any("expected one of new, used, got 'usd' (did you mean 'used'?)" in m for m in msgs)
+
+
+def test_rule_uppercase_id(broken):
+    msgs = broken("rent.csv", "aws:g5.xlarge,", "AWS:g5.xlarge,")
+    assert any("expected a lowercase id" in m for m in msgs)
+
+
+def test_rule_alias_shadows_an_id(broken):
+    msgs = broken("devices.csv", "1070,2016-06-10", "rtx-3090,2016-06-10")
+    assert any("devices.gtx-1070.aliases: alias 'rtx-3090' already names rtx-3090" in m for m in msgs)
+
+
+def test_rule_default_electricity_region(broken):
+    msgs = broken("electricity.csv", "us,0.1545,USD,true", "us,0.1545,USD,false")
+    assert any("exactly one region must be the default, found 0" in m for m in msgs)
+
+
+def test_scenario_entry_overrides_a_catalog_row_field_by_field(catalog):
+    merged = catalog.with_entries({"rent": [{"id": "aws:g5.xlarge", "usd_per_hour": 0.5, "source": "my quote"}]})
+    row = merged.row("rent", "aws:g5.xlarge")
+    assert row["usd_per_hour"] == 0.5 and row["device"] == "a10g" and row["billing_s"] == 1
+    assert row["source"].startswith("my quote (overrides the catalog row: skypilot-org")
+    assert catalog.row("rent", "aws:g5.xlarge")["usd_per_hour"] == 1.006  # the original is untouched
+
+
+def test_new_scenario_entry_takes_documented_defaults(catalog):
+    merged = catalog.with_entries({"rent": [{"id": "uni-cluster", "device": "a100-40gb", "usd_per_hour": 0.4}]})
+    row = merged.row("rent", "uni-cluster")
+    assert row["count"] == 1 and row["billing_s"] == 60 and row["setup_min"] == 15 and not row["spot"]
+    assert row["provider"] == "user"

@@ -1,0 +1,120 @@
+"""Each formula against numbers worked out by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner import costs, sessions, workload
+from planner.scenario import Workload
+
+
+def test_resale_model():
+    assert costs.resale_fraction(0, "new") == 1.0
+    assert costs.resale_fraction(6, "new") == pytest.approx(1 - 0.35 * 0.5)
+    assert costs.resale_fraction(12, "new") == pytest.approx(0.65)
+    assert costs.resale_fraction(24, "new") == pytest.approx(0.65 * 0.875)
+    assert costs.resale_fraction(24, "used") == pytest.approx(0.875**2)
+    # the check in the docstring: a 3090 after 5.5 years keeps 33-53 % of its price on the 2026 used market
+    assert 0.33 <= costs.resale_fraction(66, "new") <= 0.53
+
+
+def test_offer_resale_overrides_the_model():
+    assert costs.resale_usd(1000, 24, "new", resale_usd_given=300) == 300
+    assert costs.resale_usd(1000, 24, "new", resale_fraction_given=0.4) == pytest.approx(400)
+    assert costs.resale_usd(1000, 24, "new", math.nan, math.nan) == pytest.approx(1000 * 0.65 * 0.875)
+
+
+def test_electricity():
+    # (350 W card + 100 W host) x 100 h x 0.20 USD/kWh = 45 kWh x 0.20 = 9 USD
+    assert costs.electricity_usd(350, 100, 100, 0.20) == pytest.approx(9.0)
+
+
+def test_storage():
+    assert costs.storage_usd(150, 2, 0.07) == pytest.approx(21.0)
+
+
+def test_setup_copies_data_only_without_persistent_storage():
+    assert sessions.setup_hours_per_session(15, 360, False, 120) == pytest.approx(0.25 + 120 / 360)
+    assert sessions.setup_hours_per_session(15, 360, True, 120) == pytest.approx(0.25)
+
+
+def test_resumed_sessions_also_restore_the_checkpoint():
+    # 2 runs x 2 sessions: 4 setups of 0.5 h, 2 resumptions restoring a 3.6 GB checkpoint at 36 GB/h
+    est = sessions.estimate(40, runs=2, session_limit_h=12, setup_h=0.5, restore_h=sessions.copy_hours(3.6, 36),
+                            checkpoint_every_h=1, interruptions_per_h=0, startup_h=0, billing_s=None,
+                            needs_person=False, rented=False, weekly_cap_h=168)
+    assert est.sessions == 4 and est.setup_hours == pytest.approx(4 * 0.5 + 2 * 0.1)
+
+
+def test_weekly_capacity():
+    assert sessions.weekly_capacity_h(None, None, False, 2) == 168
+    assert sessions.weekly_capacity_h(12, 30, True, 2) == 30  # quota binds
+    assert sessions.weekly_capacity_h(4, None, True, 1) == 28  # one 4 h start a day
+    assert sessions.weekly_capacity_h(12, None, False, 0.1) == 168  # nobody needs to start it
+
+
+def test_session_estimate_with_a_hard_limit():
+    # 100 device-h, 12 h sessions with 0 setup: 9 sessions, 8 forced ends x 1 h/2 lost
+    est = sessions.estimate(100, runs=1, session_limit_h=12, setup_h=0, checkpoint_every_h=1,
+                            interruptions_per_h=0, startup_h=0, billing_s=None, needs_person=True,
+                            rented=False, weekly_cap_h=30)
+    assert est.sessions == 9 and est.restarts_by_hand == 9
+    assert est.lost_hours == pytest.approx(4.0) and est.wall_hours == pytest.approx(104.0)
+
+
+def test_session_estimate_billing_rounds_up_per_session():
+    # 3 runs of 10 h + 0.25 h setup + 5 min startup, billed by the hour: 11 h each
+    est = sessions.estimate(30, runs=3, session_limit_h=None, setup_h=0.25, checkpoint_every_h=1,
+                            interruptions_per_h=0, startup_h=5 / 60, billing_s=3600, needs_person=False,
+                            rented=True, weekly_cap_h=168)
+    assert est.sessions == 3 and est.wall_hours == pytest.approx(30.75)
+    assert est.billed_hours == pytest.approx(33.0)
+
+
+def test_session_shorter_than_setup_cannot_run():
+    est = sessions.estimate(10, runs=1, session_limit_h=0.2, setup_h=0.5, checkpoint_every_h=1,
+                            interruptions_per_h=0, startup_h=0, billing_s=None, needs_person=True,
+                            rented=False, weekly_cap_h=10)
+    assert math.isinf(est.wall_hours)
+
+
+def _wl(**kw):
+    base = dict(family="cnn", params=25.6e6, precision="fp32", optimizer="momentum", batch_size=256,
+                reference_gpu="rtx-3090")
+    return Workload(**{**base, **kw})
+
+
+def test_memory_states_by_optimizer_and_precision():
+    # ResNet-50, SGD with momentum, fp32: 4 + 4 + 4 bytes per parameter
+    assert workload.memory_need(_wl()).states_gb == pytest.approx(25.6e6 * 12 / 1e9)
+    # mixed-precision Adam: 2 + 2 + 4 (master) + 8 (states) = 16 bytes (ZeRO, sec. 3.1)
+    assert workload.memory_need(_wl(precision="mixed", optimizer="adam")).states_gb == pytest.approx(25.6e6 * 16 / 1e9)
+    assert workload.memory_need(_wl(optimizer="sgd")).states_gb == pytest.approx(25.6e6 * 8 / 1e9)
+
+
+def test_transformer_activation_estimate_by_hand():
+    # 110M params -> L = round((110e6 / 49152) ** (1/3)) = 13, h = 832, a = 13
+    assert workload.transformer_shape(110e6) == (13, 832, 13)
+    # per layer s*b*h*(34 + 5*a*s/h) = 128*32*832*(34 + 10) bytes; 13 layers
+    expected = 13 * 128 * 32 * 832 * 44 / 1e9
+    assert workload.transformer_activations_gb(110e6, 32, 128, "mixed") == pytest.approx(expected)
+    assert workload.transformer_activations_gb(110e6, 32, 128, "fp32") == pytest.approx(2 * expected)
+
+
+def test_fit_verdicts():
+    need = workload.MemoryNeed(states_gb=2.0, activations_gb=9.0, overhead_gb=1.0, activations_source="measured")
+    assert workload.fit_verdict(need, 24)[0] == "fits"
+    assert workload.fit_verdict(need, 6)[0] == "fits-with-accumulation"
+    verdict, reason = workload.fit_verdict(need, 2)
+    assert verdict == "does-not-fit"
+    assert reason == "needs 3.0 GB for weights, gradients and optimizer states alone, has 2 GB"
+
+
+def test_multi_gpu_efficiency_interpolates_measured_points():
+    assert workload.multi_gpu_efficiency(1) == 1.0
+    assert workload.multi_gpu_efficiency(4) == pytest.approx(0.944)
+    # 3 GPUs: halfway between 2 and 4 in log2 terms
+    t = math.log2(3) - 1
+    assert workload.multi_gpu_efficiency(3) == pytest.approx(0.976 + t * (0.944 - 0.976))

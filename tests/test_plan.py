@@ -1,0 +1,154 @@
+"""Plans on hand-built scenarios, checked against numbers worked out by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import planner
+from planner.cli import main
+
+from .conftest import SCENARIOS
+
+BASE = """\
+name: hand-built
+start: 2027-01-04
+electricity: 0.20 USD/kWh
+workload:
+  family: cnn
+  params: 25M
+  precision: mixed
+  optimizer: sgd
+  activation_memory: 4 GB
+  reference_gpu: rtx-3090
+phases:
+  train:
+    gpu_hours: {hours}
+    deadline: {deadline}
+you:
+  host_power: 100 W
+consider:
+  buy: [{buy}]
+  rent: [{rent}]
+  free: [{free}]
+catalog:
+  buy:
+    - {{id: my-card, device: rtx-3090, condition: used, price: 1000 USD, resale: 40%, power: 350 W}}
+  rent:
+    - {{id: uni-cluster, device: rtx-3090, price: 0.50 USD/h, billing: 1 h, startup: 0 min, setup: 0 min}}
+  free:
+    - {{id: my-free, device: rtx-3090, quota: 30 h/week, session_limit: 12 h, setup: 0 min,
+       needs_person: false}}
+"""
+
+
+def make(load, hours=100, deadline="2027-12-31", buy="", rent="", free=""):
+    return load(BASE.format(hours=hours, deadline=deadline, buy=buy, rent=rent, free=free))
+
+
+def test_rent_only_by_hand(load):
+    p = planner.plan(make(load, rent="uni-cluster"))
+    (ph,) = p.phases
+    (a,) = ph.assignments
+    # the same device as the reference: 100 device-h, one session, billed by the whole hour
+    assert a.wall_hours == pytest.approx(100) and a.billed_hours == pytest.approx(100)
+    assert p.total_usd == pytest.approx(50.0)
+    assert ph.finish_expected == dt.date(2027, 1, 4) + dt.timedelta(days=5)  # 100 h / 168 h a week -> 4.17 days
+    assert p.feasible
+
+
+def test_buy_only_by_hand(load):
+    p = planner.plan(make(load, buy="my-card"))
+    # 1000 USD - 40 % resale + (350 W + 100 W) x 100 h x 0.20 USD/kWh
+    assert p.cost_usd["purchase"] == 1000 and p.cost_usd["resale"] == pytest.approx(-400)
+    assert p.cost_usd["electricity"] == pytest.approx(9.0)
+    assert p.total_usd == pytest.approx(609.0)
+
+
+@pytest.mark.parametrize("hours, winner", [(1400, "uni-cluster"), (1500, "my-card")])
+def test_buy_beats_rent_past_the_hand_computed_crossover(load, hours, winner):
+    # rent 0.50 h vs buy 600 + 0.09 h: equal at 600 / 0.41 = 1463.4 reference GPU-hours
+    p = planner.plan(make(load, hours=hours, buy="my-card", rent="uni-cluster"))
+    assert p.phases[0].assignments[0].option == winner
+    expected = 0.5 * hours if winner == "uni-cluster" else 600 + 0.09 * hours
+    assert p.total_usd == pytest.approx(expected)
+
+
+def test_free_tier_calendar_by_hand(load):
+    p = planner.plan(make(load, free="my-free"))
+    (a,) = p.phases[0].assignments
+    # 9 sessions of at most 12 h; 8 forced ends lose half a 1 h checkpoint interval each
+    # 8 resumptions each copy the default checkpoint (25M params x 8 bytes = 0.2 GB) at 180 GB/h
+    assert a.sessions == 9 and a.lost_hours == pytest.approx(4.0)
+    assert a.wall_hours == pytest.approx(104.0 + 8 * 0.2 / 180)
+    # 104 h at 30 h a week = 3.467 weeks = 24.27 days -> 25 days
+    assert p.phases[0].finish_expected == dt.date(2027, 1, 29)
+    assert p.total_usd == 0
+
+
+def test_missed_deadline_is_an_answer(load):
+    p = planner.plan(make(load, deadline="2027-01-06", rent="uni-cluster"))
+    assert not p.feasible
+    assert "no option finishes 'train' by 2027-01-06" in p.phases[0].problem
+    assert "uni-cluster, finishes 2027-01-09 after the deadline 2027-01-06" in p.phases[0].problem
+
+
+def test_json_has_the_output_contract(tmp_path):
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.output)
+    for key in ("scenario", "variant", "currency", "feasible", "total_cost", "cost_breakdown", "purchases", "phases",
+                "breakeven", "alternatives", "excluded", "catalog_as_of", "warnings"):
+        assert key in d
+    assert set(d["cost_breakdown"]) == {"purchase", "resale", "host", "electricity", "rent", "storage", "egress",
+                                        "your_time"}
+    assert d["total_cost"] == pytest.approx(sum(d["cost_breakdown"].values()), abs=0.05)
+    for ph in d["phases"]:
+        for key in ("name", "gpu_hours", "deadline", "finish_expected", "finish_p50", "finish_p90", "meets_deadline",
+                    "assignments"):
+            assert key in ph
+        for a in ph["assignments"]:
+            for key in ("option", "kind", "device", "gpu_hours", "wall_hours", "billed_hours", "sessions",
+                        "restarts_by_hand", "lost_hours", "checkpoint_every_min", "checkpoint_every_recommended_min",
+                        "cost"):
+                assert key in a
+    assert [ph["gpu_hours"] for ph in d["phases"]] == [250.0, 540.0]
+
+
+def test_json_money_is_in_the_scenario_currency(catalog):
+    s = planner.load_scenario(SCENARIOS / "lab.yaml", today=dt.date(2026, 11, 22))
+    d = planner.to_dict(planner.plan(s))
+    assert d["currency"] == "EUR"
+    assert d["total_cost"] == pytest.approx(planner.plan(s).total_usd / 1.0705, abs=0.01)
+
+
+def test_run_text_shows_each_phase_and_total():
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml")])
+    assert result.exit_code == 0
+    for text in ("prototyping", "final", "Total cost:", "Catalog as of", "Wall [h]", "Finish"):
+        assert text in result.output
+
+
+def test_exit_3_when_a_deadline_cannot_be_met():
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--set", "phases.final.gpu_hours=900000"])
+    assert result.exit_code == 3
+    assert "NO" in result.output and "no option finishes 'final'" in result.output
+
+
+def test_variant_flows_into_the_report():
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--variant", "cheap-power",
+                                       "--format", "json"])
+    d = json.loads(result.output)
+    assert d["variant"] == "cheap-power"
+    assert "electricity: 0.18 USD/kWh -> 0.10 USD/kWh (variant 'cheap-power')" in d["overrides"]
+
+
+def test_help_and_version():
+    runner = CliRunner()
+    assert "planner run FILE" in runner.invoke(main, ["--help"]).output
+    assert runner.invoke(main, ["run", "--help"]).exit_code == 0
+    version = runner.invoke(main, ["--version"])
+    assert version.exit_code == 0 and planner.__version__ in version.output

@@ -1,0 +1,128 @@
+"""Property tests: any scenario text ends in a plan or a clean input error."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import planner
+from planner.errors import InputError
+from planner.result import Plan
+from planner.scenario import load_scenario_text
+
+from .conftest import TODAY
+
+DEVICES = ["rtx-3060-12gb", "rtx-3090", "rtx-4090", "t4", "a100-40gb", "gtx-1060-6gb", "tpu-v3-8"]
+UNITS = ["h", "min", "GB", "MB", "USD", "EUR/h", "W", "%", "M", "USD/kWh", "h/week", "/day", "days", "parsecs", ""]
+JUNK = ["", ":", "- ", "{", "]", "\t", "!!python/object:os.system", "&a", "*a", "? ", "~", "'", '"', "\x00", "é"]
+
+
+@st.composite
+def scenarios(draw) -> dict:
+    start = draw(st.dates(dt.date(2026, 1, 1), dt.date(2028, 1, 1)))
+    phases = {}
+    begin = start
+    for i in range(draw(st.integers(1, 3))):
+        length = draw(st.integers(1, 300))
+        phases[f"p{i}"] = {
+            "gpu_hours": draw(st.one_of(st.integers(1, 3000), st.sampled_from(["12 h", "3 days", "90 min"]))),
+            "runs": draw(st.integers(1, 4)),
+            "from": begin.isoformat(),
+            "deadline": (begin + dt.timedelta(days=length)).isoformat(),
+            "checkpoint_every": draw(st.sampled_from(["10 min", "30 min", "1 h", 2])),
+            "dataset_size": draw(st.sampled_from(["0 GB", "5 GB", "120 GB", "1 TB"])),
+        }
+        begin += dt.timedelta(days=draw(st.integers(0, 200)))
+    return {
+        "name": draw(st.text(min_size=1, max_size=20).filter(lambda t: t.strip())),
+        "start": start.isoformat(),
+        "currency": draw(st.sampled_from(["USD", "EUR", "CNY", "JPY", "GBP"])),
+        "horizon": draw(st.sampled_from(["12 months", "24 months", 36, "2 years"])),
+        "electricity": draw(st.sampled_from(["0.18 USD/kWh", "0.40 EUR/kWh", 0.1, "0.7 CNY/kWh"])),
+        "framework": draw(st.sampled_from(["pytorch", "tensorflow", "jax", "paddlepaddle"])),
+        "workload": {
+            "family": draw(st.sampled_from(["cnn", "transformer", "rnn"])),
+            "params": draw(st.sampled_from(["25M", "86M", "350M", "7B", 1000000])),
+            "precision": draw(st.sampled_from(["fp32", "mixed"])),
+            "optimizer": draw(st.sampled_from(["sgd", "momentum", "adam", "adamw"])),
+            "batch_size": draw(st.integers(1, 512)),
+            "reference_gpu": draw(st.sampled_from(DEVICES)),
+        },
+        "phases": phases,
+        "you": {
+            "own": draw(st.lists(st.sampled_from(DEVICES), max_size=2)),
+            "time_value": draw(st.sampled_from(["0 USD/h", "15 USD/h", 30])),
+            "attention": draw(st.sampled_from(["2 restarts/day", "1/day", 5])),
+            "budget": draw(st.sampled_from(["500 USD", "5000 USD", 100000])),
+        },
+        "consider": {
+            "buy": draw(st.lists(st.sampled_from(["rtx-4090", "rtx-3090-used", "rtx-5090", "rtx-4060-ti-16gb"]),
+                                 max_size=2)),
+            "rent": draw(st.lists(st.sampled_from(["runpod:*", "lambda:gpu_1x_*", "aws:g5.xlarge*", "gcp:tpu-*"]),
+                                  max_size=2)),
+            "free": draw(st.lists(st.sampled_from(["kaggle", "colab-free", "colab-pro", "ai-studio"]), max_size=2)),
+            "spot": draw(st.booleans()),
+        },
+    }
+
+
+@st.composite
+def scenario_texts(draw) -> str:
+    lines = yaml.safe_dump(draw(scenarios()), allow_unicode=True, sort_keys=False).splitlines()
+    for _ in range(draw(st.integers(0, 3))):
+        if not lines:
+            break
+        i = draw(st.integers(0, len(lines) - 1))
+        kind = draw(st.sampled_from(["delete", "swap", "unit", "junk", "duplicate", "truncate"]))
+        if kind == "delete":
+            del lines[i]
+        elif kind == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            vi, vj = lines[i].partition(": ")[2], lines[j].partition(": ")[2]
+            if vi and vj:
+                lines[i] = lines[i].partition(": ")[0] + ": " + vj
+                lines[j] = lines[j].partition(": ")[0] + ": " + vi
+        elif kind == "unit":
+            key, sep, value = lines[i].partition(": ")
+            if sep:
+                number = draw(st.sampled_from(["-1", "0", "3", "1e400", "0.5", "nan"]))
+                lines[i] = f"{key}: {number} {draw(st.sampled_from(UNITS))}"
+        elif kind == "junk":
+            pos = draw(st.integers(0, len(lines[i])))
+            lines[i] = lines[i][:pos] + draw(st.sampled_from(JUNK)) + lines[i][pos:]
+        elif kind == "duplicate":
+            lines.insert(i, lines[i])
+        else:
+            lines = lines[:i]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=scenario_texts())
+def test_any_text_ends_in_a_plan_or_a_clean_error(catalog, text):
+    try:
+        s = load_scenario_text(text, catalog.ids(), file="gen.yaml", today=TODAY)
+    except InputError as exc:
+        assert exc.problems and all(p.message for p in exc.problems)
+        return
+    result = planner.plan(s, catalog)
+    assert isinstance(result, Plan)
+    assert result.total_usd == result.total_usd  # not NaN
+    planner.to_dict(result)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sc=scenarios(), extra=st.floats(1.0, 3.0))
+def test_more_hours_never_cost_less(catalog, sc, extra):
+    s = load_scenario_text(yaml.safe_dump(sc), catalog.ids(), file="gen.yaml", today=TODAY)
+    base = planner.plan(s, catalog)
+    more = yaml.safe_load(yaml.safe_dump(sc))
+    for phase in more["phases"].values():
+        phase["gpu_hours"] = f"{planner.units.parse_duration_h(phase['gpu_hours']) * extra} h"
+    bigger = planner.plan(load_scenario_text(yaml.safe_dump(more), catalog.ids(), file="gen.yaml", today=TODAY),
+                          catalog)
+    if base.feasible and bigger.feasible and not base.over_budget and not bigger.over_budget:
+        assert bigger.total_usd >= base.total_usd - 1e-6

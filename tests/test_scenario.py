@@ -1,0 +1,118 @@
+"""The scenario contract: values land in canonical units; variants and --set apply."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pytest
+
+from planner.errors import InputError
+
+from .conftest import MINIMAL, SCENARIOS, TODAY
+
+
+def test_thesis_in_canonical_units(load, thesis_text):
+    s = load(thesis_text)
+    assert s.start == dt.date(2027, 1, 4)
+    assert s.horizon_months == 24
+    assert s.electricity_usd_per_kwh == pytest.approx(0.18)
+    assert s.workload.params == 86e6
+    assert s.workload.activation_memory_gb == 9.0
+    proto, final = s.phases
+    assert proto.checkpoint_every_h == 0.5 and proto.run_length_h == 2.0 and proto.dataset_size_gb == 12.0
+    assert final.gpu_hours == 540.0  # 180 h per run x 3 runs
+    assert final.deadline == dt.date(2027, 8, 15)
+    assert s.you.attention_starts_per_day == 2.0
+    assert s.you.time_value_usd_per_hour == 15.0
+    assert s.you.own == ("gtx-1060-6gb",)
+
+
+def test_defaults_of_a_minimal_scenario(load):
+    s = load(MINIMAL)
+    assert s.currency == "USD" and s.framework == "pytorch" and s.horizon_months == 24
+    assert s.workload.precision == "mixed" and s.workload.optimizer == "adam"
+    (train,) = s.phases
+    assert train.start == s.start and train.runs == 1
+    assert s.consider.buy is None and s.consider.spot is True
+
+
+def test_start_defaults_to_today(load):
+    s = load(MINIMAL.replace("start: 2027-01-04\n", "").replace("    deadline: 2027-03-01\n", ""))
+    assert s.start == TODAY
+
+
+def test_scenario_currency_converts_money_with_catalog_rates(load, catalog):
+    text = MINIMAL.replace("electricity: 0.20 USD/kWh", "currency: EUR\nelectricity: 0.397")
+    s = load(text + "you:\n  budget: 1000\n")
+    eur = catalog.usd_per_unit()["EUR"]
+    assert eur == pytest.approx(1.0705)  # ECB: 1 EUR = 1.0705 USD on 2024-06-28
+    assert s.electricity_usd_per_kwh == pytest.approx(0.397 * 1.0705)
+    assert s.you.budget_usd == pytest.approx(1070.5)
+
+
+def test_aliases_resolve_to_ids(load):
+    s = load(MINIMAL.replace("reference_gpu: rtx-3090", "reference_gpu: 3090") + "you:\n  own: [tesla-t4]\n")
+    assert s.workload.reference_gpu == "rtx-3090" and s.you.own == ("t4",)
+
+
+def test_variant_equals_the_same_change_by_set(load, thesis_text):
+    by_variant = load(thesis_text, variant="bigger-model")
+    by_set = load(thesis_text, sets=["workload.params=304M", "workload.activation_memory=20 GB",
+                                     "phases.prototyping.gpu_hours=800", "phases.final.gpu_hours=600"])
+    strip = dict(variant=None, overrides=())
+    assert dataclasses.replace(by_variant, **strip) == dataclasses.replace(by_set, **strip)
+    assert by_variant.workload.params == 304e6 and by_variant.phase("final").gpu_hours == 1800
+
+
+def test_set_wins_over_variant_and_is_logged(load, thesis_text):
+    s = load(thesis_text, variant="cheap-power", sets=["electricity=0.30 USD/kWh"])
+    assert s.electricity_usd_per_kwh == pytest.approx(0.30)
+    assert s.overrides == ("electricity: 0.18 USD/kWh -> 0.10 USD/kWh (variant 'cheap-power')",
+                           "electricity: 0.10 USD/kWh -> 0.30 USD/kWh (--set)")
+
+
+def test_set_can_add_a_key_the_file_leaves_out(load):
+    s = load(MINIMAL, sets=["phases.train.runs=4", "you.budget=500"])
+    assert s.phases[0].gpu_hours == 400 and s.you.budget_usd == 500
+
+
+def test_set_addresses_catalog_entries_by_id(load, catalog):
+    text = (MINIMAL + "catalog:\n  rent:\n    - {id: uni, device: a100-40gb, price: 0.40 USD/h}\n")
+    s = load(text, sets=["catalog.rent.uni.price=0.25"])
+    assert s.catalog_entries["rent"][0]["usd_per_hour"] == pytest.approx(0.25)
+
+
+def test_scenario_catalog_entries_in_catalog_columns(load):
+    text = MINIMAL + """catalog:
+  buy:
+    - {id: rtx-3090-marketplace, device: rtx-3090, condition: used, price: 650 USD, resale: 40%}
+  rent:
+    - {id: uni-cluster, device: a100-40gb, price: 0.40 USD/h, session_limit: 24 h,
+       startup: 10 min, interruptions: 0.02/h}
+"""
+    s = load(text)
+    (buy,) = s.catalog_entries["buy"]
+    assert buy == {"id": "rtx-3090-marketplace", "device": "rtx-3090", "condition": "used", "price_usd": 650.0,
+                   "resale_fraction": 0.4, "source": "scenario file (s.yaml)"}
+    (rent,) = s.catalog_entries["rent"]
+    assert rent["session_limit_h"] == 24 and rent["startup_min"] == 10 and rent["interruptions_per_h"] == 0.02
+
+
+def test_consider_patterns_may_name_the_scenarios_own_offers(load):
+    text = MINIMAL + ("catalog:\n  rent:\n    - {id: uni-cluster, device: a100-40gb, price: 0.40 USD/h}\n"
+                      "consider:\n  rent: [uni-*]\n")
+    assert load(text).consider.rent == ("uni-*",)
+
+
+def test_new_offer_needs_a_device(load):
+    with pytest.raises(InputError, match="new rent offer 'uni' needs a 'device'"):
+        load(MINIMAL + "catalog:\n  rent:\n    - {id: uni, price: 0.40 USD/h}\n")
+
+
+def test_shipped_scenarios_and_all_their_variants_validate(load):
+    for path in sorted(SCENARIOS.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        s = load(text, file=str(path))
+        for name in s.variant_names:
+            load(text, file=str(path), variant=name)
