@@ -49,5 +49,5 @@ def load_scenario(
 
 def plan(scenario: Scenario, catalog: pricing.Catalog | None = None) -> Plan:
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied."""
-    catalog = (catalog or default_catalog()).with_entries(scenario.catalog_entries)
-    return optimize.plan(scenario, catalog)
+    base = catalog or default_catalog()
+    return optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base)

@@ -179,8 +179,12 @@ def _candidates(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame, kinds: se
         yield (misses + (len(phases) - len(chosen)), int(over), round(total, 6), b or ""), b, purchase, chosen
 
 
-def plan(s: Scenario, catalog) -> Plan:
-    """The cheapest plan for the scenario (see module docstring)."""
+def plan(s: Scenario, catalog, base_catalog=None) -> Plan:
+    """The cheapest plan for the scenario (see module docstring).
+
+    ``catalog`` already holds the scenario's own entries; ``base_catalog``
+    (without them) tells which of their fields took a documented default.
+    """
     opts = build_options(s, catalog)
     feas = exclusions(s, opts, catalog.devices)
     quotes = quote(s, opts, feas)
@@ -247,7 +251,28 @@ def plan(s: Scenario, catalog) -> Plan:
         catalog_as_of=catalog.as_of(),
         warnings=tuple(warnings),
         over_budget=bool(best and best[0][1]),
+        assumptions=tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else (),
     )
+
+
+def _assumed_defaults(s: Scenario, base_catalog) -> list[str]:
+    """'uni-cluster: billing_s = 60, ...' for each scenario offer that omitted documented fields."""
+    out = []
+    for table, rows in s.catalog_entries.items():
+        for row in rows:
+            taken = base_catalog.defaults_for(table, row)
+            if taken:
+                out.append(f"{row['id']} ({table}): catalog defaults "
+                           + ", ".join(f"{k} = {_show(v)}" for k, v in taken.items()))
+    return out
+
+
+def _show(v) -> str:
+    if isinstance(v, tuple):
+        return ";".join(v)
+    if isinstance(v, bool):
+        return str(v).lower()
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _excluded(feas: pd.DataFrame, quotes: pd.DataFrame, chosen: dict, bought: str | None) -> pd.DataFrame:

@@ -79,6 +79,9 @@ def render_text(plan: Plan) -> str:
     if s.overrides:
         out.append("")
         out.append("Overrides: " + "; ".join(s.overrides))
+    if d["assumptions"]:
+        out.append("")
+        out += [f"assumed: {a}" for a in d["assumptions"]]
     if d["warnings"]:
         out.append("")
         out += [f"warning: {w}" for w in d["warnings"]]

@@ -78,6 +78,7 @@ class Plan:
     catalog_as_of: dt.date
     warnings: tuple[str, ...] = ()
     over_budget: bool = False
+    assumptions: tuple[str, ...] = ()
 
     @property
     def total_usd(self) -> float:
@@ -154,5 +155,6 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         ],
         "catalog_as_of": plan.catalog_as_of.isoformat(),
         "overrides": list(s.overrides),
+        "assumptions": list(plan.assumptions),
         "warnings": list(plan.warnings),
     }

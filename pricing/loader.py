@@ -113,6 +113,12 @@ class Catalog:
             raise KeyError(key)
         return hit.iloc[0]
 
+    def defaults_for(self, table: str, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The documented defaults a new ``row`` of ``table`` takes for the fields it omits."""
+        if row.get("id") in set(self.tables[table]["id"]):
+            return {}
+        return {c: v for c, v in _defaults(self.columns, table).items() if c not in row and v != ()}
+
     def with_entries(self, entries: Mapping[str, Sequence[Mapping[str, Any]]]) -> Catalog:
         """Overlay canonical rows (a scenario's or a user's), field by field by id."""
         tables = dict(self.tables)

@@ -152,3 +152,11 @@ def test_help_and_version():
     assert runner.invoke(main, ["run", "--help"]).exit_code == 0
     version = runner.invoke(main, ["--version"])
     assert version.exit_code == 0 and planner.__version__ in version.output
+
+
+def test_defaults_taken_by_the_scenarios_own_offers_are_shown(load):
+    p = planner.plan(make(load, rent="uni-cluster"))
+    (line,) = [a for a in p.assumptions if a.startswith("uni-cluster (rent)")]
+    assert "count = 1" in line and "spot = false" in line and "transfer_gb_per_h = 360" in line
+    assert "billing_s" not in line  # given in the scenario
+    assert "assumed: uni-cluster (rent): catalog defaults" in planner.report.render_text(p)
