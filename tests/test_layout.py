@@ -1,0 +1,42 @@
+"""House rules that keep the core pure and the CLI documented."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = ["options", "workload", "sessions", "optimize", "costs", "result", "units"]
+FORBIDDEN = {"click", "yaml", "matplotlib", "pathlib", "os", "sys", "subprocess", "requests", "time"}
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_modules_do_no_io(module):
+    tree = ast.parse((ROOT / "planner" / f"{module}.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names = {(node.module or "").split(".")[0]}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            assert node.func.id not in {"open", "print", "input"}, f"{module} calls {node.func.id}()"
+            continue
+        elif isinstance(node, ast.Attribute) and node.attr in {"today", "now", "utcnow"}:
+            raise AssertionError(f"{module} reads the clock ({node.attr})")
+        else:
+            continue
+        assert not names & FORBIDDEN, f"{module} imports {names & FORBIDDEN}"
+
+
+def test_every_command_has_help_and_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    runner = CliRunner()
+    for name, command in main.commands.items():
+        assert command.help, name
+        assert runner.invoke(main, [name, "--help"]).exit_code == 0
+        assert f"planner {name}" in readme, name
