@@ -33,8 +33,12 @@ TABLE_FILES = {
     "free": "free.yaml",
     "rates": "rates.csv",
     "electricity": "electricity.csv",
+    "throughput": "throughput.csv",
 }
-KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "currency", "electricity": "region"}
+KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "currency", "electricity": "region",
+       "throughput": "device"}
+#: Columns whose values together identify a row.
+UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework")}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
 
 
@@ -62,6 +66,10 @@ class Catalog:
     @property
     def free(self) -> pd.DataFrame:
         return self.tables["free"]
+
+    @property
+    def throughput(self) -> pd.DataFrame:
+        return self.tables["throughput"]
 
     @property
     def rates(self) -> pd.DataFrame:
@@ -333,12 +341,14 @@ def check_unique(tables, files) -> list[Problem]:
     """Every id (or currency, region) appears once per table."""
     out = []
     for table, df in tables.items():
-        key = KEY[table]
-        dup = df[df[key].duplicated(keep="first") & df[key].notna()]
+        cols = list(UNIQUE[table])
+        dup = df[df.duplicated(cols, keep="first")]
         for _, r in dup.iterrows():
-            first = df.loc[df[key] == r[key], "_line"].iloc[0]
-            out.append(Problem(files[table], int(r["_line"]), 1, f"{table}.{r[key]}",
-                               f"duplicate {key} (first at line {first}); ids must be unique"))
+            same = (df[cols] == r[cols]).all(axis=1)
+            first = df.loc[same, "_line"].iloc[0]
+            what = "id" if cols == ["id"] else " + ".join(cols)
+            out.append(Problem(files[table], int(r["_line"]), 1, f"{table}.{r[cols[0]]}",
+                               f"duplicate {what} (first at line {first}); rows must be unique"))
     return out
 
 
@@ -346,11 +356,11 @@ def check_references(tables, files) -> list[Problem]:
     """Every offer's and alias's device exists; aliases do not shadow ids."""
     out = []
     devices = set(tables["devices"]["id"].dropna())
-    for table in ("buy", "rent", "free"):
+    for table in ("buy", "rent", "free", "throughput"):
         df = tables[table]
         for _, r in df.iterrows():
             if isinstance(r["device"], str) and r["device"] not in devices:
-                out.append(Problem(files[table], int(r["_line"]), 1, f"{table}.{r['id']}.device",
+                out.append(Problem(files[table], int(r["_line"]), 1, f"{table}.{r[KEY[table]]}.device",
                                    f"unknown device {r['device']!r}{did_you_mean(r['device'], devices)}"))
     seen: dict[str, str] = {}
     for _, r in tables["devices"].iterrows():

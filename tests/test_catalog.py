@@ -68,7 +68,7 @@ def test_rule_unknown_device(broken):
 
 def test_rule_duplicate_id(broken):
     msgs = broken("buy.csv", "rtx-3070,rtx-3070,", "rtx-3060-12gb,rtx-3070,")
-    assert any("buy.rtx-3060-12gb: duplicate id (first at line" in m for m in msgs)
+    assert any("buy.rtx-3060-12gb: duplicate id (first at line" in m and "rows must be unique" in m for m in msgs)
 
 
 def test_rule_missing_as_of(broken):
