@@ -12,7 +12,7 @@ import pricing
 from . import optimize
 from .errors import InputError, Problem
 from .result import Plan, to_dict
-from .scenario import Scenario, load_scenario_text
+from .scenario import Scenario, load_catalog_text, load_scenario_text
 
 __all__ = ["default_catalog", "load_scenario", "plan", "to_dict"]
 
@@ -31,6 +31,15 @@ def read_text(path: str | Path) -> str:
         raise InputError([Problem(str(path), 0, 0, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
     except OSError as exc:
         raise InputError([Problem(str(path), 0, 0, "", f"cannot read the file: {exc.strerror}")]) from None
+
+
+def load_catalog(extra: Sequence[str | Path] = (), today: dt.date | None = None) -> pricing.Catalog:
+    """The shipped catalog with the user's or lab's catalog files layered on top, in order."""
+    catalog = default_catalog()
+    for path in extra:
+        entries = load_catalog_text(read_text(path), catalog.ids(), file=str(path), today=today or dt.date.today())
+        catalog = catalog.with_entries(entries)
+    return catalog
 
 
 def load_scenario(

@@ -29,8 +29,21 @@ def _today(ctx, param, value):
         raise click.BadParameter(f"expected a date YYYY-MM-DD, got {value!r}") from None
 
 
+def catalog_option(f):
+    """--catalog FILE (repeatable): a user's or lab's offers layered over the shipped catalog."""
+    return click.option("--catalog", "catalog_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+                        metavar="FILE", help="Your own catalog file (buy/rent/free lists as in a scenario's "
+                        "'catalog:'); overrides shipped rows by id. Repeatable.")(f)
+
+
+def format_option(*choices: str):
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True,
+                        help="What to print.")
+
+
 def scenario_options(f):
-    """--variant, --set and --today, shared by every command that reads a scenario."""
+    """--variant, --set, --today and --catalog, shared by every command that reads a scenario."""
+    f = catalog_option(f)
     f = click.option("--today", callback=_today, metavar="YYYY-MM-DD",
                      help="Date used as the scenario's start when it gives none (default: today).")(f)
     f = click.option("--set", "sets", multiple=True, metavar="KEY.PATH=VALUE",
@@ -78,16 +91,16 @@ def main(debug):
 @main.command()
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
 @scenario_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="What to print.")
+@format_option("text", "json")
 @handle_errors
-def run(scenario, variant, sets, today, fmt):
+def run(scenario, variant, sets, today, catalog_files, fmt):
     """Plan SCENARIO: the cheapest way to meet every deadline."""
-    from .api import load_scenario, plan
+    from .api import load_catalog, load_scenario, plan
     from .report import RENDERERS
 
-    s = load_scenario(scenario, variant=variant, sets=sets, today=today)
-    p = plan(s)
+    catalog = load_catalog(catalog_files, today)
+    s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
+    p = plan(s, catalog)
     click.echo(RENDERERS[fmt](p), nl=False)
     if not p.feasible:
         sys.exit(EXIT_INFEASIBLE)
@@ -97,12 +110,94 @@ def run(scenario, variant, sets, today, fmt):
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
 @scenario_options
 @handle_errors
-def validate(scenario, variant, sets, today):
+def validate(scenario, variant, sets, today, catalog_files):
     """Check SCENARIO and print 'ok' or every problem found."""
-    from .api import load_scenario
+    from .api import load_catalog, load_scenario
 
-    load_scenario(scenario, variant=variant, sets=sets, today=today)
+    load_scenario(scenario, catalog=load_catalog(catalog_files, today), variant=variant, sets=sets, today=today)
     click.echo("ok")
+
+
+# --------------------------------------------------------------------------- pricing
+
+
+@main.group()
+def pricing():
+    """Browse and check the catalog: devices, buy and rent offers, free tiers."""
+
+
+@pricing.command("list")
+@click.option("--devices", "table", flag_value="devices", help="Devices and their specs.")
+@click.option("--buy", "table", flag_value="buy", help="Cards to buy (new and used, dated).")
+@click.option("--rent", "table", flag_value="rent", help="Cloud and marketplace instances.")
+@click.option("--free", "table", flag_value="free", help="Free and subscription notebook tiers.")
+@click.option("--device", metavar="ID", help="Only this device (aliases work).")
+@click.option("--min-vram", type=float, metavar="GB", help="Only devices with at least this much memory.")
+@click.option("--provider", metavar="P", help="Only this provider (--rent).")
+@click.option("--sort", metavar="COLUMN", help="Sort by a column (see --format json for the names).")
+@catalog_option
+@click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Date for reading catalog files.")
+@format_option("text", "json", "csv")
+@handle_errors
+def pricing_list(table, device, min_vram, provider, sort, catalog_files, today, fmt):
+    """List catalog rows: one table, or every table when no flag is given."""
+    from pricing.views import LISTINGS, listing
+
+    from .api import load_catalog
+    from .report import render_rows
+
+    catalog = load_catalog(catalog_files, today)
+    tables = [table] if table else (["rent"] if provider else list(LISTINGS))
+    frames = {t: listing(catalog, t, device, min_vram, provider, sort) for t in tables}
+    click.echo(render_rows(frames, LISTINGS, fmt), nl=False)
+
+
+@pricing.command("show")
+@click.argument("offer_id", metavar="ID")
+@catalog_option
+@click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Date for reading catalog files.")
+@format_option("text", "json")
+@handle_errors
+def pricing_show(offer_id, catalog_files, today, fmt):
+    """Every field of one catalog row (device, offer, tier, currency or region), with its date and source."""
+    from pricing.views import details
+
+    from .api import load_catalog
+    from .report import render_fields
+
+    table, fields = details(load_catalog(catalog_files, today), offer_id)
+    click.echo(render_fields(table, fields, fmt), nl=False)
+
+
+@pricing.command("check")
+@catalog_option
+@click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Judge staleness as of this date (default: today).")
+@click.option("--days", type=int, default=180, show_default=True, help="A price older than this many days is stale.")
+def pricing_check(catalog_files, today, days):
+    """Check the catalog's integrity (exit 1 on errors) and list stale prices."""
+    from pricing.views import spot_above_on_demand, stale
+
+    from .api import load_catalog
+
+    try:
+        catalog = load_catalog(catalog_files, today)
+    except InputError as exc:
+        for p in exc.problems:
+            click.echo(str(p), err=True)
+        click.echo(f"catalog check: {len(exc.problems)} integrity error(s)", err=True)
+        sys.exit(1)
+    sizes = ", ".join(f"{len(df)} {name}" for name, df in catalog.tables.items())
+    click.echo(f"integrity: ok ({sizes}); catalog as of {catalog.as_of()}")
+    old = stale(catalog, today, days)
+    click.echo(f"stale: {len(old)} price row(s) older than {days} days on {today}")
+    for table, group in old.groupby("table", sort=False):
+        ids = list(group["id"])
+        oldest = group.sort_values("age_days").iloc[-1]
+        click.echo(f"  {table}: {len(ids)} rows, oldest {oldest['id']} ({oldest['as_of']}, {oldest['age_days']} days): "
+                   + ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else ""))
+    odd = spot_above_on_demand(catalog)
+    if not odd.empty:
+        click.echo(f"note: {len(odd)} spot row(s) cost as much as on-demand: " + ", ".join(odd["id"]))
 
 
 if __name__ == "__main__":  # pragma: no cover

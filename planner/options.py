@@ -13,6 +13,8 @@ import math
 
 import pandas as pd
 
+from pricing.views import free_rows
+
 from .scenario import Scenario
 
 #: Catalog prices older than this, relative to the scenario's start, get a warning.
@@ -77,21 +79,13 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
             "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
             "frameworks", "as_of", "source")}, persistent_storage=False, needs_person=False))
 
-    free = catalog.free[_matches(catalog.free["id"], s.consider.free)]
+    free = free_rows(catalog)
+    free = free[_matches(free["tier"], s.consider.free)]
     for _, r in free.iterrows():
-        base = {c: r[c] for c in ("count", "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total",
-                                  "needs_person", "setup_min", "transfer_gb_per_h", "persistent_storage",
-                                  "interruptions_per_h", "frameworks", "as_of", "source")}
-        burn = r["units_per_hour"]
-        if isinstance(burn, dict) and burn:
-            for device, units in burn.items():
-                cap = r["units_per_month"] / units if not _nan(r["units_per_month"]) else math.nan
-                rows.append(dict(option=f"{r['id']}:{device}", kind="free", offer=r["id"], device=device,
-                                 usd_per_hour=r["usd_per_unit"] * units, usd_per_month=r["usd_per_month"],
-                                 cap_h_per_month=cap, units_per_hour=units, **base))
-        else:
-            rows.append(dict(option=r["id"], kind="free", offer=r["id"], device=r["device"], usd_per_hour=0.0,
-                             usd_per_month=r["usd_per_month"], **base))
+        rows.append(dict(option=r["id"], kind="free", offer=r["tier"], **{c: r[c] for c in (
+            "device", "count", "usd_per_hour", "usd_per_month", "cap_h_per_month", "units_per_hour",
+            "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total", "needs_person", "setup_min",
+            "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source")}))
     return pd.DataFrame(rows, columns=OPTION_COLUMNS)
 
 

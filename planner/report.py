@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from .result import COST_PARTS, Plan, to_dict
 
 
@@ -96,3 +98,66 @@ def render_json(plan: Plan) -> str:
 
 
 RENDERERS = {"text": render_text, "json": render_json}
+
+
+def _cell(v) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (float, np.floating)):
+        return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+    if isinstance(v, (tuple, list)):
+        return ";".join(map(str, v))
+    return str(v)
+
+
+def _plain(v):
+    """A JSON-ready value: dates as ISO text, NaN as null, tuples as lists."""
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    if isinstance(v, tuple):
+        return list(v)
+    if hasattr(v, "item"):
+        return v.item()
+    return v
+
+
+def render_rows(frames: dict, headers: dict, fmt: str) -> str:
+    """Listings: text tables with unit headers, or JSON/CSV rows with every column plus as_of and source."""
+    if fmt == "json":
+        rows = [{**({"table": t} if len(frames) > 1 else {}), **{k: _plain(v) for k, v in r.items()}}
+                for t, df in frames.items() for r in df.to_dict("records")]
+        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        import io
+
+        buf = io.StringIO()
+        parts = [df.assign(table=t)[["table", *df.columns]] if len(frames) > 1 else df for t, df in frames.items()]
+        import pandas as pd
+
+        pd.concat(parts, ignore_index=True).map(lambda v: ";".join(v) if isinstance(v, tuple) else v).to_csv(
+            buf, index=False, lineterminator="\n")
+        return buf.getvalue()
+    out = []
+    for t, df in frames.items():
+        cols = [c for c in headers[t] if c in df.columns]
+        numeric = {i for i, c in enumerate(cols) if df[c].dtype.kind in "fi"}
+        if len(frames) > 1:
+            out.append(f"{t} ({len(df)})")
+        out += _table([headers[t][c] for c in cols], [[_cell(v) for v in r] for r in df[cols].itertuples(index=False)],
+                      right=numeric)
+        out.append("")
+    return "\n".join(out)
+
+
+def render_fields(table: str, fields: list, fmt: str) -> str:
+    """One catalog row, field by field."""
+    if fmt == "json":
+        return json.dumps({"table": table, **{k: _plain(v) for k, v in fields if not k.startswith("---")}},
+                          indent=2, ensure_ascii=False) + "\n"
+    width = max(len(k) for k, _ in fields)
+    lines = [f"[{table}]"] + [f"{k.ljust(width)}  {_cell(v) if not isinstance(v, dict) else v}" for k, v in fields]
+    return "\n".join(lines) + "\n"

@@ -779,27 +779,27 @@ class _Validator:
             ))
         return tuple(out)
 
-    def catalog(self, raw: Any) -> dict[str, tuple[dict, ...]]:
+    def catalog(self, raw: Any, prefix: tuple = ("catalog",)) -> dict[str, tuple[dict, ...]]:
         out: dict[str, tuple[dict, ...]] = {"buy": (), "rent": (), "free": ()}
         if raw is None:
             return out
         if not isinstance(raw, dict):
-            self.add(("catalog",), f"expected a mapping with buy, rent and/or free lists, got {_kind(raw)}")
+            self.add(prefix, f"expected a mapping with buy, rent and/or free lists, got {_kind(raw)}")
             return out
         for kind, entries in raw.items():
             if kind not in ENTRY_COLUMNS:
-                self.add(("catalog", kind), f"unknown key{did_you_mean(kind, ENTRY_COLUMNS)}; expected buy, rent or free", at_key=True)
+                self.add(prefix + (kind,), f"unknown key{did_you_mean(kind, ENTRY_COLUMNS)}; expected buy, rent or free", at_key=True)
                 continue
             if entries is None:
                 continue
             if not isinstance(entries, list):
-                self.add(("catalog", kind), f"expected a list of {kind} offers, each '- {{id: ..., ...}}'")
+                self.add(prefix + (kind,), f"expected a list of {kind} offers, each '- {{id: ..., ...}}'")
                 continue
             known = getattr(self.ctx.ids, kind)
             columns = ENTRY_COLUMNS[kind]
             rows = []
             for i, entry in enumerate(entries):
-                path = ("catalog", kind, i)
+                path = prefix + (kind, i)
                 values = self.section(entry, path, {k: f for k, (_, f) in columns.items()}, f"catalog {kind}")
                 if "id" not in values:
                     continue
@@ -825,3 +825,23 @@ def _kind(value: Any) -> str:
         return "a mapping"
     return repr(value)
 
+
+
+def load_catalog_text(text: str, ids: CatalogIds, *, file: str, today: dt.date) -> dict[str, tuple[dict, ...]]:
+    """A user's or lab's catalog file: buy/rent/free lists written as in a scenario's ``catalog:``.
+
+    Returns canonical rows to overlay on the catalog (``Catalog.with_entries``).
+    """
+    doc = parse_document(text, file)
+    if doc.data is None:
+        raise InputError([Problem(file, 1, 1, "", "the file is empty: expected 'buy:', 'rent:' and/or 'free:' lists")])
+    v = _Validator(doc, _Context(ids, today))
+    if isinstance(doc.data, dict) and "currency" in doc.data:
+        try:
+            v.ctx.currency = _currency(doc.data.pop("currency"), v.ctx)
+        except ValueError as exc:
+            v.add(("currency",), str(exc))
+    entries = v.catalog(doc.data, prefix=())
+    if v.problems:
+        raise InputError(v.problems)
+    return entries

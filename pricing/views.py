@@ -1,0 +1,168 @@
+"""Catalog views for people: listings, one row in full, integrity and staleness.
+
+Pure functions over a :class:`~pricing.loader.Catalog`; the CLI prints them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import pandas as pd
+
+from planner.errors import InputError, Problem, did_you_mean
+
+#: Columns shown per listing, with their table headers (units in brackets).
+LISTINGS: dict[str, dict[str, str]] = {
+    "devices": {
+        "id": "Device", "kind": "Kind", "architecture": "Arch", "vram_gb": "VRAM [GB]",
+        "memory_bandwidth_gb_per_s": "Bandwidth [GB/s]", "fp32_tflops": "FP32 [TFLOPS]",
+        "fp16_tensor_tflops": "FP16 tensor [TFLOPS]", "board_power_w": "Power [W]", "release_date": "Released",
+        "as_of": "As of",
+    },
+    "buy": {
+        "id": "Offer", "device": "Device", "condition": "Condition", "count": "Cards", "vram_gb": "VRAM [GB]",
+        "price_usd": "Price [USD]", "as_of": "As of",
+    },
+    "rent": {
+        "id": "Offer", "provider": "Provider", "device": "Device", "count": "GPUs", "vram_gb": "VRAM [GB]",
+        "usd_per_hour": "Price [USD/h]", "spot": "Spot", "billing_s": "Billing [s]", "region": "Region",
+        "as_of": "As of",
+    },
+    "free": {
+        "id": "Tier", "device": "Device", "count": "GPUs", "vram_gb": "VRAM [GB]", "usd_per_month": "Fee [USD/month]",
+        "usd_per_hour": "Price [USD/h]", "session_limit_h": "Session [h]", "quota_h_per_week": "Quota [h/week]",
+        "needs_person": "Needs person", "persistent_storage": "Files kept", "as_of": "As of",
+    },
+}
+STALE_AFTER_DAYS = 180
+
+
+def free_rows(catalog) -> pd.DataFrame:
+    """Free tiers, one row per (tier, device): subscriptions priced by compute units
+    become one row per GPU type with the derived USD per hour and monthly cap."""
+    rows = []
+    for _, r in catalog.free.iterrows():
+        burn = r["units_per_hour"]
+        base = r.to_dict()
+        if isinstance(burn, dict) and burn:
+            for device, units in burn.items():
+                cap = r["units_per_month"] / units if not _nan(r["units_per_month"]) else math.nan
+                rows.append({**base, "id": f"{r['id']}:{device}", "tier": r["id"], "device": device,
+                             "units_per_hour": units, "usd_per_hour": r["usd_per_unit"] * units,
+                             "cap_h_per_month": cap})
+        else:
+            rows.append({**base, "tier": r["id"], "usd_per_hour": 0.0, "cap_h_per_month": math.nan,
+                         "units_per_hour": math.nan})
+    return pd.DataFrame(rows)
+
+
+def listing(catalog, table: str, device: str | None = None, min_vram_gb: float | None = None,
+            provider: str | None = None, sort: str | None = None) -> pd.DataFrame:
+    """Rows of one table with the listing's columns plus as_of and source."""
+    df = free_rows(catalog) if table == "free" else catalog.tables[table].copy()
+    vram = catalog.devices.set_index("id")["vram_gb"]
+    if table != "devices":
+        df["vram_gb"] = df["device"].map(vram)
+    if device is not None:
+        dev = resolve_device(catalog, device)
+        df = df[(df["id"] if table == "devices" else df["device"]) == dev]
+    if min_vram_gb is not None:
+        df = df[df["vram_gb"] >= min_vram_gb]
+    if provider is not None:
+        if table != "rent":
+            raise InputError([Problem("--provider", 0, 0, "", "--provider applies to --rent listings only")])
+        known = sorted(catalog.rent["provider"].unique())
+        if provider not in known:
+            raise InputError([Problem("--provider", 0, 0, "", f"unknown provider {provider!r}"
+                                      f"{did_you_mean(provider, known)} (providers: {', '.join(known)})")])
+        df = df[df["provider"] == provider]
+    columns = list(LISTINGS[table]) + ["source"]
+    if sort is not None:
+        if sort not in columns:
+            raise InputError([Problem("--sort", 0, 0, "", f"unknown column {sort!r}{did_you_mean(sort, columns)} "
+                                      f"(columns: {', '.join(columns)})")])
+        df = df.sort_values(sort, kind="stable", na_position="last")
+    return df[columns].reset_index(drop=True)
+
+
+def resolve_device(catalog, name: str) -> str:
+    ids = set(catalog.devices["id"])
+    aliases = catalog.aliases()
+    key = name.strip().lower()
+    if key in ids:
+        return key
+    if key in aliases:
+        return aliases[key]
+    raise InputError([Problem("--device", 0, 0, "", f"unknown device {name!r}"
+                              f"{did_you_mean(key, sorted(ids | set(aliases)))}")])
+
+
+def find(catalog, key: str) -> tuple[str, pd.Series]:
+    """(table, row) for an id, currency or region anywhere in the catalog."""
+    for table, df in catalog.tables.items():
+        if table == "throughput":
+            continue
+        col = {"rates": "currency", "electricity": "region"}.get(table, "id")
+        hit = df[df[col] == key]
+        if not hit.empty:
+            return table, hit.iloc[0]
+    aliases = catalog.aliases()
+    if key.lower() in aliases:
+        return "devices", catalog.row("devices", aliases[key.lower()])
+    every = [str(v) for t, df in catalog.tables.items() if t != "throughput"
+             for v in df[{"rates": "currency", "electricity": "region"}.get(t, "id")]]
+    raise InputError([Problem("pricing show", 0, 0, "", f"no catalog row with id {key!r}{did_you_mean(key, every)}; "
+                              "`planner pricing list` lists them")])
+
+
+def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]]]:
+    """(table, [(field, value), ...]) for one row: every field, then derived figures."""
+    table, row = find(catalog, key)
+    fields = [(c, v) for c, v in row.items() if not c.startswith("_")]
+    derived: list[tuple[str, Any]] = []
+    if table == "free" and isinstance(row["units_per_hour"], dict):
+        for device, units in row["units_per_hour"].items():
+            usd = row["usd_per_unit"] * units
+            cap = row["units_per_month"] / units if not _nan(row["units_per_month"]) else None
+            derived.append((f"{device}", f"{units:g} units/h (published) -> {usd:.3f} USD/h (derived)"
+                            + (f", at most {cap:.1f} h/month" if cap else "")))
+    if table == "buy":
+        from planner.costs import resale_fraction
+
+        for months in (12, 24, 36):
+            derived.append((f"resale after {months} months (default model)",
+                            f"{row['price_usd'] * resale_fraction(months, row['condition']):,.0f} USD"))
+    if table == "devices":
+        n = int((catalog.throughput["device"] == row["id"]).sum())
+        derived.append(("measured throughput rows", n))
+    return table, fields + [("--- derived", "")] + derived if derived else fields
+
+
+def stale(catalog, today: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame:
+    """Price rows (buy, rent, free, rates, electricity) older than ``days`` on ``today``."""
+    out = []
+    for table in ("buy", "rent", "free", "rates", "electricity"):
+        df = catalog.tables[table]
+        key = {"rates": "currency", "electricity": "region"}.get(table, "id")
+        for _, r in df.iterrows():
+            if isinstance(r["as_of"], dt.date) and (today - r["as_of"]).days > days:
+                out.append(dict(table=table, id=r[key], as_of=r["as_of"], age_days=(today - r["as_of"]).days))
+    return pd.DataFrame(out, columns=["table", "id", "as_of", "age_days"])
+
+
+def spot_above_on_demand(catalog) -> pd.DataFrame:
+    """Spot rows priced at or above their instance's on-demand price (worth a second look)."""
+    rent = catalog.rent
+    od = rent[~rent["spot"].astype(bool)].set_index(["provider", "instance", "region"])["usd_per_hour"]
+    rows = []
+    for _, r in rent[rent["spot"].astype(bool)].iterrows():
+        key = (r["provider"], r["instance"], r["region"])
+        if key in od.index and r["usd_per_hour"] >= od.loc[key]:
+            rows.append(dict(id=r["id"], spot_usd_per_hour=r["usd_per_hour"], on_demand_usd_per_hour=od.loc[key]))
+    return pd.DataFrame(rows, columns=["id", "spot_usd_per_hour", "on_demand_usd_per_hour"])
+
+
+def _nan(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
