@@ -38,15 +38,17 @@ STRATEGIES = {
 }
 
 
-def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame) -> pd.DataFrame:
+def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     """Per option: fit verdict, speed, and the reason it cannot be used (or None)."""
     need = workload.memory_need(s.workload)
-    speed = workload.relative_speed(devices, s.workload.reference_gpu, s.workload.family, s.workload.precision)
+    speed = workload.relative_speed(devices, throughput, s.workload.reference_gpu, s.workload.family,
+                                    s.workload.precision)
     dev = devices.set_index("id")
     rows = []
     for r in opts.itertuples():
         vram = dev.at[r.device, "vram_gb"]
-        verdict, why = workload.fit_verdict(need, vram)
+        f = workload.fit(need, vram)
+        verdict, why = f.verdict, f.reason
         rel = speed.at[r.device, "relative_speed"]
         reason = None
         if verdict == "does-not-fit":
@@ -60,10 +62,11 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame) -> pd.Dat
         elif r.kind == "free" and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
             reason = "the tier grants no hours"
         count = int(r.count) if not _nan(r.count) else 1
-        rows.append(dict(option=r.option, verdict=verdict, fit_reason=why,
+        rows.append(dict(option=r.option, verdict=verdict, fit_reason=why, slowdown=f.slowdown,
                          relative_speed=rel * count * float(workload.multi_gpu_efficiency(count)),
                          speed_source=speed.at[r.device, "speed_source"], reason=reason))
-    return pd.DataFrame(rows, columns=["option", "verdict", "fit_reason", "relative_speed", "speed_source", "reason"])
+    return pd.DataFrame(rows, columns=["option", "verdict", "fit_reason", "slowdown", "relative_speed",
+                                       "speed_source", "reason"])
 
 
 def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
@@ -78,8 +81,7 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
         window_weeks = max((end - ph.start).days, 0) / 7.0
         checkpoint_gb = ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else ckpt_gb
         for r in usable.itertuples():
-            slowdown = workload.ACCUMULATION_SLOWDOWN if r.verdict == "fits-with-accumulation" else 1.0
-            device_h = ph.gpu_hours / r.relative_speed * slowdown
+            device_h = ph.gpu_hours / r.relative_speed * r.slowdown
             rented = r.kind == "rent"
             local = r.kind in ("own", "buy")
             persistent = local or bool(r.persistent_storage)
@@ -186,7 +188,7 @@ def plan(s: Scenario, catalog, base_catalog=None) -> Plan:
     (without them) tells which of their fields took a documented default.
     """
     opts = build_options(s, catalog)
-    feas = exclusions(s, opts, catalog.devices)
+    feas = exclusions(s, opts, catalog.devices, catalog.throughput)
     quotes = quote(s, opts, feas)
     warnings = _warnings(s, opts, catalog)
     if opts.empty:

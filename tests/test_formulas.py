@@ -104,12 +104,26 @@ def test_transformer_activation_estimate_by_hand():
 
 
 def test_fit_verdicts():
-    need = workload.MemoryNeed(states_gb=2.0, activations_gb=9.0, overhead_gb=1.0, activations_source="measured")
-    assert workload.fit_verdict(need, 24)[0] == "fits"
-    assert workload.fit_verdict(need, 6)[0] == "fits-with-accumulation"
-    verdict, reason = workload.fit_verdict(need, 2)
-    assert verdict == "does-not-fit"
-    assert reason == "needs 3.0 GB for weights, gradients and optimizer states alone, has 2 GB"
+    need = workload.MemoryNeed(states_gb=2.0, activations_gb=9.0, overhead_gb=1.0, activations_source="measured",
+                               batch_size=64, checkpointed_fraction=0.1)
+    assert workload.fit(need, 24).verdict == "fits"
+    # 3 GB left for 9 GB / 64 samples: micro-batch 21, about 1.6 halvings of the batch
+    f = workload.fit(need, 6)
+    assert f.verdict == "fits-with-accumulation" and f.micro_batch == 21
+    assert f.slowdown == pytest.approx(1 + 0.05 * math.log2(64 / 21))
+    f = workload.fit(need, 2)
+    assert f.verdict == "does-not-fit"
+    assert f.reason == "needs 3.0 GB for weights, gradients and optimizer states alone, has 2 GB"
+
+
+def test_checkpointing_when_one_sample_does_not_fit():
+    # 1 sample = 4 GB of activations, 2 GB left; checkpointing keeps 10 %: 0.4 GB a sample -> micro-batch 5
+    need = workload.MemoryNeed(states_gb=5.0, activations_gb=32.0, overhead_gb=1.0, activations_source="measured",
+                               batch_size=8, checkpointed_fraction=0.1)
+    f = workload.fit(need, 8)
+    assert f.verdict == "fits-with-checkpointing" and f.micro_batch == 5
+    assert f.slowdown == pytest.approx(4 / 3 * (1 + 0.05 * math.log2(8 / 5)))
+    assert workload.fit(need, 6.1).verdict == "does-not-fit"
 
 
 def test_multi_gpu_efficiency_interpolates_measured_points():
