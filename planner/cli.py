@@ -118,6 +118,68 @@ def validate(scenario, variant, sets, today, catalog_files):
     click.echo("ok")
 
 
+# --------------------------------------------------------------------------- fit
+
+FIT_FLAGS = {  # flag -> workload key of SCENARIO.md
+    "params": "params", "family": "family", "precision": "precision", "optimizer": "optimizer",
+    "batch_size": "batch_size", "sequence_length": "sequence_length", "image_size": "image_size",
+    "activation_memory": "activation_memory", "reference": "reference_gpu",
+}
+FIT_HEADERS = {"fit": {
+    "device": "Device", "vram_gb": "VRAM [GB]", "need_gb": "Need [GB]", "verdict": "Verdict",
+    "micro_batch": "Micro-batch", "relative_speed": "Speed [x ref]", "speed_source": "Source",
+}}
+
+
+@main.command()
+@click.argument("scenario", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--params", metavar="COUNT", help="Parameters, e.g. 350M.")
+@click.option("--family", metavar="cnn|transformer|rnn")
+@click.option("--precision", metavar="fp32|mixed")
+@click.option("--optimizer", metavar="sgd|momentum|adam|adamw")
+@click.option("--batch-size", "batch_size", metavar="N")
+@click.option("--sequence-length", "sequence_length", metavar="N", help="Tokens per sample (transformer, rnn).")
+@click.option("--image-size", "image_size", metavar="PX", help="Image side in pixels (cnn).")
+@click.option("--activation-memory", "activation_memory", metavar="SIZE", help="Measured at the batch size, e.g. 6GB.")
+@click.option("--reference", metavar="DEVICE", help="The GPU speeds are relative to (default: rtx-3090).")
+@click.option("--kind", type=click.Choice(["gpu", "tpu"]), help="Only GPUs or only TPUs.")
+@scenario_options
+@format_option("text", "json", "csv")
+@handle_errors
+def fit(scenario, kind, variant, sets, today, catalog_files, fmt, **flags):
+    """Will the model fit, and how fast is each device? One row per catalog device.
+
+    Takes the workload of SCENARIO, or one given by flags (values are read as
+    in scenario files); flags override a scenario's values.
+    """
+    import yaml
+
+    from .api import load_catalog, load_scenario
+    from .report import render_rows
+    from .scenario import load_workload
+    from .workload import fit_table
+
+    catalog = load_catalog(catalog_files, today)
+    values: dict = {}
+    if scenario:
+        w = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today).workload
+        values = {"family": w.family, "params": w.params, "precision": w.precision, "optimizer": w.optimizer,
+                  "batch_size": w.batch_size, "reference_gpu": w.reference_gpu}
+        values.update({k: v for k, v in (("activation_memory", w.activation_memory_gb),
+                                         ("sequence_length", w.sequence_length), ("image_size", w.image_size))
+                       if v is not None})
+    values.setdefault("reference_gpu", "rtx-3090")
+    for flag, key in FIT_FLAGS.items():
+        if flags[flag] is not None:
+            values[key] = yaml.safe_load(flags[flag]) if flags[flag].strip() else flags[flag]
+    w = load_workload(values, catalog.ids())
+    table = fit_table(w, catalog.devices, catalog.throughput)
+    if kind:
+        table = table[table["kind"] == kind]
+    cols = list(FIT_HEADERS["fit"]) + ["slowdown", "reason"]
+    click.echo(render_rows({"fit": table[cols]}, FIT_HEADERS, fmt), nl=False)
+
+
 # --------------------------------------------------------------------------- pricing
 
 

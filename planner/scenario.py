@@ -845,3 +845,18 @@ def load_catalog_text(text: str, ids: CatalogIds, *, file: str, today: dt.date) 
     if v.problems:
         raise InputError(v.problems)
     return entries
+
+
+def load_workload(values: Mapping[str, Any], ids: CatalogIds, *, source: str = "--flags") -> Workload:
+    """A Workload from ``workload:`` keys given elsewhere (command-line flags), checked as in a file."""
+    doc = Document(source, {"workload": dict(values)})
+    v = _Validator(doc, _Context(ids, dt.date.min))  # dates play no part in a workload
+    wl = v.section(values, ("workload",), WORKLOAD, "workload")
+    if v.problems:
+        raise InputError(v.problems)
+    return Workload(
+        family=wl["family"], params=wl["params"], precision=wl.get("precision", "mixed"),
+        optimizer=wl.get("optimizer", "adam"), batch_size=wl.get("batch_size", 32),
+        reference_gpu=wl["reference_gpu"], activation_memory_gb=wl.get("activation_memory"),
+        sequence_length=wl.get("sequence_length"), image_size=wl.get("image_size"),
+    )

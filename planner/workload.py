@@ -330,7 +330,8 @@ def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: s
 
     Each device gets a score on the measured scale: its fitted score where
     the throughput tables cover it, else the calibrated spec estimate
-    (:func:`calibrate`; TPUs scaled by TPU_FAMILY_FACTOR). Relative speed is
+    (:func:`calibrate`; TPUs scaled by TPU_FAMILY_FACTOR), shifted by the
+    median miss of the measured devices of its architecture. Relative speed is
     the ratio of the device's and the reference's scores: ``measured`` when
     both are measured, ``estimated`` otherwise. Returns ``relative_speed``
     and ``speed_source`` indexed by device id.
@@ -339,6 +340,11 @@ def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: s
     measured = measured_scores(throughput, family, precision)
     tpu = np.where(devices["kind"].to_numpy() == "tpu", np.log(TPU_FAMILY_FACTOR[family]), 0.0)
     score = cal.log_score(devices) + tpu
+    # an unmeasured device shares its architecture's typical miss: shift it by the
+    # median log residual of the measured devices of the same architecture
+    arch = devices.set_index("id")["architecture"]
+    residual = (measured - score[measured.index]).groupby(arch[measured.index]).median()
+    score = score + arch.map(residual).fillna(0.0).reindex(score.index).to_numpy()
     score[measured.index] = measured
     is_measured = score.index.isin(measured.index)
     source = np.where(is_measured & (reference in measured.index), "measured", "estimated")
@@ -346,6 +352,22 @@ def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: s
                        index=score.index)
     out.loc[reference, "speed_source"] = "reference"
     return out
+
+
+def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
+    """One row per device: memory, need, verdict, micro-batch and relative speed."""
+    need = memory_need(w)
+    speed = relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
+    rows = []
+    for d in devices.itertuples():
+        f = fit(need, d.vram_gb)
+        rows.append(dict(device=d.id, kind=d.kind, vram_gb=d.vram_gb, need_gb=round(need.total_gb, 2),
+                         verdict=f.verdict, micro_batch=f.micro_batch,
+                         slowdown=round(f.slowdown, 3) if math.isfinite(f.slowdown) else None,
+                         relative_speed=round(float(speed.at[d.id, "relative_speed"]), 3)
+                         if np.isfinite(speed.at[d.id, "relative_speed"]) else None,
+                         speed_source=speed.at[d.id, "speed_source"], reason=f.reason))
+    return pd.DataFrame(rows)
 
 
 def hours_on(gpu_hours: float, speed: float) -> float:
