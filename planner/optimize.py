@@ -26,7 +26,8 @@ from .scenario import Scenario
 
 HOURS_PER_MONTH = 730.5
 QUOTE_COLUMNS = [
-    "phase", "option", "kind", "device", "offer", "relative_speed", "speed_source", "verdict", "device_hours",
+    "phase", "option", "kind", "device", "offer", "relative_speed", "speed_source", "verdict", "fit_reason",
+    "spot", "interruptions_per_h", "device_hours",
     "wall_hours", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "weekly_capacity_h",
     "finish", "ok", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
 ]
@@ -125,7 +126,8 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             rows.append(dict(
                 phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
                 relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
-                device_hours=est.device_hours, wall_hours=est.wall_hours, billed_hours=est.billed_hours,
+                fit_reason=r.fit_reason, spot=bool(r.spot) if not _nan(r.spot) else False,
+                interruptions_per_h=_opt(r.interruptions_per_h), device_hours=est.device_hours, wall_hours=est.wall_hours, billed_hours=est.billed_hours,
                 sessions=est.sessions, restarts_by_hand=est.restarts_by_hand, lost_hours=est.lost_hours,
                 setup_hours=est.setup_hours, weekly_capacity_h=cap, finish=finish,
                 ok=reason is None, reason=reason, cost_usd=sum(parts.values()), **{f"{k}_usd": v for k, v in parts.items()},
@@ -230,11 +232,18 @@ def plan(s: Scenario, catalog, base_catalog=None) -> Plan:
             restarts_by_hand=int(c["restarts_by_hand"]), lost_hours=c["lost_hours"], setup_hours=c["setup_hours"],
             checkpoint_every_min=ph.checkpoint_every_h * 60, checkpoint_every_recommended_min=None,
             relative_speed=c["relative_speed"], speed_source=c["speed_source"], verdict=c["verdict"],
+            fit_reason=c["fit_reason"],
             cost_usd={k: c[f"{k}_usd"] for k in ("electricity", "rent", "storage", "egress", "your_time")},
         )
         phases.append(PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, c["finish"], c["finish"], c["finish"],
                                 bool(c["ok"]), (a,), problem))
     used = {a.option for ph in phases for a in ph.assignments} | {p.offer for p in purchases}
+    chosen_rows = [c for c in chosen.values()]
+    for c in chosen_rows:
+        if c["spot"] and c["interruptions_per_h"] is None:
+            warnings.append(f"{c['option']}: spot/interruptible capacity with no published interruption rate; the "
+                            "plan assumes none — set its 'interruptions' in the scenario's catalog or 'consider.spot: "
+                            "false'")
     for r in stale_rows(opts[opts["option"].isin(used)], s.start).itertuples():
         warnings.append(f"{r.option}: catalog price dated {r.as_of} is {r.age_days} days older than the "
                         f"scenario's start; check it or override it in the scenario's 'catalog'")

@@ -65,7 +65,8 @@ def render_text(plan: Plan) -> str:
             out.append(f"  {ph.name} on {a.option}: {a.gpu_hours:,.0f} reference GPU-h = {a.wall_hours:,.1f} wall-h "
                        f"at {a.relative_speed:.2f}x the {s.workload.reference_gpu} ({a.speed_source}; {a.verdict})"
                        + (f", {a.sessions} sessions, {a.setup_hours:.1f} h setup, {a.lost_hours:.1f} h lost"
-                          if a.kind in ("free", "rent") else ""))
+                          if a.kind in ("free", "rent") else "")
+                       + (f"\n    {a.verdict}: {a.fit_reason}" if a.verdict != "fits" else ""))
     if d["alternatives"]:
         out.append("")
         out += _table(["Strategy", f"Total [{cur}]", "Finish", "Options"],

@@ -36,6 +36,7 @@ class Assignment:
     speed_source: str
     verdict: str
     cost_usd: dict[str, float]
+    fit_reason: str = ""
 
     @property
     def total_usd(self) -> float:
@@ -139,7 +140,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
                         "checkpoint_every_recommended_min": _num(a.checkpoint_every_recommended_min, 1)
                         if a.checkpoint_every_recommended_min is not None else None,
                         "relative_speed": _num(a.relative_speed, 3), "speed_source": a.speed_source,
-                        "fit": a.verdict,
+                        "fit": a.verdict, "fit_reason": a.fit_reason,
                         "cost": money(a.total_usd),
                     } for a in ph.assignments
                 ],
