@@ -37,6 +37,13 @@ class Assignment:
     verdict: str
     cost_usd: dict[str, float]
     fit_reason: str = ""
+    saved_by_recommended_h: float = 0.0  # wall hours the recommended checkpoint interval saves
+    wall_hours_p50: float | None = None
+    wall_hours_p90: float | None = None
+    lost_hours_p10: float | None = None
+    lost_hours_p90: float | None = None
+    cost_p50_usd: float | None = None
+    cost_p90_usd: float | None = None
 
     @property
     def total_usd(self) -> float:
@@ -141,7 +148,12 @@ def to_dict(plan: Plan) -> dict[str, Any]:
                         if a.checkpoint_every_recommended_min is not None else None,
                         "relative_speed": _num(a.relative_speed, 3), "speed_source": a.speed_source,
                         "fit": a.verdict, "fit_reason": a.fit_reason,
+                        "saved_by_recommended_hours": _num(a.saved_by_recommended_h),
+                        "wall_hours_p50": _num(a.wall_hours_p50), "wall_hours_p90": _num(a.wall_hours_p90),
+                        "lost_hours_p10": _num(a.lost_hours_p10), "lost_hours_p90": _num(a.lost_hours_p90),
                         "cost": money(a.total_usd),
+                        "cost_p50": money(a.cost_p50_usd) if a.cost_p50_usd is not None else None,
+                        "cost_p90": money(a.cost_p90_usd) if a.cost_p90_usd is not None else None,
                     } for a in ph.assignments
                 ],
             } for ph in plan.phases

@@ -1,19 +1,33 @@
-"""Sessions, setup and lost work: how device hours become wall and billed hours.
+"""Sessions, checkpoints and resuming: how device hours become wall and billed hours.
 
-First-order model, pure arithmetic on one (phase, option) pair:
+The process, for one training run of ``work_h`` device hours on one option:
 
-* work is split into sessions: one per run, more where a session limit cuts
-  a run (each session's first ``setup`` hours do no training);
-* every session start costs setup: the option's fixed ``setup_min`` plus,
-  where files do not persist, copying the dataset, and for a session that
-  resumes a run, the last checkpoint, at the option's transfer rate;
-* a session that ends at a hard limit loses, on average, half a checkpoint
-  interval of work; so does each interruption (rate per hour);
-* rented machines bill from request (startup) to release, rounded up to the
-  billing granularity per session.
+* a session starts with setup: ``setup_first_h`` for a run's first session
+  (environment, dataset copy), ``setup_resume_h`` for later ones (plus the
+  checkpoint restore);
+* training proceeds in segments of ``checkpoint_every_h`` hours, each ended by
+  a checkpoint write of ``checkpoint_write_h`` hours; only completed segments
+  count as progress;
+* interruptions (disconnects, preemptions) arrive as a Poisson process of
+  ``interruptions_per_h`` per wall hour, at any moment of a session;
+* a session also ends at its hard ``session_limit_h`` (setup included);
+* either way the work since the last checkpoint is lost and a new session
+  starts from the last checkpoint.
 
-The calendar side: an option offers at most ``weekly_capacity_h`` wall hours
-a week (quota, the user's attention for manual starts, 24x7).
+:func:`expected` computes the exact expectation of this process by backward
+recursion over (segment, segments done in the session): each state's
+expected remaining time is affine in the expected time of a fresh session at
+the same segment, which closes the recursion (the renewal argument of Daly,
+"A higher order estimate of the optimum checkpoint interval for restart
+dumps", FGCS 2006, generalised to hard session limits). :func:`simulate`
+samples the same process (vectorised, seeded) for its distribution.
+:func:`recommended_interval` is Young's first-order optimum sqrt(2 C / lambda)
+(Young, CACM 1974), fitted so that a checkpoint lands exactly before a known
+session limit.
+
+The calendar: an option offers ``weekly_capacity_h`` wall hours a week
+(quota, the user's manual starts, 24x7); work is spread evenly over them.
+Idle timeouts are not modelled: a training session is never idle.
 """
 
 from __future__ import annotations
@@ -21,19 +35,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 HOURS_PER_WEEK = 168.0
-
-
-@dataclass(frozen=True)
-class SessionEstimate:
-    device_hours: float  # pure training time on the option
-    wall_hours: float  # device hours + setup + lost work
-    billed_hours: float  # what a provider charges for (rent only)
-    sessions: int
-    restarts_by_hand: int
-    lost_hours: float
-    setup_hours: float
-    weekly_capacity_h: float
 
 
 def copy_hours(size_gb: float, transfer_gb_per_h: float) -> float:
@@ -57,52 +61,234 @@ def weekly_capacity_h(session_limit_h: float | None, quota_h_per_week: float | N
     return cap
 
 
-def estimate(
-    device_hours: float,
-    *,
-    runs: int,
-    session_limit_h: float | None,
-    setup_h: float,
-    restore_h: float = 0.0,
-    checkpoint_every_h: float,
-    interruptions_per_h: float,
-    startup_h: float,
-    billing_s: float | None,
-    needs_person: bool,
-    rented: bool,
-    weekly_cap_h: float,
-) -> SessionEstimate:
-    """Expected wall/billed hours, sessions and losses for ``device_hours`` of training.
+@dataclass(frozen=True)
+class Process:
+    """Parameters of the session process for one run (hours, per hour)."""
 
-    ``setup_h`` is paid by every session; ``restore_h`` (copying the last
-    checkpoint in) only by sessions that resume a run.
-    """
-    if session_limit_h is not None and session_limit_h <= setup_h + restore_h:
-        return SessionEstimate(device_hours, math.inf, math.inf, 0, 0, math.inf, math.inf, weekly_cap_h)
-    per_run = device_hours / runs
-    if session_limit_h is None:
-        sessions_per_run = 1
+    work_h: float
+    checkpoint_every_h: float
+    checkpoint_write_h: float = 0.0
+    setup_first_h: float = 0.0
+    setup_resume_h: float = 0.0
+    session_limit_h: float | None = None
+    interruptions_per_h: float = 0.0
+
+    def segments(self) -> np.ndarray:
+        """Training hours of each segment; the last one takes the remainder."""
+        n = max(1, math.ceil(self.work_h / self.checkpoint_every_h - 1e-9))
+        seg = np.full(n, self.checkpoint_every_h)
+        seg[-1] = self.work_h - self.checkpoint_every_h * (n - 1)
+        return seg
+
+    def feasible(self) -> bool:
+        """Every segment fits in a session after its setup."""
+        if self.session_limit_h is None:
+            return True
+        longest = float(self.segments().max()) + self.checkpoint_write_h
+        return self.session_limit_h > max(self.setup_first_h, self.setup_resume_h) + longest - 1e-12
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """Expected totals for one run [h, except sessions]."""
+
+    wall_h: float
+    sessions: float
+    setup_h: float
+    checkpoint_h: float  # completed checkpoint writes
+    work_h: float
+
+    @property
+    def lost_h(self) -> float:
+        """Wall time that produced nothing: work and writes lost to ends and interruptions."""
+        return max(0.0, self.wall_h - self.work_h - self.setup_h - self.checkpoint_h)
+
+
+def _min_exp(rate: float, length: np.ndarray | float) -> np.ndarray | float:
+    """E[min(T, length)] for T ~ Exp(rate); ``length`` when rate is 0."""
+    if rate == 0.0:
+        return length
+    return -np.expm1(-rate * np.asarray(length, dtype=float)) / rate
+
+
+def expected(p: Process) -> Expectation:
+    """Exact expectation of the session process (see the module docstring)."""
+    if not p.feasible():
+        return Expectation(math.inf, math.inf, math.inf, math.inf, p.work_h)
+    lam = p.interruptions_per_h
+    seg = p.segments() + p.checkpoint_write_h  # wall hours per segment
+    if lam == 0.0:
+        return _deterministic(p, seg)
+    n = len(seg)
+    step = p.checkpoint_every_h + p.checkpoint_write_h
+    if p.session_limit_h is None:
+        kmax = 1  # no limit: the position in a session does not matter
     else:
-        sessions_per_run = max(1, math.ceil(per_run / (session_limit_h - setup_h - restore_h)))
-    sessions = runs * sessions_per_run
-    forced_ends = runs * (sessions_per_run - 1)
-    lost = forced_ends * checkpoint_every_h / 2.0 + interruptions_per_h * device_hours * checkpoint_every_h / 2.0
-    setup_total = sessions * setup_h + forced_ends * restore_h
-    wall = device_hours + lost + setup_total
-    billed = 0.0
-    if rented:
-        per_session = wall / sessions + startup_h
-        if billing_s:
-            unit_h = billing_s / 3600.0
-            per_session = math.ceil(per_session / unit_h - 1e-9) * unit_h
-        billed = per_session * sessions
-    return SessionEstimate(
-        device_hours=device_hours,
-        wall_hours=wall,
-        billed_hours=billed,
-        sessions=sessions,
-        restarts_by_hand=sessions if needs_person else 0,
-        lost_hours=lost,
-        setup_hours=setup_total,
-        weekly_capacity_h=weekly_cap_h,
-    )
+        kmax = int((p.session_limit_h - min(p.setup_first_h, p.setup_resume_h)) // step) + 2
+    k = np.arange(kmax)
+    # rewards: 0 wall time, 1 sessions, 2 setup time, 3 checkpoint time
+    nxt = np.zeros((4, kmax + 1))  # F(i+1, k) for k = 0..kmax (beyond the end of the run: 0)
+    v_next = np.zeros(4)
+    for i in range(n - 1, -1, -1):
+        a = seg[i]
+        # a session that reached segment i after k segments started at segment i-k
+        first = (i - k) == 0
+        setup = np.where(first, p.setup_first_h, p.setup_resume_h)
+        if p.session_limit_h is None:
+            room = np.full(kmax, np.inf)
+        else:
+            room = p.session_limit_h - setup - k * step  # session time left at this state
+        fits = room >= a - 1e-12
+        ok = math.exp(-lam * a)
+        # F(i, k) = alpha + beta * V(i), with V(i) the expected rest from a fresh session at segment i
+        alpha = np.zeros((4, kmax))
+        beta = np.zeros(kmax)
+        if i == n - 1:
+            f_next = np.zeros((4, kmax))
+        elif p.session_limit_h is None:
+            f_next = nxt[:, 0:1]  # without a limit the position in the session does not matter
+        else:
+            f_next = nxt[:, 1: kmax + 1]
+        attempt_t = _min_exp(lam, a)
+        alpha[0] = np.where(fits, attempt_t + ok * f_next[0], _min_exp(lam, np.maximum(room, 0.0)))
+        for r in (1, 2):
+            alpha[r] = np.where(fits, ok * f_next[r], 0.0)
+        alpha[3] = np.where(fits, ok * (p.checkpoint_write_h + f_next[3]), 0.0)
+        beta[:] = np.where(fits, 1.0 - ok, 1.0)
+        # V(i): a fresh session at segment i (setup may itself be interrupted)
+        s = p.setup_first_h if i == 0 else p.setup_resume_h
+        s_ok = math.exp(-lam * s)
+        c = np.array([_min_exp(lam, s), 1.0, _min_exp(lam, s), 0.0])
+        # F(i, 0) is a session that started at segment i: the state V(i) enters
+        a0, b0 = alpha[:, 0], beta[0]
+        denom = 1.0 - (1.0 - s_ok) - s_ok * b0
+        if denom <= 1e-15:
+            return Expectation(math.inf, math.inf, math.inf, math.inf, p.work_h)
+        v = (c + s_ok * a0) / denom
+        cur = alpha + beta[None, :] * v[:, None]
+        nxt = np.concatenate([cur, np.zeros((4, 1))], axis=1)
+        v_next = v
+    start = v_next  # V(0): the run's first session
+    return Expectation(float(start[0]), float(start[1]), float(start[2]), float(start[3]), p.work_h)
+
+
+def _deterministic(p: Process, seg: np.ndarray) -> Expectation:
+    """Without interruptions the process is deterministic: count whole sessions.
+
+    A first session holds ``k0`` full segments, each resumed one ``k1``; the
+    finishing session also fits the (shorter) last segment; every other
+    session runs to its limit and loses its tail.
+    """
+    n, last = len(seg), float(seg[-1])
+    step = p.checkpoint_every_h + p.checkpoint_write_h
+    ckpt = n * p.checkpoint_write_h
+    eps = 1e-9
+    if p.session_limit_h is None or (n - 1) * step + last <= p.session_limit_h - p.setup_first_h + eps:
+        return Expectation(p.setup_first_h + (n - 1) * step + last, 1.0, p.setup_first_h, ckpt, p.work_h)
+    limit = p.session_limit_h
+    k0 = int(math.floor((limit - p.setup_first_h) / step + eps))
+    k1 = int(math.floor((limit - p.setup_resume_h) / step + eps))
+    m = n - k0  # segments left after the first session (the last one among them)
+    f = int(math.floor((limit - p.setup_resume_h - last) / step + eps))  # full segments a finishing session fits
+    extra = max(0, math.ceil((m - 1 - f) / k1)) if k1 > 0 else 0  # resumed sessions that run to the limit
+    tail = p.setup_resume_h + (m - 1 - extra * k1) * step + last
+    sessions = 2 + extra
+    wall = limit * (1 + extra) + tail
+    setup = p.setup_first_h + (1 + extra) * p.setup_resume_h
+    return Expectation(wall, float(sessions), setup, ckpt, p.work_h)
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Monte Carlo samples, one value per trial [h, except sessions]."""
+
+    wall_h: np.ndarray
+    sessions: np.ndarray
+    setup_h: np.ndarray
+    checkpoint_h: np.ndarray
+    billed_h: np.ndarray
+    work_h: float  # device hours of training per trial (all runs)
+
+    @property
+    def lost_h(self) -> np.ndarray:
+        return np.maximum(0.0, self.wall_h - self.setup_h - self.checkpoint_h - self.work_h)
+
+
+def simulate(p: Process, trials: int, seed: int, runs: int = 1, startup_h: float = 0.0,
+             billing_h: float | None = None) -> Samples:
+    """Sample the session process ``trials`` times (each trial: ``runs`` runs in a row).
+
+    Vectorised over trials, one loop step per session: each session draws
+    its time to the next interruption (exponential, memoryless), ends at
+    that time, at its limit or when the run is done, and keeps the segments
+    completed before then. Billed hours add ``startup_h`` per session and
+    round each session up to ``billing_h``.
+    """
+    total = trials * runs
+    seg = p.segments() + p.checkpoint_write_h
+    n = len(seg)
+    step = p.checkpoint_every_h + p.checkpoint_write_h
+    last = seg[-1]
+    if not p.feasible():
+        inf = np.full(trials, math.inf)
+        return Samples(inf, inf, inf, inf, inf, p.work_h * runs)
+    rng = np.random.default_rng(seed)
+    lam = p.interruptions_per_h
+    limit = math.inf if p.session_limit_h is None else p.session_limit_h
+    wall, sessions, setup_t, ckpt, billed = (np.zeros(total) for _ in range(5))
+    i = np.zeros(total, dtype=np.int64)  # next segment of each trial's run
+    active = np.arange(total)
+    while active.size:
+        ii = i[active]
+        setup = np.where(ii == 0, p.setup_first_h, p.setup_resume_h)
+        t_fail = rng.exponential(1.0 / lam, size=active.size) if lam > 0 else np.full(active.size, math.inf)
+        end = np.minimum(t_fail, limit)  # when the session stops unless the run finishes first
+        avail = end - setup
+        full_left = n - 1 - ii  # full-length segments before the last one
+        rest = full_left * step + last  # wall hours to finish the run from here
+        finished = avail >= rest - 1e-12
+        k = np.where(finished, full_left + 1, np.minimum(np.floor(np.maximum(avail, 0.0) / step + 1e-12), full_left))
+        k = k.astype(np.int64)
+        spent = np.where(finished, setup + rest, end)
+        in_setup = np.minimum(spent, setup)
+        wall[active] += spent
+        setup_t[active] += in_setup
+        ckpt[active] += k * p.checkpoint_write_h
+        sessions[active] += 1
+        session_billed = spent + startup_h
+        if billing_h:
+            session_billed = np.ceil(session_billed / billing_h - 1e-9) * billing_h
+        billed[active] += session_billed
+        i[active] = ii + k
+        active = active[~finished]
+
+    def per_trial(x):
+        return x.reshape(trials, runs).sum(axis=1)
+
+    return Samples(per_trial(wall), per_trial(sessions), per_trial(setup_t), per_trial(ckpt), per_trial(billed),
+                   p.work_h * runs)
+
+
+def young_interval_h(checkpoint_write_h: float, interruptions_per_h: float) -> float:
+    """Young's first-order optimum checkpoint interval sqrt(2 C / lambda) [h] (inf without interruptions)."""
+    if interruptions_per_h <= 0:
+        return math.inf
+    return math.sqrt(2.0 * max(checkpoint_write_h, 1e-6) / interruptions_per_h)
+
+
+def recommended_interval(p: Process) -> float:
+    """Young's optimum, fitted so that the last checkpoint of a session completes at its limit.
+
+    With a limit, a session has room for ``U = limit - setup`` hours; the
+    interval is ``U / m - C`` for the smallest number of segments ``m`` that
+    makes it no longer than Young's optimum. Without a limit and without
+    interruptions there is nothing to recommend (inf).
+    """
+    young = young_interval_h(p.checkpoint_write_h, p.interruptions_per_h)
+    if p.session_limit_h is None:
+        return young  # inf without interruptions: nothing to recommend
+    room = p.session_limit_h - p.setup_resume_h
+    if room <= p.checkpoint_write_h:
+        return p.checkpoint_every_h
+    m = max(1, math.ceil(room / (young + p.checkpoint_write_h))) if math.isfinite(young) else 1
+    return min(room / m - p.checkpoint_write_h, p.work_h)

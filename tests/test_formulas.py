@@ -40,46 +40,6 @@ def test_setup_copies_data_only_without_persistent_storage():
     assert sessions.setup_hours_per_session(15, 360, True, 120) == pytest.approx(0.25)
 
 
-def test_resumed_sessions_also_restore_the_checkpoint():
-    # 2 runs x 2 sessions: 4 setups of 0.5 h, 2 resumptions restoring a 3.6 GB checkpoint at 36 GB/h
-    est = sessions.estimate(40, runs=2, session_limit_h=12, setup_h=0.5, restore_h=sessions.copy_hours(3.6, 36),
-                            checkpoint_every_h=1, interruptions_per_h=0, startup_h=0, billing_s=None,
-                            needs_person=False, rented=False, weekly_cap_h=168)
-    assert est.sessions == 4 and est.setup_hours == pytest.approx(4 * 0.5 + 2 * 0.1)
-
-
-def test_weekly_capacity():
-    assert sessions.weekly_capacity_h(None, None, False, 2) == 168
-    assert sessions.weekly_capacity_h(12, 30, True, 2) == 30  # quota binds
-    assert sessions.weekly_capacity_h(4, None, True, 1) == 28  # one 4 h start a day
-    assert sessions.weekly_capacity_h(12, None, False, 0.1) == 168  # nobody needs to start it
-
-
-def test_session_estimate_with_a_hard_limit():
-    # 100 device-h, 12 h sessions with 0 setup: 9 sessions, 8 forced ends x 1 h/2 lost
-    est = sessions.estimate(100, runs=1, session_limit_h=12, setup_h=0, checkpoint_every_h=1,
-                            interruptions_per_h=0, startup_h=0, billing_s=None, needs_person=True,
-                            rented=False, weekly_cap_h=30)
-    assert est.sessions == 9 and est.restarts_by_hand == 9
-    assert est.lost_hours == pytest.approx(4.0) and est.wall_hours == pytest.approx(104.0)
-
-
-def test_session_estimate_billing_rounds_up_per_session():
-    # 3 runs of 10 h + 0.25 h setup + 5 min startup, billed by the hour: 11 h each
-    est = sessions.estimate(30, runs=3, session_limit_h=None, setup_h=0.25, checkpoint_every_h=1,
-                            interruptions_per_h=0, startup_h=5 / 60, billing_s=3600, needs_person=False,
-                            rented=True, weekly_cap_h=168)
-    assert est.sessions == 3 and est.wall_hours == pytest.approx(30.75)
-    assert est.billed_hours == pytest.approx(33.0)
-
-
-def test_session_shorter_than_setup_cannot_run():
-    est = sessions.estimate(10, runs=1, session_limit_h=0.2, setup_h=0.5, checkpoint_every_h=1,
-                            interruptions_per_h=0, startup_h=0, billing_s=None, needs_person=True,
-                            rented=False, weekly_cap_h=10)
-    assert math.isinf(est.wall_hours)
-
-
 def _wl(**kw):
     base = dict(family="cnn", params=25.6e6, precision="fp32", optimizer="momentum", batch_size=256,
                 reference_gpu="rtx-3090")

@@ -1,0 +1,116 @@
+"""The session model: exact expectation by hand and against a closed form, Monte Carlo
+against the expectation, recommended checkpoint intervals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from planner.sessions import Process, expected, recommended_interval, simulate, weekly_capacity_h, young_interval_h
+
+
+def test_one_uninterrupted_session_by_hand():
+    # 100 h in 1 h segments, 0.01 h per checkpoint write, 0.2 h setup
+    e = expected(Process(100, 1.0, 0.01, 0.2, 0.25))
+    assert e.wall_h == pytest.approx(0.2 + 100 + 100 * 0.01)
+    assert e.sessions == 1 and e.lost_h == pytest.approx(0.0)
+
+
+def test_hard_session_limit_by_hand():
+    # segments of 1.02 h; a 12 h session holds 11 after a 0.3 h (first) or 0.35 h (resumed) setup,
+    # and the rest of the session until the limit is lost. 100 segments: 9 full sessions + 0.35 + 1.02 h.
+    e = expected(Process(100, 1.0, 0.02, 0.3, 0.35, session_limit_h=12))
+    assert e.sessions == pytest.approx(10)
+    assert e.wall_h == pytest.approx(9 * 12 + 0.35 + 1.02)
+    assert e.setup_h == pytest.approx(0.3 + 9 * 0.35)
+    assert e.lost_h == pytest.approx(e.wall_h - 100 - e.setup_h - 100 * 0.02)
+
+
+def test_interruptions_without_limit_match_the_closed_form():
+    # With restart cost R (same for every session), each segment of a = tau + delta hours takes
+    # e^{lam R} (e^{lam a} - 1) / lam in expectation, and the first setup (e^{lam R} - 1) / lam
+    # (Daly 2006, eq. for exponential failures with restart).
+    lam, r, tau, delta, n = 0.4, 0.15, 0.5, 0.02, 80
+    e = expected(Process(n * tau, tau, delta, r, r, None, lam))
+    a = tau + delta
+    closed = math.expm1(lam * r) / lam + n * math.exp(lam * r) * math.expm1(lam * a) / lam
+    assert e.wall_h == pytest.approx(closed, rel=1e-10)
+
+
+CASES = {
+    "no interruptions": (Process(100, 1.0, 0.01, 0.2, 0.25), 1.0),
+    "frequent interruptions": (Process(50, 0.5, 0.02, 0.1, 0.15, None, 0.5), 1.0),
+    "hard session limit": (Process(100, 1.0, 0.02, 0.3, 0.35, 12, 0.0), 1.0),
+    "limit and disconnects": (Process(100, 0.75, 0.02, 0.3, 0.35, 12, 0.1), 1.0),
+    "weekly quota": (Process(120, 1.0, 0.02, 0.5, 0.6, 12, 0.05), 30.0 / 168),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_monte_carlo_mean_matches_the_expectation(name):
+    p, share_of_week = CASES[name]
+    e = expected(p)
+    sm = simulate(p, trials=4000, seed=7)
+    for samples, mean in ((sm.wall_h, e.wall_h), (sm.sessions, e.sessions), (sm.setup_h, e.setup_h),
+                          (sm.checkpoint_h, e.checkpoint_h), (sm.lost_h, e.lost_h)):
+        se = samples.std(ddof=1) / math.sqrt(samples.size)
+        if se < 1e-9:
+            assert samples.mean() == pytest.approx(mean, rel=1e-9, abs=1e-9)  # deterministic: exact
+        else:
+            assert abs(samples.mean() - mean) < 3 * se, (name, samples.mean(), mean, se)
+    # the calendar: a quota of 30 h/week turns wall hours into weeks; mean finish = E[wall] / quota
+    weeks = sm.wall_h / (168 * share_of_week)
+    se = weeks.std(ddof=1) / math.sqrt(weeks.size)
+    assert abs(weeks.mean() - e.wall_h / (168 * share_of_week)) <= 3 * se + 1e-12
+
+
+def test_runs_add_up():
+    p = Process(40, 1.0, 0.01, 0.2, 0.3, 12, 0.05)
+    sm = simulate(p, trials=3000, seed=1, runs=3)
+    se = sm.wall_h.std(ddof=1) / math.sqrt(3000)
+    assert abs(sm.wall_h.mean() - 3 * expected(p).wall_h) < 3 * se
+
+
+def test_billing_rounds_each_session_up():
+    # 10 h of work, 0.25 h setup, 5 min startup, billed by the hour: 11 h per run
+    sm = simulate(Process(10, 10.0, 0.0, 0.25, 0.25), trials=5, seed=0, runs=3, startup_h=5 / 60, billing_h=1.0)
+    assert np.all(sm.billed_h == 33.0) and np.all(sm.wall_h == pytest.approx(30.75))
+
+
+def test_same_seed_same_samples():
+    p = Process(50, 0.5, 0.02, 0.1, 0.15, 12, 0.3)
+    assert np.array_equal(simulate(p, 500, seed=3).wall_h, simulate(p, 500, seed=3).wall_h)
+    assert not np.array_equal(simulate(p, 500, seed=3).wall_h, simulate(p, 500, seed=4).wall_h)
+
+
+def test_session_shorter_than_setup_and_a_segment_cannot_run():
+    p = Process(10, 1.0, 0.0, 0.5, 0.5, session_limit_h=1.2)
+    assert not p.feasible()
+    assert math.isinf(expected(p).wall_h) and np.all(np.isinf(simulate(p, 10, 0).wall_h))
+
+
+def test_young_interval():
+    # sqrt(2 x 0.05 h / 0.1 per h) = 1 h
+    assert young_interval_h(0.05, 0.1) == pytest.approx(1.0)
+    assert math.isinf(young_interval_h(0.05, 0.0))
+
+
+def test_recommended_interval_lands_a_checkpoint_at_the_limit():
+    # room = 12 - 0.5 = 11.5 h; Young: 1 h; 11.5 / (1 + 0.05) = 10.95 -> 11 segments of 11.5/11 h
+    p = Process(100, 0.25, 0.05, 0.4, 0.5, session_limit_h=12, interruptions_per_h=0.1)
+    assert recommended_interval(p) == pytest.approx(11.5 / 11 - 0.05)
+    # and it is no worse than the user's 15 min cadence, by the exact expectation
+    better = expected(Process(100, recommended_interval(p), 0.05, 0.4, 0.5, 12, 0.1)).wall_h
+    assert better < expected(p).wall_h
+    # without interruptions: one checkpoint just before the limit
+    assert recommended_interval(Process(100, 0.25, 0.05, 0.4, 0.5, 12, 0.0)) == pytest.approx(11.5 - 0.05)
+    assert math.isinf(recommended_interval(Process(100, 0.25, 0.05)))
+
+
+def test_weekly_capacity():
+    assert weekly_capacity_h(None, None, False, 2) == 168
+    assert weekly_capacity_h(12, 30, True, 2) == 30  # quota binds
+    assert weekly_capacity_h(4, None, True, 1) == 28  # one 4 h start a day
+    assert weekly_capacity_h(12, None, False, 0.1) == 168  # nobody needs to start it
