@@ -56,7 +56,9 @@ def load_scenario(
                               variant=variant, sets=sets)
 
 
-def plan(scenario: Scenario, catalog: pricing.Catalog | None = None) -> Plan:
+def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int = optimize.DEFAULT_TRIALS,
+         seed: int = 0) -> Plan:
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied."""
     base = catalog or default_catalog()
-    return optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base)
+    return optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
+                         trials=trials, seed=seed)

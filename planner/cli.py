@@ -92,15 +92,18 @@ def main(debug):
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
 @scenario_options
 @format_option("text", "json")
+@click.option("--trials", type=click.IntRange(1, 1_000_000), default=2000, show_default=True,
+              help="Monte Carlo trials for the P50/P90 spread.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Monte Carlo seed: same seed, same report.")
 @handle_errors
-def run(scenario, variant, sets, today, catalog_files, fmt):
+def run(scenario, variant, sets, today, catalog_files, fmt, trials, seed):
     """Plan SCENARIO: the cheapest way to meet every deadline."""
     from .api import load_catalog, load_scenario, plan
     from .report import RENDERERS
 
     catalog = load_catalog(catalog_files, today)
     s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
-    p = plan(s, catalog)
+    p = plan(s, catalog, trials=trials, seed=seed)
     click.echo(RENDERERS[fmt](p), nl=False)
     if not p.feasible:
         sys.exit(EXIT_INFEASIBLE)

@@ -22,6 +22,31 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[s
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
+def _h(x: float | None) -> str:
+    return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else f"{x:,.0f}"
+
+
+def explain(a, reference: str) -> str:
+    """One assignment in words: speed, sessions, losses, the checkpoint advice, the spread."""
+    if a.wall_hours != a.wall_hours or a.wall_hours == float("inf"):
+        return f"{a.gpu_hours:,.0f} reference GPU-h cannot be done in time here"
+    text = (f"{a.gpu_hours:,.0f} reference GPU-h become {a.wall_hours:,.1f} wall-h at {a.relative_speed:.2f}x "
+            f"the {reference} ({a.speed_source})")
+    if a.kind in ("free", "rent"):
+        text += (f" over {a.sessions} session{'s' if a.sessions != 1 else ''}; {a.setup_hours:,.1f} h of setup, "
+                 f"{a.lost_hours:,.1f} h lost to session ends and interruptions")
+        if a.restarts_by_hand:
+            text += f"; {a.restarts_by_hand} starts by hand"
+    if a.wall_hours_p90 is not None and a.wall_hours_p90 > a.wall_hours * 1.001:
+        text += f"; P50 {_h(a.wall_hours_p50)} h, P90 {_h(a.wall_hours_p90)} h"
+    if a.checkpoint_every_recommended_min is not None and a.saved_by_recommended_h >= 0.05:
+        text += (f"; checkpointing every {a.checkpoint_every_recommended_min:,.0f} min instead of "
+                 f"{a.checkpoint_every_min:,.0f} would save {a.saved_by_recommended_h:,.1f} h")
+    if a.verdict != "fits":
+        text += f"\n    {a.verdict}: {a.fit_reason}"
+    return text
+
+
 def render_text(plan: Plan) -> str:
     """The terminal report: the answer first, then where each phase runs, then the money."""
     d = to_dict(plan)
@@ -62,11 +87,7 @@ def render_text(plan: Plan) -> str:
         f"{k.replace('_', ' ')} {d['cost_breakdown'][k]:,.2f}" for k in COST_PARTS if d["cost_breakdown"][k]) or "nothing")
     for ph in plan.phases:
         for a in ph.assignments:
-            out.append(f"  {ph.name} on {a.option}: {a.gpu_hours:,.0f} reference GPU-h = {a.wall_hours:,.1f} wall-h "
-                       f"at {a.relative_speed:.2f}x the {s.workload.reference_gpu} ({a.speed_source}; {a.verdict})"
-                       + (f", {a.sessions} sessions, {a.setup_hours:.1f} h setup, {a.lost_hours:.1f} h lost"
-                          if a.kind in ("free", "rent") else "")
-                       + (f"\n    {a.verdict}: {a.fit_reason}" if a.verdict != "fits" else ""))
+            out.append(f"  {ph.name} on {a.option}: {explain(a, s.workload.reference_gpu)}")
     if d["alternatives"]:
         out.append("")
         out += _table(["Strategy", f"Total [{cur}]", "Finish", "Options"],

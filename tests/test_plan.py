@@ -170,3 +170,26 @@ def test_defaults_taken_by_the_scenarios_own_offers_are_shown(load):
     assert "count = 1" in line and "spot = false" in line and "transfer_gb_per_h = 360" in line
     assert "billing_s" not in line  # given in the scenario
     assert "assumed: uni-cluster (rent): catalog defaults" in planner.report.render_text(p)
+
+
+def test_same_inputs_same_report_byte_for_byte():
+    args = ["run", str(SCENARIOS / "thesis.yaml"), "--format", "json", "--set",
+            "catalog.free=[{id: colab-free, interruptions: 0.2/h}]", "--set", "consider.rent=[]",
+            "--set", "consider.buy=[]", "--trials", "500"]
+    first = CliRunner().invoke(main, args + ["--seed", "1"]).output
+    assert first == CliRunner().invoke(main, args + ["--seed", "1"]).output
+    d = json.loads(first)
+    (a,) = d["phases"][1]["assignments"]
+    assert a["option"] == "colab-free"
+    assert a["wall_hours_p50"] <= a["wall_hours_p90"] and d["phases"][1]["finish_p50"] <= d["phases"][1]["finish_p90"]
+    assert a["checkpoint_every_recommended_min"] is not None and a["lost_hours_p10"] <= a["lost_hours_p90"]
+    assert first != CliRunner().invoke(main, args + ["--seed", "2"]).output  # the spread is sampled
+
+
+def test_text_report_explains_session_overhead():
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--set", "consider.rent=[]",
+                                       "--set", "consider.buy=[]", "--set",
+                                       "catalog.free=[{id: colab-free, interruptions: 0.1/h}]"])
+    line = next(t for t in result.output.splitlines() if "on colab-free:" in t)
+    assert "reference GPU-h become" in line and "sessions" in line and "lost to session ends" in line
+    assert "checkpointing every" in line and "would save" in line
