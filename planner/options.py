@@ -25,7 +25,7 @@ OPTION_COLUMNS = [
     "resale_usd", "resale_fraction", "condition", "power_w", "session_limit_h", "idle_timeout_min",
     "quota_h_per_week", "quota_h_total", "cap_h_per_month", "units_per_hour", "needs_person", "setup_min",
     "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
-    "interruptions_per_h", "storage_usd_per_gb_month", "as_of", "source",
+    "interruptions_per_h", "storage_usd_per_gb_month", "quota_group", "as_of", "source",
 ]
 
 
@@ -85,7 +85,8 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
         rows.append(dict(option=r["id"], kind="free", offer=r["tier"], **{c: r[c] for c in (
             "device", "count", "usd_per_hour", "usd_per_month", "cap_h_per_month", "units_per_hour",
             "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total", "needs_person", "setup_min",
-            "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source")}))
+            "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source")},
+            quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"]))
     return pd.DataFrame(rows, columns=OPTION_COLUMNS)
 
 

@@ -69,7 +69,7 @@ def render_text(plan: Plan) -> str:
                 ph["name"],
                 a["option"] if a else "—",
                 a["device"] if a else "—",
-                f"{ph['gpu_hours']:,.1f}",
+                f"{a['gpu_hours'] if a else ph['gpu_hours']:,.1f}",
                 f"{a['wall_hours']:,.1f}" if a and a["wall_hours"] is not None else "—",
                 str(a["sessions"]) if a else "—",
                 ph["finish_expected"] or "—",

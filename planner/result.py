@@ -87,6 +87,9 @@ class Plan:
     warnings: tuple[str, ...] = ()
     over_budget: bool = False
     assumptions: tuple[str, ...] = ()
+    schedule: pd.DataFrame | None = None  # phase, option, week, week_start, gpu_hours, wall_hours
+    pareto: tuple[dict[str, Any], ...] = ()  # cost against the last phase's finish
+    problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
 
     @property
     def total_usd(self) -> float:
@@ -164,10 +167,13 @@ def to_dict(plan: Plan) -> dict[str, Any]:
              "options": alt["options"]} for alt in plan.alternatives
         ],
         "excluded": [
-            {"option": r.option, "phase": r.phase, "reason": r.reason} for r in plan.excluded.itertuples()
+            {"option": r.option, "phase": r.phase if isinstance(r.phase, str) else None, "reason": r.reason}
+            for r in plan.excluded.itertuples()
         ],
         "catalog_as_of": plan.catalog_as_of.isoformat(),
         "overrides": list(s.overrides),
+        "pareto": [{"phase": p["phase"], "finish": p["finish"], "total_cost": money(p["total_cost_usd"])}
+                   for p in plan.pareto],
         "assumptions": list(plan.assumptions),
         "warnings": list(plan.warnings),
     }

@@ -102,8 +102,12 @@ def test_free_tier_calendar_by_hand(load):
 def test_missed_deadline_is_an_answer(load):
     p = planner.plan(make(load, deadline="2027-01-06", rent="uni-cluster"))
     assert not p.feasible
-    assert "no option finishes 'train' by 2027-01-06" in p.phases[0].problem
-    assert "uni-cluster, finishes 2027-01-09 at the earliest, after the deadline 2027-01-06" in p.phases[0].problem
+    assert p.phases[0].problem == (
+        "no plan finishes 'train' (100 reference GPU-h) by 2027-01-06: 52 h stay undone. The fastest option, "
+        "uni-cluster, finishes 2027-01-09, costing 50 USD. A deadline on or after 2027-01-09 or fewer GPU-hours "
+        "would fix it.")
+    # the two days it has are used: 48 h of work at the reference speed
+    assert p.phases[0].assignments[0].gpu_hours == pytest.approx(48, rel=1e-3)
 
 
 def test_json_has_the_output_contract(tmp_path):
@@ -145,7 +149,7 @@ def test_run_text_shows_each_phase_and_total():
 def test_exit_3_when_a_deadline_cannot_be_met():
     result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--set", "phases.final.gpu_hours=900000"])
     assert result.exit_code == 3
-    assert "NO" in result.output and "no option finishes 'final'" in result.output
+    assert "NO" in result.output and "no plan finishes 'final'" in result.output
 
 
 def test_variant_flows_into_the_report():
@@ -175,7 +179,8 @@ def test_defaults_taken_by_the_scenarios_own_offers_are_shown(load):
 def test_same_inputs_same_report_byte_for_byte():
     args = ["run", str(SCENARIOS / "thesis.yaml"), "--format", "json", "--set",
             "catalog.free=[{id: colab-free, interruptions: 0.2/h}]", "--set", "consider.rent=[]",
-            "--set", "consider.buy=[]", "--trials", "500"]
+            "--set", "consider.buy=[]", "--set", "consider.free=[colab-free]", "--set", "you.own=[]",
+            "--set", "you.attention=6/day", "--trials", "500"]
     first = CliRunner().invoke(main, args + ["--seed", "1"]).output
     assert first == CliRunner().invoke(main, args + ["--seed", "1"]).output
     d = json.loads(first)
@@ -188,7 +193,8 @@ def test_same_inputs_same_report_byte_for_byte():
 
 def test_text_report_explains_session_overhead():
     result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--set", "consider.rent=[]",
-                                       "--set", "consider.buy=[]", "--set",
+                                       "--set", "consider.buy=[]", "--set", "consider.free=[colab-free]",
+                                       "--set", "you.own=[]", "--set", "you.attention=6/day", "--set",
                                        "catalog.free=[{id: colab-free, interruptions: 0.1/h}]"])
     line = next(t for t in result.output.splitlines() if "on colab-free:" in t)
     assert "reference GPU-h become" in line and "sessions" in line and "lost to session ends" in line

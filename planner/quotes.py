@@ -1,0 +1,205 @@
+"""Price every (phase, option) pair: fit, speed, session overhead, dates and cost.
+
+The optimiser works with these per-option factors: wall hours, billed hours,
+sessions and money per reference GPU-hour, and the option's weekly capacity.
+Pure: Scenario + option table in, DataFrames out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+
+import numpy as np
+import pandas as pd
+
+from . import costs, sessions, workload
+from .scenario import Scenario
+
+HOURS_PER_MONTH = 730.5
+
+#: Checkpoint write rate on a local disk [GB/h]: ~500 MB/s, a SATA SSD's
+#: sequential write (estimate; NVMe drives are faster).
+LOCAL_DISK_GB_PER_H = 1800.0
+QUOTE_COLUMNS = [
+    "phase", "option", "kind", "device", "offer", "relative_speed", "speed_source", "verdict", "fit_reason",
+    "spot", "interruptions_per_h", "device_hours",
+    "wall_hours", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "checkpoint_hours",
+    "weekly_capacity_h", "units_per_hour", "quota_group", "needs_person", "quota_h_total", "cap_h_per_month",
+    "finish", "ok", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
+]
+def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
+    """Per option: fit verdict, speed, and the reason it cannot be used (or None)."""
+    need = workload.memory_need(s.workload)
+    speed = workload.relative_speed(devices, throughput, s.workload.reference_gpu, s.workload.family,
+                                    s.workload.precision)
+    dev = devices.set_index("id")
+    rows = []
+    for r in opts.itertuples():
+        vram = dev.at[r.device, "vram_gb"]
+        f = workload.fit(need, vram)
+        verdict, why = f.verdict, f.reason
+        rel = speed.at[r.device, "relative_speed"]
+        reason = None
+        if verdict == "does-not-fit":
+            reason = why
+        elif isinstance(r.frameworks, tuple) and r.frameworks and s.framework not in r.frameworks:
+            reason = f"runs {', '.join(r.frameworks)} only; the scenario uses {s.framework}"
+        elif not (isinstance(rel, float) and math.isfinite(rel) and rel > 0):
+            reason = "no speed figures for this device in the catalog"
+        elif r.kind in ("own", "buy") and not s.you.host_machine and s.you.host_price_usd is None:
+            reason = "needs a host computer: set you.host_price (or you.host_machine: true)"
+        elif r.kind == "free" and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
+            reason = "the tier grants no hours"
+        count = int(r.count) if not _nan(r.count) else 1
+        rows.append(dict(option=r.option, verdict=verdict, fit_reason=why, slowdown=f.slowdown,
+                         relative_speed=rel * count * float(workload.multi_gpu_efficiency(count)),
+                         speed_source=speed.at[r.device, "speed_source"], reason=reason))
+    return pd.DataFrame(rows, columns=["option", "verdict", "fit_reason", "slowdown", "relative_speed",
+                                       "speed_source", "reason"])
+
+
+def process_for(ph, r, s: Scenario, checkpoint_gb: float, checkpoint_every_h: float | None = None
+                ) -> sessions.Process:
+    """The session process of one run of phase ``ph`` on option row ``r``."""
+    local = r.kind in ("own", "buy")
+    persistent = local or bool(r.persistent_storage)
+    transfer = _val(r.transfer_gb_per_h)
+    setup_h = 0.0 if local else sessions.setup_hours_per_session(_val(r.setup_min), transfer, persistent,
+                                                                  ph.dataset_size_gb)
+    restore_h = 0.0 if persistent else sessions.copy_hours(checkpoint_gb, transfer)
+    write_rate = LOCAL_DISK_GB_PER_H if local else transfer
+    return sessions.Process(
+        work_h=ph.gpu_hours_per_run / r.relative_speed * r.slowdown,
+        checkpoint_every_h=checkpoint_every_h or ph.checkpoint_every_h,
+        checkpoint_write_h=sessions.copy_hours(checkpoint_gb, write_rate),
+        setup_first_h=setup_h,
+        setup_resume_h=setup_h + restore_h,
+        session_limit_h=_opt(r.session_limit_h),
+        interruptions_per_h=_val(r.interruptions_per_h),
+    )
+
+
+def checkpoint_gb_of(s: Scenario, ph) -> float:
+    """The phase's checkpoint size; by default weights and optimizer states."""
+    return ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else workload.memory_need(s.workload).states_gb
+
+
+def billed_hours(wall_h: float, sessions_n: float, startup_h: float, billing_s: float | None) -> float:
+    """Expected billed hours: wall time plus startup per session, each session rounded up to
+    the billing unit (on average half a unit more)."""
+    unit_h = (billing_s or 0.0) / 3600.0
+    return wall_h + sessions_n * (startup_h + unit_h / 2.0)
+
+
+def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
+    """Price every (phase, usable option): expected hours, dates and cost parts [USD]."""
+    rows = []
+    usable = opts.merge(feas, on="option")
+    usable = usable[usable["reason"].isna()]
+    for ph in s.phases:
+        end = ph.deadline or s.horizon_end
+        checkpoint_gb = checkpoint_gb_of(s, ph)
+        for r in usable.itertuples():
+            rented = r.kind == "rent"
+            local = r.kind in ("own", "buy")
+            proc = process_for(ph, r, s, checkpoint_gb)
+            cap = sessions.weekly_capacity_h(_opt(r.session_limit_h), _opt(r.quota_h_per_week),
+                                             bool(r.needs_person), s.you.attention_starts_per_day)
+            if _opt(r.cap_h_per_month) is not None:  # a subscription's monthly compute units
+                cap = min(cap, r.cap_h_per_month * 12 / 52.18)
+            if cap <= 0:
+                rows.append(_late(ph, r, proc, end, math.inf, cap))
+                continue
+            # The session model's cost grows with the work; when even an overhead-free run could not
+            # end in time, price the share that fits in the window and scale (per-hour factors).
+            window_h = max((end - ph.start).days, 1) / 7.0 * cap / ph.runs
+            scale = max(1.0, proc.work_h / max(window_h, proc.checkpoint_every_h))
+            e = sessions.expected(dataclasses.replace(proc, work_h=proc.work_h / scale) if scale > 1 else proc)
+            e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
+                                    setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
+                                    work_h=proc.work_h)
+            if bool(r.needs_person) and e.sessions > 0 and math.isfinite(e.wall_h):
+                # starts by hand a day x the expected session length (interruptions shorten sessions)
+                cap = min(cap, s.you.attention_starts_per_day * 7.0 * e.wall_h / e.sessions)
+            wall = e.wall_h * ph.runs
+            n_sessions = e.sessions * ph.runs
+            restarts = n_sessions if bool(r.needs_person) else 0.0
+            weeks = wall / cap if cap > 0 else math.inf
+            total_quota = _opt(r.quota_h_total)
+            finish = ph.start + dt.timedelta(days=math.ceil(weeks * 7 - 1e-9)) if math.isfinite(weeks) else None
+            reason = None
+            if not proc.feasible():
+                reason = (f"a {r.session_limit_h:g} h session cannot fit setup and one "
+                          f"{ph.checkpoint_every_h * 60:g} min checkpoint interval")
+            elif total_quota is not None and wall > total_quota:
+                reason = f"needs {wall:.0f} h, the tier grants {total_quota:g} h in all"
+            elif finish is None or finish > end:
+                reason = f"finishes {finish} after the {'deadline' if ph.deadline else 'horizon end'} {end}"
+            months_used = max(weeks * 7 / 30.44, 0.0)
+            billed = billed_hours(wall, n_sessions, _val(r.startup_min) / 60.0, _opt(r.billing_s)) if rented else 0.0
+            parts = dict.fromkeys(("electricity", "rent", "storage", "egress", "your_time"), 0.0)
+            if local:
+                parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, wall,
+                                                             s.electricity_usd_per_kwh)
+            elif rented:
+                parts["rent"] = billed * r.usd_per_hour
+                parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months_used,
+                                                     _val(r.storage_usd_per_gb_month))
+            else:  # free tiers (0) and compute-unit subscriptions at their derived price per hour
+                parts["rent"] = wall * _val(r.usd_per_hour)
+            parts["your_time"] = restarts * _val(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
+            rows.append(dict(
+                phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
+                relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
+                fit_reason=r.fit_reason, spot=bool(r.spot) if not _nan(r.spot) else False,
+                interruptions_per_h=_opt(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
+                wall_hours=wall, billed_hours=billed, sessions=n_sessions, restarts_by_hand=restarts,
+                lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs,
+                checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, finish=finish,
+                units_per_hour=_opt(r.units_per_hour), quota_group=r.quota_group,
+                needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=_opt(r.cap_h_per_month),
+                ok=reason is None, reason=reason, cost_usd=sum(parts.values()),
+                **{f"{k}_usd": v for k, v in parts.items()},
+            ))
+    return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
+
+
+def _late(ph, r, proc: sessions.Process, end: dt.date, lower_weeks: float, cap: float) -> dict:
+    """A quote for an option that cannot finish in time even with no overhead at all."""
+    finish = ph.start + dt.timedelta(days=math.ceil(lower_weeks * 7)) if math.isfinite(lower_weeks) else None
+    reason = (f"finishes {finish} at the earliest, after the deadline {end}" if finish
+              else "offers no hours")
+    row = dict.fromkeys(QUOTE_COLUMNS)
+    row.update(phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
+               relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
+               fit_reason=r.fit_reason, spot=False, device_hours=proc.work_h * ph.runs,
+               wall_hours=math.inf, billed_hours=math.nan, sessions=0, restarts_by_hand=0, lost_hours=math.nan,
+               setup_hours=math.nan, checkpoint_hours=math.nan, weekly_capacity_h=cap,
+               units_per_hour=_opt(r.units_per_hour), quota_group=r.quota_group, needs_person=bool(r.needs_person),
+               quota_h_total=_opt(r.quota_h_total), cap_h_per_month=_opt(r.cap_h_per_month),
+               finish=finish, ok=False, reason=reason, cost_usd=math.inf,
+               **{f"{k}_usd": 0.0 for k in ("electricity", "rent", "storage", "egress", "your_time")})
+    return row
+
+
+def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float, float]:
+    """(price, resale at the horizon, host) in USD for a buy option."""
+    price = float(opt["purchase_usd"])
+    resale = costs.resale_usd(price, s.horizon_months, opt["condition"],
+                              _opt(opt["resale_usd"]), _opt(opt["resale_fraction"]))
+    host = s.you.host_price_usd if (not s.you.host_machine and s.you.host_price_usd) else 0.0
+    return price, resale, host
+
+
+def _val(x, default: float = 0.0) -> float:
+    return default if _nan(x) else float(x)
+
+
+def _opt(x) -> float | None:
+    return None if _nan(x) else float(x)
+
+
+def _nan(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x)) or (isinstance(x, np.floating) and np.isnan(x))
