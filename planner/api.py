@@ -57,8 +57,8 @@ def load_scenario(
 
 
 def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int = optimize.DEFAULT_TRIALS,
-         seed: int = 0) -> Plan:
+         seed: int = 0, pareto: bool = False, alternatives: bool = True) -> Plan:
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied."""
     base = catalog or default_catalog()
     return optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
-                         trials=trials, seed=seed)
+                         trials=trials, seed=seed, pareto=pareto, alternatives=alternatives)

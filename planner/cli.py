@@ -95,15 +95,16 @@ def main(debug):
 @click.option("--trials", type=click.IntRange(1, 1_000_000), default=2000, show_default=True,
               help="Monte Carlo trials for the P50/P90 spread.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Monte Carlo seed: same seed, same report.")
+@click.option("--pareto", is_flag=True, help="Also show total cost against the last phase's finish date.")
 @handle_errors
-def run(scenario, variant, sets, today, catalog_files, fmt, trials, seed):
+def run(scenario, variant, sets, today, catalog_files, fmt, trials, seed, pareto):
     """Plan SCENARIO: the cheapest way to meet every deadline."""
     from .api import load_catalog, load_scenario, plan
     from .report import RENDERERS
 
     catalog = load_catalog(catalog_files, today)
     s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
-    p = plan(s, catalog, trials=trials, seed=seed)
+    p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto)
     click.echo(RENDERERS[fmt](p), nl=False)
     if not p.feasible:
         sys.exit(EXIT_INFEASIBLE)

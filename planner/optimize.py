@@ -90,13 +90,14 @@ def _finish_dates(s: Scenario, problem, sched: pd.DataFrame) -> dict[str, dt.dat
 
 
 def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, seed: int = 0,
-         pareto: bool = False) -> Plan:
+         pareto: bool = False, alternatives: bool = True) -> Plan:
     """The cheapest plan for the scenario (see module docstring).
 
     ``catalog`` already holds the scenario's own entries; ``base_catalog``
     (without them) tells which of their fields took a documented default.
     ``trials`` Monte Carlo runs (seeded) give each assignment its spread;
-    ``pareto`` adds the cost-vs-finish front of the last phase.
+    ``pareto`` adds the cost-vs-finish front of the last phase; ``alternatives``
+    (on by default) solves once more per strategy.
     """
     opts = build_options(s, catalog)
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
@@ -175,7 +176,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                                 p50 if meets else None, p90 if meets else None, meets, tuple(assignments),
                                 problem_text))
 
-    alternatives = _alternatives(s, quotes, opts, purchase)
+    others = _alternatives(s, quotes, opts, purchase) if alternatives else []
     front = _pareto(s, quotes, opts, purchase) if pareto else ()
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
     for option in sorted(used):
@@ -193,7 +194,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         purchases=tuple(purchases),
         phases=tuple(phases),
         cost_usd=parts,
-        alternatives=tuple(alternatives),
+        alternatives=tuple(others),
         excluded=_excluded(s, feas, all_quotes, quotes, sched, used),
         quotes=all_quotes,
         catalog_as_of=catalog.as_of(),

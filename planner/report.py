@@ -93,6 +93,18 @@ def render_text(plan: Plan) -> str:
         out += _table(["Strategy", f"Total [{cur}]", "Finish", "Options"],
                       [[a["strategy"], f"{a['total_cost']:,.2f}", a["finish"] or "—", ", ".join(a["options"])]
                        for a in d["alternatives"]], right={1})
+    if plan.schedule is not None and len(plan.schedule):
+        out.append("")
+        out.append("Schedule [reference GPU-h a week]:")
+        for (phase, option), sel in plan.schedule.groupby(["phase", "option"], sort=False):
+            first, last = sel["week_start"].min(), sel["week_start"].max()
+            per_week = sel["gpu_hours"].sum() / len(sel)
+            out.append(f"  {phase:<12} {option:<28} weeks of {first} .. {last}: {len(sel)} weeks, "
+                       f"{per_week:,.1f} a week on average")
+    if d["pareto"]:
+        out.append("")
+        out += _table([f"Finish of '{d['pareto'][0]['phase']}'", f"Total [{cur}]"],
+                      [[p["finish"], f"{p['total_cost']:,.2f}"] for p in d["pareto"]], right={1})
     general = [e for e in d["excluded"] if e["phase"] is None]
     if general:
         out.append("")

@@ -172,6 +172,12 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         ],
         "catalog_as_of": plan.catalog_as_of.isoformat(),
         "overrides": list(s.overrides),
+        "schedule": [
+            {"phase": r.phase, "option": r.option, "week_start": r.week_start.isoformat(),
+             "gpu_hours": _num(r.gpu_hours), "wall_hours": _num(r.wall_hours)}
+            for r in (plan.schedule.itertuples() if plan.schedule is not None else ())
+        ],
+        "problem_size": {"variables": plan.problem_size[0], "constraints": plan.problem_size[1]},
         "pareto": [{"phase": p["phase"], "finish": p["finish"], "total_cost": money(p["total_cost_usd"])}
                    for p in plan.pareto],
         "assumptions": list(plan.assumptions),

@@ -25,7 +25,7 @@ def thesis_text() -> str:
     return (SCENARIOS / "thesis.yaml").read_text(encoding="utf-8")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def load(catalog):
     """load(text, **kw) -> Scenario, validated against the shipped catalog."""
 

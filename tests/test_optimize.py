@@ -1,0 +1,227 @@
+"""The optimiser against exhaustive search, hybrids, and monotonicity properties."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import planner
+from planner import milp
+from planner.cli import main
+from planner.optimize import STRATEGIES, net_purchases
+from planner.options import build_options
+from planner.quotes import exclusions, quote
+
+from .conftest import SCENARIOS
+
+TEMPLATE = """\
+name: small
+start: 2027-01-04
+electricity: {power_price} USD/kWh
+workload:
+  family: cnn
+  params: 25M
+  activation_memory: 4 GB
+  reference_gpu: rtx-3090
+phases:
+  a:
+    gpu_hours: {hours_a}
+    from: 2027-01-04
+    deadline: {deadline_a}
+    checkpoint_size: 0.36 GB
+  b:
+    gpu_hours: {hours_b}
+    runs: 2
+    from: 2027-04-05
+    deadline: {deadline_b}
+    checkpoint_size: 0.36 GB
+you:
+  host_power: 100 W
+  time_value: 10 USD/h
+  attention: 2/day
+{budget}consider:
+  buy: [card-x, card-y]
+  rent: [slow-cheap, fast-dear]
+  free: [quota-tier]
+catalog:
+  buy:
+    - {{id: card-x, device: rtx-3090, condition: used, price: {price_x} USD, resale: 40%, power: 350 W}}
+    - {{id: card-y, device: rtx-4090, condition: new, price: 1600 USD, resale: 50%, power: 450 W}}
+  rent:
+    - {{id: slow-cheap, device: t4, price: {rent_slow} USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+    - {{id: fast-dear, device: a100-40gb, price: {rent_fast} USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+  free:
+    - {{id: quota-tier, device: t4, quota: {quota} h/week, session_limit: 12 h, setup: 0 min, needs_person: false}}
+"""
+
+DEFAULTS = dict(power_price=0.20, hours_a=300, deadline_a="2027-03-29", hours_b=200, deadline_b="2027-06-28",
+                price_x=900, rent_slow=0.30, rent_fast=1.80, quota=30, budget="")
+
+
+def scenario(load, **kw):
+    return load(TEMPLATE.format(**{**DEFAULTS, **kw}))
+
+
+def brute_force(s, catalog) -> float:
+    """Every single-option-per-phase plan with every set of purchases; the cheapest that meets the deadlines."""
+    cat = catalog.with_entries(s.catalog_entries)
+    opts = build_options(s, cat)
+    q = quote(s, opts, exclusions(s, opts, cat.devices, cat.throughput)).set_index(["phase", "option"])
+    net = net_purchases(s, opts)
+    phases = [p.name for p in s.phases]
+    best = math.inf
+    for bought in itertools.chain.from_iterable(itertools.combinations(net, k) for k in range(len(net) + 1)):
+        allowed = set(opts.loc[opts["kind"] != "buy", "option"]) | set(bought)
+        for choice in itertools.product(sorted(allowed), repeat=len(phases)):
+            if any((p, o) not in q.index or not q.loc[(p, o), "ok"] for p, o in zip(phases, choice)):
+                continue
+            if any(b not in choice for b in bought):
+                continue  # a card nobody uses is never cheaper
+            money = sum(net[b] for b in bought) + sum(q.loc[(p, o), "cost_usd"] - q.loc[(p, o), "your_time_usd"]
+                                                     for p, o in zip(phases, choice))
+            if s.you.budget_usd is not None and money > s.you.budget_usd + 1e-6:
+                continue
+            total = money + sum(q.loc[(p, o), "your_time_usd"] for p, o in zip(phases, choice))
+            best = min(best, total)
+    return best
+
+
+def all_options_finish_in_time(s, catalog) -> bool:
+    cat = catalog.with_entries(s.catalog_entries)
+    opts = build_options(s, cat)
+    return bool(quote(s, opts, exclusions(s, opts, cat.devices, cat.throughput))["ok"].all())
+
+
+@settings(max_examples=25, deadline=None)
+@given(power=st.sampled_from([0.10, 0.30, 0.60]), hours_a=st.integers(50, 600), hours_b=st.integers(20, 400),
+       price_x=st.integers(300, 2000), rent_slow=st.sampled_from([0.10, 0.30, 0.90]),
+       rent_fast=st.sampled_from([0.8, 1.8, 4.0]))
+def test_milp_equals_exhaustive_search_when_no_capacity_binds(load, catalog, power, hours_a, hours_b, price_x,
+                                                             rent_slow, rent_fast):
+    # every option can do each phase alone in time and costs are linear in hours: the best plan uses one
+    # option per phase, which exhaustive search enumerates (with every set of purchases)
+    text = TEMPLATE.format(**{**DEFAULTS, "power_price": power, "hours_a": hours_a, "hours_b": hours_b,
+                              "price_x": price_x, "rent_slow": rent_slow, "rent_fast": rent_fast})
+    s = load(text.replace("free: [quota-tier]", "free: []"))
+    assume(all_options_finish_in_time(s, catalog))
+    p = planner.plan(s, catalog, trials=10, alternatives=False)
+    assert p.feasible
+    assert p.total_usd == pytest.approx(brute_force(s, catalog), rel=1e-6, abs=1e-4)
+
+
+@settings(max_examples=25, deadline=None)
+@given(hours_a=st.integers(50, 900), quota=st.sampled_from([5, 10, 20, 30]), price_x=st.integers(300, 2000))
+def test_hybrid_is_never_dearer_than_the_best_single_option_plan(load, catalog, hours_a, quota, price_x):
+    s = scenario(load, hours_a=hours_a, quota=quota, price_x=price_x)
+    p = planner.plan(s, catalog, trials=10, alternatives=False)
+    brute = brute_force(s, catalog)
+    if math.isfinite(brute):
+        assert p.feasible and p.total_usd <= brute + 1e-4
+
+
+def test_free_quota_with_rent_overflow_by_hand(load):
+    # 300 h on a T4 tier capped at 10 h/week over 12 weeks, the rest rented: a genuine hybrid
+    text = TEMPLATE.format(**{**DEFAULTS, "hours_a": 300, "quota": 10, "rent_slow": 5.0, "rent_fast": 9.0})
+    s = load(text.replace("buy: [card-x, card-y]", "buy: []"))
+    s = dataclasses.replace(s, phases=s.phases[:1])
+    p = planner.plan(s, trials=10)
+    kinds = {a.kind for a in p.phases[0].assignments}
+    assert kinds == {"free", "rent"}
+    free = next(a for a in p.phases[0].assignments if a.kind == "free")
+    # 12 weeks (2027-01-04 .. 2027-03-29) x 10 wall-h a week of the free tier
+    assert free.wall_hours == pytest.approx(12 * 10, rel=1e-6)
+    single = brute_force(s, planner.api.default_catalog())
+    assert p.total_usd < single
+
+
+def test_owned_card_is_shared_by_overlapping_phases(load):
+    text = TEMPLATE.format(**{**DEFAULTS, "hours_a": 1000, "hours_b": 1000, "deadline_a": "2027-03-01"}).replace(
+        "from: 2027-04-05", "from: 2027-01-04").replace("deadline: 2027-06-28", "deadline: 2027-03-01")
+    text = text.replace("you:\n", "you:\n  own: [rtx-3090]\n")
+    s = load(text)
+    p = planner.plan(s, trials=10, alternatives=False)
+    sched = p.schedule
+    own = sched[sched["option"] == "own:rtx-3090"]
+    # both phases together never use the card more than 168 h in a week
+    assert own.groupby("week")["wall_hours"].sum().max() <= 168 + 1e-6
+
+
+def test_budget_binds_and_says_so(load):
+    s = scenario(load, budget="  budget: 20 USD\n".replace("  budget", "  budget"))
+    text = TEMPLATE.format(**{**DEFAULTS, "budget": ""}).replace("  attention: 2/day\n",
+                                                                "  attention: 2/day\n  budget: 20 USD\n")
+    s = load(text)
+    p = planner.plan(s, trials=10)
+    assert not p.feasible and p.over_budget
+    assert any("more than the budget" in w for w in p.warnings)
+    assert p.money_usd <= 20 + 1e-6
+
+
+def test_problem_is_built_without_solving(load, catalog):
+    s = scenario(load)
+    cat = catalog.with_entries(s.catalog_entries)
+    opts = build_options(s, cat)
+    q = quote(s, opts, exclusions(s, opts, cat.devices, cat.throughput))
+    problem = milp.build(s, q, opts, net_purchases(s, opts), STRATEGIES["hybrid"])
+    assert problem.n_vars == len(problem.x_index) + len(problem.buy_index) + len(problem.unmet_index)
+    assert set(problem.buy_index) == {"card-x", "card-y"}
+    assert problem.integrality.sum() == 2  # the two purchases
+
+
+@settings(max_examples=15, deadline=None)
+@given(hours_a=st.integers(50, 900), quota=st.sampled_from([5, 30]), factor=st.floats(0.3, 0.95))
+def test_a_lower_price_never_raises_the_optimum(load, catalog, hours_a, quota, factor):
+    base = planner.plan(scenario(load, hours_a=hours_a, quota=quota), catalog, trials=10, alternatives=False)
+    cheaper = planner.plan(scenario(load, hours_a=hours_a, quota=quota, rent_slow=round(0.30 * factor, 4),
+                                    price_x=int(900 * factor)), catalog, trials=10, alternatives=False)
+    if base.feasible:
+        assert cheaper.feasible and cheaper.total_usd <= base.total_usd + 1e-4
+
+
+@settings(max_examples=15, deadline=None)
+@given(hours_a=st.integers(50, 1500), weeks=st.integers(1, 12))
+def test_a_later_deadline_never_raises_the_optimum(load, catalog, hours_a, weeks):
+    import datetime as dt
+
+    base = planner.plan(scenario(load, hours_a=hours_a), catalog, trials=10, alternatives=False)
+    later = (dt.date(2027, 3, 29) + dt.timedelta(weeks=weeks)).isoformat()
+    moved = planner.plan(scenario(load, hours_a=hours_a, deadline_a=later), catalog, trials=10, alternatives=False)
+    if base.feasible:
+        assert moved.feasible and moved.total_usd <= base.total_usd + 1e-4
+
+
+@settings(max_examples=15, deadline=None)
+@given(hours_a=st.integers(50, 900), budget=st.integers(50, 800), extra=st.integers(1, 2000))
+def test_a_bigger_budget_never_raises_the_optimum(load, catalog, hours_a, budget, extra):
+    def with_budget(b):
+        text = TEMPLATE.format(**{**DEFAULTS, "hours_a": hours_a}).replace(
+            "  attention: 2/day\n", f"  attention: 2/day\n  budget: {b} USD\n")
+        return planner.plan(load(text), catalog, trials=10, alternatives=False)
+
+    small, big = with_budget(budget), with_budget(budget + extra)
+    if small.feasible:
+        assert big.feasible and big.total_usd <= small.total_usd + 1e-4
+
+
+def test_pareto_front_trades_money_for_time():
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "lab.yaml"), "--pareto", "--format", "json",
+                                       "--trials", "10"])
+    d = json.loads(result.output)
+    front = d["pareto"]
+    assert front, result.output
+    finishes = [p["finish"] for p in front]
+    costs = [p["total_cost"] for p in front]
+    assert finishes == sorted(finishes) and costs == sorted(costs, reverse=True)
+
+
+def test_unused_options_say_why(load):
+    p = planner.plan(scenario(load), trials=10)
+    reasons = {(e.option, e.phase): e.reason for e in p.excluded.itertuples()}
+    assert any(r.startswith("dearer") for r in reasons.values())
