@@ -185,6 +185,10 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
             warnings.append(f"{option}: spot/interruptible capacity with no published interruption rate; the "
                             "plan assumes none — set its 'interruptions' in the scenario's catalog or 'consider.spot: "
                             "false'")
+    for r in opts[opts["option"].isin(used) & (opts["kind"] == "free")].itertuples():
+        if _opt(r.quota_h_per_week) is None and _opt(r.quota_h_total) is None and _opt(r.cap_h_per_month) is None:
+            warnings.append(f"{r.option}: the service publishes no usage limit; the plan assumes only its session "
+                            "limit and your starts by hand — set a 'quota' for it in the scenario's catalog")
     for r in stale_rows(opts[opts["option"].isin(used) & (opts["kind"] != "own")], s.start).itertuples():
         warnings.append(f"{r.option}: catalog price dated {r.as_of} is {r.age_days} days older than the "
                         f"scenario's start; check it or override it in the scenario's 'catalog'")

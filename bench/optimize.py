@@ -1,0 +1,58 @@
+"""Solve time and problem size of the optimiser.
+
+    python bench/optimize.py
+
+thesis.yaml as shipped, and a large scenario: lab.yaml's five phases with
+'consider' removed (the whole catalog: every buy, rent and free offer) over
+its two-year horizon. Figures for notes, not pass/fail.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import planner  # noqa: E402
+from planner.api import default_catalog  # noqa: E402
+from planner.scenario import load_scenario_text  # noqa: E402
+
+
+def measure(name: str, s) -> None:
+    catalog = default_catalog()
+    times, p = [], None
+    for _ in range(3):
+        t = time.perf_counter()
+        p = planner.plan(s, catalog, trials=2000)
+        times.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    planner.plan(s, catalog, trials=2000, alternatives=False)
+    single = time.perf_counter() - t
+    n_vars, n_cons = p.problem_size
+    n_opts = p.quotes["option"].nunique()
+    print(f"{name}: {len(s.phases)} phases, {n_opts} usable options; MILP {n_vars:,} variables, {n_cons:,} constraints; "
+          f"plan with alternatives {statistics.median(times) * 1000:.0f} ms (median of 3), "
+          f"one solve {single * 1000:.0f} ms; total {p.total_usd:,.0f} USD, feasible {p.feasible}")
+
+
+def main() -> None:
+    ids = default_catalog().ids()
+    import datetime as dt
+
+    today = dt.date(2026, 11, 22)
+    thesis = (ROOT / "scenarios" / "thesis.yaml").read_text(encoding="utf-8")
+    measure("thesis.yaml", load_scenario_text(thesis, ids, file="thesis.yaml", today=today))
+    lab = yaml.safe_load((ROOT / "scenarios" / "lab.yaml").read_text(encoding="utf-8"))
+    lab.pop("consider")
+    lab.pop("variants")
+    measure("large (lab, whole catalog)", load_scenario_text(yaml.safe_dump(lab), ids, file="large.yaml", today=today))
+
+
+if __name__ == "__main__":
+    main()
