@@ -91,21 +91,30 @@ def main(debug):
 @main.command()
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
 @scenario_options
-@format_option("text", "json")
+@format_option("text", "json", "markdown", "csv")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write report.md, report.html, charts (PNG, SVG), CSV and result.json into DIR.")
+@click.option("--force", is_flag=True, help="Write the report into a DIR that holds other files.")
 @click.option("--trials", type=click.IntRange(1, 1_000_000), default=2000, show_default=True,
               help="Monte Carlo trials for the P50/P90 spread.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Monte Carlo seed: same seed, same report.")
 @click.option("--pareto", is_flag=True, help="Also show total cost against the last phase's finish date.")
 @handle_errors
-def run(scenario, variant, sets, today, catalog_files, fmt, trials, seed, pareto):
+def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, trials, seed, pareto):
     """Plan SCENARIO: the cheapest way to meet every deadline."""
     from .api import load_catalog, load_scenario, plan
     from .report import RENDERERS
 
     catalog = load_catalog(catalog_files, today)
     s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
-    p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto)
+    p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto or bool(report_dir))
     click.echo(RENDERERS[fmt](p), nl=False)
+    if report_dir:
+        from .writer import write_report
+
+        names = write_report(p, report_dir, force=force)
+        click.echo(f"report written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})",
+                   err=True)
     if not p.feasible:
         sys.exit(EXIT_INFEASIBLE)
 

@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import milp, sessions, workload
+from . import breakeven, milp, sessions, workload
 from .options import build_options, stale_rows
 from .quotes import _opt, _val, checkpoint_gb_of, exclusions, process_for, purchase_cost, quote
 from .result import Assignment, PhasePlan, Plan, Purchase
@@ -177,6 +177,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                                 problem_text))
 
     others = _alternatives(s, quotes, opts, purchase) if alternatives else []
+    pairs = breakeven.breakeven(s, opts, all_quotes)
     front = _pareto(s, quotes, opts, purchase) if pareto else ()
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
     for option in sorted(used):
@@ -207,6 +208,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         assumptions=tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else (),
         schedule=sched,
         pareto=tuple(front),
+        breakeven=tuple(pairs),
         problem_size=(problem.n_vars, problem.n_constraints),
     )
 
@@ -240,8 +242,31 @@ def _alternatives(s: Scenario, quotes, opts, purchase) -> list[dict]:
         finishes = _finish_dates(s, problem, sched)
         out.append(dict(strategy=name, total_cost_usd=_total(problem, sol),
                         finish=max(finishes.values()).isoformat() if finishes else None,
-                        options=sorted(set(sched["option"]) | set(milp.purchases(problem, sol)))))
+                        options=sorted(set(sched["option"]) | set(milp.purchases(problem, sol))),
+                        cumulative=_cumulative(s, problem, sol, opts)))
     return out
+
+
+def _cumulative(s: Scenario, problem, sol, opts: pd.DataFrame) -> list[tuple[str, float]]:
+    """Money spent by the end of each week (purchases at the start, resale back at the horizon's end)."""
+    xi = problem.x_index
+    x = sol.x[: len(xi)]
+    weekly = np.zeros(len(problem.week_starts))
+    np.add.at(weekly, xi["week"].to_numpy(), x * xi["money_per_ref"].to_numpy(dtype=float))
+    rows = opts.set_index("option")
+    start_cost = resale = 0.0
+    for b in milp.purchases(problem, sol):
+        price, back, _ = purchase_cost(s, rows.loc[b])
+        start_cost += price
+        resale += back
+    if milp.bought_host(problem, sol):
+        start_cost += s.you.host_price_usd
+    total = start_cost + np.cumsum(weekly)
+    points = [(s.start.isoformat(), start_cost)]
+    points += [((w + dt.timedelta(days=7)).isoformat(), float(t)) for w, t in zip(problem.week_starts, total)]
+    if resale:
+        points.append((s.horizon_end.isoformat(), float(total[-1] - resale)))
+    return points
 
 
 def _pareto(s: Scenario, quotes, opts, purchase) -> list[dict]:

@@ -93,6 +93,14 @@ def render_text(plan: Plan) -> str:
         out += _table(["Strategy", f"Total [{cur}]", "Finish", "Options"],
                       [[a["strategy"], f"{a['total_cost']:,.2f}", a["finish"] or "—", ", ".join(a["options"])]
                        for a in d["alternatives"]], right={1})
+    if d["breakeven"]:
+        out.append("")
+        rows = [[b["buy"], b["rent"], f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
+                 b["date"] or ("—" if b["gpu_hours"] is None else "past the plan's work")]
+                for b in d["breakeven"][:12]]
+        out += _table(["Buy", "vs rent", "Break-even [ref GPU-h]", "Date at the scenario's pace"], rows, right={2})
+        if len(d["breakeven"]) > 12:
+            out.append(f"  ... and {len(d['breakeven']) - 12} more (--format json lists all)")
     if plan.schedule is not None and len(plan.schedule):
         out.append("")
         out.append("Schedule [reference GPU-h a week]:")
@@ -131,7 +139,7 @@ def render_json(plan: Plan) -> str:
     return json.dumps(to_dict(plan), indent=2, ensure_ascii=False) + "\n"
 
 
-RENDERERS = {"text": render_text, "json": render_json}
+RENDERERS = {"text": render_text, "json": render_json}  # markdown and csv are added below
 
 
 def _cell(v) -> str:
@@ -195,3 +203,173 @@ def render_fields(table: str, fields: list, fmt: str) -> str:
     width = max(len(k) for k, _ in fields)
     lines = [f"[{table}]"] + [f"{k.ljust(width)}  {_cell(v) if not isinstance(v, dict) else v}" for k, v in fields]
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- markdown, HTML, CSV
+
+
+def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
+    return ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|",
+            *("| " + " | ".join(r) + " |" for r in esc)]
+
+
+def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
+    """A page a supervisor can read: question, answer, plan, money, break-even, exclusions, assumptions."""
+    d = to_dict(plan)
+    s = plan.scenario
+    cur = d["currency"]
+    buys = ", ".join(f"buy {p['offer']}" for p in d["purchases"]) or "buy nothing"
+    where = "; ".join(f"{ph['name']} on " + " + ".join(a["option"] for a in ph["assignments"])
+                      for ph in d["phases"] if ph["assignments"])
+    out = [f"# {d['scenario']}" + (f" — variant {d['variant']}" if d["variant"] else ""), ""]
+    out += ["## The question", "",
+            f"Where should {sum(p.gpu_hours for p in s.phases):,.0f} reference GPU-hours "
+            f"(on {s.workload.reference_gpu}) run, between {s.start} and the last deadline, to meet every "
+            "deadline at the lowest cost: on cards bought or owned, on rented GPUs, or on free tiers?", ""]
+    verdict = "meets every deadline" if d["feasible"] else "cannot meet every deadline"
+    out += ["## The answer", "",
+            f"**{buys.capitalize()}; {where}.** The plan {verdict} and costs "
+            f"**{d['total_cost']:,.2f} {cur}** over a {s.horizon_months:g}-month horizon.", ""]
+    out += ["## The plan", ""]
+    rows = []
+    for ph in d["phases"]:
+        for a in ph["assignments"] or [None]:
+            rows.append([ph["name"], a["option"] if a else "—", a["device"] if a else "—",
+                         f"{a['gpu_hours'] if a else ph['gpu_hours']:,.1f}",
+                         f"{a['wall_hours']:,.1f}" if a and a["wall_hours"] is not None else "—",
+                         ph["finish_expected"] or "—", ph["finish_p90"] or "—", ph["deadline"] or "—",
+                         "yes" if ph["meets_deadline"] else "**no**", f"{a['cost']:,.2f}" if a else "—"])
+    out += _md_table(["Phase", "Option", "Device", "Work [ref GPU-h]", "Wall [h]", "Finish", "Finish P90",
+                      "Deadline", "On time", f"Cost [{cur}]"], rows)
+    out.append("")
+    for ph in plan.phases:
+        for a in ph.assignments:
+            out.append(f"- {ph.name} on {a.option}: {explain(a, s.workload.reference_gpu)}".replace("\n    ", " — "))
+        if ph.problem:
+            out.append(f"- **{ph.name}: {ph.problem}**")
+    out.append("")
+    out += ["## Cost breakdown", ""]
+    out += _md_table(["Part", f"Cost [{cur}]"], [[k.replace("_", " "), f"{d['cost_breakdown'][k]:,.2f}"]
+                                                 for k in COST_PARTS])
+    out += ["", f"Total: **{d['total_cost']:,.2f} {cur}**.", ""]
+    if d["alternatives"]:
+        out += ["## What the choice saves", ""]
+        out += _md_table(["Strategy", f"Best plan [{cur}]", "Finish", "Options"],
+                         [[a["strategy"], f"{a['total_cost']:,.2f}", a["finish"] or "—", ", ".join(a["options"])]
+                          for a in d["alternatives"]])
+        out.append("")
+    out += ["## Break-even: when buying beats renting", ""]
+    if d["breakeven"]:
+        out += _md_table(["Buy", "Instead of renting", "Break-even [ref GPU-h]", "Date at the scenario's pace",
+                          "Why never"],
+                         [[b["buy"], b["rent"], f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
+                           b["date"] or "—", b["why_not"] or ""] for b in d["breakeven"]])
+    else:
+        out.append("No card to buy is considered.")
+    out.append("")
+    if d["pareto"]:
+        out += ["## Paying more to finish earlier", ""]
+        out += _md_table([f"Finish of '{d['pareto'][0]['phase']}'", f"Total [{cur}]"],
+                         [[p["finish"], f"{p['total_cost']:,.2f}"] for p in d["pareto"]])
+        out.append("")
+    if charts:
+        out += ["## Charts", ""]
+        out += [f"![{title}]({path})" for title, path in charts.items()]
+        out.append("")
+    general = [e for e in d["excluded"] if e["phase"] is None]
+    out += ["## Excluded and why", ""]
+    out += [f"- {e['option']}: {e['reason']}" for e in general[:40]] or ["Nothing was excluded outright."]
+    if len(general) > 40:
+        out.append(f"- ... and {len(general) - 40} more (result.json lists all)")
+    out.append("")
+    out += ["## Assumptions", "",
+            f"- Catalog as of {d['catalog_as_of']}; every price and spec carries its date and source "
+            "(`planner pricing show ID`).",
+            f"- Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
+            + (" (catalog default)" if s.electricity_is_default else "") + f"; the host draws {s.you.host_power_w:g} W.",
+            f"- Cards are sold after the {s.horizon_months:g}-month horizon; resale follows each offer's figure or the "
+            "default model (35 % lost in the first year, 12.5 % a year after).",
+            f"- Your time is valued at {s.you.time_value_usd_per_hour / s.usd_per_currency:g} {cur}/h; you can start "
+            f"{s.you.attention_starts_per_day:g} sessions a day.",
+            *(f"- {a}" for a in d["assumptions"]), *(f"- Override: {o}" for o in d["overrides"]), ""]
+    if d["warnings"]:
+        out += ["## Warnings", "", *(f"- {w}" for w in d["warnings"]), ""]
+    return "\n".join(out)
+
+
+def markdown_to_html(md: str, title: str, svgs: dict[str, str] | None = None) -> str:
+    """Our Markdown subset (headings, paragraphs, bullet lists, tables, bold, images) as one HTML page.
+
+    Images whose target is in ``svgs`` are embedded inline, so the page needs no other file.
+    """
+    import html
+    import re
+
+    def inline(text: str) -> str:
+        text = html.escape(text)
+        return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+
+    body, lines, i = [], md.splitlines(), 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            body.append(f"<h{level}>{inline(line[level:].strip())}</h{level}>")
+        elif line.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append([c.strip().replace("\\|", "|") for c in lines[i].strip().strip("|").split(" | ")])
+                i += 1
+            head, rest = rows[0], rows[2:]
+            body.append("<table><thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in head) + "</tr></thead><tbody>"
+                        + "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in rest)
+                        + "</tbody></table>")
+            continue
+        elif line.startswith("- "):
+            items = []
+            while i < len(lines) and lines[i].startswith("- "):
+                items.append(f"<li>{inline(lines[i][2:])}</li>")
+                i += 1
+            body.append("<ul>" + "".join(items) + "</ul>")
+            continue
+        elif line.startswith("!["):
+            m = re.match(r"!\[(.*?)\]\((.*?)\)", line)
+            if m and svgs and m.group(2) in svgs:
+                body.append(f"<figure>{svgs[m.group(2)]}<figcaption>{inline(m.group(1))}</figcaption></figure>")
+            elif m:
+                body.append(f'<img alt="{html.escape(m.group(1))}" src="{html.escape(m.group(2))}">')
+        elif line.strip():
+            body.append(f"<p>{inline(line)}</p>")
+        i += 1
+    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;font-size:18px;"
+             "line-height:1.45;color:#111}table{border-collapse:collapse;margin:.5em 0;font-size:16px}"
+             "th,td{border:1px solid #bbb;padding:.25em .6em;text-align:left}th{background:#eee}"
+             "figure{margin:1em 0}figure svg{max-width:100%;height:auto}h1{font-size:1.7em}")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title><style>{style}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def plan_rows(plan: Plan) -> "pd.DataFrame":
+    """One row per (phase, assignment): the plan as a table."""
+    import pandas as pd
+
+    d = to_dict(plan)
+    rows = []
+    for ph in d["phases"]:
+        for a in ph["assignments"]:
+            rows.append({"phase": ph["name"], "deadline": ph["deadline"], "finish_expected": ph["finish_expected"],
+                         "finish_p50": ph["finish_p50"], "finish_p90": ph["finish_p90"],
+                         "meets_deadline": ph["meets_deadline"], **{k: a[k] for k in (
+                             "option", "kind", "device", "gpu_hours", "wall_hours", "billed_hours", "sessions",
+                             "restarts_by_hand", "lost_hours", "checkpoint_every_min",
+                             "checkpoint_every_recommended_min", "cost")}, "currency": d["currency"]})
+    return pd.DataFrame(rows)
+
+
+def render_csv(plan: Plan) -> str:
+    return plan_rows(plan).to_csv(index=False, lineterminator="\n")
+
+
+RENDERERS.update(markdown=render_markdown, csv=render_csv)

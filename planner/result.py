@@ -90,6 +90,7 @@ class Plan:
     schedule: pd.DataFrame | None = None  # phase, option, week, week_start, gpu_hours, wall_hours
     pareto: tuple[dict[str, Any], ...] = ()  # cost against the last phase's finish
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
+    breakeven: tuple = ()  # planner.breakeven.Pair
 
     @property
     def total_usd(self) -> float:
@@ -161,7 +162,10 @@ def to_dict(plan: Plan) -> dict[str, Any]:
                 ],
             } for ph in plan.phases
         ],
-        "breakeven": [],
+        "breakeven": [
+            {"buy": b.buy, "rent": b.rent, "gpu_hours": _num(b.gpu_hours, 1), "date": _date(b.date),
+             "why_not": b.why_not} for b in plan.breakeven
+        ],
         "alternatives": [
             {"strategy": alt["strategy"], "total_cost": money(alt["total_cost_usd"]), "finish": alt["finish"],
              "options": alt["options"]} for alt in plan.alternatives

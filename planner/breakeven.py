@@ -1,0 +1,146 @@
+"""When does buying a card pay off against renting?
+
+For a buy offer and a rent offer, both as the scenario would use them, the
+cost of doing H reference GPU-hours of the scenario's work is
+
+    buy(H)  = price + host - resale(months kept) + electricity per ref-hour x H
+    rent(H) = rent, storage and setup per ref-hour x H
+
+(per-hour factors from the quotes, averaged over the phases by their work;
+the user's time is left out on both sides). The card is kept until the
+scenario's own pace reaches H — each phase's hours spread evenly over its
+window — or the horizon's end, and sold then, so resale falls as H grows and
+the curves are not straight lines. The break-even is the smallest H where
+buying has cost no more than renting, found by scanning for a sign change
+and refining it with ``scipy.optimize.brentq``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+
+from . import costs
+from .scenario import Scenario
+
+#: How far past the scenario's own work the search goes, as a multiple of it.
+SEARCH_MULTIPLE = 50.0
+#: Rent offers compared with each card: its own device's offers and the cheapest others.
+CHEAPEST_RENT_PER_CARD = 3
+
+
+@dataclass(frozen=True)
+class Pace:
+    """Cumulative reference GPU-hours of the scenario's work over time."""
+
+    days: np.ndarray  # days since start (knots)
+    hours: np.ndarray  # cumulative hours at the knots
+
+    def date_of(self, s: Scenario, h: float) -> dt.date | None:
+        """When the pace reaches ``h`` hours (None past the total)."""
+        if h > self.hours[-1] + 1e-9:
+            return None
+        day = float(np.interp(h, self.hours, self.days))
+        return s.start + dt.timedelta(days=math.ceil(day - 1e-9))
+
+    def months_until(self, s: Scenario, h: float) -> float:
+        """Months a card bought at the start is kept to do ``h`` hours: until the pace reaches
+        them, at most to the horizon's end."""
+        d = self.date_of(s, h)
+        horizon_days = (s.horizon_end - s.start).days
+        days = horizon_days if d is None else min((d - s.start).days, horizon_days)
+        return days / 30.44
+
+
+def pace(s: Scenario) -> Pace:
+    """Each phase's reference hours spread evenly over its window (from 'from' to the deadline)."""
+    knots = sorted({0, *((ph.start - s.start).days for ph in s.phases),
+                    *(((ph.deadline or s.horizon_end) - s.start).days for ph in s.phases)})
+    days = np.array(knots, dtype=float)
+    hours = np.zeros_like(days)
+    for ph in s.phases:
+        a = (ph.start - s.start).days
+        b = ((ph.deadline or s.horizon_end) - s.start).days
+        hours += ph.gpu_hours * np.clip((days - a) / max(b - a, 1), 0.0, 1.0)
+    return Pace(days, hours)
+
+
+@dataclass(frozen=True)
+class Pair:
+    buy: str
+    rent: str
+    gpu_hours: float | None
+    date: dt.date | None
+    why_not: str | None
+    buy_fixed_usd: float
+    buy_usd_per_hour: float
+    rent_usd_per_hour: float
+
+
+def per_ref_hour(quotes: pd.DataFrame, s: Scenario, option: str) -> float | None:
+    """Money per reference GPU-hour on an option, averaged over the phases by their work."""
+    q = quotes[(quotes["option"] == option) & np.isfinite(quotes["cost_usd"].astype(float))]
+    if q.empty:
+        return None
+    hours = {ph.name: ph.gpu_hours for ph in s.phases}
+    money = q["cost_usd"] - q["your_time_usd"]
+    return float(money.sum() / q["phase"].map(hours).sum())
+
+
+def crossover(fixed_usd: float, resale_at, buy_per_h: float, rent_per_h: float, h_max: float) -> float | None:
+    """Smallest H in (0, h_max] with fixed - resale_at(H) + buy_per_h H <= rent_per_h H, or None."""
+    def gap(h: float) -> float:
+        return fixed_usd - resale_at(h) + buy_per_h * h - rent_per_h * h
+
+    grid = np.concatenate([[1e-6], np.geomspace(1e-3, h_max, 400)])
+    values = np.array([gap(h) for h in grid])
+    below = np.flatnonzero(values <= 0)
+    if below.size == 0:
+        return None
+    k = int(below[0])
+    if k == 0:
+        return 0.0
+    return float(brentq(gap, grid[k - 1], grid[k], xtol=1e-6))
+
+
+def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame) -> list[Pair]:
+    """Every usable buy offer against its device's rent offers and the cheapest others."""
+    p = pace(s)
+    total = float(p.hours[-1])
+    rent_rate = {o: per_ref_hour(quotes, s, o) for o in quotes.loc[quotes["kind"] == "rent", "option"].unique()}
+    rent_rate = {o: r for o, r in rent_rate.items() if r is not None}
+    out = []
+    devices = opts.set_index("option")["device"]
+    for b in quotes.loc[quotes["kind"] == "buy", "option"].unique():
+        o = opts.set_index("option").loc[b]
+        buy_rate = per_ref_hour(quotes, s, b)
+        if buy_rate is None:
+            continue
+        host = s.you.host_price_usd if (not s.you.host_machine and s.you.host_price_usd) else 0.0
+        fixed = float(o["purchase_usd"]) + host
+        same = [r for r in rent_rate if devices[r] == o["device"]]
+        cheapest = sorted(rent_rate, key=lambda r: rent_rate[r])[:CHEAPEST_RENT_PER_CARD]
+        for r in dict.fromkeys(same + cheapest):
+            def resale_at(h, o=o):
+                return costs.resale_usd(float(o["purchase_usd"]), p.months_until(s, h), o["condition"],
+                                        _num(o["resale_usd"]), _num(o["resale_fraction"]))
+            h = crossover(fixed, resale_at, buy_rate, rent_rate[r], SEARCH_MULTIPLE * max(total, 1.0))
+            why = None
+            if h is None:
+                if buy_rate >= rent_rate[r]:
+                    why = (f"renting costs {rent_rate[r]:.3f} USD per reference GPU-hour, no more than the card's "
+                           f"electricity ({buy_rate:.3f})")
+                else:
+                    why = "the purchase, less its resale, is not earned back within the search"
+            out.append(Pair(b, r, h, p.date_of(s, h) if h is not None else None, why, fixed, buy_rate,
+                            rent_rate[r]))
+    return out
+
+
+def _num(x) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)

@@ -1,0 +1,113 @@
+"""Charts for reports (matplotlib, no screen): each function returns a Figure.
+
+Every chart has a title, axes labelled with units and a legend where there
+is more than one series.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.dates as mdates  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from .result import COST_PARTS, Plan  # noqa: E402
+
+
+def _date(text: str) -> dt.date:
+    return dt.date.fromisoformat(text)
+
+
+def cumulative_cost(plan: Plan) -> Figure:
+    """Money spent over time by each strategy's best plan, break-even dates marked."""
+    cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    for alt in plan.alternatives:
+        pts = alt.get("cumulative") or []
+        if pts:
+            ax.step([_date(d) for d, _ in pts], [c * per for _, c in pts], where="post",
+                    label=f"{alt['strategy']} ({alt['total_cost_usd'] * per:,.0f} {cur})")
+    dated = sorted({b.date: b for b in plan.breakeven if b.date is not None}.values(), key=lambda b: b.date)[:3]
+    top = ax.get_ylim()[1]
+    for k, b in enumerate(dated):
+        ax.axvline(b.date, color="grey", linestyle=":", linewidth=1)
+        ax.annotate(f"break-even: {b.buy}\nvs {b.rent}", (b.date, top * (0.97 - 0.12 * k)), fontsize=7,
+                    va="top", ha="right", color="dimgrey")
+    ax.set_title("Cumulative cost of each strategy's best plan")
+    ax.set_xlabel("Date")
+    ax.set_ylabel(f"Money spent [{cur}]")
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m"))
+    if plan.alternatives:
+        ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    return fig
+
+
+def schedule(plan: Plan) -> Figure:
+    """Reference GPU-hours a week, stacked by option."""
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    sched = plan.schedule
+    if sched is not None and len(sched):
+        table = sched.pivot_table(index="week_start", columns="option", values="gpu_hours", aggfunc="sum").fillna(0)
+        bottom = pd.Series(0.0, index=table.index)
+        for option in table.columns:
+            ax.bar(table.index, table[option], bottom=bottom, width=6, label=option, align="edge")
+            bottom += table[option]
+        ax.legend(loc="upper right", fontsize=8)
+    ax.set_title("Week-by-week schedule of the chosen plan")
+    ax.set_xlabel("Week starting")
+    ax.set_ylabel("Work [reference GPU-h per week]")
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m"))
+    ax.grid(axis="y", alpha=0.3)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    return fig
+
+
+def breakdown(plan: Plan) -> Figure:
+    """The chosen plan's cost by part (resale is negative)."""
+    cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
+    parts = [(k.replace("_", " "), plan.cost_usd.get(k, 0.0) * per) for k in COST_PARTS]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    colors = ["tab:green" if v < 0 else "tab:blue" for _, v in parts]
+    bars = ax.bar([k for k, _ in parts], [v for _, v in parts], color=colors, label="cost part")
+    ax.bar_label(bars, labels=[f"{v:,.0f}" for _, v in parts], fontsize=8)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_title(f"Cost breakdown of the chosen plan (total {plan.total_usd * per:,.0f} {cur})")
+    ax.set_xlabel("Part")
+    ax.set_ylabel(f"Cost [{cur}]")
+    ax.legend(handles=[bars[0]], labels=["cost part (resale in green, negative)"], fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def pareto(plan: Plan) -> Figure:
+    """Total cost against the last phase's finish date."""
+    cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    if plan.pareto:
+        xs = [_date(p["finish"]) for p in plan.pareto]
+        ys = [p["total_cost_usd"] * per for p in plan.pareto]
+        ax.plot(xs, ys, marker="o", label="cheapest plan finishing by then")
+        phase = plan.pareto[0]["phase"]
+        ax.set_title(f"Paying more to finish '{phase}' earlier")
+        ax.legend(fontsize=8)
+    else:
+        ax.set_title("Cost against finish date (no trade-off found)")
+    ax.set_xlabel("Finish date")
+    ax.set_ylabel(f"Total cost [{cur}]")
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+    ax.grid(alpha=0.3)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    return fig
+
+
+CHARTS = {"cumulative_cost": cumulative_cost, "schedule": schedule, "cost_breakdown": breakdown, "pareto": pareto}

@@ -1,0 +1,105 @@
+"""Write a report directory: Markdown, HTML, charts, CSV and JSON. I/O lives here.
+
+Safety: everything is written into a fresh temporary directory next to the
+target first; only when all files exist is the old report swapped out (a
+directory rename), so a failure part-way leaves the previous report intact.
+A target that holds files the planner did not write is refused unless
+``force``, in which case the planner's files are moved in one by one and
+the other files are left alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from . import charts, report
+from .errors import InputError, Problem
+from .result import Plan, to_dict
+
+MARKER = ".planner-report"
+
+
+def report_files(plan: Plan) -> dict[str, bytes]:
+    """Every file of the report, by name (no I/O)."""
+    import matplotlib.pyplot as plt
+
+    files: dict[str, bytes] = {}
+    svgs: dict[str, str] = {}
+    titles = {"cumulative_cost": "Cumulative cost over time", "schedule": "Week-by-week schedule",
+              "cost_breakdown": "Cost breakdown", "pareto": "Cost against finish date"}
+    for name, make in charts.CHARTS.items():
+        fig = make(plan)
+        for fmt in ("png", "svg"):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else None)
+            files[f"{name}.{fmt}"] = buf.getvalue()
+        plt.close(fig)
+        svg = files[f"{name}.svg"].decode("utf-8")
+        svgs[f"{name}.png"] = svg[svg.index("<svg"):]
+    md = report.render_markdown(plan, charts={titles[n]: f"{n}.png" for n in charts.CHARTS})
+    files["report.md"] = md.encode("utf-8")
+    files["report.html"] = report.markdown_to_html(md, plan.scenario.name, svgs).encode("utf-8")
+    files["result.json"] = report.render_json(plan).encode("utf-8")
+    files["plan.csv"] = report.render_csv(plan).encode("utf-8")
+    d = to_dict(plan)
+    files["schedule.csv"] = pd.DataFrame(d["schedule"], columns=["phase", "option", "week_start", "gpu_hours",
+                                                                 "wall_hours"]).to_csv(index=False).encode("utf-8")
+    files["breakeven.csv"] = pd.DataFrame(d["breakeven"], columns=["buy", "rent", "gpu_hours", "date", "why_not"]
+                                          ).to_csv(index=False).encode("utf-8")
+    files[MARKER] = json.dumps(sorted([*files, MARKER]), indent=1).encode("utf-8")
+    return files
+
+
+def write_report(plan: Plan, directory: str | Path, force: bool = False) -> list[str]:
+    """Write the report into ``directory`` safely; return the file names written."""
+    target = Path(directory)
+    if target.exists() and not target.is_dir():
+        raise InputError([Problem(str(target), 0, 0, "--report", "exists and is not a directory")])
+    ours = _planner_files(target)
+    foreign = sorted(p.name for p in target.iterdir() if p.name not in ours) if target.exists() else []
+    if foreign and not force:
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise InputError([Problem(str(target), 0, 0, "--report",
+                                  f"holds files the planner did not write ({shown}); choose another directory "
+                                  "or add --force to write the report among them")])
+    files = report_files(plan)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private; a report is for reading
+    try:
+        for name, data in files.items():
+            (tmp / name).write_bytes(data)
+        if foreign:  # --force: move ours in, leave theirs
+            for name in files:
+                os.replace(tmp / name, target / name)
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+            os.rmdir(old)
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return sorted(files)
+
+
+def _planner_files(target: Path) -> set[str]:
+    """Names the planner wrote into ``target`` last time (from its marker file)."""
+    marker = target / MARKER
+    if not marker.exists():
+        return set()
+    try:
+        return set(json.loads(marker.read_text(encoding="utf-8")))
+    except (ValueError, OSError):
+        return set()

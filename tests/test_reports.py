@@ -1,0 +1,176 @@
+"""Break-even by hand, report files, golden reports, safe writing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import planner
+from planner import breakeven, charts, costs, writer
+from planner.cli import main
+from planner.errors import InputError
+
+from .conftest import SCENARIOS, TODAY
+from .test_plan import BASE, LOCAL_WALL, RENT_WALL
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+UPDATE = os.environ.get("PLANNER_UPDATE_GOLDEN") == "1"
+
+
+def test_breakeven_by_hand(load):
+    # card: 1000 USD, resale 40 % whatever the months, (350 + 100) W at 0.20 USD/kWh, at the reference speed;
+    # rent: 0.50 USD/h, billed by the second. Per reference GPU-hour: the card costs 0.45 x 0.20 x 1.0002
+    # (checkpoint writes) and renting 0.5 x (1.001 + rounding); equal after 600 / (rent - electricity) hours.
+    s = load(BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
+    p = planner.plan(s, trials=10)
+    (pair,) = p.breakeven
+    elec = 0.45 * 0.20 * LOCAL_WALL / 100
+    rent = 0.5 * (RENT_WALL + 0.5 / 3600) / 100
+    assert pair.buy == "my-card" and pair.rent == "uni-cluster"
+    assert pair.gpu_hours == pytest.approx(600 / (rent - elec), rel=1e-6)
+    assert pair.date is None  # the scenario's own 100 hours never get there
+
+
+def test_breakeven_date_at_the_scenarios_pace(load):
+    # 2000 h spread evenly over 2027-01-04 .. 2027-12-31 (361 days): 1463 h are reached after 264 days
+    s = load(BASE.format(hours=2000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
+    (pair,) = planner.plan(s, trials=10).breakeven
+    days = pair.gpu_hours / 2000 * 361
+    assert pair.date == dt.date(2027, 1, 4) + dt.timedelta(days=math.ceil(days))
+
+
+def test_breakeven_with_falling_resale_matches_a_fine_grid():
+    # resale from the default model falls with the months kept; check brentq against a brute grid
+    def resale_at(h):
+        return costs.resale_usd(1500, h / 100, "new")  # 100 h a month
+
+    h = breakeven.crossover(1500, resale_at, 0.05, 0.40, 50_000)
+    grid = np.linspace(1, 50_000, 2_000_001)
+    gap = 1500 - np.array([resale_at(x) for x in grid[::1000]])  # coarse check of the sign change
+    fine = grid[np.argmax(1500 - 1500 * np.vectorize(lambda x: costs.resale_fraction(x / 100, "new"))(grid)
+                          + 0.05 * grid - 0.40 * grid <= 0)]
+    assert gap[0] > 0 and h == pytest.approx(fine, abs=0.05)
+
+
+def test_breakeven_never_when_rent_is_cheaper_than_power():
+    assert breakeven.crossover(1000, lambda h: 400.0, 0.20, 0.10, 10_000) is None
+
+
+def test_charts_have_titles_axes_and_legends():
+    p = planner.plan(planner.load_scenario(SCENARIOS / "lab.yaml", today=TODAY), trials=50, pareto=True)
+    for name, make in charts.CHARTS.items():
+        fig = make(p)
+        ax = fig.axes[0]
+        assert ax.get_title(), name
+        assert "[" in ax.get_ylabel() and ax.get_xlabel(), name
+        assert ax.get_legend() is not None, name
+
+
+def _report(tmp_path, name="thesis.yaml", extra=()):
+    out = tmp_path / "rep"
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / name), "--report", str(out), "--trials", "200",
+                                       "--today", "2026-11-22", *extra])
+    return out, result
+
+
+def test_report_directory_has_every_file(tmp_path):
+    out, result = _report(tmp_path)
+    assert result.exit_code == 0, result.output
+    names = {p.name for p in out.iterdir()}
+    for n in ("report.md", "report.html", "plan.csv", "schedule.csv", "breakeven.csv", "result.json"):
+        assert n in names
+    for chart in charts.CHARTS:
+        assert f"{chart}.png" in names and f"{chart}.svg" in names
+    html = (out / "report.html").read_text(encoding="utf-8")
+    # self-contained: charts inline, nothing fetched (namespace URIs in the SVG are names, not requests)
+    assert html.count("<svg") == len(charts.CHARTS)
+    assert not any(t in html for t in ('src="http', "src='http", "<link", "<script", "url(http"))
+    assert json.loads((out / "result.json").read_text())["scenario"].startswith("Master's thesis")
+
+
+def test_report_refuses_a_directory_with_other_files(tmp_path):
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "thesis-draft.docx").write_text("mine")
+    _, result = _report(tmp_path)
+    assert result.exit_code == 2 and "holds files the planner did not write (thesis-draft.docx)" in result.output
+    assert [p.name for p in out.iterdir()] == ["thesis-draft.docx"]
+    _, forced = _report(tmp_path, extra=["--force"])
+    assert forced.exit_code == 0
+    assert (out / "thesis-draft.docx").read_text() == "mine" and (out / "report.md").exists()
+
+
+def test_rewriting_a_report_replaces_it(tmp_path):
+    out, _ = _report(tmp_path)
+    _, again = _report(tmp_path, extra=["--variant", "cheap-power"])
+    assert again.exit_code == 0 and "cheap-power" in (out / "report.md").read_text()
+
+
+def test_a_failure_part_way_leaves_the_previous_report(tmp_path, monkeypatch):
+    out, _ = _report(tmp_path)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real = Path.write_bytes
+    calls = {"n": 0}
+
+    def flaky(self, data):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError("disk full")
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", flaky)
+    p = planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=50)
+    with pytest.raises(OSError):
+        writer.write_report(p, out)
+    assert {q.name: q.read_bytes() for q in out.iterdir()} == before
+    assert not [q for q in tmp_path.iterdir() if q.name.startswith(".rep.")]  # no leftovers
+
+
+def test_stdout_formats():
+    base = ["run", str(SCENARIOS / "thesis.yaml"), "--trials", "50"]
+    md = CliRunner().invoke(main, base + ["--format", "markdown"]).output
+    assert md.startswith("# Master's thesis") and "## Break-even" in md
+    csv = CliRunner().invoke(main, base + ["--format", "csv"]).output
+    assert csv.splitlines()[0].startswith("phase,deadline,finish_expected")
+
+
+def _approx_equal(a, b, path="") -> None:
+    if isinstance(a, dict):
+        assert set(a) == set(b), path
+        for k in a:
+            _approx_equal(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _approx_equal(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-6, abs=0.011), path
+    else:
+        assert a == b, path
+
+
+@pytest.mark.parametrize("name", ["thesis", "lab"])
+def test_golden_reports(name):
+    """The Markdown report and JSON of the shipped scenarios, checked in.
+
+    Regenerate on purpose, after a change to the model, with:
+        PLANNER_UPDATE_GOLDEN=1 python -m pytest tests/test_reports.py -k golden
+    and review the diff.
+    """
+    s = planner.load_scenario(SCENARIOS / f"{name}.yaml", today=TODAY)
+    p = planner.plan(s, trials=500, seed=0)
+    md = planner.report.render_markdown(p)
+    js = json.loads(planner.report.render_json(p))
+    md_path, js_path = GOLDEN / f"{name}.md", GOLDEN / f"{name}.json"
+    if UPDATE:
+        md_path.write_text(md, encoding="utf-8")
+        js_path.write_text(json.dumps(js, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert md == md_path.read_text(encoding="utf-8")
+    _approx_equal(js, json.loads(js_path.read_text(encoding="utf-8")))
