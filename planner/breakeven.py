@@ -48,12 +48,13 @@ class Pace:
         day = float(np.interp(h, self.hours, self.days))
         return s.start + dt.timedelta(days=math.ceil(day - 1e-9))
 
-    def months_until(self, s: Scenario, h: float) -> float:
-        """Months a card bought at the start is kept to do ``h`` hours: until the pace reaches
-        them, at most to the horizon's end."""
-        d = self.date_of(s, h)
+    def months_until(self, s: Scenario, h):
+        """Months a card bought at the start is kept to do ``h`` hours (scalar or array): until
+        the pace reaches them, at most to the horizon's end."""
+        h = np.asarray(h, dtype=float)
         horizon_days = (s.horizon_end - s.start).days
-        days = horizon_days if d is None else min((d - s.start).days, horizon_days)
+        days = np.ceil(np.interp(h, self.hours, self.days) - 1e-9)
+        days = np.where(h > self.hours[-1] + 1e-9, horizon_days, np.minimum(days, horizon_days))
         return days / 30.44
 
 
@@ -82,53 +83,59 @@ class Pair:
     rent_usd_per_hour: float
 
 
-def per_ref_hour(quotes: pd.DataFrame, s: Scenario, option: str) -> float | None:
-    """Money per reference GPU-hour on an option, averaged over the phases by their work."""
-    q = quotes[(quotes["option"] == option) & np.isfinite(quotes["cost_usd"].astype(float))]
-    if q.empty:
-        return None
-    hours = {ph.name: ph.gpu_hours for ph in s.phases}
-    money = q["cost_usd"] - q["your_time_usd"]
-    return float(money.sum() / q["phase"].map(hours).sum())
+def per_ref_hour(quotes: pd.DataFrame, s: Scenario) -> dict[str, float]:
+    """Money per reference GPU-hour on each option, averaged over the phases by their work."""
+    q = quotes[np.isfinite(quotes["cost_usd"].astype(float))]
+    hours = q["phase"].map({ph.name: ph.gpu_hours for ph in s.phases})
+    money = (q["cost_usd"] - q["your_time_usd"]).groupby(q["option"]).sum()
+    return (money / hours.groupby(q["option"]).sum()).to_dict()
 
 
 def crossover(fixed_usd: float, resale_at, buy_per_h: float, rent_per_h: float, h_max: float) -> float | None:
     """Smallest H in (0, h_max] with fixed - resale_at(H) + buy_per_h H <= rent_per_h H, or None."""
-    def gap(h: float) -> float:
+    def gap(h):
         return fixed_usd - resale_at(h) + buy_per_h * h - rent_per_h * h
 
     grid = np.concatenate([[1e-6], np.geomspace(1e-3, h_max, 400)])
-    values = np.array([gap(h) for h in grid])
+    values = np.asarray(gap(grid), dtype=float)
     below = np.flatnonzero(values <= 0)
     if below.size == 0:
         return None
     k = int(below[0])
     if k == 0:
         return 0.0
-    return float(brentq(gap, grid[k - 1], grid[k], xtol=1e-6))
+    return float(brentq(lambda h: float(gap(h)), grid[k - 1], grid[k], xtol=1e-6))
 
 
 def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame) -> list[Pair]:
     """Every usable buy offer against its device's rent offers and the cheapest others."""
     p = pace(s)
     total = float(p.hours[-1])
-    rent_rate = {o: per_ref_hour(quotes, s, o) for o in quotes.loc[quotes["kind"] == "rent", "option"].unique()}
-    rent_rate = {o: r for o, r in rent_rate.items() if r is not None}
+    rate = per_ref_hour(quotes, s)
+    rent_rate = {o: rate[o] for o in quotes.loc[quotes["kind"] == "rent", "option"].unique() if o in rate}
     out = []
-    devices = opts.set_index("option")["device"]
+    rows = opts.set_index("option")
+    devices = rows["device"]
     for b in quotes.loc[quotes["kind"] == "buy", "option"].unique():
-        o = opts.set_index("option").loc[b]
-        buy_rate = per_ref_hour(quotes, s, b)
-        if buy_rate is None:
+        if b not in rate:
             continue
+        o = rows.loc[b]
+        buy_rate = rate[b]
         host = s.you.host_price_usd if (not s.you.host_machine and s.you.host_price_usd) else 0.0
         fixed = float(o["purchase_usd"]) + host
         same = [r for r in rent_rate if devices[r] == o["device"]]
         cheapest = sorted(rent_rate, key=lambda r: rent_rate[r])[:CHEAPEST_RENT_PER_CARD]
+        price, condition = float(o["purchase_usd"]), o["condition"]
+        given_usd, given_fraction = _num(o["resale_usd"]), _num(o["resale_fraction"])
+
+        def resale_at(h, price=price, condition=condition, given_usd=given_usd, given_fraction=given_fraction):
+            if given_usd is not None:
+                return given_usd + 0.0 * np.asarray(h, dtype=float)
+            if given_fraction is not None:
+                return price * given_fraction + 0.0 * np.asarray(h, dtype=float)
+            return price * costs.resale_fraction(p.months_until(s, h), condition)
+
         for r in dict.fromkeys(same + cheapest):
-            def resale_at(h, o=o):
-                return costs.resale_usd(float(o["purchase_usd"]), p.months_until(s, h), o["condition"],
-                                        _num(o["resale_usd"]), _num(o["resale_fraction"]))
             h = crossover(fixed, resale_at, buy_rate, rent_rate[r], SEARCH_MULTIPLE * max(total, 1.0))
             why = None
             if h is None:

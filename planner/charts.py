@@ -110,4 +110,43 @@ def pareto(plan: Plan) -> Figure:
     return fig
 
 
+def sweep_chart(table: pd.DataFrame, key: str, currency: str) -> Figure:
+    """Total cost against the swept value, with the points where the chosen plan changes."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    labels = [str(v) for v in table[key]]
+    xs = range(len(labels))
+    ax.plot(xs, table["total_cost"], marker="o", label="cheapest plan")
+    changed = table.index[table["plan_changes"]]
+    if len(changed):
+        ax.scatter(changed, table.loc[changed, "total_cost"], s=120, facecolors="none", edgecolors="red",
+                   label="the chosen plan changes", zorder=3)
+    ax.set_xticks(list(xs), labels, rotation=30, ha="right")
+    ax.set_title(f"Total cost as {key} varies")
+    ax.set_xlabel(key)
+    ax.set_ylabel(f"Total cost [{currency}]")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
+    """How far the total cost moves when each input goes down / up by the span; flips marked."""
+    t = table.iloc[::-1]
+    fig, ax = plt.subplots(figsize=(9, 0.45 * max(len(t), 4) + 1.5))
+    base = float(table["cost_base"].iloc[0]) if len(table) else 0.0
+    ys = range(len(t))
+    ax.barh(ys, t["cost_low"] - base, left=base, color="tab:blue", label=f"input -{span:.0%}")
+    ax.barh(ys, t["cost_high"] - base, left=base, color="tab:orange", label=f"input +{span:.0%}")
+    names = [f"{r.input}{'  (flips the decision)' if r.decision_flips else ''}" for r in t.itertuples()]
+    ax.set_yticks(list(ys), names, fontsize=8)
+    ax.axvline(base, color="black", linewidth=0.8)
+    ax.set_title(f"Sensitivity of the total cost (base {base:,.0f} {currency})")
+    ax.set_xlabel(f"Total cost [{currency}]")
+    ax.set_ylabel("Input")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 CHARTS = {"cumulative_cost": cumulative_cost, "schedule": schedule, "cost_breakdown": breakdown, "pareto": pareto}

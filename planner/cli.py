@@ -14,7 +14,7 @@ import traceback
 import click
 
 from . import __version__
-from .errors import InputError
+from .errors import InputError, Problem
 
 EXIT_INPUT = 2
 EXIT_INFEASIBLE = 3
@@ -191,6 +191,146 @@ def fit(scenario, kind, variant, sets, today, catalog_files, fmt, **flags):
         table = table[table["kind"] == kind]
     cols = list(FIT_HEADERS["fit"]) + ["slowdown", "reason"]
     click.echo(render_rows({"fit": table[cols]}, FIT_HEADERS, fmt), nl=False)
+
+
+# --------------------------------------------------------------------------- what-if
+
+
+def _job(scenario, variant, sets, today, catalog_files):
+    from .api import read_text
+    from .whatif import Job
+
+    return Job(read_text(scenario), scenario, today, variant, tuple(sets), tuple(catalog_files))
+
+
+def _workers(n: int | None, jobs: int) -> int:
+    import os
+
+    return max(1, min(n or (os.cpu_count() or 1), jobs))
+
+
+def _progress(total: int):
+    """A progress bar on a terminal; nothing when output is piped."""
+    import contextlib
+
+    if not sys.stderr.isatty() or total < 4:
+        return contextlib.nullcontext(None)
+    return click.progressbar(length=total, label="planning", file=sys.stderr)
+
+
+def _emit_table(df, fmt: str, title: str, report_dir, force, charts_files=None) -> None:
+    from .report import _md_table, render_rows
+
+    headers = {"rows": {c: c for c in df.columns}}
+    if fmt == "markdown":
+        text = "\n".join([f"# {title}", "", *_md_table(list(df.columns), [[str(v) for v in r] for r in
+                                                                              df.itertuples(index=False)]), ""])
+    else:
+        text = render_rows({"rows": df}, headers, fmt)
+    click.echo(text, nl=False)
+    if report_dir:
+        from .writer import write_files
+
+        files = {"table.csv": render_rows({"rows": df}, headers, "csv").encode("utf-8"),
+                 "table.json": render_rows({"rows": df}, headers, "json").encode("utf-8"),
+                 "table.md": ("\n".join([f"# {title}", "", *_md_table(list(df.columns), [[str(v) for v in r]
+                              for r in df.itertuples(index=False)]), ""])).encode("utf-8"),
+                 **(charts_files or {})}
+        names = write_files(files, report_dir, force)
+        click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
+
+
+def whatif_options(f):
+    f = click.option("--force", is_flag=True, help="Write into a DIR that holds other files.")(f)
+    f = click.option("--report", "report_dir", type=click.Path(file_okay=False), metavar="DIR",
+                     help="Write the table (CSV, JSON, Markdown) and its chart into DIR.")(f)
+    f = click.option("--workers", type=click.IntRange(1, 64), help="Processes to use (default: every core).")(f)
+    f = format_option("text", "markdown", "json", "csv")(f)
+    return f
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
+@click.option("--variants", "names", metavar="A,B,...", help="Variants to compare with the base.")
+@click.option("--all", "all_variants", is_flag=True, help="Compare every variant in the file.")
+@scenario_options
+@whatif_options
+@handle_errors
+def compare(scenario, names, all_variants, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
+    """The base scenario and its variants side by side: plan, cost, finish, break-even."""
+    from .api import load_scenario
+    from .whatif import compare as run_compare
+
+    s = load_scenario(scenario, variant=variant, sets=sets, today=today)
+    chosen = list(s.variant_names) if all_variants or not names else [n.strip() for n in names.split(",")]
+    for n in chosen:  # unknown names: the scenario loader's message
+        load_scenario(scenario, variant=n, sets=sets, today=today)
+    base = _job(scenario, variant, sets, today, catalog_files)
+    with _progress(len(chosen) + 1) as bar:
+        df = run_compare(base, chosen, _workers(workers, len(chosen) + 1), bar.update if bar else None)
+    _emit_table(df, fmt, f"Variants of {s.name}", report_dir, force)
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
+@click.option("--vary", "vary", multiple=True, required=True, metavar="KEY.PATH=START:STOP:STEPS|a,b,c",
+              help="Values for one key (repeat for a grid), e.g. electricity=0.1:0.5:5 USD/kWh.")
+@scenario_options
+@whatif_options
+@handle_errors
+def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
+    """Plan SCENARIO for each value of a parameter (or a grid of two): cost, plan and finish per value."""
+    from .api import load_scenario
+    from .charts import sweep_chart
+    from .whatif import parse_vary, sweep as run_sweep
+
+    parsed = [parse_vary(v) for v in vary]
+    s = load_scenario(scenario, variant=variant, sets=sets, today=today)
+    for key, values in parsed:  # check every value the way --set would, before the long run
+        for value in values:
+            load_scenario(scenario, variant=variant, sets=(*sets, f"{key}={value}"), today=today)
+    base = _job(scenario, variant, sets, today, catalog_files)
+    total = 1
+    for _, values in parsed:
+        total *= len(values)
+    with _progress(total) as bar:
+        df = run_sweep(base, parsed, _workers(workers, total), bar.update if bar else None)
+    charts = {}
+    if report_dir and len(parsed) == 1:
+        from .writer import figure_files
+
+        charts = figure_files("sweep", sweep_chart(df, parsed[0][0], s.currency))
+    _emit_table(df, fmt, f"Sweep of {', '.join(k for k, _ in parsed)} — {s.name}", report_dir, force, charts)
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
+@click.option("--span", default="20%", show_default=True, metavar="PERCENT", help="How far each input moves.")
+@scenario_options
+@whatif_options
+@handle_errors
+def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
+    """Move each numeric input down and up by the span: how the cost moves, which inputs flip the decision."""
+    from . import units
+    from .api import load_scenario
+    from .charts import tornado
+    from .whatif import numeric_inputs, sensitivity as run_sensitivity
+
+    try:
+        fraction = units.parse_fraction(span)
+    except units.QuantityError as exc:
+        raise InputError([Problem("--span", 0, 0, "", str(exc))]) from None
+    s = load_scenario(scenario, variant=variant, sets=sets, today=today)
+    base = _job(scenario, variant, sets, today, catalog_files)
+    total = 1 + 2 * len(numeric_inputs(base.text, base.file))
+    with _progress(total) as bar:
+        df = run_sensitivity(base, fraction, _workers(workers, total), bar.update if bar else None)
+    charts = {}
+    if report_dir:
+        from .writer import figure_files
+
+        charts = figure_files("tornado", tornado(df, s.currency, fraction))
+    _emit_table(df, fmt, f"Sensitivity (±{fraction:.0%}) — {s.name}", report_dir, force, charts)
 
 
 # --------------------------------------------------------------------------- pricing

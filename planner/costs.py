@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 #: Default resale model: a new card loses RESALE_FIRST_YEAR_LOSS of its price
 #: in the first year (linearly), then RESALE_LATER_YEARLY_LOSS a year,
 #: compounded. Source: used-GPU depreciation rule of thumb "30-40 % the first
@@ -15,17 +17,18 @@ RESALE_FIRST_YEAR_LOSS = 0.35
 RESALE_LATER_YEARLY_LOSS = 0.125
 
 
-def resale_fraction(months: float, condition: str) -> float:
-    """Share of the purchase price a card fetches after ``months`` of use.
+def resale_fraction(months, condition: str):
+    """Share of the purchase price a card fetches after ``months`` of use (scalar or array).
 
     A used card is past its first year, so it loses only the later-year rate.
     """
-    years = max(months, 0.0) / 12.0
+    years = np.maximum(np.asarray(months, dtype=float), 0.0) / 12.0
     if condition == "used":
-        return (1.0 - RESALE_LATER_YEARLY_LOSS) ** years
-    if years <= 1.0:
-        return 1.0 - RESALE_FIRST_YEAR_LOSS * years
-    return (1.0 - RESALE_FIRST_YEAR_LOSS) * (1.0 - RESALE_LATER_YEARLY_LOSS) ** (years - 1.0)
+        out = (1.0 - RESALE_LATER_YEARLY_LOSS) ** years
+    else:
+        out = np.where(years <= 1.0, 1.0 - RESALE_FIRST_YEAR_LOSS * years,
+                       (1.0 - RESALE_FIRST_YEAR_LOSS) * (1.0 - RESALE_LATER_YEARLY_LOSS) ** (years - 1.0))
+    return float(out) if out.ndim == 0 else out
 
 
 def resale_usd(price_usd: float, months: float, condition: str,

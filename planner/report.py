@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 
 from .result import COST_PARTS, Plan, to_dict
 
@@ -351,10 +352,8 @@ def markdown_to_html(md: str, title: str, svgs: dict[str, str] | None = None) ->
             + "\n".join(body) + "\n</body></html>\n")
 
 
-def plan_rows(plan: Plan) -> "pd.DataFrame":
+def plan_rows(plan: Plan) -> pd.DataFrame:
     """One row per (phase, assignment): the plan as a table."""
-    import pandas as pd
-
     d = to_dict(plan)
     rows = []
     for ph in d["phases"]:

@@ -28,19 +28,12 @@ MARKER = ".planner-report"
 
 def report_files(plan: Plan) -> dict[str, bytes]:
     """Every file of the report, by name (no I/O)."""
-    import matplotlib.pyplot as plt
-
     files: dict[str, bytes] = {}
     svgs: dict[str, str] = {}
     titles = {"cumulative_cost": "Cumulative cost over time", "schedule": "Week-by-week schedule",
               "cost_breakdown": "Cost breakdown", "pareto": "Cost against finish date"}
     for name, make in charts.CHARTS.items():
-        fig = make(plan)
-        for fmt in ("png", "svg"):
-            buf = io.BytesIO()
-            fig.savefig(buf, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else None)
-            files[f"{name}.{fmt}"] = buf.getvalue()
-        plt.close(fig)
+        files.update(figure_files(name, make(plan)))
         svg = files[f"{name}.svg"].decode("utf-8")
         svgs[f"{name}.png"] = svg[svg.index("<svg"):]
     md = report.render_markdown(plan, charts={titles[n]: f"{n}.png" for n in charts.CHARTS})
@@ -53,12 +46,30 @@ def report_files(plan: Plan) -> dict[str, bytes]:
                                                                  "wall_hours"]).to_csv(index=False).encode("utf-8")
     files["breakeven.csv"] = pd.DataFrame(d["breakeven"], columns=["buy", "rent", "gpu_hours", "date", "why_not"]
                                           ).to_csv(index=False).encode("utf-8")
-    files[MARKER] = json.dumps(sorted([*files, MARKER]), indent=1).encode("utf-8")
     return files
 
 
 def write_report(plan: Plan, directory: str | Path, force: bool = False) -> list[str]:
-    """Write the report into ``directory`` safely; return the file names written."""
+    """Write the plan's report into ``directory`` safely; return the file names written."""
+    return write_files(report_files(plan), directory, force)
+
+
+def figure_files(name: str, fig) -> dict[str, bytes]:
+    """A figure as PNG and SVG."""
+    import matplotlib.pyplot as plt
+
+    out = {}
+    for fmt in ("png", "svg"):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else None)
+        out[f"{name}.{fmt}"] = buf.getvalue()
+    plt.close(fig)
+    return out
+
+
+def write_files(files: dict[str, bytes], directory: str | Path, force: bool = False) -> list[str]:
+    """Write ``files`` into ``directory`` safely (see the module docstring); return their names."""
+    files = {**files, MARKER: json.dumps(sorted([*files, MARKER]), indent=1).encode("utf-8")}
     target = Path(directory)
     if target.exists() and not target.is_dir():
         raise InputError([Problem(str(target), 0, 0, "--report", "exists and is not a directory")])
@@ -69,7 +80,6 @@ def write_report(plan: Plan, directory: str | Path, force: bool = False) -> list
         raise InputError([Problem(str(target), 0, 0, "--report",
                                   f"holds files the planner did not write ({shown}); choose another directory "
                                   "or add --force to write the report among them")])
-    files = report_files(plan)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; a report is for reading

@@ -1,0 +1,208 @@
+"""What-if for lab meetings: compare variants, sweep a parameter, sensitivity.
+
+Every what-if is the scenario file plus ``--set``-style overrides, planned
+again; the catalog is loaded once per process and reused. Each run is
+summarised in one row (cost, decision, finish), so tables stay comparable.
+Runs are independent, so :func:`run_many` spreads them over processes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError, Problem
+from .yamldoc import parse_document
+
+#: Monte Carlo trials per what-if run: the spread is not shown in these tables.
+WHATIF_TRIALS = 200
+
+
+@dataclass(frozen=True)
+class Job:
+    """One what-if run: the scenario text with a variant and overrides."""
+
+    text: str
+    file: str
+    today: dt.date
+    variant: str | None = None
+    sets: tuple[str, ...] = ()
+    catalog_files: tuple[str, ...] = ()
+
+
+def summarize(plan) -> dict[str, Any]:
+    """One row for a plan: its cost, its decision (what is bought, where each phase runs), its finish."""
+    from .result import to_dict
+
+    d = to_dict(plan)
+    bought = "+".join(p["offer"] for p in d["purchases"]) or "nothing"
+    where = "; ".join(f"{ph['name']}: " + "+".join(a["option"] for a in ph["assignments"]) for ph in d["phases"])
+    kinds = sorted({a["kind"] for ph in d["phases"] for a in ph["assignments"]})
+    finishes = [ph["finish_expected"] for ph in d["phases"] if ph["finish_expected"]]
+    return {
+        "total_cost": d["total_cost"], "currency": d["currency"], "feasible": d["feasible"],
+        "buy": bought, "kinds": "+".join(kinds), "plan": where,
+        "finish": max(finishes) if finishes else None,
+        "breakeven_gpu_hours": min((b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None),
+                                   default=None),
+    }
+
+
+def run_one(job: Job) -> dict[str, Any]:
+    """Plan one what-if (in this process or a worker)."""
+    from . import api
+    from .scenario import load_scenario_text
+
+    catalog = api.load_catalog(job.catalog_files, job.today)
+    s = load_scenario_text(job.text, catalog.ids(), file=job.file, today=job.today, variant=job.variant,
+                           sets=job.sets)
+    return summarize(api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=False))
+
+
+def run_many(jobs: Sequence[Job], workers: int = 1, progress: Callable[[int], None] | None = None
+             ) -> list[dict[str, Any]]:
+    """Run jobs, in order; with ``workers`` > 1 on that many processes."""
+    out: list[dict[str, Any]] = []
+    if workers <= 1 or len(jobs) < 4:
+        for job in jobs:
+            out.append(run_one(job))
+            if progress:
+                progress(1)
+        return out
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for row in pool.map(run_one, jobs, chunksize=max(1, len(jobs) // (4 * workers))):
+            out.append(row)
+            if progress:
+                progress(1)
+    return out
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def compare(base: Job, variants: Sequence[str], workers: int = 1, progress=None) -> pd.DataFrame:
+    """The base scenario and each variant side by side, with the change against the base."""
+    jobs = [base] + [Job(base.text, base.file, base.today, v, base.sets, base.catalog_files) for v in variants]
+    rows = run_many(jobs, workers, progress)
+    df = pd.DataFrame(rows)
+    df.insert(0, "variant", ["(base)", *variants])
+    df["cost_change"] = df["total_cost"] - df["total_cost"].iloc[0]
+    df["decision_changed"] = (df["buy"] != df["buy"].iloc[0]) | (df["plan"] != df["plan"].iloc[0])
+    return df
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+def parse_vary(option: str) -> tuple[str, list[Any]]:
+    """``key.path=START:STOP:STEPS`` (numbers, units kept) or ``key.path=a,b,c`` (values as in the file)."""
+    if "=" not in option:
+        raise InputError([Problem("--vary", 0, 0, option, "expected key.path=START:STOP:STEPS or key.path=a,b,c")])
+    key, spec = (p.strip() for p in option.split("=", 1))
+    parts = spec.split(":")
+    if len(parts) == 3:
+        start, stop, steps = (_NUMBER.match(p) for p in parts)
+        if not (start and stop and steps) or not steps.group(1).isdigit():
+            raise InputError([Problem("--vary", 0, 0, key, f"expected START:STOP:STEPS such as 0.1:0.5:5 USD/kWh, "
+                                      f"got {spec!r}")])
+        unit = next((m.group(2).strip() for m in (start, stop, steps) if m.group(2).strip()), "")
+        n = int(steps.group(1))
+        if n < 2:
+            raise InputError([Problem("--vary", 0, 0, key, "STEPS must be at least 2")])
+        return key, [f"{v:g} {unit}".strip() for v in np.linspace(float(start.group(1)), float(stop.group(1)), n)]
+    values = [v.strip() for v in spec.split(",") if v.strip()]
+    if not values:
+        raise InputError([Problem("--vary", 0, 0, key, "no values given")])
+    return key, values
+
+
+def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: int = 1, progress=None) -> pd.DataFrame:
+    """One row per value (a grid for two or more --vary), marking where the chosen plan changes."""
+    grid = list(itertools.product(*(values for _, values in vary)))
+    keys = [k for k, _ in vary]
+    jobs = [Job(base.text, base.file, base.today, base.variant,
+                base.sets + tuple(f"{k}={v}" for k, v in zip(keys, combo)), base.catalog_files) for combo in grid]
+    rows = run_many(jobs, workers, progress)
+    df = pd.DataFrame(rows)
+    for i, k in enumerate(keys):
+        df.insert(i, k, [combo[i] for combo in grid])
+    signature = df["buy"] + " | " + df["plan"]
+    df["plan_changes"] = signature.ne(signature.shift()) & (df.index > 0)
+    return df
+
+
+# --------------------------------------------------------------------------- sensitivity
+
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(.*)$")
+#: Inputs moved in a sensitivity run: dotted paths (``*`` is each phase).
+SENSITIVE = ["electricity", "horizon", "workload.params", "workload.batch_size", "workload.activation_memory",
+             "phases.*.gpu_hours", "phases.*.runs", "phases.*.checkpoint_every", "phases.*.dataset_size",
+             "you.host_power", "you.time_value", "you.attention", "you.budget"]
+
+
+def scaled(value: Any, factor: float) -> Any | None:
+    """A value with its number multiplied by ``factor``, unit kept (None when not numeric)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return max(1, round(value * factor))
+    if isinstance(value, float):
+        return value * factor
+    if isinstance(value, str):
+        m = _NUMBER.match(value)
+        if m and not re.match(r"^\d{4}-\d{2}-\d{2}", value):
+            return f"{float(m.group(1)) * factor:.6g}{m.group(2)}"
+    return None
+
+
+def numeric_inputs(text: str, file: str) -> list[tuple[str, Any]]:
+    """(dotted path, raw value) of the numeric inputs the scenario file sets."""
+    data = parse_document(text, file).data or {}
+    out = []
+    for pattern in SENSITIVE:
+        parts = pattern.split(".")
+        nodes: list[tuple[list[str], Any]] = [([], data)]
+        for part in parts:
+            nxt = []
+            for path, node in nodes:
+                if not isinstance(node, dict):
+                    continue
+                keys = list(node) if part == "*" else [part]
+                nxt += [(path + [k], node[k]) for k in keys if k in node]
+            nodes = nxt
+        out += [(".".join(p), v) for p, v in nodes if scaled(v, 1.0) is not None]
+    return out
+
+
+def sensitivity(base: Job, span: float, workers: int = 1, progress=None) -> pd.DataFrame:
+    """Each numeric input moved down and up by ``span``: cost range and whether the decision flips."""
+    inputs = numeric_inputs(base.text, base.file)
+    jobs = [base]
+    for path, raw in inputs:
+        for factor in (1 - span, 1 + span):
+            jobs.append(Job(base.text, base.file, base.today, base.variant,
+                            base.sets + (f"{path}={scaled(raw, factor)}",), base.catalog_files))
+    rows = run_many(jobs, workers, progress)
+    ref = rows[0]
+    table = []
+    for i, (path, raw) in enumerate(inputs):
+        low, high = rows[1 + 2 * i], rows[2 + 2 * i]
+        flips = [side for side, r in (("down", low), ("up", high))
+                 if (r["buy"], r["kinds"]) != (ref["buy"], ref["kinds"])]
+        table.append({
+            "input": path, "value": raw, "low_value": scaled(raw, 1 - span), "high_value": scaled(raw, 1 + span),
+            "cost_low": low["total_cost"], "cost_base": ref["total_cost"], "cost_high": high["total_cost"],
+            "swing": abs(high["total_cost"] - low["total_cost"]), "decision_flips": ",".join(flips) or "",
+            "buy_low": low["buy"], "buy_high": high["buy"], "kinds_low": low["kinds"], "kinds_high": high["kinds"],
+        })
+    df = pd.DataFrame(table)
+    return df.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True) if len(df) else df
+

@@ -1,0 +1,89 @@
+"""What-if: compare, sweep and sensitivity agree with individual runs and find decision flips."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import planner
+from planner import whatif
+from planner.cli import main
+from planner.scenario import load_scenario_text
+
+from .conftest import SCENARIOS, TODAY
+from .test_plan import BASE
+
+
+def job(text, **kw):
+    return whatif.Job(text, "s.yaml", TODAY, **kw)
+
+
+def plan_of(catalog, text, sets=(), variant=None):
+    s = load_scenario_text(text, catalog.ids(), file="s.yaml", today=TODAY, sets=sets, variant=variant)
+    return whatif.summarize(planner.plan(s, catalog, trials=whatif.WHATIF_TRIALS, alternatives=False))
+
+
+def test_compare_rows_equal_individual_runs_and_a_variant_equals_its_set(catalog, thesis_text):
+    df = whatif.compare(job(thesis_text), ["cheap-power", "bigger-model"])
+    assert list(df["variant"]) == ["(base)", "cheap-power", "bigger-model"]
+    assert df.iloc[2]["total_cost"] == plan_of(catalog, thesis_text, variant="bigger-model")["total_cost"]
+    by_set = plan_of(catalog, thesis_text, sets=("workload.params=304M", "workload.activation_memory=20 GB",
+                                                 "phases.prototyping.gpu_hours=800", "phases.final.gpu_hours=600"))
+    assert df.iloc[2]["total_cost"] == by_set["total_cost"] and df.iloc[2]["plan"] == by_set["plan"]
+    assert df.iloc[2]["cost_change"] == pytest.approx(df.iloc[2]["total_cost"] - df.iloc[0]["total_cost"])
+
+
+def test_sweep_table_matches_individual_runs(catalog, thesis_text):
+    key, values = whatif.parse_vary("phases.final.gpu_hours=100:400:4")
+    assert values == ["100", "200", "300", "400"]
+    df = whatif.sweep(job(thesis_text), [(key, values)], workers=2)
+    for value, row in zip(values, df.itertuples()):
+        single = plan_of(catalog, thesis_text, sets=(f"{key}={value}",))
+        assert row.total_cost == single["total_cost"] and row.plan == single["plan"]
+
+
+def test_sweep_grid_and_lists():
+    assert whatif.parse_vary("electricity=0.1:0.3:3 USD/kWh") == ("electricity", ["0.1 USD/kWh", "0.2 USD/kWh",
+                                                                                  "0.3 USD/kWh"])
+    assert whatif.parse_vary("consider.spot=true,false") == ("consider.spot", ["true", "false"])
+
+
+def test_sweep_marks_where_the_plan_changes(load):
+    # buying the card pays off only past ~1463 reference hours (see test_plan): the plan flips in between
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    df = whatif.sweep(job(text), [("phases.train.gpu_hours", ["500", "1000", "2000", "3000"])])
+    assert list(df["buy"]) == ["nothing", "nothing", "my-card", "my-card"]
+    assert list(df["plan_changes"]) == [False, False, True, False]
+
+
+def test_sensitivity_flags_the_input_that_flips_buy_versus_rent(load):
+    # 1600 h: buying wins by 600 + 0.090 h vs 0.5005 h (about 57 USD); electricity +/-80 % moves the card's
+    # running cost by 0.072 USD per hour (115 USD over the work), so dearer power flips the decision to renting
+    text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    df = whatif.sensitivity(job(text), 0.8)
+    row = df.set_index("input").loc["electricity"]
+    assert row["decision_flips"] == "up" and row["buy_high"] == "nothing" and row["buy_low"] == "my-card"
+    hours = df.set_index("input").loc["phases.train.gpu_hours"]
+    assert "down" in hours["decision_flips"]  # less work: renting wins
+    assert df["swing"].is_monotonic_decreasing
+
+
+def test_cli_commands_and_formats(tmp_path):
+    path = str(SCENARIOS / "thesis.yaml")
+    out = CliRunner().invoke(main, ["compare", path, "--variants", "cheap-power", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert [r["variant"] for r in json.loads(out.output)] == ["(base)", "cheap-power"]
+    bad = CliRunner().invoke(main, ["compare", path, "--variants", "cheap-pwer"])
+    assert bad.exit_code == 2 and "did you mean 'cheap-power'" in bad.output
+    sw = CliRunner().invoke(main, ["sweep", path, "--vary", "electricity=0.1,0.3", "--format", "csv",
+                                   "--report", str(tmp_path / "sw")])
+    assert sw.exit_code == 0 and sw.output.splitlines()[0].startswith("electricity,total_cost")
+    assert (tmp_path / "sw" / "sweep.png").exists() and (tmp_path / "sw" / "table.md").exists()
+    badv = CliRunner().invoke(main, ["sweep", path, "--vary", "electricty=0.1,0.3"])
+    assert badv.exit_code == 2 and "did you mean 'electricity'" in badv.output
+    sens = CliRunner().invoke(main, ["sensitivity", path, "--span", "10%", "--format", "markdown",
+                                     "--report", str(tmp_path / "sens"), "--workers", "2"])
+    assert sens.exit_code == 0 and sens.output.startswith("# Sensitivity")
+    assert (tmp_path / "sens" / "tornado.svg").exists()
