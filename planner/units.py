@@ -88,45 +88,34 @@ def _finite(x: float, value: object, expected: str) -> float:
     return x
 
 
-def parse_duration_h(value: object, default_unit: str = "h") -> float:
-    """Duration in hours. Bare numbers are in ``default_unit``."""
-    expected = "a duration such as 30 min or 2 h"
+def _in_units(value: object, expected: str, table: Mapping[str, float], default_unit: str) -> float:
+    """The value times its unit's factor from ``table`` (looked up as written, then in lower case)."""
     number, unit = _split(value, expected)
     unit = unit or default_unit
-    factor = DURATION_H.get(unit, DURATION_H.get(unit.lower()))
+    factor = table.get(unit, table.get(unit.lower()))
     if factor is None:
         raise _wrong_unit(value, expected, unit)
     return _finite(number * factor, value, expected)
+
+
+def parse_duration_h(value: object, default_unit: str = "h") -> float:
+    """Duration in hours. Bare numbers are in ``default_unit``."""
+    return _in_units(value, "a duration such as 30 min or 2 h", DURATION_H, default_unit)
 
 
 def parse_size_gb(value: object) -> float:
     """Size in decimal GB (1 GB = 1e9 bytes). Bare numbers are GB."""
-    expected = "a size such as 500 MB or 120 GB"
-    number, unit = _split(value, expected)
-    factor = SIZE_GB.get((unit or "GB").lower())
-    if factor is None:
-        raise _wrong_unit(value, expected, unit)
-    return _finite(number * factor, value, expected)
+    return _in_units(value, "a size such as 500 MB or 120 GB", SIZE_GB, "gb")
 
 
 def parse_count(value: object) -> float:
     """A count, with an optional K/M/B suffix ("86M" is 86e6)."""
-    expected = "a count such as 86M"
-    number, unit = _split(value, expected)
-    factor = COUNT_SUFFIX.get(unit.lower())
-    if factor is None:
-        raise _wrong_unit(value, expected, unit)
-    return _finite(number * factor, value, expected)
+    return _in_units(value, "a count such as 86M", COUNT_SUFFIX, "")
 
 
 def parse_power_w(value: object) -> float:
     """Power in watts. Bare numbers are W."""
-    expected = "a power such as 350 W or 0.45 kW"
-    number, unit = _split(value, expected)
-    factor = POWER_W.get((unit or "W").lower())
-    if factor is None:
-        raise _wrong_unit(value, expected, unit)
-    return _finite(number * factor, value, expected)
+    return _in_units(value, "a power such as 350 W or 0.45 kW", POWER_W, "w")
 
 
 def parse_fraction(value: object) -> float:
