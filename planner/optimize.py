@@ -327,13 +327,6 @@ def _show(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def _finish(start: dt.date, wall_h: float, cap_h_per_week: float) -> dt.date | None:
-    """The date ``wall_h`` hours of sessions end when the option gives ``cap_h_per_week`` a week."""
-    if not (math.isfinite(wall_h) and cap_h_per_week > 0):
-        return None
-    return start + dt.timedelta(days=math.ceil(wall_h / cap_h_per_week * 7 - 1e-9))
-
-
 def _spread(s: Scenario, ph, r, c: pd.Series, share: float, trials: int, seed: int) -> dict:
     """Monte Carlo spread of one assignment (``share`` of the phase) and its recommended checkpoint interval."""
     ckpt_gb = checkpoint_gb_of(s, ph)
@@ -394,14 +387,6 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.Da
                              reason=f"dearer: {r.cost_usd:,.0f} USD for the phase on its own, "
                                     f"{r.cost_usd - plan_cost[r.phase]:,.0f} USD more than the plan's choice"))
     return pd.DataFrame(rows, columns=["option", "phase", "reason"])
-
-
-def _no_option_problem(phase: str, feas: pd.DataFrame, opts: pd.DataFrame) -> str:
-    reasons = feas["reason"].dropna()
-    if reasons.empty:
-        return f"no option is considered for '{phase}'; widen 'consider'"
-    top = reasons.value_counts().index[0]
-    return f"no option can run '{phase}': e.g. {top}"
 
 
 def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:

@@ -368,8 +368,3 @@ def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame) -> p
                          if np.isfinite(speed.at[d.id, "relative_speed"]) else None,
                          speed_source=speed.at[d.id, "speed_source"], reason=f.reason))
     return pd.DataFrame(rows)
-
-
-def hours_on(gpu_hours: float, speed: float) -> float:
-    """Device hours for ``gpu_hours`` reference GPU-hours at ``speed``."""
-    return gpu_hours / speed if speed > 0 else math.inf

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -330,11 +330,6 @@ def _finish(table: str, df: pd.DataFrame) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- checks
-
-
-def _first(rows: Iterable[str], n: int = 5) -> str:
-    rows = list(rows)
-    return ", ".join(rows[:n]) + (", ..." if len(rows) > n else "")
 
 
 def check_unique(tables, files) -> list[Problem]:
