@@ -49,3 +49,8 @@ def electricity_usd(card_power_w: float, host_power_w: float, hours: float, usd_
 def storage_usd(size_gb: float, months: float, usd_per_gb_month: float) -> float:
     """Persistent storage kept for ``months``."""
     return size_gb * months * usd_per_gb_month
+
+
+def egress_usd(size_gb: float, usd_per_gb: float) -> float:
+    """Downloading ``size_gb`` out of a provider (the final checkpoint of each run)."""
+    return size_gb * usd_per_gb

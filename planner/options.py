@@ -25,7 +25,7 @@ OPTION_COLUMNS = [
     "resale_usd", "resale_fraction", "condition", "power_w", "session_limit_h", "idle_timeout_min",
     "quota_h_per_week", "quota_h_total", "cap_h_per_month", "units_per_hour", "needs_person", "setup_min",
     "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
-    "interruptions_per_h", "storage_usd_per_gb_month", "quota_group", "as_of", "source",
+    "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
 ]
 
 
@@ -77,7 +77,7 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
         rows.append(dict(option=r["id"], kind="rent", offer=r["id"], **{c: r[c] for c in (
             "device", "count", "usd_per_hour", "spot", "billing_s", "startup_min", "session_limit_h",
             "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
-            "frameworks", "as_of", "source")}, persistent_storage=False, needs_person=False))
+            "egress_usd_per_gb", "frameworks", "as_of", "source")}, persistent_storage=False, needs_person=False))
 
     free = free_rows(catalog)
     free = free[_matches(free["tier"], s.consider.free)]

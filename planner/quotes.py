@@ -147,6 +147,7 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
                 parts["rent"] = billed * r.usd_per_hour
                 parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months_used,
                                                      _val(r.storage_usd_per_gb_month))
+                parts["egress"] = costs.egress_usd(checkpoint_gb * ph.runs, _val(r.egress_usd_per_gb))
             else:  # free tiers (0) and compute-unit subscriptions at their derived price per hour
                 parts["rent"] = wall * _val(r.usd_per_hour)
             parts["your_time"] = restarts * _val(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour

@@ -199,3 +199,14 @@ def test_text_report_explains_session_overhead():
     line = next(t for t in result.output.splitlines() if "on colab-free:" in t)
     assert "reference GPU-h become" in line and "sessions" in line and "lost to session ends" in line
     assert "checkpointing every" in line and "would save" in line
+
+
+def test_egress_of_the_final_checkpoints_by_hand(load):
+    # AWS charges 0.09 USD/GB out; each of the 2 runs downloads its 1 GB final checkpoint
+    from .conftest import MINIMAL
+
+    text = MINIMAL.replace("    deadline: 2027-03-01\n", "    deadline: 2027-03-01\n    runs: 2\n    checkpoint_size: 1 GB\n")
+    s = load(text + "consider:\n  rent: [aws:g5.xlarge]\n  buy: []\n  free: []\n")
+    p = planner.plan(s, trials=10)
+    assert p.phases[0].assignments[0].option == "aws:g5.xlarge"
+    assert p.cost_usd["egress"] == pytest.approx(2 * 1 * 0.09)
