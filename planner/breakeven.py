@@ -30,8 +30,7 @@ from .scenario import Scenario
 
 #: How far past the scenario's own work the search goes, as a multiple of it.
 SEARCH_MULTIPLE = 50.0
-#: Rent offers compared with each card: its own device's offers and the cheapest others.
-CHEAPEST_RENT_PER_CARD = 3
+FREE_MIX = "free tiers (best free-only plan)"
 
 
 @dataclass(frozen=True)
@@ -107,12 +106,16 @@ def crossover(fixed_usd: float, resale_at, buy_per_h: float, rent_per_h: float, 
     return float(brentq(lambda h: float(gap(h)), grid[k - 1], grid[k], xtol=1e-6))
 
 
-def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame) -> list[Pair]:
-    """Every usable buy offer against its device's rent offers and the cheapest others."""
+def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
+              free_mix_usd_per_hour: float | None = None) -> list[Pair]:
+    """Every usable buy offer against every usable rent offer and, when given, the best free-tier
+    mix (its cost per reference GPU-hour, the user's time included: that is what free tiers cost)."""
     p = pace(s)
     total = float(p.hours[-1])
     rate = per_ref_hour(quotes, s)
     rent_rate = {o: rate[o] for o in quotes.loc[quotes["kind"] == "rent", "option"].unique() if o in rate}
+    if free_mix_usd_per_hour is not None:
+        rent_rate[FREE_MIX] = free_mix_usd_per_hour
     out = []
     rows = opts.set_index("option")
     devices = rows["device"]
@@ -123,8 +126,9 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame) -> list[Pai
         buy_rate = rate[b]
         host = s.you.host_price_usd if (not s.you.host_machine and s.you.host_price_usd) else 0.0
         fixed = float(o["purchase_usd"]) + host
-        same = [r for r in rent_rate if devices[r] == o["device"]]
-        cheapest = sorted(rent_rate, key=lambda r: rent_rate[r])[:CHEAPEST_RENT_PER_CARD]
+        # the card's own device first, then the rest from the cheapest per reference hour
+        order = sorted(rent_rate, key=lambda r: (r == FREE_MIX, r not in devices or devices[r] != o["device"],
+                                                 rent_rate[r], r))
         price, condition = float(o["purchase_usd"]), o["condition"]
         given_usd, given_fraction = _num(o["resale_usd"]), _num(o["resale_fraction"])
 
@@ -135,12 +139,13 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame) -> list[Pai
                 return price * given_fraction + 0.0 * np.asarray(h, dtype=float)
             return price * costs.resale_fraction(p.months_until(s, h), condition)
 
-        for r in dict.fromkeys(same + cheapest):
+        for r in order:
             h = crossover(fixed, resale_at, buy_rate, rent_rate[r], SEARCH_MULTIPLE * max(total, 1.0))
             why = None
             if h is None:
                 if buy_rate >= rent_rate[r]:
-                    why = (f"renting costs {rent_rate[r]:.3f} USD per reference GPU-hour, no more than the card's "
+                    what = "the free tiers cost" if r == FREE_MIX else "renting costs"
+                    why = (f"{what} {rent_rate[r]:.3f} USD per reference GPU-hour, no more than the card's "
                            f"electricity ({buy_rate:.3f})")
                 else:
                     why = "the purchase, less its resale, is not earned back within the search"

@@ -177,7 +177,9 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                                 problem_text))
 
     others = _alternatives(s, quotes, opts, purchase) if alternatives else []
-    pairs = breakeven.breakeven(s, opts, all_quotes)
+    free_only = next((a for a in others if a["strategy"] == "free-only"), None)
+    free_rate = free_only["total_cost_usd"] / sum(ph.gpu_hours for ph in s.phases) if free_only else None
+    pairs = breakeven.breakeven(s, opts, all_quotes, free_rate)
     front = _pareto(s, quotes, opts, purchase) if pareto else ()
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
     for option in sorted(used):

@@ -215,6 +215,20 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
             *("| " + " | ".join(r) + " |" for r in esc)]
 
 
+def _breakeven_shown(plan: Plan) -> list[dict]:
+    """Per card: rent offers of the same device, the three cheapest others, the free-tier mix."""
+    d = to_dict(plan)
+    rows = plan.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
+    out = []
+    for buy in dict.fromkeys(b["buy"] for b in d["breakeven"]):
+        pairs = [b for b in d["breakeven"] if b["buy"] == buy]  # already ordered: same device, then cheapest
+        same = [b for b in pairs if rows.get(b["rent"]) == rows.get(buy)]
+        others = [b for b in pairs if b not in same and not b["rent"].startswith("free tiers")][:3]
+        free = [b for b in pairs if b["rent"].startswith("free tiers")]
+        out += same + others + free
+    return out
+
+
 def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
     """A page a supervisor can read: question, answer, plan, money, break-even, exclusions, assumptions."""
     d = to_dict(plan)
@@ -262,10 +276,14 @@ def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
         out.append("")
     out += ["## Break-even: when buying beats renting", ""]
     if d["breakeven"]:
+        shown = _breakeven_shown(plan)
         out += _md_table(["Buy", "Instead of renting", "Break-even [ref GPU-h]", "Date at the scenario's pace",
                           "Why never"],
                          [[b["buy"], b["rent"], f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
-                           b["date"] or "—", b["why_not"] or ""] for b in d["breakeven"]])
+                           b["date"] or "—", b["why_not"] or ""] for b in shown])
+        if len(shown) < len(d["breakeven"]):
+            out += ["", f"Each card against the same card rented, the three cheapest rent offers and the free "
+                        f"tiers; all {len(d['breakeven'])} pairs are in breakeven.csv and result.json."]
     else:
         out.append("No card to buy is considered.")
     out.append("")

@@ -73,7 +73,7 @@ def test_rule_duplicate_id(broken):
 
 def test_rule_missing_as_of(broken):
     msgs = broken("rent.csv", ",2025-08-01,skypilot", ",,skypilot")
-    assert any(m.endswith("rent.csv:2:17: rent.aws:g4dn.xlarge.as_of: required (every row needs it)") for m in msgs)
+    assert any(m.endswith("rent.csv:2:18: rent.aws:g4dn.xlarge.as_of: required (every row needs it)") for m in msgs)
 
 
 def test_rule_missing_source(broken):
