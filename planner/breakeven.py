@@ -133,11 +133,7 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
         given_usd, given_fraction = _num(o["resale_usd"]), _num(o["resale_fraction"])
 
         def resale_at(h, price=price, condition=condition, given_usd=given_usd, given_fraction=given_fraction):
-            if given_usd is not None:
-                return given_usd + 0.0 * np.asarray(h, dtype=float)
-            if given_fraction is not None:
-                return price * given_fraction + 0.0 * np.asarray(h, dtype=float)
-            return price * costs.resale_fraction(p.months_until(s, h), condition)
+            return costs.resale_usd(price, p.months_until(s, h), condition, given_usd, given_fraction)
 
         for r in order:
             h = crossover(fixed, resale_at, buy_rate, rent_rate[r], SEARCH_MULTIPLE * max(total, 1.0))

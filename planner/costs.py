@@ -16,6 +16,13 @@ import numpy as np
 RESALE_FIRST_YEAR_LOSS = 0.35
 RESALE_LATER_YEARLY_LOSS = 0.125
 
+#: Selling a card costs a marketplace fee: eBay's final value fee for most
+#: categories, 12.9 % from 2023-02-15 (eBay 2023 winter seller update,
+#: export.ebay.com). Applied to the default model's market value, so a card
+#: bought and sold at once is not free; an offer's own resale figure is taken
+#: as what the user gets.
+RESALE_SELLING_FEE = 0.129
+
 
 def resale_fraction(months, condition: str):
     """Share of the purchase price a card fetches after ``months`` of use (scalar or array).
@@ -33,12 +40,13 @@ def resale_fraction(months, condition: str):
 
 def resale_usd(price_usd: float, months: float, condition: str,
                resale_usd_given: float | None = None, resale_fraction_given: float | None = None) -> float:
-    """Resale value at the end of the horizon: the offer's own figure, else the default model."""
+    """What selling the card brings: the offer's own figure, else the default model's market
+    value less the selling fee."""
     if resale_usd_given is not None and not math.isnan(resale_usd_given):
         return resale_usd_given
     if resale_fraction_given is not None and not math.isnan(resale_fraction_given):
         return price_usd * resale_fraction_given
-    return price_usd * resale_fraction(months, condition)
+    return price_usd * resale_fraction(months, condition) * (1.0 - RESALE_SELLING_FEE)
 
 
 def electricity_usd(card_power_w: float, host_power_w: float, hours: float, usd_per_kwh: float) -> float:

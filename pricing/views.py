@@ -129,11 +129,13 @@ def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]]]:
             derived.append((f"{device}", f"{units:g} units/h (published) -> {usd:.3f} USD/h (derived)"
                             + (f", at most {cap:.1f} h/month" if cap else "")))
     if table == "buy":
-        from planner.costs import resale_fraction
+        from planner.costs import resale_usd
 
         for months in (12, 24, 36):
-            derived.append((f"resale after {months} months (default model)",
-                            f"{row['price_usd'] * resale_fraction(months, row['condition']):,.0f} USD"))
+            value = resale_usd(row["price_usd"], months, row["condition"], _num(row["resale_usd"]),
+                               _num(row["resale_fraction"]))
+            derived.append((f"resale after {months} months (offer's figure, else default model less fees)",
+                            f"{value:,.0f} USD"))
     if table == "devices":
         n = int((catalog.throughput["device"] == row["id"]).sum())
         derived.append(("measured throughput rows", n))
@@ -162,6 +164,10 @@ def spot_above_on_demand(catalog) -> pd.DataFrame:
         if key in od.index and r["usd_per_hour"] >= od.loc[key]:
             rows.append(dict(id=r["id"], spot_usd_per_hour=r["usd_per_hour"], on_demand_usd_per_hour=od.loc[key]))
     return pd.DataFrame(rows, columns=["id", "spot_usd_per_hour", "on_demand_usd_per_hour"])
+
+
+def _num(x) -> float | None:
+    return None if _nan(x) else float(x)
 
 
 def _nan(x) -> bool:

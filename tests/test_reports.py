@@ -54,8 +54,9 @@ def test_breakeven_with_falling_resale_matches_a_fine_grid():
     h = breakeven.crossover(1500, resale_at, 0.05, 0.40, 50_000)
     grid = np.linspace(1, 50_000, 2_000_001)
     gap = 1500 - np.array([resale_at(x) for x in grid[::1000]])  # coarse check of the sign change
-    fine = grid[np.argmax(1500 - 1500 * np.vectorize(lambda x: costs.resale_fraction(x / 100, "new"))(grid)
-                          + 0.05 * grid - 0.40 * grid <= 0)]
+    fraction = np.vectorize(lambda x: costs.resale_fraction(x / 100, "new"))
+    proceeds = 1500 * (1 - costs.RESALE_SELLING_FEE) * fraction(grid)
+    fine = grid[np.argmax(1500 - proceeds + 0.05 * grid - 0.40 * grid <= 0)]
     assert gap[0] > 0 and h == pytest.approx(fine, abs=0.05)
 
 
