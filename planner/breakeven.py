@@ -27,6 +27,7 @@ from scipy.optimize import brentq
 
 from . import costs
 from .scenario import Scenario
+from .values import opt_float
 
 #: How far past the scenario's own work the search goes, as a multiple of it.
 SEARCH_MULTIPLE = 50.0
@@ -130,7 +131,7 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
         order = sorted(rent_rate, key=lambda r: (r == FREE_MIX, r not in devices or devices[r] != o["device"],
                                                  rent_rate[r], r))
         price, condition = float(o["purchase_usd"]), o["condition"]
-        given_usd, given_fraction = _num(o["resale_usd"]), _num(o["resale_fraction"])
+        given_usd, given_fraction = opt_float(o["resale_usd"]), opt_float(o["resale_fraction"])
 
         def resale_at(h, price=price, condition=condition, given_usd=given_usd, given_fraction=given_fraction):
             return costs.resale_usd(price, p.months_until(s, h), condition, given_usd, given_fraction)
@@ -148,7 +149,3 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
             out.append(Pair(b, r, h, p.date_of(s, h) if h is not None else None, why, fixed, buy_rate,
                             rent_rate[r]))
     return out
-
-
-def _num(x) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)

@@ -24,9 +24,10 @@ import pandas as pd
 
 from . import breakeven, milp, sessions, workload
 from .options import build_options, stale_rows
-from .quotes import _opt, _val, checkpoint_gb_of, exclusions, process_for, purchase_cost, quote
+from .quotes import checkpoint_gb_of, exclusions, process_for, purchase_cost, quote
 from .result import Assignment, PhasePlan, Plan, Purchase
 from .scenario import Scenario
+from .values import float_or, opt_float
 
 DEFAULT_TRIALS = 2000
 STRATEGIES = {
@@ -189,7 +190,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                             "plan assumes none — set its 'interruptions' in the scenario's catalog or 'consider.spot: "
                             "false'")
     for r in opts[opts["option"].isin(used) & (opts["kind"] == "free")].itertuples():
-        if _opt(r.quota_h_per_week) is None and _opt(r.quota_h_total) is None and _opt(r.cap_h_per_month) is None:
+        if opt_float(r.quota_h_per_week) is None and opt_float(r.quota_h_total) is None and opt_float(r.cap_h_per_month) is None:
             warnings.append(f"{r.option}: the service publishes no usage limit; the plan assumes only its session "
                             "limit and your starts by hand — set a 'quota' for it in the scenario's catalog")
     for r in stale_rows(opts[opts["option"].isin(used) & (opts["kind"] != "own")], s.start).itertuples():
@@ -347,8 +348,8 @@ def _spread(s: Scenario, ph, r, c: pd.Series, share: float, trials: int, seed: i
         wall, cost = c["wall_hours"] * share, c["cost_usd"] * share
         return dict(recommended_min=rec_h * 60 if math.isfinite(rec_h) else None, saved_h=saved_h,
                     wall_p50=wall, wall_p90=wall, lost_p10=lost, lost_p90=lost, cost_p50=cost, cost_p90=cost)
-    sm = sessions.simulate(proc, trials, seed, runs=ph.runs, startup_h=_val(r.startup_min) / 60.0 if rented else 0.0,
-                           billing_h=(_opt(r.billing_s) or 0.0) / 3600.0 or None)
+    sm = sessions.simulate(proc, trials, seed, runs=ph.runs, startup_h=float_or(r.startup_min) / 60.0 if rented else 0.0,
+                           billing_h=(opt_float(r.billing_s) or 0.0) / 3600.0 or None)
     # cost scales with the sampled hours: billed for rent, wall for electricity and pay-per-hour tiers
     if rented:
         variable = sm.billed_h / max(c["billed_hours"] * share, 1e-12) * c["rent_usd"] * share

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
-import math
 
 import pandas as pd
 
 from pricing.views import free_rows
 
 from .scenario import Scenario
+from .values import missing
 
 #: Catalog prices older than this, relative to the scenario's start, get a warning.
 STALE_AFTER_DAYS = 180
@@ -65,7 +65,7 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
     else:
         buy = buy[_matches(buy["id"], s.consider.buy)]
     for _, r in buy.iterrows():
-        power = r["power_w"] if not _nan(r["power_w"]) else devices.loc[r["device"], "board_power_w"] * r["count"]
+        power = r["power_w"] if not missing(r["power_w"]) else devices.loc[r["device"], "board_power_w"] * r["count"]
         rows.append(dict(option=r["id"], kind="buy", offer=r["id"], device=r["device"], count=int(r["count"]),
                          purchase_usd=r["price_usd"], resale_usd=r["resale_usd"], resale_fraction=r["resale_fraction"],
                          condition=r["condition"], power_w=power, as_of=r["as_of"], source=r["source"]))
@@ -94,7 +94,3 @@ def stale_rows(options: pd.DataFrame, on: dt.date, days: int = STALE_AFTER_DAYS)
     """Options whose catalog date is more than ``days`` before ``on``."""
     age = options["as_of"].map(lambda d: (on - d).days if isinstance(d, dt.date) else 0)
     return options[age > days].assign(age_days=age[age > days])
-
-
-def _nan(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))

@@ -11,11 +11,11 @@ import dataclasses
 import datetime as dt
 import math
 
-import numpy as np
 import pandas as pd
 
 from . import costs, sessions, workload
 from .scenario import Scenario
+from .values import float_or, missing, opt_float
 
 HOURS_PER_MONTH = 730.5
 
@@ -52,7 +52,7 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
             reason = "needs a host computer: set you.host_price (or you.host_machine: true)"
         elif r.kind == "free" and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
             reason = "the tier grants no hours"
-        count = int(r.count) if not _nan(r.count) else 1
+        count = int(r.count) if not missing(r.count) else 1
         rows.append(dict(option=r.option, verdict=verdict, fit_reason=why, slowdown=f.slowdown,
                          relative_speed=rel * count * float(workload.multi_gpu_efficiency(count)),
                          speed_source=speed.at[r.device, "speed_source"], reason=reason))
@@ -65,8 +65,8 @@ def process_for(ph, r, s: Scenario, checkpoint_gb: float, checkpoint_every_h: fl
     """The session process of one run of phase ``ph`` on option row ``r``."""
     local = r.kind in ("own", "buy")
     persistent = local or bool(r.persistent_storage)
-    transfer = _val(r.transfer_gb_per_h)
-    setup_h = 0.0 if local else sessions.setup_hours_per_session(_val(r.setup_min), transfer, persistent,
+    transfer = float_or(r.transfer_gb_per_h)
+    setup_h = 0.0 if local else sessions.setup_hours_per_session(float_or(r.setup_min), transfer, persistent,
                                                                   ph.dataset_size_gb)
     restore_h = 0.0 if persistent else sessions.copy_hours(checkpoint_gb, transfer)
     write_rate = LOCAL_DISK_GB_PER_H if local else transfer
@@ -76,8 +76,8 @@ def process_for(ph, r, s: Scenario, checkpoint_gb: float, checkpoint_every_h: fl
         checkpoint_write_h=sessions.copy_hours(checkpoint_gb, write_rate),
         setup_first_h=setup_h,
         setup_resume_h=setup_h + restore_h,
-        session_limit_h=_opt(r.session_limit_h),
-        interruptions_per_h=_val(r.interruptions_per_h),
+        session_limit_h=opt_float(r.session_limit_h),
+        interruptions_per_h=float_or(r.interruptions_per_h),
     )
 
 
@@ -105,9 +105,9 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             rented = r.kind == "rent"
             local = r.kind in ("own", "buy")
             proc = process_for(ph, r, s, checkpoint_gb)
-            cap = sessions.weekly_capacity_h(_opt(r.session_limit_h), _opt(r.quota_h_per_week),
+            cap = sessions.weekly_capacity_h(opt_float(r.session_limit_h), opt_float(r.quota_h_per_week),
                                              bool(r.needs_person), s.you.attention_starts_per_day)
-            if _opt(r.cap_h_per_month) is not None:  # a subscription's monthly compute units
+            if opt_float(r.cap_h_per_month) is not None:  # a subscription's monthly compute units
                 cap = min(cap, r.cap_h_per_month * 12 / 52.18)
             if cap <= 0:
                 rows.append(_late(ph, r, proc, end, math.inf, cap))
@@ -127,7 +127,7 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             n_sessions = e.sessions * ph.runs
             restarts = n_sessions if bool(r.needs_person) else 0.0
             weeks = wall / cap if cap > 0 else math.inf
-            total_quota = _opt(r.quota_h_total)
+            total_quota = opt_float(r.quota_h_total)
             finish = ph.start + dt.timedelta(days=math.ceil(weeks * 7 - 1e-9)) if math.isfinite(weeks) else None
             reason = None
             if not proc.feasible():
@@ -138,7 +138,7 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             elif finish is None or finish > end:
                 reason = f"finishes {finish} after the {'deadline' if ph.deadline else 'horizon end'} {end}"
             months_used = max(weeks * 7 / 30.44, 0.0)
-            billed = billed_hours(wall, n_sessions, _val(r.startup_min) / 60.0, _opt(r.billing_s)) if rented else 0.0
+            billed = billed_hours(wall, n_sessions, float_or(r.startup_min) / 60.0, opt_float(r.billing_s)) if rented else 0.0
             parts = dict.fromkeys(("electricity", "rent", "storage", "egress", "your_time"), 0.0)
             if local:
                 parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, wall,
@@ -146,21 +146,21 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             elif rented:
                 parts["rent"] = billed * r.usd_per_hour
                 parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months_used,
-                                                     _val(r.storage_usd_per_gb_month))
-                parts["egress"] = costs.egress_usd(checkpoint_gb * ph.runs, _val(r.egress_usd_per_gb))
+                                                     float_or(r.storage_usd_per_gb_month))
+                parts["egress"] = costs.egress_usd(checkpoint_gb * ph.runs, float_or(r.egress_usd_per_gb))
             else:  # free tiers (0) and compute-unit subscriptions at their derived price per hour
-                parts["rent"] = wall * _val(r.usd_per_hour)
-            parts["your_time"] = restarts * _val(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
+                parts["rent"] = wall * float_or(r.usd_per_hour)
+            parts["your_time"] = restarts * float_or(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
             rows.append(dict(
                 phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
                 relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
-                fit_reason=r.fit_reason, spot=bool(r.spot) if not _nan(r.spot) else False,
-                interruptions_per_h=_opt(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
+                fit_reason=r.fit_reason, spot=bool(r.spot) if not missing(r.spot) else False,
+                interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
                 wall_hours=wall, billed_hours=billed, sessions=n_sessions, restarts_by_hand=restarts,
                 lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs,
                 checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, finish=finish,
-                units_per_hour=_opt(r.units_per_hour), quota_group=r.quota_group,
-                needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=_opt(r.cap_h_per_month),
+                units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group,
+                needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
                 ok=reason is None, reason=reason, cost_usd=sum(parts.values()),
                 **{f"{k}_usd": v for k, v in parts.items()},
             ))
@@ -178,8 +178,8 @@ def _late(ph, r, proc: sessions.Process, end: dt.date, lower_weeks: float, cap: 
                fit_reason=r.fit_reason, spot=False, device_hours=proc.work_h * ph.runs,
                wall_hours=math.inf, billed_hours=math.nan, sessions=0, restarts_by_hand=0, lost_hours=math.nan,
                setup_hours=math.nan, checkpoint_hours=math.nan, weekly_capacity_h=cap,
-               units_per_hour=_opt(r.units_per_hour), quota_group=r.quota_group, needs_person=bool(r.needs_person),
-               quota_h_total=_opt(r.quota_h_total), cap_h_per_month=_opt(r.cap_h_per_month),
+               units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group, needs_person=bool(r.needs_person),
+               quota_h_total=opt_float(r.quota_h_total), cap_h_per_month=opt_float(r.cap_h_per_month),
                finish=finish, ok=False, reason=reason, cost_usd=math.inf,
                **{f"{k}_usd": 0.0 for k in ("electricity", "rent", "storage", "egress", "your_time")})
     return row
@@ -189,18 +189,6 @@ def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float, float]:
     """(price, resale at the horizon, host) in USD for a buy option."""
     price = float(opt["purchase_usd"])
     resale = costs.resale_usd(price, s.horizon_months, opt["condition"],
-                              _opt(opt["resale_usd"]), _opt(opt["resale_fraction"]))
+                              opt_float(opt["resale_usd"]), opt_float(opt["resale_fraction"]))
     host = s.you.host_price_usd if (not s.you.host_machine and s.you.host_price_usd) else 0.0
     return price, resale, host
-
-
-def _val(x, default: float = 0.0) -> float:
-    return default if _nan(x) else float(x)
-
-
-def _opt(x) -> float | None:
-    return None if _nan(x) else float(x)
-
-
-def _nan(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x)) or (isinstance(x, np.floating) and np.isnan(x))

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from planner.errors import InputError, Problem, did_you_mean
+from planner.values import missing, opt_float
 
 #: Columns shown per listing, with their table headers (units in brackets).
 LISTINGS: dict[str, dict[str, str]] = {
@@ -48,7 +49,7 @@ def free_rows(catalog) -> pd.DataFrame:
         base = r.to_dict()
         if isinstance(burn, dict) and burn:
             for device, units in burn.items():
-                cap = r["units_per_month"] / units if not _nan(r["units_per_month"]) else math.nan
+                cap = r["units_per_month"] / units if not missing(r["units_per_month"]) else math.nan
                 rows.append({**base, "id": f"{r['id']}:{device}", "tier": r["id"], "device": device,
                              "units_per_hour": units, "usd_per_hour": r["usd_per_unit"] * units,
                              "cap_h_per_month": cap})
@@ -125,15 +126,15 @@ def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]]]:
     if table == "free" and isinstance(row["units_per_hour"], dict):
         for device, units in row["units_per_hour"].items():
             usd = row["usd_per_unit"] * units
-            cap = row["units_per_month"] / units if not _nan(row["units_per_month"]) else None
+            cap = row["units_per_month"] / units if not missing(row["units_per_month"]) else None
             derived.append((f"{device}", f"{units:g} units/h (published) -> {usd:.3f} USD/h (derived)"
                             + (f", at most {cap:.1f} h/month" if cap else "")))
     if table == "buy":
         from planner.costs import resale_usd
 
         for months in (12, 24, 36):
-            value = resale_usd(row["price_usd"], months, row["condition"], _num(row["resale_usd"]),
-                               _num(row["resale_fraction"]))
+            value = resale_usd(row["price_usd"], months, row["condition"], opt_float(row["resale_usd"]),
+                               opt_float(row["resale_fraction"]))
             derived.append((f"resale after {months} months (offer's figure, else default model less fees)",
                             f"{value:,.0f} USD"))
     if table == "devices":
@@ -164,11 +165,3 @@ def spot_above_on_demand(catalog) -> pd.DataFrame:
         if key in od.index and r["usd_per_hour"] >= od.loc[key]:
             rows.append(dict(id=r["id"], spot_usd_per_hour=r["usd_per_hour"], on_demand_usd_per_hour=od.loc[key]))
     return pd.DataFrame(rows, columns=["id", "spot_usd_per_hour", "on_demand_usd_per_hour"])
-
-
-def _num(x) -> float | None:
-    return None if _nan(x) else float(x)
-
-
-def _nan(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
