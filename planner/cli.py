@@ -219,23 +219,18 @@ def _progress(total: int):
 
 
 def _emit_table(df, fmt: str, title: str, report_dir, force, charts_files=None) -> None:
-    from .report import _md_table, render_rows
+    from .report import md_table, render_rows
 
     headers = {"rows": {c: c for c in df.columns}}
-    if fmt == "markdown":
-        text = "\n".join([f"# {title}", "", *_md_table(list(df.columns), [[str(v) for v in r] for r in
-                                                                              df.itertuples(index=False)]), ""])
-    else:
-        text = render_rows({"rows": df}, headers, fmt)
-    click.echo(text, nl=False)
+    markdown = "\n".join([f"# {title}", "", *md_table(list(df.columns), [[str(v) for v in r] for r in
+                                                                         df.itertuples(index=False)]), ""])
+    click.echo(markdown if fmt == "markdown" else render_rows({"rows": df}, headers, fmt), nl=False)
     if report_dir:
         from .writer import write_files
 
         files = {"table.csv": render_rows({"rows": df}, headers, "csv").encode("utf-8"),
                  "table.json": render_rows({"rows": df}, headers, "json").encode("utf-8"),
-                 "table.md": ("\n".join([f"# {title}", "", *_md_table(list(df.columns), [[str(v) for v in r]
-                              for r in df.itertuples(index=False)]), ""])).encode("utf-8"),
-                 **(charts_files or {})}
+                 "table.md": markdown.encode("utf-8"), **(charts_files or {})}
         names = write_files(files, report_dir, force)
         click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
 

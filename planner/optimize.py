@@ -177,7 +177,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                                 p50 if meets else None, p90 if meets else None, meets, tuple(assignments),
                                 problem_text))
 
-    others = _alternatives(s, quotes, opts, purchase) if alternatives else []
+    others = _alternatives(s, quotes, opts, purchase, (problem, sol)) if alternatives else []
     free_only = next((a for a in others if a["strategy"] == "free-only"), None)
     free_rate = free_only["total_cost_usd"] / sum(ph.gpu_hours for ph in s.phases) if free_only else None
     pairs = breakeven.breakeven(s, opts, all_quotes, free_rate)
@@ -234,11 +234,12 @@ def _total(problem, sol) -> float:
     return _money(problem, sol) + float(x @ ((xi["cost_per_ref"] - xi["money_per_ref"]).to_numpy(dtype=float)))
 
 
-def _alternatives(s: Scenario, quotes, opts, purchase) -> list[dict]:
-    """The best feasible plan of each strategy, with its cost and finish."""
+def _alternatives(s: Scenario, quotes, opts, purchase, hybrid) -> list[dict]:
+    """The best feasible plan of each strategy, with its cost and finish; ``hybrid`` is the
+    (problem, solution) already solved for the plan itself."""
     out = []
     for name, kinds in STRATEGIES.items():
-        problem, sol = _solve(s, quotes, opts, kinds, purchase)
+        problem, sol = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, purchase)
         if not sol.ok or milp.unmet(problem, sol):
             continue
         sched = milp.schedule(problem, sol)

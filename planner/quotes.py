@@ -105,10 +105,7 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             rented = r.kind == "rent"
             local = r.kind in ("own", "buy")
             proc = process_for(ph, r, s, checkpoint_gb)
-            cap = sessions.weekly_capacity_h(opt_float(r.session_limit_h), opt_float(r.quota_h_per_week),
-                                             bool(r.needs_person), s.you.attention_starts_per_day)
-            if opt_float(r.cap_h_per_month) is not None:  # a subscription's monthly compute units
-                cap = min(cap, r.cap_h_per_month * 12 / 52.18)
+            cap = _capacity(s, r, opt_float(r.session_limit_h))  # an upper bound before the session model
             if cap <= 0:
                 rows.append(_late(ph, r, proc, end, math.inf, cap))
                 continue
@@ -120,9 +117,8 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
                                     setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
                                     work_h=proc.work_h)
-            if bool(r.needs_person) and e.sessions > 0 and math.isfinite(e.wall_h):
-                # starts by hand a day x the expected session length (interruptions shorten sessions)
-                cap = min(cap, s.you.attention_starts_per_day * 7.0 * e.wall_h / e.sessions)
+            if e.sessions > 0 and math.isfinite(e.wall_h):
+                cap = _capacity(s, r, e.wall_h / e.sessions)
             wall = e.wall_h * ph.runs
             n_sessions = e.sessions * ph.runs
             restarts = n_sessions if bool(r.needs_person) else 0.0
@@ -165,6 +161,16 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
                 **{f"{k}_usd": v for k, v in parts.items()},
             ))
     return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
+
+
+def _capacity(s: Scenario, r, session_h: float | None) -> float:
+    """Weekly wall hours of option ``r`` for sessions lasting ``session_h``; a subscription's
+    monthly compute units bound it too."""
+    cap = sessions.weekly_capacity_h(session_h, opt_float(r.quota_h_per_week), bool(r.needs_person),
+                                     s.you.attention_starts_per_day)
+    if opt_float(r.cap_h_per_month) is not None:
+        cap = min(cap, r.cap_h_per_month * 12 / 52.18)
+    return cap
 
 
 def _late(ph, r, proc: sessions.Process, end: dt.date, lower_weeks: float, cap: float) -> dict:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
 import pandas as pd
 
+from .breakeven import FREE_MIX
 from .result import COST_PARTS, Plan, to_dict
 
 
@@ -175,12 +177,8 @@ def render_rows(frames: dict, headers: dict, fmt: str) -> str:
                 for t, df in frames.items() for r in df.to_dict("records")]
         return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
-        import io
-
         buf = io.StringIO()
         parts = [df.assign(table=t)[["table", *df.columns]] if len(frames) > 1 else df for t, df in frames.items()]
-        import pandas as pd
-
         pd.concat(parts, ignore_index=True).map(lambda v: ";".join(v) if isinstance(v, tuple) else v).to_csv(
             buf, index=False, lineterminator="\n")
         return buf.getvalue()
@@ -209,22 +207,22 @@ def render_fields(table: str, fields: list, fmt: str) -> str:
 # --------------------------------------------------------------------------- markdown, HTML, CSV
 
 
-def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
     return ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|",
             *("| " + " | ".join(r) + " |" for r in esc)]
 
 
-def _breakeven_shown(plan: Plan) -> list[dict]:
-    """Per card: rent offers of the same device, the three cheapest others, the free-tier mix."""
-    d = to_dict(plan)
+def _breakeven_shown(plan: Plan, d: dict) -> list[dict]:
+    """Per card: rent offers of the same device, the three cheapest others, the free-tier mix
+    (``d`` is the plan's ``to_dict``)."""
     rows = plan.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
     out = []
     for buy in dict.fromkeys(b["buy"] for b in d["breakeven"]):
         pairs = [b for b in d["breakeven"] if b["buy"] == buy]  # already ordered: same device, then cheapest
         same = [b for b in pairs if rows.get(b["rent"]) == rows.get(buy)]
-        others = [b for b in pairs if b not in same and not b["rent"].startswith("free tiers")][:3]
-        free = [b for b in pairs if b["rent"].startswith("free tiers")]
+        others = [b for b in pairs if b not in same and b["rent"] != FREE_MIX][:3]
+        free = [b for b in pairs if b["rent"] == FREE_MIX]
         out += same + others + free
     return out
 
@@ -255,7 +253,7 @@ def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
                          f"{a['wall_hours']:,.1f}" if a and a["wall_hours"] is not None else "—",
                          ph["finish_expected"] or "—", ph["finish_p90"] or "—", ph["deadline"] or "—",
                          "yes" if ph["meets_deadline"] else "**no**", f"{a['cost']:,.2f}" if a else "—"])
-    out += _md_table(["Phase", "Option", "Device", "Work [ref GPU-h]", "Wall [h]", "Finish", "Finish P90",
+    out += md_table(["Phase", "Option", "Device", "Work [ref GPU-h]", "Wall [h]", "Finish", "Finish P90",
                       "Deadline", "On time", f"Cost [{cur}]"], rows)
     out.append("")
     for ph in plan.phases:
@@ -265,19 +263,19 @@ def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
             out.append(f"- **{ph.name}: {ph.problem}**")
     out.append("")
     out += ["## Cost breakdown", ""]
-    out += _md_table(["Part", f"Cost [{cur}]"], [[k.replace("_", " "), f"{d['cost_breakdown'][k]:,.2f}"]
+    out += md_table(["Part", f"Cost [{cur}]"], [[k.replace("_", " "), f"{d['cost_breakdown'][k]:,.2f}"]
                                                  for k in COST_PARTS])
     out += ["", f"Total: **{d['total_cost']:,.2f} {cur}**.", ""]
     if d["alternatives"]:
         out += ["## What the choice saves", ""]
-        out += _md_table(["Strategy", f"Best plan [{cur}]", "Finish", "Options"],
+        out += md_table(["Strategy", f"Best plan [{cur}]", "Finish", "Options"],
                          [[a["strategy"], f"{a['total_cost']:,.2f}", a["finish"] or "—", ", ".join(a["options"])]
                           for a in d["alternatives"]])
         out.append("")
     out += ["## Break-even: when buying beats renting", ""]
     if d["breakeven"]:
-        shown = _breakeven_shown(plan)
-        out += _md_table(["Buy", "Instead of renting", "Break-even [ref GPU-h]", "Date at the scenario's pace",
+        shown = _breakeven_shown(plan, d)
+        out += md_table(["Buy", "Instead of renting", "Break-even [ref GPU-h]", "Date at the scenario's pace",
                           "Why never"],
                          [[b["buy"], b["rent"], f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
                            b["date"] or "—", b["why_not"] or ""] for b in shown])
@@ -289,7 +287,7 @@ def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
     out.append("")
     if d["pareto"]:
         out += ["## Paying more to finish earlier", ""]
-        out += _md_table([f"Finish of '{d['pareto'][0]['phase']}'", f"Total [{cur}]"],
+        out += md_table([f"Finish of '{d['pareto'][0]['phase']}'", f"Total [{cur}]"],
                          [[p["finish"], f"{p['total_cost']:,.2f}"] for p in d["pareto"]])
         out.append("")
     if charts:

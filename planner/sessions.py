@@ -50,14 +50,18 @@ def setup_hours_per_session(setup_min: float, transfer_gb_per_h: float, persiste
     return setup_min / 60.0 + (0.0 if persistent else copy_hours(dataset_gb, transfer_gb_per_h))
 
 
-def weekly_capacity_h(session_limit_h: float | None, quota_h_per_week: float | None,
+def weekly_capacity_h(session_h: float | None, quota_h_per_week: float | None,
                       needs_person: bool, starts_per_day: float) -> float:
-    """Wall hours a week the option can run: quota, manual starts, the week itself."""
+    """Wall hours a week the option can run: quota, manual starts, the week itself.
+
+    ``session_h`` is how long a session lasts: its limit as an upper bound, or the
+    expected length from the session model (interruptions shorten sessions).
+    """
     cap = HOURS_PER_WEEK
     if quota_h_per_week is not None:
         cap = min(cap, quota_h_per_week)
-    if needs_person and session_limit_h is not None:
-        cap = min(cap, 7.0 * starts_per_day * session_limit_h)
+    if needs_person and session_h is not None:
+        cap = min(cap, 7.0 * starts_per_day * session_h)
     return cap
 
 
