@@ -328,7 +328,8 @@ def _patterns(kind: str):
         known = getattr(ctx.ids, kind) | ctx.user_ids[kind]
         for pattern in v:
             if not any(fnmatch.fnmatchcase(i, pattern) for i in known):
-                hint = did_you_mean(pattern, sorted(known))
+                providers = {i.split(":")[0] + ":*" for i in known if ":" in i}  # "lamda:*" -> "lambda:*"
+                hint = did_you_mean(pattern, sorted(known | providers))
                 raise ValueError(f"{pattern!r} matches no {kind} offer{hint}; "
                                  f"`planner pricing list --{kind}` lists them")
         return tuple(v)

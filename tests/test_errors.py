@@ -165,3 +165,9 @@ def test_yaml_tags_do_not_construct_objects(tmp_path):
     result = run(["validate", "{file}"], "name: !!python/object/apply:os.system ['echo hi']\n", tmp_path)
     assert result.exit_code == 2
     assert "s.yaml:1:7: name: unsupported YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'" in result.output
+
+
+def test_provider_pattern_gets_a_did_you_mean(thesis_text, tmp_path):
+    result = run(["validate", "{file}"], mutate(thesis_text, '"lambda:*"', '"lamda:*"'), tmp_path)
+    assert result.exit_code == 2
+    assert "consider.rent: 'lamda:*' matches no rent offer (did you mean 'lambda:*'" in result.output
