@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
-from . import costs
+from . import costs, units
 from .scenario import Scenario
 from .values import opt_float
 
@@ -55,7 +55,7 @@ class Pace:
         horizon_days = (s.horizon_end - s.start).days
         days = np.ceil(np.interp(h, self.hours, self.days) - 1e-9)
         days = np.where(h > self.hours[-1] + 1e-9, horizon_days, np.minimum(days, horizon_days))
-        return days / 30.44
+        return days / units.DAYS_PER_MONTH
 
 
 def pace(s: Scenario) -> Pace:

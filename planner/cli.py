@@ -14,7 +14,7 @@ import traceback
 import click
 
 from . import __version__
-from .errors import InputError, Problem
+from .errors import InputError, Problem, SolverError
 
 EXIT_INPUT = 2
 EXIT_INFEASIBLE = 3
@@ -64,6 +64,9 @@ def handle_errors(f):
             for p in exc.problems:
                 click.echo(str(p), err=True)
             sys.exit(EXIT_INPUT)
+        except SolverError as exc:
+            click.echo(f"planner: {exc}", err=True)
+            sys.exit(1)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception as exc:  # a bug in the planner, not the user's input

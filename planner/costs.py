@@ -6,6 +6,10 @@ import math
 
 import numpy as np
 
+#: The named parts of an option's running cost (OUTPUT.md's cost_breakdown adds purchase,
+#: resale and host).
+PART_NAMES = ("electricity", "rent", "storage", "egress", "your_time")
+
 #: Default resale model: a new card loses RESALE_FIRST_YEAR_LOSS of its price
 #: in the first year (linearly), then RESALE_LATER_YEARLY_LOSS a year,
 #: compounded. Source: used-GPU depreciation rule of thumb "30-40 % the first

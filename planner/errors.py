@@ -47,3 +47,8 @@ def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
     if not close:
         return ""
     return " (did you mean " + " or ".join(f"'{c}'" for c in close) + "?)"
+
+
+class SolverError(Exception):
+    """The optimiser returned no proven plan (time limit, numerical trouble): not the
+    user's mistake, and never to be shown as a plan. The CLI prints it and exits 1."""

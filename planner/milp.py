@@ -1,64 +1,131 @@
 """The planning problem as a mixed-integer linear program, solved with HiGHS.
 
-Staged as in PyPSA: :func:`build` makes the problem (testable without
-solving), :func:`solve` runs ``scipy.optimize.milp``, :func:`schedule` reads
-the solution back as a week-by-week table.
+Staged as in PyPSA: :func:`build` makes the program (testable without
+solving) from one function per constraint family, each returning a
+:class:`Block` of named rows; :func:`solve` runs ``scipy.optimize.milp``;
+:func:`schedule` and :func:`finishes` read the solution back.
+
+Time is cut into weeks from the scenario's start; a :class:`Calendar` knows,
+day by day, which days of each week lie inside each phase's window (``from``
+and ``deadline`` inclusive), so a phase that covers two days of a week gets
+two days' worth of hours in it, whatever other phases do.
 
 Variables
     x[p, o, w] >= 0   reference GPU-hours of phase p done on option o in week w
-                      (only for weeks inside the phase's window and options that can run it)
+                      (only weeks with days in the phase's window), at most the
+                      option's capacity over those days
     y[b] in {0, 1}    buy offer b is purchased
     h in {0, 1}       a host computer is bought (when the user has none)
     u[p] >= 0         work of phase p that no option can do in time (penalised)
 
-Constraints (wall hours come from the session model as per-reference-hour factors)
-    work       sum_{o,w} x[p, o, w] + u[p] = gpu_hours[p]
-    per week   sum_p wall[p, o] x[p, o, w] <= window share x capacity, shared by the
-               phases that use the same machine or account: a card you own or buy
-               (168 h, times y[b]), a free tier's quota group (quota, starts by hand,
-               session caps), a subscription's compute units; a rented instance runs
-               one run at a time (168 h x runs per phase)
-    starts     sum sessions[p, o] x[p, o, w] <= starts a day x 7 over tiers that need a person
-    in all     sum wall x <= the tier's one-off hours (quota_h_total)
-    host       y[b] <= h and x[p, own, w] <= gpu_hours[p] h (only without a host machine)
-    budget     purchases + money per hour x <= budget
+Constraint families (wall hours come from the session model as factors per reference hour)
+    work          sum_{o,w} x[p, o, w] + u[p] = gpu_hours[p]
+    concurrency   a run is sequential: per phase and week, wall hours over all options
+                  <= runs x 24 h x the window's days in that week
+    machine       a card you own or buy: wall hours of every phase <= 24 h x the days of the
+                  week inside any of their windows (x y[b] for a card bought)
+    account       a free tier's quota group: its weekly capacity, pro rata to those days
+    subscription  compute units a week
+    starts        sessions started by hand <= starts a day x days
+    once          a tier's one-off hours
+    host          y[b] <= h and x[p, own, w] <= gpu_hours[p] h (only without a host machine)
+    budget        purchases + money per hour x <= budget
 
-Objective: purchases - resale + host + money and time per reference hour x
-(+ a tiny preference for earlier weeks, + a large penalty on u).
+Objective: purchases - resale + host + money and time per reference hour x,
++ a large penalty on u, + tie-breaks far below a cent (:data:`TIE_BREAKS`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-HOURS_PER_WEEK = 168.0
+from .sessions import finish_day, parallel_runs
+from .units import HOURS_PER_WEEK, WEEKS_PER_MONTH
+
 UNMET_PENALTY_USD_PER_H = 1e7
-EARLY_BONUS_USD_PER_H_WEEK = 1e-6
-WEEKS_PER_MONTH = 52.1775 / 12
+#: Plans of equal cost are told apart, in this order of weight, by: fewer sessions
+#: started by hand, fewer wall hours (less overhead), earlier weeks, and last the
+#: option id in alphabetical order (so equal free tiers never swap between runs).
+#: Each weight is far below a cent over any real plan and far above HiGHS' tolerances.
+TIE_BREAKS = {"restart_by_hand": 1e-3, "wall_hour": 1e-4, "week": 1e-6, "option_rank": 1e-7}
+HOURS_PER_DAY = 24.0
+
+
+@dataclass(frozen=True)
+class Calendar:
+    """Weeks from the scenario's start and, per phase, which of their days are in its window."""
+
+    start: dt.date
+    n_weeks: int
+    days: dict[str, np.ndarray]  # phase -> bool array (n_weeks, 7)
+
+    @classmethod
+    def of(cls, s, deadline_override: dict[str, dt.date] | None = None) -> Calendar:
+        override = deadline_override or {}
+        windows = {ph.name: s.window(ph, override.get(ph.name)) for ph in s.phases}
+        last = max([s.horizon_end, *(end for _, end in windows.values())])
+        n_weeks = max(1, math.ceil((last - s.start).days / 7))
+        day = np.arange(n_weeks * 7)
+        days = {p: ((day >= (b - s.start).days) & (day < (e - s.start).days)).reshape(n_weeks, 7)
+                for p, (b, e) in windows.items()}
+        return cls(s.start, n_weeks, days)
+
+    @property
+    def week_starts(self) -> list[dt.date]:
+        return [self.start + dt.timedelta(days=7 * w) for w in range(self.n_weeks)]
+
+    def share(self, phase: str) -> np.ndarray:
+        """Share of each week inside the phase's window (0..1)."""
+        return self.days[phase].mean(axis=1)
+
+    def union_share(self, phases) -> np.ndarray:
+        """Share of each week inside the window of any of ``phases``."""
+        return np.logical_or.reduce([self.days[p] for p in phases]).mean(axis=1)
+
+    def week_label(self, w: int) -> str:
+        return (self.start + dt.timedelta(days=7 * int(w))).isoformat()
+
+
+@dataclass(frozen=True)
+class Block:
+    """Rows of one constraint family: lower <= A[rows] x <= upper, one label per row."""
+
+    family: str
+    labels: list[str]
+    row: np.ndarray
+    col: np.ndarray
+    val: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+    @classmethod
+    def of(cls, family, labels, row, col, val, lower, upper) -> Block:
+        n = len(labels)
+        return cls(family, list(labels), np.asarray(row, dtype=int), np.asarray(col, dtype=int),
+                   np.asarray(val, dtype=float), np.broadcast_to(np.asarray(lower, dtype=float), (n,)),
+                   np.broadcast_to(np.asarray(upper, dtype=float), (n,)))
 
 
 @dataclass
-class Problem:
+class Program:
     """A built MILP with the maps needed to read its solution."""
 
     c: np.ndarray
-    constraints: list[LinearConstraint]
+    blocks: list[Block]
     integrality: np.ndarray
     bounds: Bounds
-    x_index: pd.DataFrame  # columns: var, phase, option, week, wall_per_ref, ...
+    x_index: pd.DataFrame  # one row per x variable: phase, option, week, share, wall_per_ref, ...
     buy_index: dict[str, int]
     unmet_index: dict[str, int]
     host_index: int | None
-    week_starts: list[dt.date]
-    fixed_usd: float = 0.0
-    names: list[str] = field(default_factory=list)
+    calendar: Calendar
 
     @property
     def n_vars(self) -> int:
@@ -66,177 +133,231 @@ class Problem:
 
     @property
     def n_constraints(self) -> int:
-        return sum(con.A.shape[0] for con in self.constraints)
+        return sum(len(b.labels) for b in self.blocks)
+
+    @property
+    def week_starts(self) -> list[dt.date]:
+        return self.calendar.week_starts
+
+    def block(self, family: str) -> Block | None:
+        return next((b for b in self.blocks if b.family == family), None)
+
+    def constraints(self) -> list[LinearConstraint]:
+        if not self.blocks:
+            return []
+        offsets = np.cumsum([0] + [len(b.labels) for b in self.blocks])
+        rows = np.concatenate([b.row + off for b, off in zip(self.blocks, offsets)])
+        a = sparse.csr_array((np.concatenate([b.val for b in self.blocks]),
+                              (rows, np.concatenate([b.col for b in self.blocks]))),
+                             shape=(int(offsets[-1]), self.n_vars))
+        return [LinearConstraint(a, np.concatenate([b.lower for b in self.blocks]),
+                                 np.concatenate([b.upper for b in self.blocks]))]
 
 
-def _week_shares(start: dt.date, n_weeks: int, begin: dt.date, end: dt.date) -> np.ndarray:
-    """Share of each week (from ``start``) inside [begin, end)."""
-    out = np.zeros(n_weeks)
-    for w in range(n_weeks):
-        a = start + dt.timedelta(days=7 * w)
-        b = a + dt.timedelta(days=7)
-        days = (min(b, end) - max(a, begin)).days
-        out[w] = max(0, days) / 7.0
-    return out
+# --------------------------------------------------------------------------- variables
+
+
+def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
+    """One x variable per (quote, week with days in the phase's window), with per-reference-hour factors."""
+    phases = {ph.name: ph for ph in s.phases}
+    q = quotes.copy()
+    gpu_h = q["phase"].map(lambda p: phases[p].gpu_hours).astype(float)
+    q["runs"] = q["phase"].map(lambda p: phases[p].runs).astype(int)
+    q["wall_per_ref"] = q["wall_hours"].astype(float) / gpu_h
+    q["sessions_per_ref"] = q["sessions"].astype(float) / gpu_h
+    q["restarts_per_ref"] = q["restarts_by_hand"].astype(float) / gpu_h
+    q["cost_per_ref"] = q["cost_usd"].astype(float) / gpu_h
+    q["money_per_ref"] = (q["cost_usd"] - q["your_time_usd"]).astype(float) / gpu_h
+    q["parallel"] = [parallel_runs(k, r) for k, r in zip(q["kind"], q["runs"])]
+    weeks = [pd.DataFrame({"phase": p, "week": np.flatnonzero(cal.share(p) > 0),
+                           "share": cal.share(p)[cal.share(p) > 0]}) for p in phases]
+    xi = q.merge(pd.concat(weeks, ignore_index=True), on="phase", how="inner")
+    xi["var"] = np.arange(len(xi))
+    kind = xi["kind"].to_numpy()
+    xi["group"] = np.where(np.isin(kind, ["own", "buy"]), "machine:" + xi["option"],
+                           np.where(kind == "free", "account:" + xi["quota_group"].astype(str),
+                                    "rent:" + xi["option"]))
+    return xi
+
+
+def _objective(xi: pd.DataFrame, n: int) -> np.ndarray:
+    rank = xi["option"].map({o: i for i, o in enumerate(sorted(xi["option"].unique()))}).to_numpy(dtype=float)
+    c = np.zeros(n)
+    c[: len(xi)] = (xi["cost_per_ref"].to_numpy(dtype=float)
+                    + TIE_BREAKS["restart_by_hand"] * xi["restarts_per_ref"].to_numpy(dtype=float)
+                    + TIE_BREAKS["wall_hour"] * xi["wall_per_ref"].to_numpy(dtype=float)
+                    + TIE_BREAKS["week"] * xi["week"].to_numpy(dtype=float)
+                    + TIE_BREAKS["option_rank"] * rank)
+    return c
+
+
+def _upper_bounds(xi: pd.DataFrame) -> np.ndarray:
+    """x[p, o, w] at most what the option can run over the phase's days of that week."""
+    cap = xi["weekly_capacity_h"].to_numpy(dtype=float) * xi["parallel"].to_numpy(dtype=float)
+    wall = xi["wall_per_ref"].to_numpy(dtype=float)
+    return np.where(wall > 0, cap * xi["share"].to_numpy(dtype=float) / np.where(wall > 0, wall, 1.0), np.inf)
+
+
+# --------------------------------------------------------------------------- constraint families
+
+
+def work(xi: pd.DataFrame, s, unmet_index: dict[str, int]) -> Block:
+    """Each phase's reference hours are done, or left undone (penalised)."""
+    names = list(unmet_index)
+    prow = xi["phase"].map({p: i for i, p in enumerate(names)}).to_numpy()
+    hours = np.array([s.phase(p).gpu_hours for p in names])
+    return Block.of("work", names, np.concatenate([prow, np.arange(len(names))]),
+                    np.concatenate([xi["var"].to_numpy(), list(unmet_index.values())]),
+                    np.ones(len(xi) + len(names)), hours, hours)
+
+
+def concurrency(xi: pd.DataFrame, cal: Calendar) -> Block:
+    """A run never runs on two machines at once: per phase and week, wall hours over every
+    option <= runs x 24 h x the window's days that week."""
+    g = xi.groupby(["phase", "week"], sort=True)
+    rid = g.ngroup().to_numpy()
+    keys = g.size().index
+    upper = np.array([xi_runs * HOURS_PER_DAY * cal.days[p][w].sum()
+                      for (p, w), xi_runs in zip(keys, g["runs"].first())])
+    return Block.of("concurrency", [f"{p} week {cal.week_label(w)}" for p, w in keys], rid, xi["var"].to_numpy(),
+                    xi["wall_per_ref"].to_numpy(dtype=float), -np.inf, upper)
+
+
+def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]):
+    """Rows per (group, week) over the x of ``kinds``, with the union share of the group's phases."""
+    sel = xi[xi["kind"].isin(kinds)]
+    g = sel.groupby(["group", "week"], sort=True)
+    rid = g.ngroup().to_numpy()
+    agg = g.agg(kind=("kind", "first"), option=("option", "first"), cap=("weekly_capacity_h", "max"),
+                cap_min=("weekly_capacity_h", "min"), units_known=("units_per_hour", lambda u: u.notna().all()))
+    phases_of = sel.groupby("group")["phase"].unique()
+    union = {grp: cal.union_share(list(ps)) for grp, ps in phases_of.items()}
+    share = np.array([union[grp][w] for grp, w in agg.index])
+    return sel, rid, agg, share
+
+
+def machine(xi: pd.DataFrame, cal: Calendar, buy_index: dict[str, int]) -> Block:
+    """A card runs one thing at a time: 24 h a day over the days any of its phases may use."""
+    sel, rid, agg, share = _shared(xi, cal, ["own", "buy"])
+    is_buy = (agg["kind"] == "buy").to_numpy()
+    buy_rows = np.flatnonzero(is_buy)
+    upper = np.where(is_buy, 0.0, HOURS_PER_WEEK * share)
+    return Block.of("machine", [f"{grp} week {cal.week_label(w)}" for grp, w in agg.index],
+                    np.concatenate([rid, buy_rows]),
+                    np.concatenate([sel["var"].to_numpy(), [buy_index[o] for o in agg["option"].to_numpy()[is_buy]]]),
+                    np.concatenate([sel["wall_per_ref"].to_numpy(dtype=float), -HOURS_PER_WEEK * share[is_buy]]),
+                    -np.inf, upper)
+
+
+def account(xi: pd.DataFrame, cal: Calendar) -> Block:
+    """A free tier's account: its weekly capacity (quota, session caps, starts), pro rata to the
+    days its phases may use."""
+    sel, rid, agg, share = _shared(xi, cal, ["free"])
+    cap = np.where(agg["units_known"].astype(bool), agg["cap"], agg["cap_min"]).astype(float)
+    return Block.of("account", [f"{grp} week {cal.week_label(w)}" for grp, w in agg.index], rid,
+                    sel["var"].to_numpy(), sel["wall_per_ref"].to_numpy(dtype=float), -np.inf, cap * share)
+
+
+def subscription(xi: pd.DataFrame, cal: Calendar) -> Block:
+    """A subscription's compute units a week (its monthly units spread over the month's weeks)."""
+    units = xi["units_per_hour"].astype(float).to_numpy()
+    sel = xi[np.isfinite(units) & xi["cap_h_per_month"].notna().to_numpy()]
+    sel = sel.assign(units_month=sel["cap_h_per_month"].astype(float) * sel["units_per_hour"].astype(float))
+    g = sel.groupby(["group", "week"], sort=True)
+    phases_of = sel.groupby("group")["phase"].unique()
+    share = np.array([cal.union_share(list(phases_of[grp]))[w] for grp, w in g.size().index])
+    return Block.of("subscription", [f"{grp} week {cal.week_label(w)}" for grp, w in g.size().index],
+                    g.ngroup().to_numpy(), sel["var"].to_numpy(),
+                    sel["wall_per_ref"].to_numpy(dtype=float) * sel["units_per_hour"].to_numpy(dtype=float),
+                    -np.inf, g["units_month"].max().to_numpy() / WEEKS_PER_MONTH * share)
+
+
+def starts(xi: pd.DataFrame, cal: Calendar, starts_per_day: float) -> Block:
+    """Sessions started by hand, over every tier that needs a person, per week."""
+    sel = xi[xi["needs_person"].fillna(False).astype(bool)]
+    weeks, rid = np.unique(sel["week"].to_numpy(), return_inverse=True)
+    union = cal.union_share(list(sel["phase"].unique())) if len(sel) else np.zeros(cal.n_weeks)
+    return Block.of("starts", [f"week {cal.week_label(w)}" for w in weeks], rid, sel["var"].to_numpy(),
+                    sel["sessions_per_ref"].to_numpy(dtype=float), -np.inf, starts_per_day * 7.0 * union[weeks])
+
+
+def once(xi: pd.DataFrame) -> Block:
+    """A tier's hours granted once, over the whole plan."""
+    sel = xi[xi["quota_h_total"].notna()]
+    groups, rid = np.unique(sel["group"].to_numpy(), return_inverse=True)
+    limit = pd.Series(sel["quota_h_total"].to_numpy(dtype=float)).groupby(rid).min().to_numpy()
+    return Block.of("once", list(groups), rid, sel["var"].to_numpy(), sel["wall_per_ref"].to_numpy(dtype=float),
+                    -np.inf, limit)
+
+
+def host(xi: pd.DataFrame, s, buy_index: dict[str, int], host_index: int) -> Block:
+    """Without a host machine, a card bought or owned needs the host computer bought."""
+    b_cols = list(buy_index.values())
+    own = xi[xi["kind"] == "own"]
+    big = own["phase"].map(lambda p: s.phase(p).gpu_hours).to_numpy(dtype=float)
+    k, m = len(b_cols), len(own)
+    row = np.concatenate([np.repeat(np.arange(k), 2), k + np.repeat(np.arange(m), 2)])
+    col = np.concatenate([np.ravel([[j, host_index] for j in b_cols]) if k else np.zeros(0),
+                          np.ravel(np.column_stack([own["var"].to_numpy(), np.full(m, host_index)]))])
+    val = np.concatenate([np.tile([1.0, -1.0], k), np.ravel(np.column_stack([np.ones(m), -big]))])
+    return Block.of("host", [*buy_index, *(f"{o} week {w}" for o, w in zip(own["option"], own["week"]))],
+                    row, col, val, -np.inf, 0.0)
+
+
+def budget(xi: pd.DataFrame, purchase: dict[str, float], buy_index, host_index, host_usd, budget_usd) -> Block:
+    """Money spent (purchases, host, rent, electricity, storage, egress) <= the budget."""
+    cols = [*xi["var"], *buy_index.values()] + ([host_index] if host_index is not None else [])
+    vals = [*xi["money_per_ref"].to_numpy(dtype=float), *(purchase[b] for b in buy_index)]
+    vals += [host_usd] if host_index is not None else []
+    return Block.of("budget", ["budget"], np.zeros(len(cols)), cols, vals, -np.inf, budget_usd)
+
+
+# --------------------------------------------------------------------------- build, solve, read back
 
 
 def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, purchase: dict[str, float], kinds: set[str],
-          deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None) -> Problem:
+          deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None) -> Program:
     """Build the MILP for the quotes whose kind is in ``kinds``.
 
     ``purchase[b]`` is the net purchase cost of buy option b (price - resale);
     ``deadline_override`` moves phase deadlines (for the Pareto front).
     """
-    deadline_override = deadline_override or {}
-    ends = {ph.name: deadline_override.get(ph.name, ph.deadline or s.horizon_end) for ph in s.phases}
-    last = max([s.horizon_end, *ends.values()])
-    n_weeks = max(1, math.ceil((last - s.start).days / 7))
-    week_starts = [s.start + dt.timedelta(days=7 * w) for w in range(n_weeks)]
-    phases = {ph.name: ph for ph in s.phases}
-
-    q = quotes[quotes["kind"].isin(kinds) & np.isfinite(quotes["wall_hours"].astype(float))].copy()
+    cal = Calendar.of(s, deadline_override)
+    q = quotes[quotes["kind"].isin(kinds) & quotes["usable"].astype(bool)
+               & np.isfinite(quotes["wall_hours"].astype(float))]
     q = q[q["option"].isin(opts.loc[opts["kind"].isin(kinds), "option"])]
-    gpu_h = q["phase"].map(lambda p: phases[p].gpu_hours)
-    q["wall_per_ref"] = q["wall_hours"] / gpu_h
-    q["sessions_per_ref"] = q["sessions"].astype(float) / gpu_h
-    q["cost_per_ref"] = q["cost_usd"] / gpu_h
-    q["money_per_ref"] = (q["cost_usd"] - q["your_time_usd"]) / gpu_h
-
-    rows = []
-    for r in q.itertuples():
-        ph = phases[r.phase]
-        shares = _week_shares(s.start, n_weeks, ph.start, ends[r.phase])
-        for w in np.flatnonzero(shares > 0):
-            rows.append((r.phase, r.option, int(w), shares[w]))
-    xi = pd.DataFrame(rows, columns=["phase", "option", "week", "share"])
-    xi = xi.merge(q, on=["phase", "option"], how="left")
-    xi["var"] = np.arange(len(xi))
+    xi = _variables(s, cal, q)
+    nx = len(xi)
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(purchase))
-    buy_index = {b: len(xi) + i for i, b in enumerate(buys)}
-    unmet_index = {p: len(xi) + len(buys) + i for i, p in enumerate(phases)}
+    buy_index = {b: nx + i for i, b in enumerate(buys)}
+    unmet_index = {ph.name: nx + len(buys) + i for i, ph in enumerate(s.phases)}
     needs_host = (not s.you.host_machine) and s.you.host_price_usd is not None
-    host_index = len(xi) + len(buys) + len(phases) if needs_host else None
-    n = len(xi) + len(buys) + len(phases) + (1 if needs_host else 0)
+    host_index = nx + len(buys) + len(s.phases) if needs_host else None
+    n = nx + len(buys) + len(s.phases) + (1 if needs_host else 0)
 
-    c = np.zeros(n)
-    c[: len(xi)] = xi["cost_per_ref"].to_numpy(dtype=float) + EARLY_BONUS_USD_PER_H_WEEK * xi["week"].to_numpy()
+    c = _objective(xi, n)
     for b, j in buy_index.items():
         c[j] = purchase[b]
-    for p, j in unmet_index.items():
+    for j in unmet_index.values():
         c[j] = UNMET_PENALTY_USD_PER_H
     if host_index is not None:
         c[host_index] = s.you.host_price_usd
 
-    blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    n_rows = 0
-
-    def add_block(row, col, val, lower, upper):
-        """Rows numbered 0..k-1 within the block; shifted after the rows so far."""
-        nonlocal n_rows
-        blocks.append((np.asarray(row) + n_rows, np.asarray(col), np.asarray(val, dtype=float),
-                       np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)))
-        n_rows += len(lower)
-
-    var = xi["var"].to_numpy()
-    wall = xi["wall_per_ref"].to_numpy(dtype=float)
-    share = xi["share"].to_numpy(dtype=float)
-
-    # work: one row per phase, x and the unmet slack
-    names = list(phases)
-    prow = xi["phase"].map({p: i for i, p in enumerate(names)}).to_numpy()
-    hours = np.array([phases[p].gpu_hours for p in names])
-    add_block(np.concatenate([prow, np.arange(len(names))]),
-              np.concatenate([var, [unmet_index[p] for p in names]]),
-              np.ones(len(var) + len(names)), hours, hours)
-
-    # capacity per week, by machine or account
-    kind = xi["kind"].to_numpy()
-    group = np.where(np.isin(kind, ["own", "buy"]), "machine:" + xi["option"],
-                     np.where(kind == "free", "account:" + xi["quota_group"].astype(str),
-                              "rent:" + xi["phase"] + ":" + xi["option"]))
-    xi["group"] = group
-    xi["units_known"] = xi["units_per_hour"].notna()
-    gw = xi.groupby(["group", "week"], sort=True)
-    gid = gw.ngroup().to_numpy()
-    agg = gw.agg(share=("share", "max"), kind=("kind", "first"), option=("option", "first"),
-                 phase=("phase", "first"), cap=("weekly_capacity_h", "max"), cap_min=("weekly_capacity_h", "min"),
-                 units_known=("units_known", "min"))
-    runs = agg["phase"].map(lambda p: phases[p].runs).to_numpy()
-    upper = np.where(agg["kind"].isin(["own"]), HOURS_PER_WEEK * agg["share"],
-                     np.where(agg["kind"] == "rent", HOURS_PER_WEEK * agg["share"] * runs,
-                              np.where(agg["kind"] == "free",
-                                       np.where(agg["units_known"].astype(bool), agg["cap"], agg["cap_min"])
-                                       * agg["share"], 0.0)))
-    is_buy = (agg["kind"] == "buy").to_numpy()
-    buy_rows = np.flatnonzero(is_buy)
-    add_block(np.concatenate([gid, buy_rows]),
-              np.concatenate([var, [buy_index[o] for o in agg["option"].to_numpy()[is_buy]]]),
-              np.concatenate([wall, -HOURS_PER_WEEK * agg["share"].to_numpy()[is_buy]]),
-              np.full(len(agg), -np.inf), upper)
-
-    # a subscription's compute units a week
-    units = xi["units_per_hour"].astype(float).to_numpy()
-    sub = np.flatnonzero(np.isfinite(units) & xi["cap_h_per_month"].notna().to_numpy())
-    if sub.size:
-        xs = xi.iloc[sub].assign(units_month=lambda d: d["cap_h_per_month"] * d["units_per_hour"])
-        g = xs.groupby(["group", "week"], sort=True)
-        rid = g.ngroup().to_numpy()
-        units_week = g["units_month"].max().to_numpy() / WEEKS_PER_MONTH
-        add_block(rid, var[sub], wall[sub] * units[sub], np.full(len(units_week), -np.inf),
-                  units_week * g["share"].max().to_numpy())
-
-    # starts by hand, shared by every tier that needs a person
-    person = np.flatnonzero(xi["needs_person"].fillna(False).astype(bool).to_numpy())
-    if person.size:
-        weeks = xi["week"].to_numpy()[person]
-        uniq, rid = np.unique(weeks, return_inverse=True)
-        wshare = pd.Series(share[person]).groupby(rid).max().to_numpy()
-        add_block(rid, var[person], xi["sessions_per_ref"].to_numpy(dtype=float)[person],
-                  np.full(len(uniq), -np.inf), s.you.attention_starts_per_day * 7.0 * wshare)
-
-    # one-off hours
-    once = np.flatnonzero(xi["quota_h_total"].notna().to_numpy())
-    if once.size:
-        groups, rid = np.unique(group[once], return_inverse=True)
-        limit = pd.Series(xi["quota_h_total"].to_numpy(dtype=float)[once]).groupby(rid).min().to_numpy()
-        add_block(rid, var[once], wall[once], np.full(len(groups), -np.inf), limit)
-
-    # host computer: buying a card or using your own needs it
+    blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_index), account(xi, cal),
+              subscription(xi, cal), starts(xi, cal, s.you.attention_starts_per_day), once(xi)]
     if host_index is not None:
-        b_cols = list(buy_index.values())
-        if b_cols:
-            k = len(b_cols)
-            add_block(np.repeat(np.arange(k), 2), np.ravel([[j, host_index] for j in b_cols]),
-                      np.tile([1.0, -1.0], k), np.full(k, -np.inf), np.zeros(k))
-        own = np.flatnonzero(kind == "own")
-        if own.size:
-            big = xi["phase"].map(lambda p: phases[p].gpu_hours).to_numpy(dtype=float)[own]
-            add_block(np.repeat(np.arange(own.size), 2), np.ravel(np.column_stack([var[own], np.full(own.size,
-                      host_index)])), np.ravel(np.column_stack([np.ones(own.size), -big])),
-                      np.full(own.size, -np.inf), np.zeros(own.size))
+        blocks.append(host(xi, s, buy_index, host_index))
+    limit = budget_usd if budget_usd is not None else s.you.budget_usd
+    if limit is not None and math.isfinite(limit):
+        blocks.append(budget(xi, purchase, buy_index, host_index, s.you.host_price_usd, limit))
+    blocks = [b for b in blocks if b.labels]
 
-    # budget (money only)
-    budget = budget_usd if budget_usd is not None else s.you.budget_usd
-    if budget is not None and math.isfinite(budget):
-        cols = [*var, *buy_index.values()] + ([host_index] if host_index is not None else [])
-        vals = [*xi["money_per_ref"].to_numpy(dtype=float), *(purchase[b] for b in buy_index)]
-        vals += [s.you.host_price_usd] if host_index is not None else []
-        add_block(np.zeros(len(cols), dtype=int), cols, vals, [-np.inf], [budget])
-
-    rows_a = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, dtype=int)
-    cols_a = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, dtype=int)
-    vals_a = np.concatenate([b[2] for b in blocks]) if blocks else np.zeros(0)
-    lo = np.concatenate([b[3] for b in blocks]) if blocks else np.zeros(0)
-    hi = np.concatenate([b[4] for b in blocks]) if blocks else np.zeros(0)
-    a = sparse.csr_array((vals_a, (rows_a.astype(int), cols_a.astype(int))), shape=(len(lo), n))
     integrality = np.zeros(n)
     ub = np.full(n, np.inf)
-    for j in buy_index.values():
+    ub[:nx] = _upper_bounds(xi)
+    for j in [*buy_index.values(), *([host_index] if host_index is not None else [])]:
         integrality[j], ub[j] = 1, 1
-    if host_index is not None:
-        integrality[host_index], ub[host_index] = 1, 1
-    return Problem(c, [LinearConstraint(a, lo, hi)] if len(lo) else [], integrality, Bounds(np.zeros(n), ub),
-                   xi, buy_index, unmet_index, host_index, week_starts)
+    return Program(c, blocks, integrality, Bounds(np.zeros(n), ub), xi, buy_index, unmet_index, host_index, cal)
 
 
 @dataclass(frozen=True)
@@ -247,36 +368,67 @@ class Solution:
     message: str
 
 
-def solve(problem: Problem, time_limit_s: float = 30.0) -> Solution:
-    """Solve with HiGHS; the unmet-work slack keeps every problem feasible but the budget."""
-    if problem.n_vars == 0:
+def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
+    """Solve with HiGHS; the unmet-work slack keeps every program feasible but the budget.
+
+    ``ok`` is false when HiGHS returns no proven optimum (time limit, numerical trouble):
+    the caller must not read such a solution as a plan.
+    """
+    if program.n_vars == 0:
         return Solution(True, np.zeros(0), 0.0, "empty")
-    res = milp(problem.c, constraints=problem.constraints, integrality=problem.integrality, bounds=problem.bounds,
-               options={"time_limit": time_limit_s, "mip_rel_gap": 1e-7})
+    res = milp(program.c, constraints=program.constraints(), integrality=program.integrality,
+               bounds=program.bounds, options={"time_limit": time_limit_s, "mip_rel_gap": 1e-7})
     if res.x is None:
-        return Solution(False, np.zeros(problem.n_vars), math.inf, res.message)
+        return Solution(False, np.zeros(program.n_vars), math.inf, res.message)
     x = np.where(np.abs(res.x) < 1e-7, 0.0, res.x)
-    return Solution(res.status == 0, x, float(problem.c @ x), res.message)
+    return Solution(res.status == 0, x, float(program.c @ x), res.message)
 
 
-def schedule(problem: Problem, sol: Solution) -> pd.DataFrame:
+def schedule(program: Program, sol: Solution) -> pd.DataFrame:
     """Week-by-week reference hours per (phase, option) with positive work."""
-    xi = problem.x_index
+    xi = program.x_index
     out = xi[["phase", "option", "kind", "week"]].copy()
     out["gpu_hours"] = sol.x[: len(xi)]
     out["wall_hours"] = out["gpu_hours"] * xi["wall_per_ref"]
     out = out[out["gpu_hours"] > 1e-6].reset_index(drop=True)
-    out["week_start"] = [problem.week_starts[w] for w in out["week"]]
+    out["week_start"] = [program.week_starts[w] for w in out["week"]]
     return out
 
 
-def purchases(problem: Problem, sol: Solution) -> list[str]:
-    return [b for b, j in problem.buy_index.items() if sol.x[j] > 0.5]
+def days_needed(wall_h: np.ndarray, weekly_capacity_h: np.ndarray, parallel: np.ndarray, runs: int) -> float:
+    """Days one phase's wall hours in a week take: the runs share 24 h a day each, and no option
+    goes faster than its weekly capacity spread over the week."""
+    wall_h = np.asarray(wall_h, dtype=float)
+    rate = np.asarray(weekly_capacity_h, dtype=float) * np.asarray(parallel, dtype=float) / 7.0
+    per_option = np.where(rate > 0, wall_h / np.where(rate > 0, rate, 1.0), np.inf)
+    return float(max(wall_h.sum() / (runs * HOURS_PER_DAY), per_option.max(initial=0.0)))
 
 
-def unmet(problem: Problem, sol: Solution) -> dict[str, float]:
-    return {p: float(sol.x[j]) for p, j in problem.unmet_index.items() if sol.x[j] > 1e-6}
+def finishes(s, program: Program, sched: pd.DataFrame) -> dict[str, dt.date]:
+    """The day each phase's last scheduled hour ends (expected): its last week's work starts on
+    the first day of that week inside the window and takes :func:`days_needed`."""
+    out = {}
+    xi = program.x_index.set_index(["phase", "option", "week"])
+    for p, sel in sched.groupby("phase"):
+        w = int(sel["week"].max())
+        last = sel[sel["week"] == w]
+        rows = xi.loc[[(p, o, w) for o in last["option"]]]
+        days = days_needed(last["wall_hours"].to_numpy(), rows["weekly_capacity_h"].to_numpy(),
+                           rows["parallel"].to_numpy(), s.phase(p).runs)
+        in_window = np.flatnonzero(program.calendar.days[p][w])
+        begin = program.week_starts[w] + dt.timedelta(days=int(in_window[0]))
+        final = program.week_starts[w] + dt.timedelta(days=int(in_window[-1]))
+        out[p] = min(finish_day(begin, days), final)  # capacities hold per week: never past the window
+    return out
 
 
-def bought_host(problem: Problem, sol: Solution) -> bool:
-    return problem.host_index is not None and sol.x[problem.host_index] > 0.5
+def purchases(program: Program, sol: Solution) -> list[str]:
+    return [b for b, j in program.buy_index.items() if sol.x[j] > 0.5]
+
+
+def unmet(program: Program, sol: Solution) -> dict[str, float]:
+    return {p: float(sol.x[j]) for p, j in program.unmet_index.items() if sol.x[j] > 1e-6}
+
+
+def bought_host(program: Program, sol: Solution) -> bool:
+    return program.host_index is not None and sol.x[program.host_index] > 0.5

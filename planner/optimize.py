@@ -26,6 +26,8 @@ from . import breakeven, milp, sessions, workload
 from .options import build_options, stale_rows
 from .quotes import checkpoint_gb_of, exclusions, process_for, purchase_cost, quote
 from .result import Assignment, PhasePlan, Plan, Purchase
+from .costs import PART_NAMES
+from .errors import SolverError
 from .scenario import Scenario
 from .values import float_or, opt_float
 
@@ -40,7 +42,6 @@ STRATEGIES = {
 #: that meet the deadline, plus the earliest to finish. Renting is not
 #: capacity-limited, so a dearer offer can only win on speed.
 RENT_KEPT_PER_PHASE = 4
-PART_NAMES = ("electricity", "rent", "storage", "egress", "your_time")
 
 
 def prune(quotes: pd.DataFrame) -> pd.DataFrame:
@@ -67,27 +68,14 @@ def net_purchases(s: Scenario, opts: pd.DataFrame) -> dict[str, float]:
 
 
 def _solve(s: Scenario, quotes, opts, kinds, purchase, deadline_override=None, budget_usd=None):
-    problem = milp.build(s, quotes, opts, purchase, kinds, deadline_override, budget_usd)
-    return problem, milp.solve(problem)
-
-
-def _finish_dates(s: Scenario, problem, sched: pd.DataFrame) -> dict[str, dt.date]:
-    """When each phase's last scheduled hour ends (expected)."""
-    out = {}
-    phases = {ph.name: ph for ph in s.phases}
-    xi = problem.x_index.set_index(["phase", "option", "week"])
-    for p, sel in sched.groupby("phase"):
-        w_last = int(sel["week"].max())
-        last = sel[sel["week"] == w_last]
-        frac = 0.0
-        for r in last.itertuples():
-            row = xi.loc[(p, r.option, w_last)]
-            cap = float(row["weekly_capacity_h"]) * (phases[p].runs if r.kind == "rent" else 1)
-            frac = max(frac, r.wall_hours / cap if cap > 0 else 1.0)
-        week_start = problem.week_starts[w_last]
-        finish = week_start + dt.timedelta(days=math.ceil(min(1.0, frac) * 7 - 1e-9))
-        out[p] = max(finish, phases[p].start)
-    return out
+    program = milp.build(s, quotes, opts, purchase, kinds, deadline_override, budget_usd)
+    sol = milp.solve(program)
+    if not sol.ok:
+        raise SolverError(
+            f"the optimiser found no proven plan for '{s.name}' ({program.n_vars:,} variables, "
+            f"{program.n_constraints:,} constraints): {sol.message}. No plan is shown rather than a wrong one; "
+            "a shorter horizon, fewer phases or a narrower 'consider' makes the problem smaller")
+    return program, sol
 
 
 def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, seed: int = 0,
@@ -112,16 +100,19 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     problem, sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase)
     sched = milp.schedule(problem, sol)
     unmet = milp.unmet(problem, sol)
-    over_budget = False
+    over_budget = None
     if unmet and s.you.budget_usd is not None:
         free_problem, free_sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase, budget_usd=math.inf)
         if not milp.unmet(free_problem, free_sol):
-            over_budget = True
             money = _money(free_problem, free_sol)
-            warnings.append(f"meeting every deadline costs {money:,.0f} USD, more than the budget "
-                            f"({s.you.budget_usd:,.0f} USD): raise the budget by {money - s.you.budget_usd:,.0f} USD "
+            items = ", ".join(f"{what} {usd:,.2f} USD" for what, usd in _money_items(free_problem, free_sol).items())
+            over_budget = (f"the cheapest plan that meets every deadline costs {money:,.2f} USD ({items}); the budget "
+                           "counts all money spent, the electricity of cards you own included: a budget of "
+                           f"{money:,.2f} USD or later deadlines would fix it")
+            warnings.append(f"meeting every deadline costs {money:,.2f} USD, more than the budget "
+                            f"({s.you.budget_usd:,.2f} USD): raise the budget by {money - s.you.budget_usd:,.2f} USD "
                             "or move deadlines; the plan shown keeps to the budget")
-    finishes = _finish_dates(s, problem, sched)
+    finishes = milp.finishes(s, problem, sched)
     bought = milp.purchases(problem, sol)
     rows = opts.merge(feas, on="option").set_index("option", drop=False)
 
@@ -152,7 +143,12 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
             a = Assignment(
                 option=option, kind=c["kind"], device=c["device"], gpu_hours=share,
                 wall_hours=c["wall_hours"] * f, billed_hours=c["billed_hours"] * f,
-                sessions=round(c["sessions"] * f), restarts_by_hand=round(c["restarts_by_hand"] * f),
+                sessions=sessions.sessions_count(c["sessions"] * f, c["wall_hours"] * f, opt_float(c["session_limit_h"]),
+                                                 c["wait_hours"] * f),
+                restarts_by_hand=(sessions.sessions_count(c["restarts_by_hand"] * f, c["wall_hours"] * f,
+                                                          opt_float(c["session_limit_h"]), c["wait_hours"] * f)
+                                  if c["restarts_by_hand"] else 0),
+                wait_hours=c["wait_hours"] * f,
                 lost_hours=c["lost_hours"] * f, setup_hours=c["setup_hours"] * f,
                 checkpoint_every_min=ph.checkpoint_every_h * 60,
                 checkpoint_every_recommended_min=spread["recommended_min"],
@@ -164,7 +160,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
             )
             assignments.append(a)
             if p50 is not None and c["weekly_capacity_h"] > 0:
-                cap = c["weekly_capacity_h"] * (ph.runs if c["kind"] == "rent" else 1)
+                cap = c["weekly_capacity_h"] * sessions.parallel_runs(c["kind"], ph.runs)
                 late50 = (spread["wall_p50"] - a.wall_hours) / cap * 7
                 late90 = (spread["wall_p90"] - a.wall_hours) / cap * 7
                 p50 = max(p50, finishes[ph.name] + dt.timedelta(days=math.ceil(max(late50, 0) - 1e-9)))
@@ -183,12 +179,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     pairs = breakeven.breakeven(s, opts, all_quotes, free_rate)
     front = _pareto(s, quotes, opts, purchase) if pareto else ()
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
-    for option in sorted(used):
-        q = all_quotes[all_quotes["option"] == option].iloc[0]
-        if q["spot"] and q["interruptions_per_h"] is None:
-            warnings.append(f"{option}: spot/interruptible capacity with no published interruption rate; the "
-                            "plan assumes none — set its 'interruptions' in the scenario's catalog or 'consider.spot: "
-                            "false'")
+    assumed = [r.interruptions_default for r in opts[opts["option"].isin(used)].itertuples()
+               if isinstance(r.interruptions_default, str)]
     for r in opts[opts["option"].isin(used) & (opts["kind"] == "free")].itertuples():
         if opt_float(r.quota_h_per_week) is None and opt_float(r.quota_h_total) is None and opt_float(r.cap_h_per_month) is None:
             warnings.append(f"{r.option}: the service publishes no usage limit; the plan assumes only its session "
@@ -207,8 +199,9 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         quotes=all_quotes,
         catalog_as_of=catalog.as_of(),
         warnings=tuple(warnings),
-        over_budget=over_budget,
+        over_budget=over_budget is not None,
         assumptions=tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else (),
+        assumed_figures=tuple(assumed),
         schedule=sched,
         pareto=tuple(front),
         breakeven=tuple(pairs),
@@ -227,6 +220,19 @@ def _money(problem, sol) -> float:
     return money
 
 
+def _money_items(program, sol) -> dict[str, float]:
+    """Money of a solution per item: each purchase, the host, each option's running money (USD)."""
+    xi = program.x_index
+    spent = pd.Series(sol.x[: len(xi)] * xi["money_per_ref"].to_numpy(dtype=float)).groupby(
+        (xi["kind"].map({"own": "electricity for ", "buy": "electricity for "}).fillna("") + xi["option"]).to_numpy()
+    ).sum()
+    out = {f"buy {b}": float(program.c[j]) for b, j in program.buy_index.items() if sol.x[j] > 0.5}
+    if program.host_index is not None and sol.x[program.host_index] > 0.5:
+        out["host computer"] = float(program.c[program.host_index])
+    out.update({k: float(v) for k, v in spent.items() if v > 0.005})
+    return out
+
+
 def _total(problem, sol) -> float:
     """Total cost of a solution: money plus the user's time (USD)."""
     xi = problem.x_index
@@ -243,7 +249,7 @@ def _alternatives(s: Scenario, quotes, opts, purchase, hybrid) -> list[dict]:
         if not sol.ok or milp.unmet(problem, sol):
             continue
         sched = milp.schedule(problem, sol)
-        finishes = _finish_dates(s, problem, sched)
+        finishes = milp.finishes(s, problem, sched)
         out.append(dict(strategy=name, total_cost_usd=_total(problem, sol),
                         finish=max(finishes.values()).isoformat() if finishes else None,
                         options=sorted(set(sched["option"]) | set(milp.purchases(problem, sol))),
@@ -284,7 +290,7 @@ def _pareto(s: Scenario, quotes, opts, purchase) -> list[dict]:
         problem, sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase, {last.name: day})
         if not sol.ok or milp.unmet(problem, sol):
             break
-        finish = _finish_dates(s, problem, milp.schedule(problem, sol))[last.name]
+        finish = milp.finishes(s, problem, milp.schedule(problem, sol))[last.name]
         points.append(dict(phase=last.name, finish=finish, total_cost_usd=_total(problem, sol)))
         day = min(finish, day) - dt.timedelta(days=7)
     points.sort(key=lambda p: (p["finish"], p["total_cost_usd"]))
@@ -296,11 +302,11 @@ def _pareto(s: Scenario, quotes, opts, purchase) -> list[dict]:
     return [dict(p, finish=p["finish"].isoformat()) for p in front]
 
 
-def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over_budget: bool) -> str:
-    end = ph.deadline or s.horizon_end
+def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None) -> str:
+    end = s.last_day(ph)
     if over_budget:
-        return (f"'{ph.name}' cannot be finished by {end} within the budget: {unmet_h:,.0f} of "
-                f"{ph.gpu_hours:,.0f} reference GPU-h stay undone. A larger budget would fix it.")
+        return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.you.budget_usd:,.2f} USD: "
+                f"{unmet_h:,.0f} of {ph.gpu_hours:,.0f} reference GPU-h stay undone; {over_budget}.")
     q = quotes[(quotes["phase"] == ph.name) & quotes["finish"].notna()]
     if q.empty:
         return f"no option can run '{ph.name}'; widen 'consider' or see 'excluded'"

@@ -26,6 +26,8 @@ OPTION_COLUMNS = [
     "quota_h_per_week", "quota_h_total", "cap_h_per_month", "units_per_hour", "needs_person", "setup_min",
     "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
+    "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
+    "interruptions_default", "disk_gb", "dataset_mount",
 ]
 
 
@@ -86,8 +88,42 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
             "device", "count", "usd_per_hour", "usd_per_month", "cap_h_per_month", "units_per_hour",
             "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total", "needs_person", "setup_min",
             "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source")},
-            quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"]))
-    return pd.DataFrame(rows, columns=OPTION_COLUMNS)
+            quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"],
+            disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False))))
+    return with_interruption_defaults(pd.DataFrame(rows, columns=OPTION_COLUMNS), catalog.interruptions)
+
+
+def with_interruption_defaults(opts: pd.DataFrame, defaults: pd.DataFrame) -> pd.DataFrame:
+    """Blank is never zero: a spot offer or free tier without an interruption rate takes the
+    first matching sourced default (interruptions.csv), with its range; ``interruptions_default``
+    names the default used (None where the row had its own rate). Every interruptible option
+    also takes its default's mode (kill or pause) and, for pauses, the mean wait to resume.
+    On-demand rent and your own cards are not interrupted."""
+    opts = opts.copy()
+    for col in ("interruption_mode", "interruptions_default"):
+        opts[col] = opts[col].astype(object)
+    opts["interruption_mode"] = "kill"
+    opts["resume_wait_h"] = 0.0
+    for i, r in opts.iterrows():
+        interruptible = r["kind"] == "free" or (r["kind"] == "rent" and bool(r["spot"]) and not missing(r["spot"]))
+        if not interruptible:
+            continue
+        hit = defaults[(defaults["kind"] == r["kind"])
+                       & defaults["match"].map(lambda m: fnmatch.fnmatchcase(r["option"], m))]
+        if hit.empty:
+            continue
+        d = hit.iloc[0]
+        opts.at[i, "interruption_mode"] = d["mode"]
+        opts.at[i, "resume_wait_h"] = float(d["resume_wait_h"]) if d["mode"] == "pause" else 0.0
+        if missing(r["interruptions_per_h"]):
+            opts.at[i, "interruptions_per_h"] = float(d["interruptions_per_h"])
+            opts.at[i, "interruptions_low_per_h"] = float(d["low_per_h"])
+            opts.at[i, "interruptions_high_per_h"] = float(d["high_per_h"])
+            opts.at[i, "interruptions_default"] = (
+                f"{r['option']}: {d['interruptions_per_h']:g} interruptions/h assumed "
+                f"(range {d['low_per_h']:g}-{d['high_per_h']:g}; {'an estimate, ' if d['estimate'] else ''}"
+                f"no rate in the catalog; default '{d['id']}': {d['source']})")
+    return opts
 
 
 def stale_rows(options: pd.DataFrame, on: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame:

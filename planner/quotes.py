@@ -13,11 +13,11 @@ import math
 
 import pandas as pd
 
-from . import costs, sessions, workload
+from . import costs, sessions, units, workload
+from .costs import PART_NAMES
 from .scenario import Scenario
 from .values import float_or, missing, opt_float
 
-HOURS_PER_MONTH = 730.5
 
 #: Checkpoint write rate on a local disk [GB/h]: ~500 MB/s, a SATA SSD's
 #: sequential write (estimate; NVMe drives are faster).
@@ -26,8 +26,9 @@ QUOTE_COLUMNS = [
     "phase", "option", "kind", "device", "offer", "relative_speed", "speed_source", "verdict", "fit_reason",
     "spot", "interruptions_per_h", "device_hours",
     "wall_hours", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "checkpoint_hours",
+    "wait_hours", "session_limit_h",
     "weekly_capacity_h", "units_per_hour", "quota_group", "needs_person", "quota_h_total", "cap_h_per_month",
-    "finish", "ok", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
+    "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
 ]
 def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     """Per option: fit verdict, speed, and the reason it cannot be used (or None)."""
@@ -64,10 +65,12 @@ def process_for(ph, r, s: Scenario, checkpoint_gb: float, checkpoint_every_h: fl
                 ) -> sessions.Process:
     """The session process of one run of phase ``ph`` on option row ``r``."""
     local = r.kind in ("own", "buy")
-    persistent = local or bool(r.persistent_storage)
+    paused = r.interruption_mode == "pause"  # the machine comes back with its disk
+    persistent = local or bool(r.persistent_storage) or paused
+    mounted = bool(r.dataset_mount) if not missing(r.dataset_mount) else False
     transfer = float_or(r.transfer_gb_per_h)
-    setup_h = 0.0 if local else sessions.setup_hours_per_session(float_or(r.setup_min), transfer, persistent,
-                                                                  ph.dataset_size_gb)
+    setup_h = 0.0 if local else sessions.setup_hours_per_session(float_or(r.setup_min), transfer,
+                                                                  persistent or mounted, ph.dataset_size_gb)
     restore_h = 0.0 if persistent else sessions.copy_hours(checkpoint_gb, transfer)
     write_rate = LOCAL_DISK_GB_PER_H if local else transfer
     return sessions.Process(
@@ -78,7 +81,20 @@ def process_for(ph, r, s: Scenario, checkpoint_gb: float, checkpoint_every_h: fl
         setup_resume_h=setup_h + restore_h,
         session_limit_h=opt_float(r.session_limit_h),
         interruptions_per_h=float_or(r.interruptions_per_h),
+        resume_wait_h=float_or(r.resume_wait_h) if paused else 0.0,
     )
+
+
+def too_big(ph, r, checkpoint_gb: float) -> str | None:
+    """Why the phase's dataset and checkpoint cannot be copied onto the option's disk, or None
+    (tiers that attach datasets without copying need room for the checkpoint only)."""
+    disk = opt_float(r.disk_gb)
+    mounted = bool(r.dataset_mount) if not missing(r.dataset_mount) else False
+    need = checkpoint_gb + (0.0 if mounted else ph.dataset_size_gb)
+    if disk is None or need <= disk:
+        return None
+    return (f"the dataset ({ph.dataset_size_gb:g} GB) and a checkpoint ({checkpoint_gb:g} GB) need {need:g} GB; "
+            f"the tier's disk holds {disk:g} GB")
 
 
 def checkpoint_gb_of(s: Scenario, ph) -> float:
@@ -99,7 +115,8 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
     usable = opts.merge(feas, on="option")
     usable = usable[usable["reason"].isna()]
     for ph in s.phases:
-        end = ph.deadline or s.horizon_end
+        begin, end = s.window(ph)
+        last_day = s.last_day(ph)
         checkpoint_gb = checkpoint_gb_of(s, ph)
         for r in usable.itertuples():
             rented = r.kind == "rent"
@@ -107,35 +124,41 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             proc = process_for(ph, r, s, checkpoint_gb)
             cap = _capacity(s, r, opt_float(r.session_limit_h))  # an upper bound before the session model
             if cap <= 0:
-                rows.append(_late(ph, r, proc, end, math.inf, cap))
+                rows.append(_no_hours(ph, r, proc, cap))
                 continue
+            parallel = sessions.parallel_runs(r.kind, ph.runs)
             # The session model's cost grows with the work; when even an overhead-free run could not
             # end in time, price the share that fits in the window and scale (per-hour factors).
-            window_h = max((end - ph.start).days, 1) / 7.0 * cap / ph.runs
+            window_h = max((end - begin).days, 1) / 7.0 * cap * parallel / ph.runs
             scale = max(1.0, proc.work_h / max(window_h, proc.checkpoint_every_h))
             e = sessions.expected(dataclasses.replace(proc, work_h=proc.work_h / scale) if scale > 1 else proc)
             e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
                                     setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
-                                    work_h=proc.work_h)
+                                    wait_h=e.wait_h * scale, work_h=proc.work_h)
             if e.sessions > 0 and math.isfinite(e.wall_h):
                 cap = _capacity(s, r, e.wall_h / e.sessions)
             wall = e.wall_h * ph.runs
             n_sessions = e.sessions * ph.runs
             restarts = n_sessions if bool(r.needs_person) else 0.0
-            weeks = wall / cap if cap > 0 else math.inf
+            weeks = wall / (cap * parallel) if cap > 0 else math.inf
             total_quota = opt_float(r.quota_h_total)
-            finish = ph.start + dt.timedelta(days=math.ceil(weeks * 7 - 1e-9)) if math.isfinite(weeks) else None
+            finish = sessions.finish_day(begin, weeks * 7)
             reason = None
+            fits_disk = not too_big(ph, r, checkpoint_gb)  # ok: finishes alone in time; usable: may take a share
             if not proc.feasible():
                 reason = (f"a {r.session_limit_h:g} h session cannot fit setup and one "
                           f"{ph.checkpoint_every_h * 60:g} min checkpoint interval")
+            elif too_big(ph, r, checkpoint_gb):
+                reason = too_big(ph, r, checkpoint_gb)
             elif total_quota is not None and wall > total_quota:
                 reason = f"needs {wall:.0f} h, the tier grants {total_quota:g} h in all"
-            elif finish is None or finish > end:
-                reason = f"finishes {finish} after the {'deadline' if ph.deadline else 'horizon end'} {end}"
-            months_used = max(weeks * 7 / 30.44, 0.0)
-            billed = billed_hours(wall, n_sessions, float_or(r.startup_min) / 60.0, opt_float(r.billing_s)) if rented else 0.0
-            parts = dict.fromkeys(("electricity", "rent", "storage", "egress", "your_time"), 0.0)
+            elif finish is None or finish > last_day:
+                when = f"finishes {finish}" if finish else "would run past the year 9999"
+                reason = f"{when}, after the {'deadline' if ph.deadline else 'horizon end'} {last_day}"
+            months_used = max(weeks * 7 / units.DAYS_PER_MONTH, 0.0)
+            billed = billed_hours(wall - e.wait_h * ph.runs, n_sessions, float_or(r.startup_min) / 60.0,
+                                  opt_float(r.billing_s)) if rented else 0.0
+            parts = dict.fromkeys(PART_NAMES, 0.0)
             if local:
                 parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, wall,
                                                              s.electricity_usd_per_kwh)
@@ -153,11 +176,12 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
                 fit_reason=r.fit_reason, spot=bool(r.spot) if not missing(r.spot) else False,
                 interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
                 wall_hours=wall, billed_hours=billed, sessions=n_sessions, restarts_by_hand=restarts,
-                lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs,
+                lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs, wait_hours=e.wait_h * ph.runs,
+                session_limit_h=opt_float(r.session_limit_h),
                 checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, finish=finish,
                 units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group,
                 needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
-                ok=reason is None, reason=reason, cost_usd=sum(parts.values()),
+                ok=reason is None, usable=fits_disk, reason=reason, cost_usd=sum(parts.values()),
                 **{f"{k}_usd": v for k, v in parts.items()},
             ))
     return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
@@ -169,15 +193,12 @@ def _capacity(s: Scenario, r, session_h: float | None) -> float:
     cap = sessions.weekly_capacity_h(session_h, opt_float(r.quota_h_per_week), bool(r.needs_person),
                                      s.you.attention_starts_per_day)
     if opt_float(r.cap_h_per_month) is not None:
-        cap = min(cap, r.cap_h_per_month * 12 / 52.18)
+        cap = min(cap, r.cap_h_per_month / units.WEEKS_PER_MONTH)
     return cap
 
 
-def _late(ph, r, proc: sessions.Process, end: dt.date, lower_weeks: float, cap: float) -> dict:
-    """A quote for an option that cannot finish in time even with no overhead at all."""
-    finish = ph.start + dt.timedelta(days=math.ceil(lower_weeks * 7)) if math.isfinite(lower_weeks) else None
-    reason = (f"finishes {finish} at the earliest, after the deadline {end}" if finish
-              else "offers no hours")
+def _no_hours(ph, r, proc: sessions.Process, cap: float) -> dict:
+    """A quote for an option that offers no hours at all."""
     row = dict.fromkeys(QUOTE_COLUMNS)
     row.update(phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
                relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
@@ -186,8 +207,8 @@ def _late(ph, r, proc: sessions.Process, end: dt.date, lower_weeks: float, cap: 
                setup_hours=math.nan, checkpoint_hours=math.nan, weekly_capacity_h=cap,
                units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group, needs_person=bool(r.needs_person),
                quota_h_total=opt_float(r.quota_h_total), cap_h_per_month=opt_float(r.cap_h_per_month),
-               finish=finish, ok=False, reason=reason, cost_usd=math.inf,
-               **{f"{k}_usd": 0.0 for k in ("electricity", "rent", "storage", "egress", "your_time")})
+               finish=None, ok=False, usable=False, reason="offers no hours", cost_usd=math.inf,
+               **{f"{k}_usd": 0.0 for k in PART_NAMES})
     return row
 
 

@@ -38,6 +38,8 @@ def explain(a, reference: str) -> str:
     if a.kind in ("free", "rent"):
         text += (f" over {a.sessions} session{'s' if a.sessions != 1 else ''}; {a.setup_hours:,.1f} h of setup, "
                  f"{a.lost_hours:,.1f} h lost to session ends and interruptions")
+        if a.wait_hours:
+            text += f", {a.wait_hours:,.1f} h waiting for the paused machine to resume (unbilled)"
         if a.restarts_by_hand:
             text += f"; {a.restarts_by_hand} starts by hand"
     if a.wall_hours_p90 is not None and a.wall_hours_p90 > a.wall_hours * 1.001:
@@ -64,6 +66,9 @@ def render_text(plan: Plan) -> str:
     out.append(f"Total cost: {_money(d['total_cost'], cur)}"
                + (f" (of which your time {_money(d['cost_breakdown']['your_time'], cur)})"
                   if d["cost_breakdown"]["your_time"] else ""))
+    if d["assumed_figures"]:
+        out.append("This plan rests on figures no provider publishes (defaults with their range):")
+        out += [f"  - {a}" for a in d["assumed_figures"]]
     out.append("")
     rows = []
     for ph in d["phases"]:
@@ -244,6 +249,9 @@ def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
     out += ["## The answer", "",
             f"**{buys.capitalize()}; {where}.** The plan {verdict} and costs "
             f"**{d['total_cost']:,.2f} {cur}** over a {s.horizon_months:g}-month horizon.", ""]
+    if d["assumed_figures"]:
+        out += ["It rests on figures no provider publishes (defaults with their range):", "",
+                *(f"- {a}" for a in d["assumed_figures"]), ""]
     out += ["## The plan", ""]
     rows = []
     for ph in d["phases"]:

@@ -44,6 +44,7 @@ class Assignment:
     lost_hours_p90: float | None = None
     cost_p50_usd: float | None = None
     cost_p90_usd: float | None = None
+    wait_hours: float = 0.0  # unbilled waits for a paused machine to resume (in wall_hours)
 
     @property
     def total_usd(self) -> float:
@@ -87,6 +88,7 @@ class Plan:
     warnings: tuple[str, ...] = ()
     over_budget: bool = False
     assumptions: tuple[str, ...] = ()
+    assumed_figures: tuple[str, ...] = ()  # unpublished figures the chosen plan relies on (defaults, ranges)
     schedule: pd.DataFrame | None = None  # phase, option, week, week_start, gpu_hours, wall_hours
     pareto: tuple[dict[str, Any], ...] = ()  # cost against the last phase's finish
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
@@ -95,6 +97,9 @@ class Plan:
     @property
     def total_usd(self) -> float:
         return sum(self.cost_usd.values())
+
+    def phase(self, name: str) -> PhasePlan:
+        return next(ph for ph in self.phases if ph.name == name)
 
     @property
     def money_usd(self) -> float:
@@ -185,5 +190,6 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "pareto": [{"phase": p["phase"], "finish": p["finish"], "total_cost": money(p["total_cost_usd"])}
                    for p in plan.pareto],
         "assumptions": list(plan.assumptions),
+        "assumed_figures": list(plan.assumed_figures),
         "warnings": list(plan.warnings),
     }

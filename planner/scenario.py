@@ -113,7 +113,19 @@ class Scenario:
 
     @property
     def horizon_end(self) -> dt.date:
+        """The day after the horizon: bought cards are sold then (exclusive end)."""
         return self.start + dt.timedelta(days=self.horizon_months * units.HOURS_PER_MONTH / 24)
+
+    def window(self, ph: Phase, deadline: dt.date | None = None) -> tuple[dt.date, dt.date]:
+        """A phase's window as [begin, end): ``from`` and ``deadline`` are inclusive days, so
+        work may run from 00:00 of ``from`` to 24:00 of the deadline (SCENARIO.md, "Dates and
+        runs"); without a deadline, to the horizon's end. ``deadline`` overrides the phase's."""
+        last = deadline or ph.deadline
+        return ph.start, (last + dt.timedelta(days=1)) if last else self.horizon_end
+
+    def last_day(self, ph: Phase) -> dt.date:
+        """The last day work of ``ph`` may use (its deadline, or the horizon's last day)."""
+        return self.window(ph)[1] - dt.timedelta(days=1)
 
     def phase(self, name: str) -> Phase:
         return next(p for p in self.phases if p.name == name)

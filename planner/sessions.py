@@ -32,12 +32,14 @@ Idle timeouts are not modelled: a training session is never idle.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-HOURS_PER_WEEK = 168.0
+from .units import HOURS_PER_WEEK
 
 
 def copy_hours(size_gb: float, transfer_gb_per_h: float) -> float:
@@ -48,6 +50,32 @@ def copy_hours(size_gb: float, transfer_gb_per_h: float) -> float:
 def setup_hours_per_session(setup_min: float, transfer_gb_per_h: float, persistent: bool, dataset_gb: float) -> float:
     """Hours before training starts in a new session: fixed setup plus the dataset copy."""
     return setup_min / 60.0 + (0.0 if persistent else copy_hours(dataset_gb, transfer_gb_per_h))
+
+
+def sessions_count(expected_sessions: float, wall_h: float, session_limit_h: float | None,
+                   wait_h: float = 0.0) -> int:
+    """The sessions a person would count: the expectation rounded up, and never fewer than the
+    wall hours (waits aside) need at the session limit."""
+    if not wall_h > 0:
+        return 0
+    n = max(1, math.ceil(expected_sessions - 1e-6))
+    if session_limit_h:
+        n = max(n, math.ceil((wall_h - wait_h) / session_limit_h - 1e-9))
+    return n
+
+
+def parallel_runs(kind: str, runs: int) -> int:
+    """How many of a phase's runs one option can carry at once: a rented offer starts one
+    instance per run; a card (owned or bought) and a free tier's account run one at a time."""
+    return runs if kind == "rent" else 1
+
+
+def finish_day(begin: dt.date, days: float) -> dt.date | None:
+    """The day on which work that starts at 00:00 of ``begin`` and takes ``days`` ends
+    (inclusive, as deadlines are); None when that is past the calendar's end."""
+    if not math.isfinite(days) or days > (dt.date.max - begin).days:
+        return None
+    return begin + dt.timedelta(days=max(math.ceil(days - 1e-6), 1) - 1)
 
 
 def weekly_capacity_h(session_h: float | None, quota_h_per_week: float | None,
@@ -76,6 +104,7 @@ class Process:
     setup_resume_h: float = 0.0
     session_limit_h: float | None = None
     interruptions_per_h: float = 0.0
+    resume_wait_h: float = 0.0  # mean unbilled wait before a paused machine resumes (pauses only)
 
     def segments(self) -> np.ndarray:
         """Training hours of each segment; the last one takes the remainder."""
@@ -101,11 +130,17 @@ class Expectation:
     setup_h: float
     checkpoint_h: float  # completed checkpoint writes
     work_h: float
+    wait_h: float = 0.0  # unbilled waits for paused machines to resume (in wall_h)
 
     @property
     def lost_h(self) -> float:
         """Wall time that produced nothing: work and writes lost to ends and interruptions."""
-        return max(0.0, self.wall_h - self.work_h - self.setup_h - self.checkpoint_h)
+        return max(0.0, self.wall_h - self.work_h - self.setup_h - self.checkpoint_h - self.wait_h)
+
+    def with_waits(self, resume_wait_h: float) -> Expectation:
+        """Add the mean wait before each resumed session (every session but the first)."""
+        wait = max(self.sessions - 1.0, 0.0) * resume_wait_h
+        return dataclasses.replace(self, wall_h=self.wall_h + wait, wait_h=self.wait_h + wait)
 
 
 def _min_exp(rate: float, length: np.ndarray | float) -> np.ndarray | float:
@@ -173,7 +208,8 @@ def expected(p: Process) -> Expectation:
         nxt = np.concatenate([cur, np.zeros((4, 1))], axis=1)
         v_next = v
     start = v_next  # V(0): the run's first session
-    return Expectation(float(start[0]), float(start[1]), float(start[2]), float(start[3]), p.work_h)
+    e = Expectation(float(start[0]), float(start[1]), float(start[2]), float(start[3]), p.work_h)
+    return e.with_waits(p.resume_wait_h)
 
 
 def _deterministic(p: Process, seg: np.ndarray) -> Expectation:
@@ -212,10 +248,11 @@ class Samples:
     checkpoint_h: np.ndarray
     billed_h: np.ndarray
     work_h: float  # device hours of training per trial (all runs)
+    wait_h: np.ndarray | float = 0.0  # unbilled waits for paused machines (in wall_h)
 
     @property
     def lost_h(self) -> np.ndarray:
-        return np.maximum(0.0, self.wall_h - self.setup_h - self.checkpoint_h - self.work_h)
+        return np.maximum(0.0, self.wall_h - self.setup_h - self.checkpoint_h - self.wait_h - self.work_h)
 
 
 def simulate(p: Process, trials: int, seed: int, runs: int = 1, startup_h: float = 0.0,
@@ -239,11 +276,15 @@ def simulate(p: Process, trials: int, seed: int, runs: int = 1, startup_h: float
     rng = np.random.default_rng(seed)
     lam = p.interruptions_per_h
     limit = math.inf if p.session_limit_h is None else p.session_limit_h
-    wall, sessions, setup_t, ckpt, billed = (np.zeros(total) for _ in range(5))
+    wall, sessions, setup_t, ckpt, billed, wait = (np.zeros(total) for _ in range(6))
     i = np.zeros(total, dtype=np.int64)  # next segment of each trial's run
     active = np.arange(total)
     while active.size:
         ii = i[active]
+        if p.resume_wait_h > 0:  # a paused machine resumes after an (exponential) wait, unbilled
+            waited = np.where(sessions[active] > 0, rng.exponential(p.resume_wait_h, size=active.size), 0.0)
+            wall[active] += waited
+            wait[active] += waited
         setup = np.where(ii == 0, p.setup_first_h, p.setup_resume_h)
         t_fail = rng.exponential(1.0 / lam, size=active.size) if lam > 0 else np.full(active.size, math.inf)
         end = np.minimum(t_fail, limit)  # when the session stops unless the run finishes first
@@ -270,7 +311,7 @@ def simulate(p: Process, trials: int, seed: int, runs: int = 1, startup_h: float
         return x.reshape(trials, runs).sum(axis=1)
 
     return Samples(per_trial(wall), per_trial(sessions), per_trial(setup_t), per_trial(ckpt), per_trial(billed),
-                   p.work_h * runs)
+                   p.work_h * runs, per_trial(wait))
 
 
 def young_interval_h(checkpoint_write_h: float, interruptions_per_h: float) -> float:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-HOURS_PER_MONTH = 30.44 * 24  # SCENARIO.md: a month is 30.44 days
+DAYS_PER_MONTH = 30.44  # SCENARIO.md: a month is 30.44 days
+HOURS_PER_MONTH = DAYS_PER_MONTH * 24
 HOURS_PER_YEAR = 365.25 * 24
 HOURS_PER_WEEK = 7 * 24
+WEEKS_PER_MONTH = DAYS_PER_MONTH / 7
 
 DURATION_H = {
     "s": 1 / 3600, "sec": 1 / 3600, "second": 1 / 3600, "seconds": 1 / 3600,

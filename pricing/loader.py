@@ -34,9 +34,10 @@ TABLE_FILES = {
     "rates": "rates.csv",
     "electricity": "electricity.csv",
     "throughput": "throughput.csv",
+    "interruptions": "interruptions.csv",
 }
 KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "currency", "electricity": "region",
-       "throughput": "device"}
+       "throughput": "device", "interruptions": "id"}
 #: Columns whose values together identify a row.
 UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework")}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
@@ -70,6 +71,10 @@ class Catalog:
     @property
     def throughput(self) -> pd.DataFrame:
         return self.tables["throughput"]
+
+    @property
+    def interruptions(self) -> pd.DataFrame:
+        return self.tables["interruptions"]
 
     @property
     def rates(self) -> pd.DataFrame:

@@ -135,8 +135,8 @@ def test_free_quota_with_rent_overflow_by_hand(load):
     kinds = {a.kind for a in p.phases[0].assignments}
     assert kinds == {"free", "rent"}
     free = next(a for a in p.phases[0].assignments if a.kind == "free")
-    # 12 weeks (2027-01-04 .. 2027-03-29) x 10 wall-h a week of the free tier
-    assert free.wall_hours == pytest.approx(12 * 10, rel=1e-6)
+    # 2027-01-04 .. 2027-03-29, both days inclusive: 85 days x 10 wall-h a week / 7 days, the quota pro rata
+    assert free.wall_hours == pytest.approx(85 * 10 / 7, rel=1e-6)
     single = brute_force(s, planner.api.default_catalog())
     assert p.total_usd < single
 
