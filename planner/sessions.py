@@ -41,6 +41,10 @@ import numpy as np
 
 from .units import HOURS_PER_WEEK
 
+#: A run with a session limit longer than three times this many segments (and four sessions' worth)
+#: is extended linearly from two shorter ones (see :func:`expected`).
+RECURSION_SEGMENTS = 50
+
 
 def copy_hours(size_gb: float, transfer_gb_per_h: float) -> float:
     """Hours to copy ``size_gb`` onto a machine at its transfer rate."""
@@ -158,6 +162,48 @@ def expected(p: Process) -> Expectation:
     seg = p.segments() + p.checkpoint_write_h  # wall hours per segment
     if lam == 0.0:
         return _deterministic(p, seg)
+    if p.session_limit_h is None:
+        return _renewal(p, seg).with_waits(p.resume_wait_h)
+    per_session = max(1, int(p.session_limit_h // (p.checkpoint_every_h + p.checkpoint_write_h)))
+    block = max(RECURSION_SEGMENTS, 4 * per_session)
+    if len(seg) <= 3 * block:
+        return _recursion(p, seg).with_waits(p.resume_wait_h)
+    # A long run: sessions renew from checkpoints, so past a transient the expectation grows by the same
+    # amount per segment (the renewal-reward theorem). Take that rate from two shorter runs and extend it.
+    last = float(seg[-1] - p.checkpoint_write_h)
+    e1, e2 = (_recursion(q, q.segments() + p.checkpoint_write_h) for q in (
+        dataclasses.replace(p, work_h=(m - 1) * p.checkpoint_every_h + last) for m in (block, 2 * block)))
+    more = (len(seg) - 2 * block) / block
+    return Expectation(*(getattr(e2, f) + more * (getattr(e2, f) - getattr(e1, f))
+                         for f in ("wall_h", "sessions", "setup_h", "checkpoint_h")), p.work_h).with_waits(p.resume_wait_h)
+
+
+def _renewal(p: Process, seg: np.ndarray) -> Expectation:
+    """Without a session limit the recursion of :func:`_recursion` telescopes: the expected
+    rest from segment i is the rest from i+1 plus a constant of segment i (Daly 2006's
+    renewal argument), so the run's expectation is a vectorised sum over its segments."""
+    lam = p.interruptions_per_h
+    ok = np.exp(-lam * seg)  # each segment's attempt succeeds
+    resume_ok = math.exp(-lam * p.setup_resume_h)
+    c_resume = np.array([_min_exp(lam, p.setup_resume_h), 1.0, _min_exp(lam, p.setup_resume_h), 0.0])
+    # k: what an attempt of a segment costs (rewards: wall, sessions, setup, checkpoint writes)
+    k = np.stack([_min_exp(lam, seg), np.zeros_like(seg), np.zeros_like(seg), ok * p.checkpoint_write_h])
+    step = k / ok + np.outer(c_resume, (1.0 - ok) / (resume_ok * ok))  # F(i) - F(i+1)
+    rest = step[:, 1:].sum(axis=1)  # F(1): from the second segment on
+    first_ok = math.exp(-lam * p.setup_first_h)
+    c_first = np.array([_min_exp(lam, p.setup_first_h), 1.0, _min_exp(lam, p.setup_first_h), 0.0])
+    # V(0): a fresh first session (its setup may be interrupted too) that then runs segment 0;
+    # a failure before segment 0 is checkpointed starts the run over, first setup included
+    denom = first_ok * ok[0]
+    if denom <= 1e-300:
+        return Expectation(math.inf, math.inf, math.inf, math.inf, p.work_h)
+    v0 = (c_first + first_ok * (k[:, 0] + ok[0] * rest)) / denom
+    return Expectation(float(v0[0]), float(v0[1]), float(v0[2]), float(v0[3]), p.work_h)
+
+
+def _recursion(p: Process, seg: np.ndarray) -> Expectation:
+    """Backward recursion over (segment, segments done in this session): see the module docstring."""
+    lam = p.interruptions_per_h
     n = len(seg)
     step = p.checkpoint_every_h + p.checkpoint_write_h
     if p.session_limit_h is None:
@@ -208,8 +254,7 @@ def expected(p: Process) -> Expectation:
         nxt = np.concatenate([cur, np.zeros((4, 1))], axis=1)
         v_next = v
     start = v_next  # V(0): the run's first session
-    e = Expectation(float(start[0]), float(start[1]), float(start[2]), float(start[3]), p.work_h)
-    return e.with_waits(p.resume_wait_h)
+    return Expectation(float(start[0]), float(start[1]), float(start[2]), float(start[3]), p.work_h)
 
 
 def _deterministic(p: Process, seg: np.ndarray) -> Expectation:

@@ -102,8 +102,10 @@ class Catalog:
         return out
 
     def as_of(self) -> dt.date:
-        """The newest ``as_of`` among all rows: the catalog's date."""
-        dates = [d for t in self.tables.values() for d in t["as_of"] if isinstance(d, dt.date)]
+        """The newest ``as_of`` among the rows of facts (the interruption defaults, dated when
+        they were chosen, are not facts of the catalog's date)."""
+        dates = [d for name, t in self.tables.items() if name != "interruptions"
+                 for d in t["as_of"] if isinstance(d, dt.date)]
         return max(dates)
 
     def ids(self):
