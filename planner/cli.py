@@ -388,7 +388,7 @@ def pricing_show(offer_id, catalog_files, today, fmt):
 @click.option("--days", type=int, default=180, show_default=True, help="A price older than this many days is stale.")
 def pricing_check(catalog_files, today, days):
     """Check the catalog's integrity (exit 1 on errors) and list stale prices."""
-    from pricing.views import spot_above_on_demand, stale
+    from pricing.views import NEW_OFFER_MAX_AGE_DAYS, old_new_offers, spot_above_on_demand, stale
 
     from .api import load_catalog
 
@@ -408,6 +408,11 @@ def pricing_check(catalog_files, today, days):
         oldest = group.sort_values("age_days").iloc[-1]
         click.echo(f"  {table}: {len(ids)} rows, oldest {oldest['id']} ({oldest['as_of']}, {oldest['age_days']} days): "
                    + ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else ""))
+    launch = catalog.buy[old_new_offers(catalog.buy, today)]
+    if not launch.empty:
+        click.echo(f"old new-card prices: {len(launch)} 'new' offer(s) priced over {NEW_OFFER_MAX_AGE_DAYS} days before "
+                   f"{today}, not offered to scenarios starting now: " + ", ".join(launch["id"][:8])
+                   + (", ..." if len(launch) > 8 else ""))
     odd = spot_above_on_demand(catalog)
     if not odd.empty:
         click.echo(f"note: {len(odd)} spot row(s) cost as much as on-demand: " + ", ".join(odd["id"]))

@@ -12,7 +12,7 @@ import fnmatch
 
 import pandas as pd
 
-from pricing.views import free_rows
+from pricing.views import free_rows, old_new_offers
 
 from .scenario import Scenario
 from .values import missing
@@ -42,12 +42,14 @@ def current_buy_offers(buy: pd.DataFrame, on: dt.date) -> pd.DataFrame:
 
     Historical offers (launch prices, 2022's used market) stay in the catalog
     so that a scenario starting then is priced as of then; a scenario starting
-    today sees today's offers. User-added rows (no date) always count.
+    today sees today's offers. A "new" offer priced more than a year before ``on`` is left
+    out (the card is no longer sold at that price). User-added rows (no date) always count.
     """
     dated = buy["as_of"].map(lambda d: d if isinstance(d, dt.date) else on)
     eligible = buy[dated <= on].assign(_date=dated)
     eligible = eligible.sort_values(["_date", "id"])
     latest = eligible.groupby(["device", "condition", "count"], sort=False).tail(1)
+    latest = latest[~old_new_offers(latest, on)]  # a 2020 launch price is no offer in 2027
     return buy.loc[buy.index.isin(latest.index)]
 
 

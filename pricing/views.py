@@ -155,6 +155,17 @@ def stale(catalog, today: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame
     return pd.DataFrame(out, columns=["table", "id", "as_of", "age_days"])
 
 
+#: A "new" card's price older than this is a launch or past street price, not what the card costs
+#: now: by default a scenario is not offered it (a scenario dated near it still is).
+NEW_OFFER_MAX_AGE_DAYS = 365
+
+
+def old_new_offers(buy: pd.DataFrame, on: dt.date, days: int = NEW_OFFER_MAX_AGE_DAYS) -> pd.Series:
+    """Mask of "new" buy offers whose price is more than ``days`` older than ``on``."""
+    age = buy["as_of"].map(lambda d: (on - d).days if isinstance(d, dt.date) else 0)
+    return (buy["condition"] == "new") & (age > days)
+
+
 def spot_above_on_demand(catalog) -> pd.DataFrame:
     """Spot rows priced at or above their instance's on-demand price (worth a second look)."""
     rent = catalog.rent

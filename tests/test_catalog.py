@@ -139,3 +139,39 @@ def test_new_scenario_entry_takes_documented_defaults(catalog):
     row = merged.row("rent", "uni-cluster")
     assert row["count"] == 1 and row["billing_s"] == 60 and row["setup_min"] == 15 and not row["spot"]
     assert row["provider"] == "user"
+
+
+def test_no_spot_row_costs_as_much_as_on_demand(catalog):
+    # a spot price equal to on-demand is a zone without spot capacity read as a price (the p5.48xlarge audit)
+    from pricing.views import spot_above_on_demand
+
+    assert spot_above_on_demand(catalog).empty
+
+
+def test_runpod_rows_as_runpod_lists_them(catalog):
+    # Community and Secure Cloud are separate on-demand offers, billed by the second; none is spot
+    rp = catalog.rent[catalog.rent["provider"] == "runpod"].set_index("id")
+    assert not rp["spot"].astype(bool).any() and (rp["billing_s"] == 1).all()
+    assert rp.at["runpod:h100-sxm", "usd_per_hour"] == 2.69 and rp.at["runpod:h100-sxm-secure", "usd_per_hour"] == 3.99
+    assert rp.at["runpod:rtx-4090", "usd_per_hour"] == 0.34 and rp.at["runpod:rtx-4090-secure", "usd_per_hour"] == 0.74
+
+
+def test_azure_nc_a100_v4_is_the_pcie_card(catalog):
+    rent = catalog.rent.set_index("id")
+    for size, usd in (("nc24ads", 3.673), ("nc48ads", 9.554), ("nc96ads", 19.108)):
+        row = rent.loc[f"azure:standard_{size}_a100_v4"]
+        assert row["device"] == "a100-pcie-80gb" and row["usd_per_hour"] == usd
+    assert rent.at["azure:standard_nc6s_v3", "device"] == "v100-pcie-16gb"
+
+
+def test_launch_prices_are_not_offered_years_later(catalog):
+    from pricing.views import old_new_offers
+
+    from planner.options import current_buy_offers
+
+    buy = catalog.buy
+    offered_2027 = set(current_buy_offers(buy, dt.date(2027, 1, 4))["id"])
+    launch = set(buy.loc[old_new_offers(buy, dt.date(2027, 1, 4)), "id"])
+    assert "gtx-1060-6gb" in launch and not (offered_2027 & launch)
+    # a historical scenario dated near the launch still sees it
+    assert "rtx-3090" in set(current_buy_offers(buy, dt.date(2020, 10, 1))["id"])
