@@ -67,7 +67,7 @@ def process_for(ph, r, s: Scenario, checkpoint_gb: float, checkpoint_every_h: fl
     local = r.kind in ("own", "buy")
     paused = r.interruption_mode == "pause"  # the machine comes back with its disk
     persistent = local or bool(r.persistent_storage) or paused
-    mounted = bool(r.dataset_mount) if not missing(r.dataset_mount) else False
+    mounted = mounts_datasets(r)
     transfer = float_or(r.transfer_gb_per_h)
     setup_h = 0.0 if local else sessions.setup_hours_per_session(float_or(r.setup_min), transfer,
                                                                   persistent or mounted, ph.dataset_size_gb)
@@ -85,12 +85,16 @@ def process_for(ph, r, s: Scenario, checkpoint_gb: float, checkpoint_every_h: fl
     )
 
 
+def mounts_datasets(r) -> bool:
+    """The option attaches datasets without copying them (no copy time, no disk for them)."""
+    return bool(r.dataset_mount) if not missing(r.dataset_mount) else False
+
+
 def too_big(ph, r, checkpoint_gb: float) -> str | None:
     """Why the phase's dataset and checkpoint cannot be copied onto the option's disk, or None
     (tiers that attach datasets without copying need room for the checkpoint only)."""
     disk = opt_float(r.disk_gb)
-    mounted = bool(r.dataset_mount) if not missing(r.dataset_mount) else False
-    need = checkpoint_gb + (0.0 if mounted else ph.dataset_size_gb)
+    need = checkpoint_gb + (0.0 if mounts_datasets(r) else ph.dataset_size_gb)
     if disk is None or need <= disk:
         return None
     return (f"the dataset ({ph.dataset_size_gb:g} GB) and a checkpoint ({checkpoint_gb:g} GB) need {need:g} GB; "
