@@ -1,4 +1,10 @@
-"""Shared fixtures: the shipped catalog (loaded once) and scenario helpers."""
+"""Shared fixtures: the frozen test catalog (loaded once) and scenario helpers.
+
+Every test runs on ``tests/catalog``, a frozen copy of the catalog, so that a
+price update in ``pricing/data`` changes no test; the user's data directory
+(where ``planner pricing refresh`` writes its layer) is an empty temporary
+directory, so a developer's own refreshed prices never reach a test.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +13,29 @@ from pathlib import Path
 
 import pytest
 
-from planner.api import default_catalog
+import pricing
+import planner.api
 from planner.scenario import load_scenario_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
 TODAY = dt.date(2026, 11, 22)
+TEST_CATALOG = Path(__file__).resolve().parent / "catalog"
+FROZEN = pricing.load_catalog(TEST_CATALOG)
+
+
+def pytest_configure(config):
+    """Before any test: the frozen catalog is the base catalog, and the user data dir is empty."""
+    import os
+    import tempfile
+
+    os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="planner-test-data-")
+    planner.api.default_catalog = lambda: FROZEN
 
 
 @pytest.fixture(scope="session")
 def catalog():
-    return default_catalog()
+    return FROZEN
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,6 @@
-"""The shipped catalog is complete and sourced; each integrity rule catches its fault."""
+"""The shipped catalog is complete, sourced and passes its own check; each integrity rule catches its fault.
+
+These tests read ``pricing/data`` itself (the ``shipped`` fixture), not the frozen test catalog."""
 
 from __future__ import annotations
 
@@ -11,33 +13,38 @@ import pricing
 from planner.errors import InputError
 
 
-def test_coverage(catalog):
-    assert len(catalog.devices) >= 40
-    assert len(catalog.rent) >= 40 and catalog.rent["provider"].nunique() >= 6
-    assert len(catalog.free) >= 5
-    assert {"USD", "EUR", "CNY", "JPY", "GBP"} <= set(catalog.rates["currency"])
+@pytest.fixture(scope="module")
+def shipped():
+    return pricing.load_catalog()
 
 
-def test_every_row_is_dated_and_sourced(catalog):
-    for name, table in catalog.tables.items():
+def test_coverage(shipped):
+    assert len(shipped.devices) >= 40
+    assert len(shipped.rent) >= 40 and shipped.rent["provider"].nunique() >= 6
+    assert len(shipped.free) >= 5
+    assert {"USD", "EUR", "CNY", "JPY", "GBP"} <= set(shipped.rates["currency"])
+
+
+def test_every_row_is_dated_and_sourced(shipped):
+    for name, table in shipped.tables.items():
         assert table["as_of"].map(lambda d: isinstance(d, dt.date)).all(), name
         assert table["source"].str.len().gt(10).all(), name
 
 
-def test_reference_and_example_ids_exist(catalog):
-    ids = set(catalog.devices["id"])
+def test_reference_and_example_ids_exist(shipped):
+    ids = set(shipped.devices["id"])
     for device in ("gtx-1060-6gb", "gtx-1080-ti", "rtx-2080-ti", "titan-rtx", "quadro-rtx-8000", "rtx-3060-12gb",
                    "rtx-3090", "rtx-4090", "rtx-5090", "rtx-a6000", "rtx-6000-ada", "k80", "p100", "t4",
                    "v100-16gb", "v100-32gb", "a10", "a10g", "l4", "a100-40gb", "a100-80gb", "h100-pcie", "h100-sxm",
                    "tpu-v3-8", "tpu-v5e-1"):
         assert device in ids, device
-    assert {"rtx-3090-used", "rtx-4090", "rtx-4060-ti-16gb"} <= set(catalog.buy["id"])
-    assert {"aws:g5.xlarge", "lambda:gpu_1x_a100"} <= set(catalog.rent["id"])
-    assert {"colab-free", "colab-pro", "kaggle", "ai-studio"} <= set(catalog.free["id"])
+    assert {"rtx-3090-used", "rtx-4090", "rtx-4060-ti-16gb"} <= set(shipped.buy["id"])
+    assert {"aws:g5.xlarge", "lambda:gpu_1x_a100"} <= set(shipped.rent["id"])
+    assert {"colab-free", "colab-pro", "kaggle", "ai-studio"} <= set(shipped.free["id"])
 
 
-def test_compute_units_priced_per_hour(catalog):
-    pro = catalog.row("free", "colab-pro")
+def test_compute_units_priced_per_hour(shipped):
+    pro = shipped.row("free", "colab-pro")
     assert pro["units_per_hour"]["a100-40gb"] == 13.08
     assert pro["usd_per_unit"] * pro["units_per_hour"]["a100-40gb"] == pytest.approx(0.0999 * 13.08)
 
@@ -141,35 +148,35 @@ def test_new_scenario_entry_takes_documented_defaults(catalog):
     assert row["provider"] == "user"
 
 
-def test_no_spot_row_costs_as_much_as_on_demand(catalog):
+def test_no_spot_row_costs_as_much_as_on_demand(shipped):
     # a spot price equal to on-demand is a zone without spot capacity read as a price (the p5.48xlarge audit)
     from pricing.views import spot_above_on_demand
 
-    assert spot_above_on_demand(catalog).empty
+    assert spot_above_on_demand(shipped).empty
 
 
-def test_runpod_rows_as_runpod_lists_them(catalog):
+def test_runpod_rows_as_runpod_lists_them(shipped):
     # Community and Secure Cloud are separate on-demand offers, billed by the second; none is spot
-    rp = catalog.rent[catalog.rent["provider"] == "runpod"].set_index("id")
+    rp = shipped.rent[shipped.rent["provider"] == "runpod"].set_index("id")
     assert not rp["spot"].astype(bool).any() and (rp["billing_s"] == 1).all()
     assert rp.at["runpod:h100-sxm", "usd_per_hour"] == 2.69 and rp.at["runpod:h100-sxm-secure", "usd_per_hour"] == 3.99
     assert rp.at["runpod:rtx-4090", "usd_per_hour"] == 0.34 and rp.at["runpod:rtx-4090-secure", "usd_per_hour"] == 0.74
 
 
-def test_azure_nc_a100_v4_is_the_pcie_card(catalog):
-    rent = catalog.rent.set_index("id")
+def test_azure_nc_a100_v4_is_the_pcie_card(shipped):
+    rent = shipped.rent.set_index("id")
     for size, usd in (("nc24ads", 3.673), ("nc48ads", 9.554), ("nc96ads", 19.108)):
         row = rent.loc[f"azure:standard_{size}_a100_v4"]
         assert row["device"] == "a100-pcie-80gb" and row["usd_per_hour"] == usd
     assert rent.at["azure:standard_nc6s_v3", "device"] == "v100-pcie-16gb"
 
 
-def test_launch_prices_are_not_offered_years_later(catalog):
+def test_launch_prices_are_not_offered_years_later(shipped):
     from pricing.views import old_new_offers
 
     from planner.options import current_buy_offers
 
-    buy = catalog.buy
+    buy = shipped.buy
     offered_2027 = set(current_buy_offers(buy, dt.date(2027, 1, 4))["id"])
     launch = set(buy.loc[old_new_offers(buy, dt.date(2027, 1, 4)), "id"])
     assert "gtx-1060-6gb" in launch and not (offered_2027 & launch)
