@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+import pandas as pd
+
 import pricing
 
 from . import optimize
@@ -18,9 +20,43 @@ __all__ = ["default_catalog", "load_scenario", "plan", "to_dict"]
 
 
 @lru_cache(maxsize=1)
-def default_catalog() -> pricing.Catalog:
+def shipped_catalog() -> pricing.Catalog:
     """The shipped catalog, loaded and validated once per process."""
     return pricing.load_catalog()
+
+
+def refreshed_rows() -> pd.DataFrame | None:
+    """The rows of the user's last ``planner pricing refresh``, or None."""
+    from pricing.refresh import read_layer
+
+    layer = read_layer()
+    return None if layer is None else layer[0]
+
+
+def default_catalog() -> pricing.Catalog:
+    """The shipped catalog with the user's refreshed layer on top (rows the layer saw later
+    than the shipped row's date, and offers the shipped catalog lacks)."""
+    from pricing.refresh import describe, name_of, newer_rows, read_layer
+
+    base = shipped_catalog()
+    layer = read_layer()
+    if layer is None:
+        return base
+    rows, info = layer
+    return _layered(base, newer_rows(rows, base.rent), name_of(info), info.get("fetched_on"), describe(info))
+
+
+def _layered(base, rows, name, as_of, source):
+    key = (id(base), name, source, len(rows), float(rows["usd_per_hour"].sum()) if len(rows) else 0.0)
+    hit = _LAYERED.get(key)
+    if hit is None:
+        entries = [{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)} for r in rows.to_dict("records")]
+        on = dt.date.fromisoformat(as_of) if isinstance(as_of, str) else as_of
+        hit = _LAYERED[key] = base.with_entries({"rent": entries}, layer=name, as_of=on, source=source)
+    return hit
+
+
+_LAYERED: dict = {}
 
 
 def read_text(path: str | Path) -> str:
@@ -38,7 +74,7 @@ def load_catalog(extra: Sequence[str | Path] = (), today: dt.date | None = None)
     catalog = default_catalog()
     for path in extra:
         entries = load_catalog_text(read_text(path), catalog.ids(), file=str(path), today=today or dt.date.today())
-        catalog = catalog.with_entries(entries)
+        catalog = catalog.with_entries(entries, layer=Path(path).name, source=str(path))
     return catalog
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import sys
 import traceback
 
 import click
 
 from . import __version__
-from .errors import InputError, Problem, SolverError
+from .errors import InputError, Problem, SolverError, did_you_mean
 
 EXIT_INPUT = 2
 EXIT_INFEASIBLE = 3
@@ -382,15 +383,90 @@ def pricing_show(offer_id, catalog_files, today, fmt):
     click.echo(render_fields(table, fields, fmt), nl=False)
 
 
+@pricing.command("refresh")
+@click.option("--provider", "providers", multiple=True, metavar="P",
+              help="Only these gpuhunt providers (aws, azure, gcp, lambdalabs, runpod, oci, nebius, ...); repeatable.")
+@click.option("--clear", is_flag=True, help="Remove the refreshed layer: plans use the shipped catalog again.")
+@click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="The date the layer records (default: today).")
+@format_option("text", "json")
+def pricing_refresh(providers, clear, today, fmt):
+    """Fetch current rent prices from gpuhunt into a dated layer that every later plan uses.
+
+    gpuhunt's offline catalogs (AWS, Azure, GCP, Lambda, RunPod, OCI, Nebius, ...) are read,
+    GPU names mapped to catalog devices (unknown and ambiguous ones listed, never guessed), and
+    locations aggregated (median, with min, max and count). The layer sits in the user's data
+    directory between the shipped catalog and --catalog files; reports name it and its date.
+    Set GPUHUNT_CATALOG_DIR to read a local copy of gpuhunt's catalogs instead of the network."""
+    import importlib.metadata
+    import shutil
+
+    from pricing.checks import off_list
+    from pricing.refresh import PROVIDERS, RefreshError, fetch, layer_dir, to_layer, write_layer
+
+    from .api import shipped_catalog
+
+    if clear:
+        directory = layer_dir()
+        if directory.exists():
+            shutil.rmtree(directory)
+            click.echo(f"removed the refreshed layer ({directory}); plans use the shipped catalog")
+        else:
+            click.echo("no refreshed layer to remove")
+        return
+    unknown = [p for p in providers if p not in PROVIDERS]
+    if unknown:
+        raise click.BadParameter(f"unknown provider {unknown[0]!r}{did_you_mean(unknown[0], PROVIDERS)} "
+                                 f"(gpuhunt's offline providers: {', '.join(PROVIDERS)})", param_hint="--provider")
+    try:
+        fetched = fetch(providers or tuple(PROVIDERS))
+    except RefreshError as exc:
+        click.echo(f"refresh failed: {exc}", err=True)
+        sys.exit(1)
+    shipped = shipped_catalog()
+    version = importlib.metadata.version("gpuhunt")
+    rows, unmapped = to_layer(fetched, dict(zip(shipped.rent["id"], shipped.rent["device"])), today, version)
+    meta = dict(fetched_on=today.isoformat(), gpuhunt=version, versions=dict(fetched.versions), rows=len(rows),
+                unmapped=len(unmapped), missing=dict(fetched.missing))
+    directory = write_layer(rows, meta)
+    known = set(shipped.rent["id"])
+    updated = int(rows["id"].isin(known).sum())
+    off = off_list(shipped, rows)
+    if fmt == "json":
+        click.echo(json.dumps(dict(meta, directory=str(directory), updated=updated, new=len(rows) - updated,
+                                   off_list=[str(f) for f in off],
+                                   unmapped_offers=unmapped.to_dict("records")), indent=2))
+        return
+    click.echo(f"refreshed {len(rows)} rent offer(s) from gpuhunt {version} on {today} into {directory}")
+    click.echo(f"  {updated} shipped offer(s) get a newer price, {len(rows) - updated} offer(s) are new")
+    for provider, v in sorted(fetched.versions.items()):
+        click.echo(f"  {provider}: catalog {v}")
+    for provider, why in sorted(fetched.missing.items()):
+        click.echo(f"  {provider}: not refreshed ({why})")
+    if len(unmapped):
+        click.echo(f"  {len(unmapped)} instance(s) left out, their GPU not mapped to a catalog device:")
+        for why, group in unmapped.groupby("why", sort=True):
+            names = ", ".join(f"{p}:{i}" for p, i in zip(group["provider"], group["instance"]))
+            click.echo(f"    {why}: {names[:160]}{'...' if len(names) > 160 else ''}")
+    if off:
+        click.echo(f"  {len(off)} shipped price(s) far off the refreshed list (the layer's price is used):")
+        for f in off:
+            click.echo(f"    {f.path}: {f.message}")
+
+
 @pricing.command("check")
 @catalog_option
-@click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Judge staleness as of this date (default: today).")
+@click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Judge dates and staleness as of this date (default: today).")
 @click.option("--days", type=int, default=180, show_default=True, help="A price older than this many days is stale.")
 def pricing_check(catalog_files, today, days):
-    """Check the catalog's integrity (exit 1 on errors) and list stale prices."""
-    from pricing.views import NEW_OFFER_MAX_AGE_DAYS, old_new_offers, spot_above_on_demand, stale
+    """Check the catalog: integrity and lint errors (exit 1, each at file:line:column), then stale prices.
 
-    from .api import load_catalog
+    Errors: unreadable rows, spot priced at or above on-demand, an instance mapped to another GPU
+    or form factor, dates after today, prices far off a refreshed provider list. Warnings: stale
+    prices and old "new card" prices that scenarios starting today are not offered."""
+    from pricing.checks import lint
+    from pricing.views import NEW_OFFER_MAX_AGE_DAYS, old_new_offers, stale
+
+    from .api import load_catalog, refreshed_rows, shipped_catalog
 
     try:
         catalog = load_catalog(catalog_files, today)
@@ -401,6 +477,11 @@ def pricing_check(catalog_files, today, days):
         sys.exit(1)
     sizes = ", ".join(f"{len(df)} {name}" for name, df in catalog.tables.items())
     click.echo(f"integrity: ok ({sizes}); catalog as of {catalog.as_of()}")
+    for name, as_of, source in catalog.layers:
+        click.echo(f"layer: {name}" + (f" ({as_of})" if as_of else "") + (f": {source}" if source else ""))
+    findings = lint(catalog, today, shipped_catalog(), refreshed_rows())
+    for f in findings:
+        click.echo(str(f), err=True)
     old = stale(catalog, today, days)
     click.echo(f"stale: {len(old)} price row(s) older than {days} days on {today}")
     for table, group in old.groupby("table", sort=False):
@@ -413,10 +494,10 @@ def pricing_check(catalog_files, today, days):
         click.echo(f"old new-card prices: {len(launch)} 'new' offer(s) priced over {NEW_OFFER_MAX_AGE_DAYS} days before "
                    f"{today}, not offered to scenarios starting now: " + ", ".join(launch["id"][:8])
                    + (", ..." if len(launch) > 8 else ""))
-    odd = spot_above_on_demand(catalog)
-    if not odd.empty:
-        click.echo(f"note: {len(odd)} spot row(s) cost as much as on-demand: " + ", ".join(odd["id"]))
-
+    if findings:
+        click.echo(f"catalog check: {len(findings)} lint error(s)", err=True)
+        sys.exit(1)
+    click.echo("lint: ok")
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -121,7 +121,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     for b in bought:
         o = rows.loc[b]
         price, resale, _ = purchase_cost(s, o)
-        purchases.append(Purchase(b, o["device"], int(o["count"]), price, resale))
+        purchases.append(Purchase(b, o["device"], int(o["count"]), price, resale, _price_source(o)))
         parts["purchase"] += price
         parts["resale"] -= resale
     if milp.bought_host(problem, sol):
@@ -157,6 +157,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                 wall_hours_p50=spread["wall_p50"], wall_hours_p90=spread["wall_p90"],
                 lost_hours_p10=spread["lost_p10"], lost_hours_p90=spread["lost_p90"],
                 cost_p50_usd=spread["cost_p50"], cost_p90_usd=spread["cost_p90"],
+                price_source=_price_source(rows.loc[option]),
             )
             assignments.append(a)
             if p50 is not None and c["weekly_capacity_h"] > 0:
@@ -198,6 +199,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         excluded=_excluded(s, feas, all_quotes, quotes, sched, used),
         quotes=all_quotes,
         catalog_as_of=catalog.as_of(),
+        catalog_layers=catalog.layers,
         warnings=tuple(warnings),
         over_budget=over_budget is not None,
         assumptions=tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else (),
@@ -238,6 +240,12 @@ def _total(problem, sol) -> float:
     xi = problem.x_index
     x = sol.x[: len(xi)]
     return _money(problem, sol) + float(x @ ((xi["cost_per_ref"] - xi["money_per_ref"]).to_numpy(dtype=float)))
+
+
+def _price_source(option) -> str | None:
+    """Which catalog layer priced the option (None for a card you own: no price)."""
+    value = option["price_source"]
+    return value if isinstance(value, str) and option["kind"] != "own" else None
 
 
 def _alternatives(s: Scenario, quotes, opts, purchase, hybrid) -> list[dict]:

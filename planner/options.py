@@ -27,7 +27,7 @@ OPTION_COLUMNS = [
     "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
     "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
-    "interruptions_default", "disk_gb", "dataset_mount",
+    "interruptions_default", "disk_gb", "dataset_mount", "price_source",
 ]
 
 
@@ -72,7 +72,8 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
         power = r["power_w"] if not missing(r["power_w"]) else devices.loc[r["device"], "board_power_w"] * r["count"]
         rows.append(dict(option=r["id"], kind="buy", offer=r["id"], device=r["device"], count=int(r["count"]),
                          purchase_usd=r["price_usd"], resale_usd=r["resale_usd"], resale_fraction=r["resale_fraction"],
-                         condition=r["condition"], power_w=power, as_of=r["as_of"], source=r["source"]))
+                         condition=r["condition"], power_w=power, as_of=r["as_of"], source=r["source"],
+                         price_source=r["layer"]))
 
     rent = catalog.rent[_matches(catalog.rent["id"], s.consider.rent)]
     if not s.consider.spot:
@@ -81,7 +82,8 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
         rows.append(dict(option=r["id"], kind="rent", offer=r["id"], **{c: r[c] for c in (
             "device", "count", "usd_per_hour", "spot", "billing_s", "startup_min", "session_limit_h",
             "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
-            "egress_usd_per_gb", "frameworks", "as_of", "source")}, persistent_storage=False, needs_person=False))
+            "egress_usd_per_gb", "frameworks", "as_of", "source")}, persistent_storage=False, needs_person=False,
+            price_source=r["layer"]))
 
     free = free_rows(catalog)
     free = free[_matches(free["tier"], s.consider.free)]
@@ -91,7 +93,7 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
             "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total", "needs_person", "setup_min",
             "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source")},
             quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"],
-            disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False))))
+            disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False)), price_source=r["layer"]))
     return with_interruption_defaults(pd.DataFrame(rows, columns=OPTION_COLUMNS), catalog.interruptions)
 
 

@@ -52,6 +52,13 @@ def explain(a, reference: str) -> str:
     return text
 
 
+def layers_text(d: dict) -> str:
+    """', with prices from refreshed 2026-11-22, lab.yaml over the shipped rows': the layers over the shipped
+    catalog (JSON ``catalog_layers`` has each one's source; ``planner pricing check`` prints them)."""
+    names = [layer["name"] for layer in d.get("catalog_layers", ()) if layer["name"] != "scenario"]
+    return f", with prices from {', '.join(names)} over the shipped rows" if names else ""
+
+
 def render_text(plan: Plan) -> str:
     """The terminal report: the answer first, then where each phase runs, then the money."""
     d = to_dict(plan)
@@ -138,8 +145,8 @@ def render_text(plan: Plan) -> str:
         out.append("")
         out += [f"warning: {w}" for w in d["warnings"]]
     out.append("")
-    out.append(f"Catalog as of {d['catalog_as_of']}; electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} "
-               f"{cur}/kWh; resale after {s.horizon_months:g} months.")
+    out.append(f"Catalog as of {d['catalog_as_of']}{layers_text(d)}; electricity "
+               f"{s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh; resale after {s.horizon_months:g} months.")
     return "\n".join(out) + "\n"
 
 
@@ -309,7 +316,7 @@ def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
         out.append(f"- ... and {len(general) - 40} more (result.json lists all)")
     out.append("")
     out += ["## Assumptions", "",
-            f"- Catalog as of {d['catalog_as_of']}; every price and spec carries its date and source "
+            f"- Catalog as of {d['catalog_as_of']}{layers_text(d)}; every price and spec carries its date and source "
             "(`planner pricing show ID`).",
             f"- Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
             + (" (catalog default)" if s.electricity_is_default else "") + f"; the host draws {s.you.host_power_w:g} W.",

@@ -45,6 +45,7 @@ class Assignment:
     cost_p50_usd: float | None = None
     cost_p90_usd: float | None = None
     wait_hours: float = 0.0  # unbilled waits for a paused machine to resume (in wall_hours)
+    price_source: str | None = None  # catalog layer of the price: shipped, refreshed DATE, a --catalog file, scenario
 
     @property
     def total_usd(self) -> float:
@@ -72,6 +73,7 @@ class Purchase:
     count: int
     price_usd: float
     resale_usd: float
+    price_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class Plan:
     pareto: tuple[dict[str, Any], ...] = ()  # cost against the last phase's finish
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
     breakeven: tuple = ()  # planner.breakeven.Pair
+    catalog_layers: tuple[tuple[str, dt.date | None, str], ...] = ()  # (name, as_of, source) over the shipped tables
 
     @property
     def total_usd(self) -> float:
@@ -134,7 +137,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "cost_breakdown": {k: money(plan.cost_usd.get(k, 0.0)) for k in COST_PARTS},
         "purchases": [
             {"offer": p.offer, "device": p.device, "count": p.count, "price": money(p.price_usd),
-             "resale": money(p.resale_usd)} for p in plan.purchases
+             "resale": money(p.resale_usd), "price_source": p.price_source} for p in plan.purchases
         ],
         "phases": [
             {
@@ -163,6 +166,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
                         "cost": money(a.total_usd),
                         "cost_p50": money(a.cost_p50_usd) if a.cost_p50_usd is not None else None,
                         "cost_p90": money(a.cost_p90_usd) if a.cost_p90_usd is not None else None,
+                        "price_source": a.price_source,
                     } for a in ph.assignments
                 ],
             } for ph in plan.phases
@@ -180,6 +184,8 @@ def to_dict(plan: Plan) -> dict[str, Any]:
             for r in plan.excluded.itertuples()
         ],
         "catalog_as_of": plan.catalog_as_of.isoformat(),
+        "catalog_layers": [{"name": name, "as_of": _date(as_of), "source": source}
+                           for name, as_of, source in plan.catalog_layers],
         "overrides": list(s.overrides),
         "schedule": [
             {"phase": r.phase, "option": r.option, "week_start": r.week_start.isoformat(),

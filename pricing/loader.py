@@ -50,6 +50,13 @@ class Catalog:
     tables: Mapping[str, pd.DataFrame]
     columns: pd.DataFrame
     files: Mapping[str, str] = field(default_factory=dict)
+    #: Column numbers (1-based) of each CSV table's header, to locate a cell.
+    column_numbers: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: The layers applied on top of the shipped tables, lowest first (name, as_of, source).
+    layers: tuple[tuple[str, dt.date | None, str], ...] = ()
+
+    def column_number(self, table: str, column: str) -> int:
+        return self.column_numbers.get(table, {}).get(column, 1)
 
     # -- tables
     @property
@@ -134,8 +141,13 @@ class Catalog:
             return {}
         return {c: v for c, v in _defaults(self.columns, table).items() if c not in row and v != ()}
 
-    def with_entries(self, entries: Mapping[str, Sequence[Mapping[str, Any]]]) -> Catalog:
-        """Overlay canonical rows (a scenario's or a user's), field by field by id."""
+    def with_entries(self, entries: Mapping[str, Sequence[Mapping[str, Any]]], layer: str = "scenario",
+                     as_of: dt.date | None = None, source: str = "") -> Catalog:
+        """Overlay canonical rows (a scenario's, a user's or a refreshed layer's), field by field by id.
+
+        Every row the overlay touches records ``layer`` (its ``layer`` column: where its price now
+        comes from); the layer itself is appended to :attr:`layers` when it changed anything.
+        """
         tables = dict(self.tables)
         for table, rows in entries.items():
             if not rows:
@@ -148,13 +160,18 @@ class Catalog:
                         if col == "source":
                             value = f"{value} (overrides the catalog row: {t.at[hit[0], 'source']})"
                         t.at[hit[0], col] = value
+                    t.at[hit[0], "layer"] = layer
+                    t.at[hit[0], "_line"] = row.get("_line", float("nan"))
                 else:
                     new = _defaults(self.columns, table)
                     new.update(_derive_new(table, row))
                     new.update(row)
+                    new["layer"] = layer
                     t = pd.concat([t, pd.DataFrame([new])], ignore_index=True)
             tables[table] = _finish(table, t)
-        return Catalog(tables, self.columns, self.files)
+        touched = any(rows for rows in entries.values())
+        layers = self.layers + ((layer, as_of, source),) if touched else self.layers
+        return Catalog(tables, self.columns, self.files, self.column_numbers, layers)
 
 
 def _derive_new(table: str, row: Mapping[str, Any]) -> dict[str, Any]:
@@ -178,22 +195,25 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     problems: list[Problem] = []
     tables: dict[str, pd.DataFrame] = {}
     files = {}
+    column_numbers = {}
     for table, name in TABLE_FILES.items():
         path = data_dir / name
         files[table] = str(path)
         spec = columns[columns["table"] == table]
         if name.endswith(".csv"):
             raw, positions = _read_csv(path)
+            column_numbers[table] = positions[0][1] if positions else {}
         else:
             raw, positions = _read_yaml(path, problems)
         tables[table] = _typed(table, raw, positions, spec, str(path), problems)
+        tables[table]["layer"] = "shipped"
     problems += check_unique(tables, files)
     problems += check_references(tables, files)
     problems += check_subscriptions(tables, files)
     problems += check_rates(tables, files)
     if problems:
         raise InputError(problems)
-    return Catalog({t: _finish(t, df) for t, df in tables.items()}, columns, files)
+    return Catalog({t: _finish(t, df) for t, df in tables.items()}, columns, files, column_numbers)
 
 
 def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, dict[str, int]]]]:

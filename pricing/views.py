@@ -29,7 +29,7 @@ LISTINGS: dict[str, dict[str, str]] = {
     "rent": {
         "id": "Offer", "provider": "Provider", "device": "Device", "count": "GPUs", "vram_gb": "VRAM [GB]",
         "usd_per_hour": "Price [USD/h]", "spot": "Spot", "billing_s": "Billing [s]", "region": "Region",
-        "as_of": "As of",
+        "as_of": "As of", "layer": "From",
     },
     "free": {
         "id": "Tier", "device": "Device", "count": "GPUs", "vram_gb": "VRAM [GB]", "usd_per_month": "Fee [USD/month]",

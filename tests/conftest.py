@@ -30,7 +30,7 @@ def pytest_configure(config):
     import tempfile
 
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="planner-test-data-")
-    planner.api.default_catalog = lambda: FROZEN
+    planner.api.shipped_catalog = lambda: FROZEN
 
 
 @pytest.fixture(scope="session")

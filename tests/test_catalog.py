@@ -12,6 +12,8 @@ import pytest
 import pricing
 from planner.errors import InputError
 
+from .conftest import TEST_CATALOG
+
 
 @pytest.fixture(scope="module")
 def shipped():
@@ -43,8 +45,8 @@ def test_reference_and_example_ids_exist(shipped):
     assert {"colab-free", "colab-pro", "kaggle", "ai-studio"} <= set(shipped.free["id"])
 
 
-def test_compute_units_priced_per_hour(shipped):
-    pro = shipped.row("free", "colab-pro")
+def test_compute_units_priced_per_hour(catalog):
+    pro = catalog.row("free", "colab-pro")  # the frozen test catalog: 2022's A100 rate
     assert pro["units_per_hour"]["a100-40gb"] == 13.08
     assert pro["usd_per_unit"] * pro["units_per_hour"]["a100-40gb"] == pytest.approx(0.0999 * 13.08)
 
@@ -53,7 +55,7 @@ def test_compute_units_priced_per_hour(shipped):
 def broken(tmp_path):
     """Copy the shipped data; ``broken(file, old, new)`` edits one file and loads."""
     data = tmp_path / "data"
-    shutil.copytree(pricing.DATA_DIR, data)
+    shutil.copytree(TEST_CATALOG, data, ignore=shutil.ignore_patterns("README.md"))
 
     def _load(name, old, new):
         path = data / name
@@ -169,6 +171,13 @@ def test_azure_nc_a100_v4_is_the_pcie_card(shipped):
         row = rent.loc[f"azure:standard_{size}_a100_v4"]
         assert row["device"] == "a100-pcie-80gb" and row["usd_per_hour"] == usd
     assert rent.at["azure:standard_nc6s_v3", "device"] == "v100-pcie-16gb"
+
+
+def test_colab_offers_only_devices_it_still_has_with_dated_rates(shipped):
+    for tier in ("colab-pro", "colab-pro-plus", "colab-payg"):
+        row = shipped.row("free", tier)
+        assert "v100-16gb" not in row["units_per_hour"]  # Colab no longer offers the V100
+        assert row["as_of"] >= dt.date(2023, 5, 1)  # the newest published burn rates
 
 
 def test_launch_prices_are_not_offered_years_later(shipped):

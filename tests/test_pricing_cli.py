@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 import pricing
 from planner.cli import main
 
-from .conftest import SCENARIOS
+from .conftest import SCENARIOS, TEST_CATALOG
 
 
 def invoke(*args):
@@ -71,20 +72,84 @@ def test_show_unknown_id():
     assert result.exit_code == 2 and "did you mean 'rtx-3090-used'" in result.output
 
 
-def test_check_passes_on_the_shipped_catalog_and_lists_stale_rows():
+def test_check_passes_on_the_shipped_catalog_and_lists_stale_rows(monkeypatch):
+    import planner.api
+
+    monkeypatch.setattr(planner.api, "shipped_catalog", pricing.load_catalog)  # pricing/data itself
     result = invoke("pricing", "check", "--today", "2026-11-22")
     assert result.exit_code == 0, result.output
     assert result.output.startswith("integrity: ok")
-    assert "stale:" in result.output
+    assert "stale:" in result.output and "lint: ok" in result.output
+
+
+def _line_of(path, row_id: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if line.startswith(row_id + ","))
+
+
+@pytest.mark.parametrize("file, row_id, old, new, column, message", [
+    # a zone without spot capacity copied as spot (aws:p5.48xlarge-spot before the 2026-11 audit)
+    ("rent.csv", "aws:g5.xlarge-spot", ",0.4507,", ",1.006,", 7, "equals the on-demand 1.006 USD/h"),
+    ("rent.csv", "aws:g5.xlarge-spot", ",0.4507,", ",1.2,", 7, "is above the on-demand"),
+    # an instance mapped to another GPU (Azure T4 VMs were mapped to a V100 until 2026-11-22)
+    ("rent.csv", "azure:standard_nc24ads_a100_v4", ",a100-pcie-80gb,", ",t4,", 5, "names the A100"),
+    # Azure NC A100 v4 is the PCIe card (catalog audit 2026-11)
+    ("rent.csv", "azure:standard_nc24ads_a100_v4", ",a100-pcie-80gb,", ",a100-80gb,", 5, "is a PCIe card"),
+    ("rent.csv", "lambda:gpu_1x_h100_pcie", ",h100-pcie,", ",h100-sxm,", 5, "is a PCIe card"),
+    ("buy.csv", "rtx-4090", ",2026-01-01,", ",2027-01-01,", 9, "after today (2026-11-22)"),
+])
+def test_check_finds_each_kind_of_mistake_at_its_cell(tmp_path, monkeypatch, file, row_id, old, new, column, message):
+    import planner.api
+
+    data = tmp_path / "data"
+    shutil.copytree(TEST_CATALOG, data, ignore=shutil.ignore_patterns("README.md"))
+    path = data / file
+    lines = path.read_text().splitlines()
+    line = _line_of(path, row_id)
+    assert old in lines[line - 1], "the fixture edit must apply"
+    lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(planner.api, "shipped_catalog", lambda: pricing.load_catalog(data))
+    result = invoke("pricing", "check", "--today", "2026-11-22")
+    assert result.exit_code == 1, result.output
+    hits = [x for x in result.output.splitlines() if message in x]
+    assert len(hits) == 1, result.output
+    assert hits[0].startswith(f"{path}:{line}:") and f"{row_id}." in hits[0]
+    assert hits[0].startswith(f"{path}:{line}:{column}:")
+    assert "lint error(s)" in result.output
+
+
+def test_check_flags_prices_far_off_the_refreshed_list(tmp_path, monkeypatch):
+    import planner.api
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(Path(__file__).resolve().parent / "gpuhunt"))
+    assert invoke("pricing", "refresh", "--today", "2026-11-22").exit_code == 0
+    data = tmp_path / "data"
+    shutil.copytree(TEST_CATALOG, data, ignore=shutil.ignore_patterns("README.md"))
+    rent = data / "rent.csv"
+    rent.write_text(rent.read_text().replace("runpod:rtx-4090,runpod,RTX 4090 (Community Cloud),,rtx-4090,1,0.34,",
+                                             "runpod:rtx-4090,runpod,RTX 4090 (Community Cloud),,rtx-4090,1,0.6,"))
+    monkeypatch.setattr(planner.api, "shipped_catalog", lambda: pricing.load_catalog(data))
+    # the layer (dated today) overrides the shipped row in plans; check judges the shipped rows against it
+    from pricing.checks import off_list
+    from pricing.refresh import read_layer
+
+    found = off_list(pricing.load_catalog(data), read_layer()[0])
+    by_path = {f.path: f for f in found}
+    # the edited row, and the fixture's Lambda H100 (3.14 listed against 4.29 shipped)
+    assert set(by_path) == {"rent.runpod:rtx-4090.usd_per_hour", "rent.lambda:gpu_1x_h100_sxm5.usd_per_hour"}
+    f = by_path["rent.runpod:rtx-4090.usd_per_hour"]
+    assert "1.71x the provider's list 0.35" in f.message
+    assert (f.line, f.column) == (_line_of(rent, "runpod:rtx-4090"), 7)
 
 
 def test_check_exits_1_on_integrity_errors(tmp_path, monkeypatch):
     data = tmp_path / "data"
-    shutil.copytree(pricing.DATA_DIR, data)
+    shutil.copytree(TEST_CATALOG, data, ignore=shutil.ignore_patterns("README.md"))
     (data / "buy.csv").write_text((data / "buy.csv").read_text().replace("rtx-3090-used,rtx-3090,", "rtx-3090-used,rtx-3009,"))
     import planner.api
 
-    monkeypatch.setattr(planner.api, "default_catalog", lambda: pricing.load_catalog(data))
+    monkeypatch.setattr(planner.api, "shipped_catalog", lambda: pricing.load_catalog(data))
     result = invoke("pricing", "check")
     assert result.exit_code == 1
     assert "unknown device 'rtx-3009'" in result.output and "1 integrity error(s)" in result.output

@@ -1,0 +1,263 @@
+"""Current rent prices from gpuhunt, as a dated layer over the shipped catalog.
+
+gpuhunt (dstack's GPU offer collector, MPL-2.0) publishes one offline catalog per
+provider (AWS, Azure, GCP, Lambda, RunPod, OCI, Nebius, ...): a CSV of offers, one
+row per instance, location and spot flag. :func:`fetch` reads them (from
+``GPUHUNT_CATALOG_DIR`` when set, else from gpuhunt's published bucket),
+:func:`to_layer` maps GPU names to catalog devices (unknown or ambiguous names are
+listed, never guessed) and aggregates locations (median, with minimum, maximum and
+count), and :func:`write_layer` stores the rows with their fetch date in the user's
+data directory, where :func:`read_layer` finds them for every later plan.
+
+Free tiers and buy prices have no such source and stay hand-curated.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .checks import KNOWN_FORM_FACTORS, _form_factor
+
+#: gpuhunt's offline providers and the catalog's provider names for them.
+PROVIDERS = {"aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "runpod": "runpod",
+             "oci": "oci", "nebius": "nebius", "verda": "verda", "cloudrift": "cloudrift"}
+
+#: gpuhunt GPU name and memory (GB) -> device id, where the pair names one card.
+GPU_DEVICES: Mapping[tuple[str, int], str] = {
+    ("K80", 12): "k80", ("P100", 16): "p100", ("T4", 16): "t4", ("V100", 32): "v100-32gb",
+    ("A10", 24): "a10", ("A10G", 24): "a10g", ("L4", 24): "l4", ("L40", 48): "l40", ("L40S", 48): "l40s",
+    ("H200", 141): "h200", ("B200", 180): "b200", ("A4000", 16): "rtx-a4000", ("A5000", 24): "rtx-a5000",
+    ("A6000", 48): "rtx-a6000", ("RTX6000", 24): "quadro-rtx-6000", ("RTX6000Ada", 48): "rtx-6000-ada",
+    ("RTXPRO6000", 96): "rtx-pro-6000", ("RTX2080Ti", 11): "rtx-2080-ti", ("RTX3060", 12): "rtx-3060-12gb",
+    ("RTX3070", 8): "rtx-3070", ("RTX3080", 10): "rtx-3080", ("RTX3090", 24): "rtx-3090",
+    ("RTX3090Ti", 24): "rtx-3090-ti", ("RTX4060Ti", 16): "rtx-4060-ti-16gb", ("RTX4070", 12): "rtx-4070",
+    ("RTX4070Ti", 12): "rtx-4070-ti", ("RTX4080", 16): "rtx-4080", ("RTX4080SUPER", 16): "rtx-4080-super",
+    ("RTX4090", 24): "rtx-4090", ("RTX5060Ti", 16): "rtx-5060-ti-16gb", ("RTX5070", 12): "rtx-5070",
+    ("RTX5070Ti", 16): "rtx-5070-ti", ("RTX5080", 16): "rtx-5080", ("RTX5090", 32): "rtx-5090",
+    ("H100NVL", 94): "h100-nvl",
+}
+
+#: Names that come in two form factors: the device for each, chosen only when the instance says which.
+VARIANTS: Mapping[tuple[str, int], Mapping[str, str]] = {
+    ("V100", 16): {"sxm": "v100-16gb", "pcie": "v100-pcie-16gb"},
+    ("A100", 40): {"sxm": "a100-40gb"},
+    ("A100", 80): {"sxm": "a100-80gb", "pcie": "a100-pcie-80gb"},
+    ("H100", 80): {"sxm": "h100-sxm", "pcie": "h100-pcie"},
+}
+
+#: GCP TPU slices (gpuhunt's instance names) -> device id.
+TPU_SLICES = {"v2-8": "tpu-v2-8", "v3-8": "tpu-v3-8", "v4-8": "tpu-v4-8", "v5litepod-1": "tpu-v5e-1",
+              "v5litepod-8": "tpu-v5e-8", "v6e-1": "tpu-v6e-1", "v6e-8": "tpu-v6e-8"}
+
+#: Instance-name words that tell the form factor where the provider's name does.
+#: RunPod: "NVIDIA H100 80GB HBM3" is its SXM product, "NVIDIA H100 PCIe" the PCIe one (runpod.io/pricing).
+FORM_FACTOR_WORDS = (("hbm3", "sxm"), ("sxm", "sxm"), ("pcie", "pcie"))
+
+#: RunPod offer ids in the shipped catalog that are not ``runpod:<device>``.
+RUNPOD_SLUGS = {"a100-80gb": "a100-sxm-80gb"}
+
+LAYER_COLUMNS = ["id", "provider", "instance", "region", "device", "count", "usd_per_hour", "spot", "as_of",
+                 "source", "notes"]
+
+
+class RefreshError(Exception):
+    """A refresh that could not fetch anything (no network, no catalog): the shipped catalog still works."""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """Offers as gpuhunt lists them (one row per instance, location and spot flag), and catalog versions."""
+
+    offers: pd.DataFrame  # provider, instance, location, price, gpu_name, gpu_memory, gpu_count, gpu_vendor, spot
+    versions: Mapping[str, str]
+    missing: Mapping[str, str]  # provider -> why it could not be read
+
+
+def fetch(providers: Iterable[str] = tuple(PROVIDERS)) -> Fetched:
+    """Read gpuhunt's offline catalogs (network unless ``GPUHUNT_CATALOG_DIR`` names a local copy)."""
+    try:
+        import gpuhunt
+    except ImportError as exc:  # pragma: no cover - a dependency of the package
+        raise RefreshError(f"gpuhunt is not installed ({exc}); pip install gpuhunt") from None
+    local = os.environ.get("GPUHUNT_CATALOG_DIR")
+    catalog = gpuhunt.Catalog(balance_resources=False, auto_reload=False)
+    versions: dict[str, str] = {}
+    missing: dict[str, str] = {}
+    wanted = [p for p in providers if p in PROVIDERS]
+    if local:
+        version_file = Path(local) / "version"
+        version = version_file.read_text().strip() if version_file.is_file() else "local"
+        versions = {p: f"{version} ({local})" for p in wanted}
+    else:
+        try:
+            catalog.load()
+        except Exception as exc:  # gpuhunt raises GPUHuntError or urllib's errors
+            raise RefreshError(f"cannot fetch gpuhunt's catalogs ({type(exc).__name__}: {exc}); "
+                               "the shipped catalog and any earlier refresh still work") from None
+        versions = {p: c.version for p, c in catalog.catalog.items() if p in wanted}
+    rows = []
+    for provider in wanted:
+        if not local and provider not in catalog.catalog:
+            missing[provider] = "not in gpuhunt's published catalogs"
+            continue
+        try:
+            items = catalog.query(provider=provider, min_gpu_count=1)
+        except FileNotFoundError:
+            missing[provider] = f"no {provider}.csv in {local}"
+            versions.pop(provider, None)
+            continue
+        for it in items:
+            rows.append(dict(provider=provider, instance=it.instance_name, location=it.location, price=it.price,
+                             gpu_name=it.gpu_name, gpu_memory=it.gpu_memory, gpu_count=it.gpu_count,
+                             gpu_vendor=getattr(it.gpu_vendor, "value", it.gpu_vendor), spot=bool(it.spot)))
+    if not rows and missing:
+        raise RefreshError("gpuhunt gave no offers: " + "; ".join(f"{p}: {why}" for p, why in missing.items()))
+    cols = ["provider", "instance", "location", "price", "gpu_name", "gpu_memory", "gpu_count", "gpu_vendor", "spot"]
+    return Fetched(pd.DataFrame(rows, columns=cols), versions, missing)
+
+
+def _device(offer: Mapping, offer_id: str, shipped: Mapping[str, str]) -> tuple[str | None, str]:
+    """(device id, '') or (None, why not): never a guess between two variants."""
+    if offer["gpu_vendor"] == "google":
+        device = TPU_SLICES.get(str(offer["instance"]))
+        return (device, "") if device else (None, f"TPU slice {offer['instance']} has no catalog device")
+    if offer["gpu_vendor"] not in (None, "nvidia") and offer["gpu_vendor"] == offer["gpu_vendor"]:
+        return None, f"{offer['gpu_vendor']} accelerators are not in the catalog"
+    key = (str(offer["gpu_name"]), int(round(float(offer["gpu_memory"] or 0))))
+    if key in GPU_DEVICES:
+        return GPU_DEVICES[key], ""
+    if key in VARIANTS:
+        if offer_id in shipped:
+            return shipped[offer_id], ""
+        said = next((ff for pattern, ff in KNOWN_FORM_FACTORS if pattern.match(offer_id)), None)
+        text = str(offer["instance"]).lower()
+        said = said or next((ff for word, ff in FORM_FACTOR_WORDS if word in text), None) or _form_factor(text)
+        device = VARIANTS[key].get(said) if said else None
+        if device:
+            return device, ""
+        return None, f"{key[0]} {key[1]} GB comes as {' or '.join(sorted(VARIANTS[key]))}; the instance does not say which"
+    return None, f"unknown GPU {key[0]} {key[1]} GB"
+
+
+def _offer_id(provider: str, offer: Mapping, device: str | None) -> str:
+    """The catalog id the offer would have: provider:instance[-spot], RunPod by device and cloud."""
+    name = PROVIDERS[provider]
+    spot = "-spot" if offer["spot"] else ""
+    if provider == "runpod":
+        secure = "-secure" if len(str(offer["location"])) > 2 else ""  # gpuhunt: country code = Community Cloud
+        return f"runpod:{RUNPOD_SLUGS.get(device or '', device or offer['instance'])}{secure}{spot}"
+    instance = f"tpu-{offer['instance']}" if offer["gpu_vendor"] == "google" else str(offer["instance"])
+    return f"{name}:{instance.lower()}{spot}"
+
+
+def to_layer(fetched: Fetched, shipped_devices: Mapping[str, str], fetched_on: dt.date,
+             gpuhunt_version: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(layer rows in the rent table's columns, unmapped offers with the reason).
+
+    ``shipped_devices`` maps the shipped catalog's rent ids to their devices, so a known
+    instance keeps the device the catalog gives it. Locations are aggregated per offer id:
+    the median price, with minimum, maximum and count in the notes. A spot location priced
+    at or above the on-demand median is no spot capacity and is left out.
+    """
+    offers = fetched.offers
+    if offers.empty:
+        return pd.DataFrame(columns=LAYER_COLUMNS), pd.DataFrame(columns=["provider", "instance", "why"])
+    groups: dict[str, dict] = {}
+    unmapped = {}
+    for offer in offers.to_dict("records"):
+        provisional = _offer_id(offer["provider"], offer, None)
+        device, why = _device(offer, provisional.removesuffix("-spot"), shipped_devices)
+        if device is None:
+            unmapped[(offer["provider"], offer["instance"])] = why
+            continue
+        offer_id = _offer_id(offer["provider"], offer, device)
+        count = 1 if offer["provider"] == "runpod" or offer["gpu_vendor"] == "google" else int(offer["gpu_count"])
+        if offer["provider"] == "runpod" and int(offer["gpu_count"]) != 1:
+            continue  # RunPod prices per GPU; the one-GPU pod is the offer
+        instance = f"tpu-{offer['instance']}" if offer["gpu_vendor"] == "google" else str(offer["instance"])
+        g = groups.setdefault(offer_id, dict(provider=offer["provider"], instance=instance,
+                                             device=device, count=count, spot=offer["spot"], prices=[]))
+        g["prices"].append((float(offer["price"]), str(offer["location"])))
+    on_demand = {i: statistics.median(p for p, _ in g["prices"]) for i, g in groups.items() if not g["spot"]}
+    rows = []
+    for offer_id, g in sorted(groups.items()):
+        prices = [(p, loc) for p, loc in g["prices"] if p > 0]
+        if g["spot"]:
+            ceiling = on_demand.get(offer_id.removesuffix("-spot"))
+            prices = [(p, loc) for p, loc in prices if ceiling is None or p < ceiling]
+        if not prices:
+            continue
+        values = [p for p, _ in prices]
+        median = round(statistics.median(values), 5)
+        provider = PROVIDERS[g["provider"]]
+        rows.append(dict(
+            id=offer_id, provider=provider, instance=g["instance"],
+            region=f"median of {len(values)} location(s)", device=g["device"], count=g["count"],
+            usd_per_hour=median, spot=g["spot"], as_of=fetched_on,
+            source=f"gpuhunt{' ' + gpuhunt_version if gpuhunt_version else ''} {g['provider']} catalog "
+                   f"{fetched.versions.get(g['provider'], '?')} (planner pricing refresh {fetched_on})",
+            notes=f"median of {len(values)} location(s): min {min(values):g}, max {max(values):g} USD/h"
+                  + ("; spot locations at or above on-demand left out" if g["spot"] else "")))
+    gone = pd.DataFrame([dict(provider=p, instance=i, why=w) for (p, i), w in sorted(unmapped.items())],
+                        columns=["provider", "instance", "why"])
+    return pd.DataFrame(rows, columns=LAYER_COLUMNS), gone
+
+
+# --------------------------------------------------------------------------- the layer on disk
+
+
+def layer_dir() -> Path:
+    """Where the refreshed layer lives: the user's data directory (platformdirs)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("gpu-planner", appauthor=False)) / "refreshed"
+
+
+def write_layer(rows: pd.DataFrame, meta: Mapping, directory: Path | None = None) -> Path:
+    """Write rent.csv and layer.json; the previous layer is replaced whole (write, then rename)."""
+    directory = directory or layer_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp_csv, tmp_meta = directory / "rent.csv.tmp", directory / "layer.json.tmp"
+    rows.to_csv(tmp_csv, index=False)
+    tmp_meta.write_text(json.dumps(dict(meta), indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp_csv, directory / "rent.csv")
+    os.replace(tmp_meta, directory / "layer.json")
+    return directory
+
+
+def read_layer(directory: Path | None = None) -> tuple[pd.DataFrame, dict] | None:
+    """The refreshed rows and their metadata, or None when no refresh was made."""
+    directory = directory or layer_dir()
+    csv, meta = directory / "rent.csv", directory / "layer.json"
+    if not (csv.is_file() and meta.is_file()):
+        return None
+    rows = pd.read_csv(csv, dtype={"id": str, "instance": str, "region": str})
+    rows["as_of"] = rows["as_of"].map(dt.date.fromisoformat)
+    rows["spot"] = rows["spot"].astype(bool)
+    info = json.loads(meta.read_text(encoding="utf-8"))
+    return rows, info
+
+
+def newer_rows(layer: pd.DataFrame, rent: pd.DataFrame) -> pd.DataFrame:
+    """Layer rows to apply: new offers, and known offers the layer saw later than the shipped row's date."""
+    shipped = dict(zip(rent["id"], rent["as_of"]))
+    keep = [not isinstance(shipped.get(i), dt.date) or d >= shipped[i] for i, d in zip(layer["id"], layer["as_of"])]
+    return layer[keep]
+
+
+def name_of(info: Mapping) -> str:
+    return f"refreshed {info.get('fetched_on', '?')}"
+
+
+def describe(info: Mapping) -> str:
+    versions = ", ".join(f"{p} {v}" for p, v in sorted(info.get("versions", {}).items()))
+    return f"gpuhunt {info.get('gpuhunt', '?')}: {versions}"
+

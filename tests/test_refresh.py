@@ -1,0 +1,171 @@
+"""`planner pricing refresh` on gpuhunt's CSV format, offline: mapping, aggregation, layering,
+staleness and errors. gpuhunt reads tests/gpuhunt through GPUHUNT_CATALOG_DIR; no test
+touches the network."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import planner
+import planner.api
+from planner.cli import main
+from pricing.refresh import Fetched, fetch, newer_rows, read_layer, to_layer
+
+from .conftest import FROZEN, SCENARIOS
+
+FIXTURE = Path(__file__).resolve().parent / "gpuhunt"
+ON = dt.date(2026, 11, 22)
+
+
+@pytest.fixture
+def data_home(tmp_path, monkeypatch):
+    """An empty user data dir and gpuhunt pointed at the fixture catalog."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(FIXTURE))
+    return tmp_path / "data"
+
+
+@pytest.fixture(scope="module")
+def layer():
+    old = os.environ.get("GPUHUNT_CATALOG_DIR")
+    os.environ["GPUHUNT_CATALOG_DIR"] = str(FIXTURE)
+    try:
+        fetched = fetch()
+    finally:
+        os.environ.pop("GPUHUNT_CATALOG_DIR")
+        if old is not None:
+            os.environ["GPUHUNT_CATALOG_DIR"] = old
+    rows, unmapped = to_layer(fetched, dict(zip(FROZEN.rent["id"], FROZEN.rent["device"])), ON, "test")
+    return fetched, rows.set_index("id"), unmapped
+
+
+def test_locations_aggregate_to_the_median_with_count(layer):
+    _, rows, _ = layer
+    g5 = rows.loc["aws:g5.xlarge"]
+    assert g5["usd_per_hour"] == 1.006  # median of 1.006, 1.006, 1.123
+    assert g5["region"] == "median of 3 location(s)" and "min 1.006, max 1.123" in g5["notes"]
+    assert g5["as_of"] == ON and "gpuhunt test aws catalog v-fixture-2026-11-20" in g5["source"]
+    gcp = rows.loc["gcp:a2-ultragpu-1g"]
+    assert gcp["usd_per_hour"] == pytest.approx((5.0688 + 5.524) / 2)  # median of two is their mean
+
+
+def test_spot_zones_priced_like_on_demand_are_left_out(layer):
+    _, rows, _ = layer
+    # g5 spot: 0.45, 0.40 and a zone at the on-demand 1.006 (no spot capacity): median of the two
+    assert rows.loc["aws:g5.xlarge-spot", "usd_per_hour"] == pytest.approx(0.425)
+    # p5 spot: 55.04 (= on-demand) is dropped; median of 19.2531, 21.1543, 25.7522, 17.6289
+    assert rows.loc["aws:p5.48xlarge-spot", "usd_per_hour"] == pytest.approx((19.2531 + 21.1543) / 2)
+    assert "median of 4 location(s)" == rows.loc["aws:p5.48xlarge-spot", "region"]
+
+
+def test_gpu_names_map_to_devices_and_variants_are_never_guessed(layer):
+    _, rows, unmapped = layer
+    assert rows.loc["aws:p4de.24xlarge", "device"] == "a100-80gb"  # AWS p4: SXM modules
+    assert rows.loc["aws:p4de.24xlarge", "count"] == 8
+    assert rows.loc["gcp:a2-ultragpu-1g", "device"] == "a100-80gb"  # GCP A2: SXM
+    assert rows.loc["aws:gr6.4xlarge", "device"] == "l4"
+    assert rows.loc["gcp:tpu-v5litepod-1", "device"] == "tpu-v5e-1"
+    assert rows.loc["gcp:tpu-v5litepod-1", "instance"] == "tpu-v5litepod-1"
+    why = dict(zip(unmapped["provider"] + ":" + unmapped["instance"], unmapped["why"]))
+    assert "pcie or sxm" in why["oci:BM.GPU.H100.8"]  # H100 80 GB, the name does not say which
+    assert "no catalog device" in why["gcp:v5litepod-4"]
+    assert "amd" in why["runpod:AMD Instinct MI300X OAM"]
+    assert "unknown GPU GH200" in why["lambdalabs:gpu_1x_gh200"]
+    assert not any(i.startswith("oci:") for i in rows.index)
+
+
+def test_runpod_community_and_secure_by_location(layer):
+    _, rows, _ = layer
+    # gpuhunt lists Community Cloud by country code, Secure Cloud by data centre id
+    assert rows.loc["runpod:rtx-4090", "usd_per_hour"] == pytest.approx((0.34 + 0.36) / 2)
+    assert rows.loc["runpod:rtx-4090-secure", "usd_per_hour"] == pytest.approx((0.69 + 0.74) / 2)
+    assert rows.loc["runpod:a100-sxm-80gb", "device"] == "a100-80gb"  # the shipped id, not runpod:a100-80gb
+    assert rows.loc["runpod:h100-sxm-secure", "device"] == "h100-sxm"  # "80GB HBM3" is RunPod's SXM product
+    assert rows.loc["runpod:h100-pcie-secure", "device"] == "h100-pcie"
+    assert rows.loc["runpod:rtx-4090-secure", "count"] == 1  # the 2-GPU pod is not a separate offer
+
+
+def test_a_layer_older_than_the_shipped_row_does_not_override_it(layer):
+    _, rows, _ = layer
+    rows = rows.reset_index()
+    old = rows.assign(as_of=dt.date(2020, 1, 1))
+    kept = newer_rows(old, FROZEN.rent)
+    shipped = set(FROZEN.rent["id"])
+    assert not kept["id"].isin(shipped).any()  # every known offer keeps its newer shipped price
+    assert set(kept["id"]) == set(rows["id"]) - shipped  # offers the catalog lacks still come in
+    assert set(newer_rows(rows, FROZEN.rent)["id"]) == set(rows["id"])
+
+
+def test_refresh_writes_a_layer_that_run_uses_and_names(data_home):
+    result = CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"])
+    assert result.exit_code == 0, result.output
+    assert "refreshed 17 rent offer(s)" in result.output and "GH200" in result.output
+    rows, info = read_layer()
+    assert info["fetched_on"] == "2026-11-22" and (data_home / "gpu-planner" / "refreshed" / "rent.csv").is_file()
+
+    listed = CliRunner().invoke(main, ["pricing", "list", "--rent", "--provider", "aws", "--format", "json"])
+    by_id = {r["id"]: r for r in json.loads(listed.output)}
+    assert by_id["aws:g5.xlarge-spot"]["usd_per_hour"] == pytest.approx(0.425)
+    assert by_id["aws:g5.xlarge-spot"]["layer"] == "refreshed 2026-11-22"
+    assert by_id["aws:g4dn.xlarge"]["layer"] == "shipped"
+
+    text = SCENARIOS.joinpath("thesis.yaml").read_text(encoding="utf-8")
+    s = planner.api.load_scenario(SCENARIOS / "thesis.yaml", today=ON)
+    s = planner.scenario.load_scenario_text(
+        text, planner.api.default_catalog().ids(), file="t.yaml", today=ON,
+        sets=["consider.rent=[aws:g5.xlarge-spot]", "consider.free=[]", "consider.buy=[]", "you.own=[]"])
+    d = planner.to_dict(planner.plan(s, trials=50))
+    used = [a for ph in d["phases"] for a in ph["assignments"]]
+    assert used and all(a["price_source"] == "refreshed 2026-11-22" for a in used)
+    assert d["catalog_layers"][0]["name"] == "refreshed 2026-11-22"
+    assert "gpuhunt" in d["catalog_layers"][0]["source"]
+    assert "with prices from refreshed 2026-11-22" in planner.report.render_text(planner.plan(s, trials=50))
+
+
+def test_clear_goes_back_to_the_shipped_catalog(data_home):
+    assert CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"]).exit_code == 0
+    result = CliRunner().invoke(main, ["pricing", "refresh", "--clear"])
+    assert result.exit_code == 0 and "removed" in result.output
+    assert read_layer() is None
+    assert planner.api.default_catalog() is FROZEN
+
+
+def test_no_offers_is_a_clear_failure_and_the_shipped_catalog_still_works(data_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(tmp_path / "empty"))
+    result = CliRunner().invoke(main, ["pricing", "refresh"])
+    assert result.exit_code == 1
+    assert "refresh failed: gpuhunt gave no offers" in result.output and "Traceback" not in result.output
+    assert read_layer() is None
+
+
+def test_no_network_is_a_clear_failure(data_home, monkeypatch):
+    import urllib.error
+
+    import gpuhunt
+
+    monkeypatch.delenv("GPUHUNT_CATALOG_DIR")
+
+    def offline(self, version=None):
+        raise urllib.error.URLError("no route to host")
+
+    monkeypatch.setattr(gpuhunt.Catalog, "load", offline)
+    result = CliRunner().invoke(main, ["pricing", "refresh"])
+    assert result.exit_code == 1
+    assert "cannot fetch gpuhunt's catalogs" in result.output and "shipped catalog" in result.output
+
+
+def test_unknown_provider_gets_a_did_you_mean(data_home):
+    result = CliRunner().invoke(main, ["pricing", "refresh", "--provider", "lambda"])
+    assert result.exit_code == 2 and "lambdalabs" in result.output
+
+
+def test_to_layer_of_nothing_is_empty():
+    rows, unmapped = to_layer(Fetched(pd.DataFrame(), {}, {}), {}, ON)
+    assert rows.empty and unmapped.empty
