@@ -140,11 +140,14 @@ def validate(scenario, variant, sets, today, catalog_files):
 FIT_FLAGS = {  # flag -> workload key of SCENARIO.md
     "params": "params", "family": "family", "precision": "precision", "optimizer": "optimizer",
     "batch_size": "batch_size", "sequence_length": "sequence_length", "image_size": "image_size",
-    "activation_memory": "activation_memory", "reference": "reference_gpu",
+    "activation_memory": "activation_memory", "reference": "reference_gpu", "method": "method",
+    "trainable_params": "trainable_params", "attention": "attention",
+    "activation_checkpointing": "activation_checkpointing", "sharding": "sharding",
 }
 FIT_HEADERS = {"fit": {
     "device": "Device", "vram_gb": "VRAM [GB]", "need_gb": "Need [GB]", "verdict": "Verdict",
     "micro_batch": "Micro-batch", "relative_speed": "Speed [x ref]", "speed_source": "Source",
+    "replica_vram_gb": "Per replica [GB]",
 }}
 
 
@@ -159,11 +162,18 @@ FIT_HEADERS = {"fit": {
 @click.option("--image-size", "image_size", metavar="PX", help="Image side in pixels (cnn).")
 @click.option("--activation-memory", "activation_memory", metavar="SIZE", help="Measured at the batch size, e.g. 6GB.")
 @click.option("--reference", metavar="DEVICE", help="The GPU speeds are relative to (default: rtx-3090).")
+@click.option("--method", metavar="full|lora|qlora", help="Full training, or adapters on a frozen (qlora: 4-bit) base.")
+@click.option("--trainable-params", "trainable_params", metavar="COUNT", help="Adapter parameters (lora, qlora).")
+@click.option("--attention", metavar="auto|eager|memory-efficient", help="Attention kernel (auto: per device).")
+@click.option("--activation-checkpointing", "activation_checkpointing", metavar="auto|true|false")
+@click.option("--sharding", metavar="none|zero2|zero3", help="Split states across the GPUs of one machine (--gpus).")
+@click.option("--gpus", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Devices in one machine (data parallel; --sharding splits the states across them).")
 @click.option("--kind", type=click.Choice(["gpu", "tpu"]), help="Only GPUs or only TPUs.")
 @scenario_options
 @format_option("text", "json", "csv")
 @handle_errors
-def fit(scenario, kind, variant, sets, today, catalog_files, fmt, **flags):
+def fit(scenario, kind, gpus, variant, sets, today, catalog_files, fmt, **flags):
     """Will the model fit, and how fast is each device? One row per catalog device.
 
     Takes the workload of SCENARIO, or one given by flags (values are read as
@@ -173,27 +183,23 @@ def fit(scenario, kind, variant, sets, today, catalog_files, fmt, **flags):
 
     from .api import load_catalog, load_scenario
     from .report import render_rows
-    from .scenario import load_workload
+    from .scenario import load_workload, workload_values
     from .workload import fit_table
 
     catalog = load_catalog(catalog_files, today)
     values: dict = {}
     if scenario:
-        w = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today).workload
-        values = {"family": w.family, "params": w.params, "precision": w.precision, "optimizer": w.optimizer,
-                  "batch_size": w.batch_size, "reference_gpu": w.reference_gpu}
-        values.update({k: v for k, v in (("activation_memory", w.activation_memory_gb),
-                                         ("sequence_length", w.sequence_length), ("image_size", w.image_size))
-                       if v is not None})
+        values = workload_values(load_scenario(scenario, catalog=catalog, variant=variant, sets=sets,
+                                               today=today).workload)
     values.setdefault("reference_gpu", "rtx-3090")
     for flag, key in FIT_FLAGS.items():
         if flags[flag] is not None:
             values[key] = yaml.safe_load(flags[flag]) if flags[flag].strip() else flags[flag]
     w = load_workload(values, catalog.ids())
-    table = fit_table(w, catalog.devices, catalog.throughput)
+    table = fit_table(w, catalog.devices, catalog.throughput, gpus)
     if kind:
         table = table[table["kind"] == kind]
-    cols = list(FIT_HEADERS["fit"]) + ["slowdown", "reason"]
+    cols = list(FIT_HEADERS["fit"]) + ["slowdown", "reason", "assumptions"]
     click.echo(render_rows({"fit": table[cols]}, FIT_HEADERS, fmt), nl=False)
 
 

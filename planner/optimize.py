@@ -412,10 +412,17 @@ def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:
     if s.electricity_is_default:
         out.append(f"no electricity price given: using the catalog default "
                    f"{s.electricity_usd_per_kwh:.4f} USD/kWh (US average residential); set 'electricity'")
-    need = workload.memory_need(s.workload)
-    if need.activations_source == "unknown":
+    w = s.workload
+    devices = catalog.devices.set_index("id", drop=False)
+    ref = workload.place(w, next(devices.loc[[w.reference_gpu]].itertuples()))
+    if ref.need.activations_source == "unknown":
         out.append("activation memory not estimated for this family: VRAM checks count weights, gradients and "
                    "optimizer states only; set workload.activation_memory")
+    if ref.fit.verdict == "does-not-fit":
+        out.append(f"the reference GPU {w.reference_gpu} cannot hold this workload as described "
+                   f"({ref.fit.reason}), yet the phase hours were measured on it: either the workload "
+                   "(params, method, batch, sequence, sharding) or the reference GPU is wrong")
+    out += [f"{note} (workload)" for note in ref.need.notes if "trainable" in note]
     return out
 
 

@@ -31,15 +31,20 @@ QUOTE_COLUMNS = [
     "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
 ]
 def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
-    """Per option: fit verdict, speed, and the reason it cannot be used (or None)."""
-    need = workload.memory_need(s.workload)
-    speed = workload.relative_speed(devices, throughput, s.workload.reference_gpu, s.workload.family,
-                                    s.workload.precision)
-    dev = devices.set_index("id")
+    """Per option: fit verdict, speed, and the reason it cannot be used (or None).
+
+    The slowdown is relative to the reference GPU's own: hours measured on a card that
+    needed gradient accumulation already include its cost."""
+    w = s.workload
+    speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
+    dev = devices.set_index("id", drop=False)
+    ref = workload.place(w, next(dev.loc[[w.reference_gpu]].itertuples()))
+    ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
     rows = []
     for r in opts.itertuples():
-        vram = dev.at[r.device, "vram_gb"]
-        f = workload.fit(need, vram)
+        d = next(dev.loc[[r.device]].itertuples())
+        count = int(r.count) if not missing(r.count) else 1
+        f = workload.place(w, d, count).fit
         verdict, why = f.verdict, f.reason
         rel = speed.at[r.device, "relative_speed"]
         reason = None
@@ -47,15 +52,16 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
             reason = why
         elif isinstance(r.frameworks, tuple) and r.frameworks and s.framework not in r.frameworks:
             reason = f"runs {', '.join(r.frameworks)} only; the scenario uses {s.framework}"
+        elif d.kind == "tpu" and s.framework == "pytorch":
+            reason = workload.PYTORCH_ON_TPU
         elif not (isinstance(rel, float) and math.isfinite(rel) and rel > 0):
             reason = "no speed figures for this device in the catalog"
         elif r.kind in ("own", "buy") and not s.you.host_machine and s.you.host_price_usd is None:
             reason = "needs a host computer: set you.host_price (or you.host_machine: true)"
         elif r.kind == "free" and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
             reason = "the tier grants no hours"
-        count = int(r.count) if not missing(r.count) else 1
-        rows.append(dict(option=r.option, verdict=verdict, fit_reason=why, slowdown=f.slowdown,
-                         relative_speed=rel * count * float(workload.multi_gpu_efficiency(count)),
+        rows.append(dict(option=r.option, verdict=verdict, fit_reason=why, slowdown=f.slowdown / ref_slowdown,
+                         relative_speed=rel * workload.data_parallel_speed(count, w.sharding),
                          speed_source=speed.at[r.device, "speed_source"], reason=reason))
     return pd.DataFrame(rows, columns=["option", "verdict", "fit_reason", "slowdown", "relative_speed",
                                        "speed_source", "reason"])
@@ -103,7 +109,7 @@ def too_big(ph, r, checkpoint_gb: float) -> str | None:
 
 def checkpoint_gb_of(s: Scenario, ph) -> float:
     """The phase's checkpoint size; by default weights and optimizer states."""
-    return ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else workload.memory_need(s.workload).states_gb
+    return ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else workload.checkpoint_gb(s.workload)
 
 
 def billed_hours(wall_h: float, sessions_n: float, startup_h: float, billing_s: float | None) -> float:

@@ -27,6 +27,9 @@ from .yamldoc import Document, dotted, parse_document
 FAMILIES = ("cnn", "transformer", "rnn")
 PRECISIONS = ("fp32", "mixed")
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
+METHODS = ("full", "lora", "qlora")
+ATTENTIONS = ("auto", "eager", "memory-efficient")
+SHARDINGS = ("none", "zero2", "zero3")
 FRAMEWORKS = ("pytorch", "tensorflow", "jax", "paddlepaddle")
 CONDITIONS = ("new", "used")
 
@@ -50,6 +53,11 @@ class Workload:
     activation_memory_gb: float | None = None
     sequence_length: int | None = None
     image_size: int | None = None
+    method: str = "full"  # full | lora | qlora
+    trainable_params: float | None = None  # adapters (lora, qlora); None takes the method's default
+    attention: str = "auto"  # auto | eager | memory-efficient
+    activation_checkpointing: bool | str = "auto"
+    sharding: str = "none"  # none | zero2 | zero3
 
 
 @dataclass(frozen=True)
@@ -201,6 +209,14 @@ def _bool(v, ctx):
     if not isinstance(v, bool):
         raise ValueError(f"expected true or false, got {v!r}")
     return v
+
+
+def _auto_or_bool(v, ctx):
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() == "auto":
+        return "auto"
+    raise ValueError(f"expected auto, true or false, got {v!r}")
 
 
 def _date(v, ctx):
@@ -358,6 +374,11 @@ WORKLOAD = {
     "sequence_length": Field(_positive_int),
     "image_size": Field(_positive_int),
     "reference_gpu": Field(_device, required=True),
+    "method": Field(_enum(METHODS)),
+    "trainable_params": Field(_q(_count, positive=True)),
+    "attention": Field(_enum(ATTENTIONS)),
+    "activation_checkpointing": Field(_auto_or_bool),
+    "sharding": Field(_enum(SHARDINGS)),
 }
 
 PHASE = {
@@ -729,17 +750,7 @@ class _Validator:
             electricity_usd_per_kwh=elec,
             electricity_is_default=elec_default,
             framework=top.get("framework", "pytorch"),
-            workload=Workload(
-                family=wl["family"],
-                params=wl["params"],
-                precision=wl.get("precision", "mixed"),
-                optimizer=wl.get("optimizer", "adam"),
-                batch_size=wl.get("batch_size", 32),
-                reference_gpu=wl["reference_gpu"],
-                activation_memory_gb=wl.get("activation_memory"),
-                sequence_length=wl.get("sequence_length"),
-                image_size=wl.get("image_size"),
-            ),
+            workload=workload_of(wl),
             phases=phases,
             you=You(
                 own=you.get("own", ()),
@@ -860,6 +871,30 @@ def load_catalog_text(text: str, ids: CatalogIds, *, file: str, today: dt.date) 
     return entries
 
 
+def workload_of(wl: Mapping[str, Any]) -> Workload:
+    """A Workload from checked ``workload:`` values, with the documented defaults (SCENARIO.md)."""
+    return Workload(
+        family=wl["family"], params=wl["params"], precision=wl.get("precision", "mixed"),
+        optimizer=wl.get("optimizer", "adam"), batch_size=wl.get("batch_size", 32),
+        reference_gpu=wl["reference_gpu"], activation_memory_gb=wl.get("activation_memory"),
+        sequence_length=wl.get("sequence_length"), image_size=wl.get("image_size"),
+        method=wl.get("method", "full"), trainable_params=wl.get("trainable_params"),
+        attention=wl.get("attention", "auto"), activation_checkpointing=wl.get("activation_checkpointing", "auto"),
+        sharding=wl.get("sharding", "none"),
+    )
+
+
+def workload_values(w: Workload) -> dict[str, Any]:
+    """The ``workload:`` keys of a Workload (the inverse of :func:`workload_of`), blanks left out."""
+    values = {"family": w.family, "params": w.params, "precision": w.precision, "optimizer": w.optimizer,
+              "batch_size": w.batch_size, "reference_gpu": w.reference_gpu,
+              "activation_memory": w.activation_memory_gb, "sequence_length": w.sequence_length,
+              "image_size": w.image_size, "method": w.method, "trainable_params": w.trainable_params,
+              "attention": w.attention, "activation_checkpointing": w.activation_checkpointing,
+              "sharding": w.sharding}
+    return {k: v for k, v in values.items() if v is not None}
+
+
 def load_workload(values: Mapping[str, Any], ids: CatalogIds, *, source: str = "--flags") -> Workload:
     """A Workload from ``workload:`` keys given elsewhere (command-line flags), checked as in a file."""
     doc = Document(source, {"workload": dict(values)})
@@ -867,9 +902,4 @@ def load_workload(values: Mapping[str, Any], ids: CatalogIds, *, source: str = "
     wl = v.section(values, ("workload",), WORKLOAD, "workload")
     if v.problems:
         raise InputError(v.problems)
-    return Workload(
-        family=wl["family"], params=wl["params"], precision=wl.get("precision", "mixed"),
-        optimizer=wl.get("optimizer", "adam"), batch_size=wl.get("batch_size", 32),
-        reference_gpu=wl["reference_gpu"], activation_memory_gb=wl.get("activation_memory"),
-        sequence_length=wl.get("sequence_length"), image_size=wl.get("image_size"),
-    )
+    return workload_of(wl)

@@ -32,6 +32,40 @@ BYTES_PER_PARAM = {
     ("mixed", "sgd"): 8.0, ("mixed", "momentum"): 12.0, ("mixed", "adam"): 16.0, ("mixed", "adamw"): 16.0,
 }
 
+#: LoRA keeps the frozen base in the training precision, with no gradient or optimizer
+#: state (Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models", sec. 4.2):
+#: 4 bytes a parameter in fp32, 2 in mixed precision (a 16-bit base).
+FROZEN_BYTES_PER_PARAM = {"fp32": 4.0, "mixed": 2.0}
+
+#: QLoRA's base: 4-bit NormalFloat weights with double-quantised block constants,
+#: 8/64 + 32/(64*256) = 0.127 bits a parameter (Dettmers et al. 2023, "QLoRA: Efficient
+#: Finetuning of Quantized LLMs", sec. 3): (4 + 0.127) / 8 bytes.
+QLORA_BASE_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
+
+#: QLoRA's adapters: BF16 weights and gradients (2 + 2 bytes) and the paged AdamW's
+#: 32-bit states (8 bytes): 12 bytes a trainable parameter (Dettmers et al. 2023, sec. 3).
+QLORA_ADAPTER_BYTES_PER_PARAM = 12.0
+
+#: Default adapter rank and where it goes, when the scenario gives no trainable_params:
+#: LoRA: r = 8 on the query and value projections (PEFT's LoraConfig default r = 8;
+#: Hu et al. 2021, sec. 7.1, adapt W_q and W_v); QLoRA: r = 64 on every linear layer
+#: (Dettmers et al. 2023, sec. 4: "LoRA r = 64 ... on all linear transformer block layers").
+LORA_RANK = {"lora": 8, "qlora": 64}
+
+#: Architectures whose PyTorch runs attention without the s^2 score matrix (FlashAttention
+#: 2 kernels in PyTorch's scaled_dot_product_attention need Ampere or newer: Dao 2023,
+#: "FlashAttention-2", sec. 4; PyTorch 2.2 SDPA docs). ``attention: auto`` uses them there.
+MEMORY_EFFICIENT_ARCHITECTURES = {"ampere", "ada", "hopper", "blackwell"}
+
+#: ZeRO's communication volume relative to plain data parallelism: stage 2 moves the
+#: same 2x parameters per step, stage 3 1.5 times that (Rajbhandari et al. 2020, sec. 7).
+SHARDING_COMMUNICATION = {"none": 1.0, "zero2": 1.0, "zero3": 1.5}
+
+#: PyTorch reaches a TPU only through PyTorch/XLA, whose training speed no table in the
+#: catalog measures; rather than guess a factor, such options are left out with this reason.
+PYTORCH_ON_TPU = ("PyTorch runs on TPUs only through PyTorch/XLA, and the catalog has no measured speed for it; "
+                  "JAX and TensorFlow run natively (set framework: jax or tensorflow to plan TPUs)")
+
 #: CUDA context, cuDNN workspaces and allocator fragmentation [GB].
 #: Estimate: a PyTorch CUDA context alone takes several hundred MB.
 FRAMEWORK_OVERHEAD_GB = 1.0
@@ -66,6 +100,23 @@ CNN_GB_PER_IMAGE_224 = {"fp32": 0.107, "mixed": 0.053}
 
 DEFAULT_SEQUENCE_LENGTH = 512
 
+#: Activation bytes relative to the 16-bit formula of Korthikanti et al. (which assumes
+#: 16-bit tensors). fp32 doubles it. Mixed precision under PyTorch autocast does not halve
+#: it: fp32 master weights stay, many saved tensors (norms, softmax, losses) stay fp32 and
+#: fp16 weight copies are cached. Calibration: BERT-large, V100 16 GB, batch 4, sequence
+#: 512, nvidia-smi peak 14,949 MB in fp32 vs 13,939 MB with fp16 AMP (Hugging Face
+#: Transformers docs, perf_train_gpu_one, v4.27.2); less 1.3 GB of CUDA context and the
+#: states (335M x 16 bytes fp32, x 18 with AMP's cached copies) leaves 8.29 GB vs 6.61 GB
+#: of activations: AMP keeps 0.80 of fp32's, i.e. 1.6 x the 16-bit formula. Other
+#: published AMP/fp32 ratios of whole-run peaks: 0.54 (torchsparse PR #69, 2021), 0.77-0.82
+#: (NVIDIA/apex #248, 2019), 0.73 (diff-svc PR #53, 2023).
+ACTIVATION_FACTOR = {"fp32": 2.0, "mixed": 1.6}
+
+#: Adapters train on a base loaded in 16 bits (PEFT, LitGPT and torchtune recipes), so its
+#: activations are 16-bit: factor 1.0 in mixed precision. Checked against LitGPT's
+#: measured peaks for Llama 2 7B LoRA in bf16 (tests/test_workload.py).
+ADAPTER_ACTIVATION_FACTOR = {"fp32": 2.0, "mixed": 1.0}
+
 #: Architectures with tensor cores, where mixed precision runs on them.
 TENSOR_ARCHITECTURES = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"}
 
@@ -99,12 +150,14 @@ TPU_FAMILY_FACTOR = {"cnn": 1.0, "transformer": 1.0, "rnn": 0.5}
 class MemoryNeed:
     """VRAM need of one training replica [GB], by part, at ``batch_size``."""
 
-    states_gb: float  # weights + gradients + optimizer states
+    states_gb: float  # weights + gradients + optimizer states (this replica's shard)
     activations_gb: float  # at batch_size
     overhead_gb: float
     activations_source: str  # "measured", "estimated" or "unknown"
     batch_size: int = 1
     checkpointed_fraction: float = CHECKPOINTED_FRACTION_OTHER  # activations kept with checkpointing
+    checkpointing: bool | str = "auto"  # the workload's activation_checkpointing
+    notes: tuple[str, ...] = ()  # assumptions the figure rests on (adapter size, attention kernel)
 
     @property
     def total_gb(self) -> float:
@@ -133,17 +186,21 @@ def transformer_shape(params: float) -> tuple[int, int, int]:
     return layers, hidden, max(1, hidden // 64)
 
 
-def transformer_activations_gb(params: float, batch_size: int, sequence_length: int, precision: str) -> float:
+def transformer_activations_gb(params: float, batch_size: int, sequence_length: int, factor: float,
+                               memory_efficient: bool = False) -> float:
     """Activation memory of a transformer [GB] at a batch size.
 
     Per layer s*b*h*(34 + 5*a*s/h) bytes with 16-bit activations and no
     recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation
-    in Large Transformer Models", eq. 2); doubled for fp32.
+    in Large Transformer Models", eq. 2); memory-efficient attention keeps no
+    s x s scores, softmax output or dropout mask, dropping the 5*a*s/h term
+    (the paper's sec. 4.2 notes FlashAttention removes it); times ``factor``
+    (:func:`activation_factor`: 2 for fp32).
     """
     layers, hidden, heads = transformer_shape(params)
     s, b, h, a = sequence_length, batch_size, hidden, heads
-    per_layer = s * b * h * (34 + 5 * a * s / h)
-    return layers * per_layer * (2.0 if precision == "fp32" else 1.0) / 1e9
+    per_layer = s * b * h * (34 + (0.0 if memory_efficient else 5 * a * s / h))
+    return layers * per_layer * factor / 1e9
 
 
 def cnn_activations_gb(batch_size: int, image_size: int, precision: str) -> float:
@@ -152,7 +209,7 @@ def cnn_activations_gb(batch_size: int, image_size: int, precision: str) -> floa
     return CNN_GB_PER_IMAGE_224[precision] * batch_size * (image_size / 224) ** 2
 
 
-def checkpointed_fraction(w: Workload) -> float:
+def checkpointed_fraction(w: Workload, memory_efficient: bool = False) -> float:
     """Share of activation memory kept with full activation checkpointing.
 
     Transformers keep each layer's 16-bit input, 2*s*b*h bytes of the
@@ -163,30 +220,112 @@ def checkpointed_fraction(w: Workload) -> float:
     if w.family == "transformer":
         _, h, a = transformer_shape(w.params)
         s = w.sequence_length or DEFAULT_SEQUENCE_LENGTH
-        return 2.0 / (34 + 5 * a * s / h)
+        return 2.0 / (34 + (0.0 if memory_efficient else 5 * a * s / h))
     return CHECKPOINTED_FRACTION_OTHER
 
 
-def memory_need(w: Workload) -> MemoryNeed:
-    """VRAM a training replica needs at the scenario's batch size.
+def trainable_params(w: Workload) -> tuple[float, str]:
+    """(adapter parameters, how they were set) for LoRA and QLoRA; (params, '') for full training.
 
-    Activations: the scenario's measured figure; else the transformer
-    formula (with sequence_length, 512 when not given) or the CNN per-image
-    figure (with image_size, 224 when not given); RNNs: unknown (0, with a
-    warning in the report).
+    Default: rank LORA_RANK on the method's layers of the transformer_shape model: LoRA on
+    W_q and W_v, 2 x r x 2h a layer; QLoRA on the four attention and two MLP matrices
+    (h x h and h x 4h), r x (4 x 2h + 2 x 5h) = 18 r h a layer.
     """
-    states = w.params * BYTES_PER_PARAM[(w.precision, w.optimizer)] / 1e9
+    if w.method == "full":
+        return w.params, ""
+    if w.trainable_params is not None:
+        return w.trainable_params, "given"
+    layers, hidden, _ = transformer_shape(w.params)
+    r = LORA_RANK[w.method]
+    per_layer = 4 * r * hidden if w.method == "lora" else 18 * r * hidden
+    n = float(layers * per_layer)
+    where = "W_q and W_v" if w.method == "lora" else "every linear layer"
+    return n, (f"{n / 1e6:.3g}M trainable parameters assumed ({n / w.params:.2%}: rank {r} on {where}; "
+               f"set workload.trainable_params)")
+
+
+def states_gb(w: Workload, shards: int = 1) -> float:
+    """Weights, gradients and optimizer states one replica holds [GB].
+
+    Full training: BYTES_PER_PARAM (ZeRO's 16 bytes for mixed-precision Adam). LoRA: the
+    frozen base (FROZEN_BYTES_PER_PARAM) plus the adapters at BYTES_PER_PARAM. QLoRA: the
+    4-bit base plus 12-byte adapters. With ``shards`` > 1, ZeRO stage 2 splits gradients
+    and optimizer states across the replicas and stage 3 also the weights (Rajbhandari et
+    al. 2020, sec. 5: per device 2 + 14/N and 16/N bytes for mixed Adam).
+    """
+    per_param = BYTES_PER_PARAM[(w.precision, w.optimizer)]
+    weight_bytes = 2.0 if w.precision == "mixed" else 4.0
+    if w.method == "full":
+        weights, rest = w.params * weight_bytes, w.params * (per_param - weight_bytes)
+    else:
+        adapters, _ = trainable_params(w)
+        if w.method == "lora":
+            base, adapter_bytes = w.params * FROZEN_BYTES_PER_PARAM[w.precision], per_param
+        else:
+            base, adapter_bytes = w.params * QLORA_BASE_BYTES_PER_PARAM, QLORA_ADAPTER_BYTES_PER_PARAM
+        weights, rest = base + adapters * weight_bytes, adapters * (adapter_bytes - weight_bytes)
+    n = max(1, shards)
+    if w.sharding == "zero3":
+        return (weights + rest) / n / 1e9
+    if w.sharding == "zero2":
+        return (weights + rest / n) / 1e9
+    return (weights + rest) / 1e9
+
+
+def checkpoint_gb(w: Workload) -> float:
+    """Size of a resumable checkpoint [GB]: what training changes (the weights, or the adapters,
+    with their optimizer states), unsharded; a frozen base is not saved."""
+    if w.method == "full":
+        return states_gb(dataclasses.replace(w, sharding="none"))
+    adapters, _ = trainable_params(w)
+    per_param = BYTES_PER_PARAM[(w.precision, w.optimizer)] if w.method == "lora" else QLORA_ADAPTER_BYTES_PER_PARAM
+    return adapters * per_param / 1e9
+
+
+def activation_factor(w: Workload) -> float:
+    """Activation bytes of this workload relative to Korthikanti's 16-bit formula."""
+    table = ACTIVATION_FACTOR if w.method == "full" else ADAPTER_ACTIVATION_FACTOR
+    return table[w.precision]
+
+
+def memory_efficient_attention(w: Workload, architecture: str | None) -> bool:
+    """Whether attention runs without storing the s x s scores on this architecture."""
+    if w.attention != "auto":
+        return w.attention == "memory-efficient"
+    return architecture in MEMORY_EFFICIENT_ARCHITECTURES
+
+
+def memory_need(w: Workload, architecture: str | None = None, shards: int = 1) -> MemoryNeed:
+    """VRAM one training replica needs at the scenario's batch size.
+
+    ``architecture`` decides ``attention: auto``; ``shards`` is the number of replicas
+    that share the states under ``sharding`` (the GPUs or TPU cores of one machine).
+    Activations: the scenario's measured figure; else the transformer formula (with
+    sequence_length, 512 when not given) or the CNN per-image figure (with image_size,
+    224 when not given); RNNs: unknown (0, with a warning in the report). Adapters
+    change what is stored, not the activations (gradients still flow through the base).
+    """
+    notes = []
+    if w.method != "full":
+        _, how = trainable_params(w)
+        if how != "given":
+            notes.append(how)
+    states = states_gb(w, shards)
+    efficient = memory_efficient_attention(w, architecture)
     if w.activation_memory_gb is not None:
         act, source = w.activation_memory_gb, "measured"
     elif w.family == "transformer":
         act = transformer_activations_gb(w.params, w.batch_size, w.sequence_length or DEFAULT_SEQUENCE_LENGTH,
-                                         w.precision)
+                                         activation_factor(w), efficient)
         source = "estimated"
+        if efficient and w.attention == "auto":
+            notes.append(f"memory-efficient attention on {architecture} (PyTorch SDPA / FlashAttention)")
     elif w.family == "cnn":
         act, source = cnn_activations_gb(w.batch_size, w.image_size or 224, w.precision), "estimated"
     else:
         act, source = 0.0, "unknown"
-    return MemoryNeed(states, act, FRAMEWORK_OVERHEAD_GB, source, w.batch_size, checkpointed_fraction(w))
+    return MemoryNeed(states, act, FRAMEWORK_OVERHEAD_GB, source, w.batch_size,
+                      checkpointed_fraction(w, efficient), w.activation_checkpointing, tuple(notes))
 
 
 def accumulation_slowdown(micro_batch: int, batch_size: int) -> float:
@@ -205,26 +344,32 @@ def fit(need: MemoryNeed, vram_gb: float) -> Fit:
     does-not-fit: weights, gradients, optimizer states and one checkpointed
     sample exceed the memory.
     """
-    if need.total_gb <= vram_gb:
+    forced = need.checkpointing is True
+    if need.total_gb <= vram_gb and not forced:
         return Fit("fits", f"needs {need.total_gb:.1f} GB, has {vram_gb:g} GB", 1.0, need.batch_size)
     free = vram_gb - need.states_gb - need.overhead_gb
     if free <= 0:
         return Fit("does-not-fit", f"needs {need.states_gb + need.overhead_gb:.1f} GB for weights, gradients and "
                    f"optimizer states alone, has {vram_gb:g} GB", math.inf, None)
     per_sample = need.activations_gb / need.batch_size
-    micro = min(need.batch_size, int(free / per_sample + 1e-9))
-    if micro >= 1:
+    micro = min(need.batch_size, int(free / per_sample + 1e-9)) if per_sample > 0 else need.batch_size
+    if micro >= 1 and not forced:
         return Fit("fits-with-accumulation",
                    f"needs {need.total_gb:.1f} GB at batch {need.batch_size}, has {vram_gb:g} GB: "
                    f"micro-batch {micro} with gradient accumulation",
                    accumulation_slowdown(micro, need.batch_size), micro)
-    micro = min(need.batch_size, int(free / (per_sample * need.checkpointed_fraction) + 1e-9))
+    if need.checkpointing is False:
+        return Fit("does-not-fit", f"activations of even one sample ({per_sample:.1f} GB) exceed the {free:.1f} GB "
+                   "left, and activation_checkpointing is false", math.inf, None)
+    kept = per_sample * need.checkpointed_fraction
+    micro = min(need.batch_size, int(free / kept + 1e-9)) if kept > 0 else need.batch_size
     if micro >= 1:
-        return Fit("fits-with-checkpointing",
-                   f"activations of even one sample ({per_sample:.1f} GB) exceed the {free:.1f} GB left: "
-                   f"activation checkpointing, micro-batch {micro}",
+        why = ("activation checkpointing (workload.activation_checkpointing: true)" if forced else
+               f"activations of even one sample ({per_sample:.1f} GB) exceed the {free:.1f} GB left: "
+               "activation checkpointing")
+        return Fit("fits-with-checkpointing", f"{why}, micro-batch {micro}",
                    CHECKPOINTING_SLOWDOWN * accumulation_slowdown(micro, need.batch_size), micro)
-    return Fit("does-not-fit", f"one sample needs {per_sample * need.checkpointed_fraction:.1f} GB of activations "
+    return Fit("does-not-fit", f"one sample needs {kept:.1f} GB of activations "
                f"even with checkpointing; {free:.1f} GB are left after weights and optimizer states", math.inf, None)
 
 
@@ -233,6 +378,42 @@ def multi_gpu_efficiency(count: int | np.ndarray) -> np.ndarray:
     xs = np.log2(list(MULTI_GPU_EFFICIENCY))
     ys = np.array(list(MULTI_GPU_EFFICIENCY.values()))
     return np.interp(np.log2(np.maximum(count, 1)), xs, ys)
+
+
+def data_parallel_speed(count: int, sharding: str = "none") -> float:
+    """Throughput of ``count`` GPUs of one machine in units of one GPU: count x per-GPU
+    efficiency, whose loss grows with ZeRO's extra communication (SHARDING_COMMUNICATION)."""
+    if count <= 1:
+        return 1.0
+    loss = 1.0 - float(multi_gpu_efficiency(count))
+    return count * max(0.0, 1.0 - loss * SHARDING_COMMUNICATION[sharding])
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A workload on ``count`` devices of one machine: the memory need of one replica and its fit."""
+
+    need: MemoryNeed
+    fit: Fit
+    replica_vram_gb: float
+    replicas: int
+
+
+def memory_units(device) -> int:
+    """Separately addressed memories of a device (TPU cores or chips); 1 for a GPU."""
+    units = getattr(device, "memory_units", 1)
+    return int(units) if isinstance(units, (int, float)) and units == units and units >= 1 else 1
+
+
+def place(w: Workload, device, count: int = 1) -> Placement:
+    """Fit the workload on ``count`` of ``device`` (a devices-table row): one data-parallel
+    replica per GPU or TPU core, its states sharded across all of them under ``sharding``."""
+    units = memory_units(device)
+    replicas = max(1, count) * units
+    architecture = device.architecture if device.kind == "gpu" else None
+    need = memory_need(w, architecture, replicas)
+    vram = float(device.vram_gb) / units
+    return Placement(need, fit(need, vram), vram, replicas)
 
 
 def effective_tflops(devices: pd.DataFrame, precision: str) -> pd.Series:
@@ -354,17 +535,20 @@ def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: s
     return out
 
 
-def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
-    """One row per device: memory, need, verdict, micro-batch and relative speed."""
-    need = memory_need(w)
+def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, count: int = 1) -> pd.DataFrame:
+    """One row per device (``count`` of them in one machine): memory, need, verdict,
+    micro-batch and relative speed."""
     speed = relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
     rows = []
     for d in devices.itertuples():
-        f = fit(need, d.vram_gb)
-        rows.append(dict(device=d.id, kind=d.kind, vram_gb=d.vram_gb, need_gb=round(need.total_gb, 2),
+        p = place(w, d, count)
+        f = p.fit
+        rel = float(speed.at[d.id, "relative_speed"]) * data_parallel_speed(count, w.sharding)
+        rows.append(dict(device=d.id, kind=d.kind, vram_gb=d.vram_gb * count, need_gb=round(p.need.total_gb, 2),
+                         replica_vram_gb=round(p.replica_vram_gb, 2), replicas=p.replicas,
                          verdict=f.verdict, micro_batch=f.micro_batch,
                          slowdown=round(f.slowdown, 3) if math.isfinite(f.slowdown) else None,
-                         relative_speed=round(float(speed.at[d.id, "relative_speed"]), 3)
-                         if np.isfinite(speed.at[d.id, "relative_speed"]) else None,
-                         speed_source=speed.at[d.id, "speed_source"], reason=f.reason))
+                         relative_speed=round(rel, 3) if np.isfinite(rel) else None,
+                         speed_source=speed.at[d.id, "speed_source"], reason=f.reason,
+                         assumptions="; ".join(p.need.notes)))
     return pd.DataFrame(rows)

@@ -60,8 +60,10 @@ def test_transformer_activation_estimate_by_hand():
     assert workload.transformer_shape(110e6) == (13, 832, 13)
     # per layer s*b*h*(34 + 5*a*s/h) = 128*32*832*(34 + 10) bytes; 13 layers
     expected = 13 * 128 * 32 * 832 * 44 / 1e9
-    assert workload.transformer_activations_gb(110e6, 32, 128, "mixed") == pytest.approx(expected)
-    assert workload.transformer_activations_gb(110e6, 32, 128, "fp32") == pytest.approx(2 * expected)
+    assert workload.transformer_activations_gb(110e6, 32, 128, 1.0) == pytest.approx(expected)
+    assert workload.transformer_activations_gb(110e6, 32, 128, 2.0) == pytest.approx(2 * expected)
+    # memory-efficient attention keeps no s x s term: 34 instead of 44 bytes
+    assert workload.transformer_activations_gb(110e6, 32, 128, 1.0, True) == pytest.approx(expected * 34 / 44)
 
 
 def test_fit_verdicts():

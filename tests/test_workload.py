@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -10,6 +11,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import planner
 from planner import workload
 from planner.cli import main
 from planner.scenario import Workload
@@ -22,14 +24,14 @@ def wl(**kw):
 
 def test_110m_transformer_adam_mixed_by_hand():
     need = workload.memory_need(wl())
-    # states: 110M x 16 bytes; activations: L=13, h=832, a=13, s=512, b=32:
-    # 13 layers x 512*32*832*(34 + 5*13*512/832) bytes = 13 x 13,631,488 x 74
+    # states: 110M x 16 bytes; activations: L=13, h=832, a=13, s=512, b=32, eager attention:
+    # 13 layers x 512*32*832*(34 + 5*13*512/832) bytes = 13 x 13,631,488 x 74, x 1.6 under autocast
     assert need.states_gb == pytest.approx(1.76)
-    assert need.activations_gb == pytest.approx(13 * 13_631_488 * 74 / 1e9)
-    assert need.total_gb == pytest.approx(1.76 + 13.113 + 1.0, abs=1e-3)
-    assert workload.fit(need, 16).verdict == "fits"
-    f = workload.fit(need, 12)  # (12 - 2.76) GB / (13.113 GB / 32) a sample -> micro-batch 22
-    assert f.verdict == "fits-with-accumulation" and f.micro_batch == 22
+    assert need.activations_gb == pytest.approx(13 * 13_631_488 * 74 * 1.6 / 1e9)  # 20.98 GB
+    assert need.total_gb == pytest.approx(1.76 + 20.982 + 1.0, abs=1e-3)
+    assert workload.fit(need, 24).verdict == "fits"
+    f = workload.fit(need, 12)  # (12 - 2.76) GB / (20.982 GB / 32) a sample = 14.1 -> micro-batch 14
+    assert f.verdict == "fits-with-accumulation" and f.micro_batch == 14
 
 
 def test_resnet50_sgd_momentum_fp32_by_hand():
@@ -47,11 +49,11 @@ def test_resnet50_sgd_momentum_fp32_by_hand():
 
 def test_7b_model_fits_only_with_checkpointing_or_not_at_all():
     # SGD, mixed: 7e9 x 8 bytes = 56 GB of states; L=52, h=3328, a=52, s=2048:
-    # one sample = 52 x 2048*3328*(34 + 5*52*2048/3328) = 52 x 6,815,744 x 194 bytes = 68.8 GB
+    # one sample = 52 x 2048*3328*(34 + 5*52*2048/3328) = 52 x 6,815,744 x 194 bytes = 68.8 GB, x 1.6
     need = workload.memory_need(wl(params=7e9, optimizer="sgd", batch_size=8, sequence_length=2048))
     assert workload.transformer_shape(7e9) == (52, 3328, 52)
-    assert need.activations_gb / 8 == pytest.approx(52 * 6_815_744 * 194 / 1e9)
-    f = workload.fit(need, 80)  # 23 GB left; checkpointing keeps 2/194 of it: 0.709 GB a sample
+    assert need.activations_gb / 8 == pytest.approx(52 * 6_815_744 * 194 * 1.6 / 1e9)
+    f = workload.fit(need, 80)  # 23 GB left; checkpointing keeps 2/194 of it: 1.13 GB a sample
     assert f.verdict == "fits-with-checkpointing" and f.micro_batch == 8
     assert f.slowdown == pytest.approx(4 / 3)
     adam = workload.memory_need(wl(params=7e9, optimizer="adam", batch_size=8, sequence_length=2048))
@@ -176,3 +178,166 @@ def test_wrong_framework_is_excluded_with_the_reason(load):
     d = planner.to_dict(planner.plan(s))
     reasons = {e["option"]: e["reason"] for e in d["excluded"] if e["phase"] is None}
     assert reasons["kaggle-tpu"] == "runs tensorflow, jax, pytorch only; the scenario uses paddlepaddle"
+
+
+# --- Adapters, attention, sharding, TPU cores (issue 13) -------------------------------------
+
+def _device(catalog, device_id):
+    return next(catalog.devices.set_index("id", drop=False).loc[[device_id]].itertuples())
+
+
+def test_lora_keeps_a_16_bit_frozen_base_and_states_only_for_the_adapters():
+    w = wl(params=7e9, method="lora")
+    # default adapters: rank 8 on W_q and W_v of the 52-layer, h = 3328 shape: 52 x 4 x 8 x 3328
+    adapters, how = workload.trainable_params(w)
+    assert adapters == 52 * 4 * 8 * 3328 == 5_537_792
+    assert "rank 8" in how and "set workload.trainable_params" in how
+    # 7e9 x 2 bytes of frozen base + 16 bytes (mixed Adam) per adapter parameter
+    assert workload.states_gb(w) == pytest.approx((7e9 * 2 + 5_537_792 * 16) / 1e9)
+    # given adapters replace the default; the checkpoint holds the adapters and their states only
+    given = wl(params=7e9, method="lora", trainable_params=4_194_304)
+    assert workload.states_gb(given) == pytest.approx((7e9 * 2 + 4_194_304 * 16) / 1e9)
+    assert workload.checkpoint_gb(given) == pytest.approx(4_194_304 * 16 / 1e9)
+    assert workload.checkpoint_gb(wl(params=7e9)) == pytest.approx(7e9 * 16 / 1e9)
+
+
+def test_lora_7b_matches_litgpt_measured_peaks():
+    # Lightning-AI/litgpt tutorials/resource-tables.md (2023-10-20): Llama 2 7B, LoRA with
+    # 4,194,304 trainable parameters, bf16-true, one A100 40GB, Alpaca (longest 1,304 tokens):
+    # peak 21.30 GB at micro-batch 1 and 29.07 GB at micro-batch 2.
+    def need(batch):
+        w = wl(params=7e9, method="lora", trainable_params=4_194_304, batch_size=batch, sequence_length=1304)
+        return workload.memory_need(w, "ampere")  # SDPA: memory-efficient attention
+
+    assert need(1).total_gb == pytest.approx(21.30, rel=0.10)
+    assert need(2).total_gb == pytest.approx(29.07, rel=0.10)
+    # the per-sample activations alone: 52 x 1304 x 3328 x 34 bytes (16-bit, no s^2 term)
+    assert need(1).activations_gb == pytest.approx(52 * 1304 * 3328 * 34 / 1e9)
+    assert need(2).total_gb - need(1).total_gb == pytest.approx(29.07 - 21.30, rel=0.05)
+
+
+def test_qlora_65b_fits_one_48_gb_card_and_not_a_24_gb_one(catalog):
+    # Dettmers et al. 2023: NF4 with double quantisation costs 4 + 0.127 bits a parameter;
+    # "finetune a 65B parameter model on a single 48GB GPU" (with gradient checkpointing)
+    w = wl(params=65e9, method="qlora", batch_size=1, sequence_length=512)
+    assert workload.QLORA_BASE_BYTES_PER_PARAM == pytest.approx(4.127 / 8, abs=1e-4)
+    adapters, _ = workload.trainable_params(w)
+    layers, hidden, _ = workload.transformer_shape(65e9)
+    assert adapters == layers * 18 * 64 * hidden  # r = 64 on every linear layer
+    assert workload.states_gb(w) == pytest.approx((65e9 * 4.127 / 8 + adapters * 12) / 1e9, rel=1e-4)
+    assert workload.place(w, _device(catalog, "rtx-a6000")).fit.verdict in ("fits", "fits-with-checkpointing")
+    assert workload.place(w, _device(catalog, "rtx-3090")).fit.verdict == "does-not-fit"
+    # the same model fully fine-tuned needs 65e9 x 16 bytes: no single card holds it
+    assert workload.place(wl(params=65e9, batch_size=1), _device(catalog, "a100-80gb")).fit.verdict == "does-not-fit"
+
+
+def test_qlora_7b_near_litgpt_measured_peak():
+    # litgpt resource tables: Llama 2 7B, NF4 + double quantisation, micro-batch 1: 13.84 GB
+    # (LitGPT keeps embeddings and head in bf16, which the per-parameter figure leaves out)
+    w = wl(params=7e9, method="qlora", trainable_params=4_194_304, batch_size=1, sequence_length=1304)
+    assert workload.memory_need(w, "ampere").total_gb == pytest.approx(13.84, rel=0.15)
+
+
+def test_full_7b_fits_only_sharded_across_eight_gpus(catalog):
+    a100 = _device(catalog, "a100-80gb")
+    w = wl(params=7e9, batch_size=4, sequence_length=512)
+    assert workload.place(w, a100).fit.verdict == "does-not-fit"  # 7e9 x 16 bytes = 112 GB of states
+    # data parallel without sharding: every GPU still holds all 112 GB
+    assert workload.place(w, a100, 8).fit.verdict == "does-not-fit"
+    z3 = workload.place(wl(params=7e9, batch_size=4, sequence_length=512, sharding="zero3"), a100, 8)
+    assert z3.need.states_gb == pytest.approx(7e9 * 16 / 8 / 1e9)  # ZeRO-3: 16/N bytes a parameter
+    assert z3.fit.verdict == "fits"
+    z2 = workload.place(wl(params=7e9, batch_size=4, sequence_length=512, sharding="zero2"), a100, 8)
+    assert z2.need.states_gb == pytest.approx(7e9 * (2 + 14 / 8) / 1e9)  # ZeRO-2: 2 + 14/N bytes
+    # sharding costs communication: ZeRO-3 scales worse than plain data parallelism
+    assert workload.data_parallel_speed(8, "zero3") < workload.data_parallel_speed(8, "none") < 8
+
+
+def test_tpu_memory_is_per_core(catalog):
+    v3 = _device(catalog, "tpu-v3-8")  # 8 cores x 16 GB, not one 128 GB pool
+    w = wl(params=1e9, optimizer="adam", batch_size=8, sequence_length=512, precision="mixed")
+    p = workload.place(w, v3)
+    assert p.replica_vram_gb == 16 and p.replicas == 8
+    assert p.need.states_gb == pytest.approx(16.0)  # 1e9 x 16 bytes do not fit one 16 GB core
+    assert p.fit.verdict == "does-not-fit"
+    sharded = workload.place(dataclasses.replace(w, sharding="zero3"), v3)
+    assert sharded.need.states_gb == pytest.approx(2.0) and sharded.fit.verdict != "does-not-fit"
+
+
+def test_memory_efficient_attention_drops_the_quadratic_term():
+    # 350M params -> L = 19, h = 1216, a = 19; s = 1024, b = 16:
+    # eager 34 + 5 x 19 x 1024 / 1216 = 114 bytes per s*b*h, memory-efficient 34
+    w = wl(params=350e6, batch_size=16, sequence_length=1024)
+    assert workload.transformer_shape(350e6) == (19, 1216, 19)
+    base = 19 * 1024 * 16 * 1216 / 1e9 * workload.ACTIVATION_FACTOR["mixed"]
+    assert workload.memory_need(w, "turing").activations_gb == pytest.approx(base * (34 + 5 * 19 * 1024 / 1216))
+    assert workload.memory_need(w, "ampere").activations_gb == pytest.approx(base * 34)
+    assert workload.memory_need(dataclasses.replace(w, attention="eager"), "ampere").activations_gb == \
+        pytest.approx(base * (34 + 5 * 19 * 1024 / 1216))
+    assert workload.memory_need(dataclasses.replace(w, attention="memory-efficient"), "turing").activations_gb == \
+        pytest.approx(base * 34)
+
+
+def test_mixed_precision_keeps_more_than_half_of_fp32_activations():
+    # Hugging Face docs (perf_train_gpu_one, v4.27.2): BERT-large, V100, batch 4, seq 512:
+    # 14,949 MB fp32 vs 13,939 MB AMP; less 1.3 GB context and 16 vs 18 bytes of states a
+    # parameter (335M), activations are 8.29 vs 6.61 GB: AMP keeps 0.80 of fp32's
+    fp32_act = 14.949 - 1.3 - 335e6 * 16 / 1e9
+    amp_act = 13.939 - 1.3 - 335e6 * 18 / 1e9
+    factor = workload.ACTIVATION_FACTOR
+    assert factor["mixed"] / factor["fp32"] == pytest.approx(amp_act / fp32_act, abs=0.01)
+    w = wl(params=110e6, batch_size=32, sequence_length=128)
+    assert workload.memory_need(w).activations_gb == pytest.approx(13 * 128 * 32 * 832 * 44 * 1.6 / 1e9)
+
+
+def test_activation_checkpointing_true_and_false():
+    need = workload.memory_need(wl(activation_checkpointing=True))
+    f = workload.fit(need, 80)  # would fit as it is; checkpointing is asked for
+    assert f.verdict == "fits-with-checkpointing" and f.slowdown == pytest.approx(workload.CHECKPOINTING_SLOWDOWN)
+    off = workload.memory_need(wl(params=7e9, optimizer="sgd", batch_size=8, sequence_length=2048,
+                                  activation_checkpointing=False))
+    f = workload.fit(off, 80)  # fits only with checkpointing (test above), which is forbidden
+    assert f.verdict == "does-not-fit" and "activation_checkpointing is false" in f.reason
+
+
+def test_fit_command_lora_and_sharding_flags():
+    runner = CliRunner()
+    r = runner.invoke(main, ["fit", "--params", "65B", "--method", "qlora", "--family", "transformer",
+                             "--batch-size", "1", "--sequence-length", "512", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = {row["device"]: row for row in json.loads(r.output)}
+    assert rows["rtx-a6000"]["verdict"] != "does-not-fit" and rows["rtx-3090"]["verdict"] == "does-not-fit"
+    assert "trainable parameters assumed" in rows["rtx-a6000"]["assumptions"]
+    r = runner.invoke(main, ["fit", "--params", "7B", "--family", "transformer", "--batch-size", "4",
+                             "--sequence-length", "512", "--sharding", "zero3", "--gpus", "8", "--format", "json"])
+    rows = {row["device"]: row for row in json.loads(r.output)}
+    assert rows["a100-80gb"]["verdict"] == "fits" and rows["a100-80gb"]["vram_gb"] == 640
+    assert rows["a100-80gb"]["replica_vram_gb"] == 80
+
+
+def test_pytorch_on_tpu_is_excluded_with_the_reason_and_jax_is_not(load, catalog):
+    base = """
+name: tpu
+start: 2027-01-04
+framework: {fw}
+workload: {{family: transformer, params: 110M, batch_size: 32, sequence_length: 512, reference_gpu: rtx-3090}}
+phases: {{train: {{gpu_hours: 50, deadline: 2027-03-01}}}}
+consider: {{rent: ["gcp:tpu-*", "gcp:a2-*"]}}
+"""
+    res = planner.plan(load(base.format(fw="pytorch")), catalog, trials=20, alternatives=False)
+    tpu_reasons = [e["reason"] for e in planner.to_dict(res)["excluded"] if "tpu" in e["option"]]
+    assert len(tpu_reasons) >= 3 and all("PyTorch/XLA" in r for r in tpu_reasons)
+    res = planner.plan(load(base.format(fw="jax")), catalog, trials=20, alternatives=False)
+    assert not any("PyTorch/XLA" in e["reason"] for e in planner.to_dict(res)["excluded"])
+
+
+def test_a_reference_gpu_too_small_for_the_workload_is_called_out(load, catalog):
+    from .conftest import MINIMAL
+
+    s = load(MINIMAL.replace("params: 100M", "params: 7B"))  # 112 GB of states, measured on a 24 GB card?
+    warnings = planner.plan(s, catalog, trials=20, alternatives=False).warnings
+    assert any("reference GPU rtx-3090 cannot hold this workload" in w for w in warnings)
+    s = load(MINIMAL.replace("params: 100M", "params: 7B\n  method: qlora\n  batch_size: 1"))
+    warnings = planner.plan(s, catalog, trials=20, alternatives=False).warnings
+    assert not any("reference GPU" in w for w in warnings)
+    assert any("trainable parameters assumed" in w for w in warnings)
