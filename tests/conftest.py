@@ -9,9 +9,11 @@ directory, so a developer's own refreshed prices never reach a test.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import pricing
 import planner.api
@@ -22,6 +24,19 @@ SCENARIOS = ROOT / "scenarios"
 TODAY = dt.date(2026, 11, 22)
 TEST_CATALOG = Path(__file__).resolve().parent / "catalog"
 FROZEN = pricing.load_catalog(TEST_CATALOG)
+
+#: Property tests run a tenth of their examples by default, so that ``pytest -q`` stays quick
+#: while a developer works; CI (``CI`` set, as on the CI machine, or ``PLANNER_TESTS=full``, as
+#: .ci/run sets it) runs every example, derandomised so that a red run can be replayed.
+FULL = os.environ.get("PLANNER_TESTS", "full" if os.environ.get("CI") else "fast") == "full"
+settings.register_profile("full", derandomize=True, print_blob=True)
+settings.register_profile("fast", derandomize=True)
+settings.load_profile("full" if FULL else "fast")
+
+
+def examples(full: int) -> int:
+    """A property test's example count: ``full`` under CI, a tenth (at least 5) by default."""
+    return full if FULL else max(5, full // 10)
 
 
 def pytest_configure(config):

@@ -21,6 +21,8 @@ from planner.cli import main
 from planner.errors import SolverError
 from planner.options import build_options
 
+from .conftest import examples
+
 
 def _run(tmp_path, text: str):
     path = tmp_path / "s.yaml"
@@ -289,7 +291,7 @@ catalog:
 """
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_plans_obey_the_calendar(load, text):
     s = load(text)

@@ -19,7 +19,7 @@ from planner.optimize import STRATEGIES, net_purchases
 from planner.options import build_options
 from planner.quotes import exclusions, quote
 
-from .conftest import SCENARIOS
+from .conftest import SCENARIOS, examples
 
 TEMPLATE = """\
 name: small
@@ -99,7 +99,7 @@ def all_options_finish_in_time(s, catalog) -> bool:
     return bool(quote(s, opts, exclusions(s, opts, cat.devices, cat.throughput))["ok"].all())
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(power=st.sampled_from([0.10, 0.30, 0.60]), hours_a=st.integers(50, 600), hours_b=st.integers(20, 400),
        price_x=st.integers(300, 2000), rent_slow=st.sampled_from([0.10, 0.30, 0.90]),
        rent_fast=st.sampled_from([0.8, 1.8, 4.0]))
@@ -116,7 +116,7 @@ def test_milp_equals_exhaustive_search_when_no_capacity_binds(load, catalog, pow
     assert p.total_usd == pytest.approx(brute_force(s, catalog), rel=1e-6, abs=1e-4)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(hours_a=st.integers(50, 900), quota=st.sampled_from([5, 10, 20, 30]), price_x=st.integers(300, 2000))
 def test_hybrid_is_never_dearer_than_the_best_single_option_plan(load, catalog, hours_a, quota, price_x):
     s = scenario(load, hours_a=hours_a, quota=quota, price_x=price_x)
@@ -175,17 +175,17 @@ def test_problem_is_built_without_solving(load, catalog):
     assert problem.integrality.sum() == 2  # the two purchases
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(hours_a=st.integers(50, 900), quota=st.sampled_from([5, 30]), factor=st.floats(0.3, 0.95))
 def test_a_lower_price_never_raises_the_optimum(load, catalog, hours_a, quota, factor):
     base = planner.plan(scenario(load, hours_a=hours_a, quota=quota), catalog, trials=10, alternatives=False)
     cheaper = planner.plan(scenario(load, hours_a=hours_a, quota=quota, rent_slow=round(0.30 * factor, 4),
                                     price_x=int(900 * factor)), catalog, trials=10, alternatives=False)
-    if base.feasible:
-        assert cheaper.feasible and cheaper.total_usd <= base.total_usd + 1e-4
+    assume(base.feasible)
+    assert cheaper.feasible and cheaper.total_usd <= base.total_usd + 1e-4
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(hours_a=st.integers(50, 1500), weeks=st.integers(1, 12))
 def test_a_later_deadline_never_raises_the_optimum(load, catalog, hours_a, weeks):
     import datetime as dt
@@ -193,11 +193,11 @@ def test_a_later_deadline_never_raises_the_optimum(load, catalog, hours_a, weeks
     base = planner.plan(scenario(load, hours_a=hours_a), catalog, trials=10, alternatives=False)
     later = (dt.date(2027, 3, 29) + dt.timedelta(weeks=weeks)).isoformat()
     moved = planner.plan(scenario(load, hours_a=hours_a, deadline_a=later), catalog, trials=10, alternatives=False)
-    if base.feasible:
-        assert moved.feasible and moved.total_usd <= base.total_usd + 1e-4
+    assume(base.feasible)
+    assert moved.feasible and moved.total_usd <= base.total_usd + 1e-4
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(hours_a=st.integers(50, 900), budget=st.integers(50, 800), extra=st.integers(1, 2000))
 def test_a_bigger_budget_never_raises_the_optimum(load, catalog, hours_a, budget, extra):
     def with_budget(b):
@@ -206,8 +206,8 @@ def test_a_bigger_budget_never_raises_the_optimum(load, catalog, hours_a, budget
         return planner.plan(load(text), catalog, trials=10, alternatives=False)
 
     small, big = with_budget(budget), with_budget(budget + extra)
-    if small.feasible:
-        assert big.feasible and big.total_usd <= small.total_usd + 1e-4
+    assume(small.feasible)
+    assert big.feasible and big.total_usd <= small.total_usd + 1e-4
 
 
 def test_pareto_front_trades_money_for_time():
