@@ -11,6 +11,14 @@ For notebooks::
 
 __version__ = "0.1.0"
 
-from .api import load_scenario, plan, to_dict  # noqa: E402
-
 __all__ = ["load_scenario", "plan", "to_dict", "__version__"]
+
+
+def __getattr__(name: str):
+    """The entry points load on first use, so ``planner --help`` and ``import pricing`` stay quick
+    (the engine brings pandas and scipy)."""
+    if name in ("load_scenario", "plan", "to_dict"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'planner' has no attribute {name!r}")

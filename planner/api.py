@@ -12,7 +12,7 @@ import pandas as pd
 import pricing
 
 from . import optimize
-from .errors import InputError, Problem
+from pricing.errors import InputError, Problem
 from .result import Plan, to_dict
 from .scenario import Scenario, load_catalog_text, load_scenario_text
 

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 
 from . import costs, units
 from .scenario import Scenario
-from .values import opt_float
+from pricing.values import opt_float
 
 #: How far past the scenario's own work the search goes, as a multiple of it.
 SEARCH_MULTIPLE = 50.0
@@ -104,6 +103,8 @@ def crossover(fixed_usd: float, resale_at, buy_per_h: float, rent_per_h: float, 
     k = int(below[0])
     if k == 0:
         return 0.0
+    from scipy.optimize import brentq
+
     return float(brentq(lambda h: float(gap(h)), grid[k - 1], grid[k], xtol=1e-6))
 
 

@@ -15,7 +15,7 @@ import traceback
 import click
 
 from . import __version__
-from .errors import InputError, Problem, SolverError, did_you_mean
+from pricing.errors import InputError, Problem, SolverError, did_you_mean
 
 EXIT_INPUT = 2
 EXIT_INFEASIBLE = 3
@@ -385,7 +385,13 @@ def pricing_show(offer_id, catalog_files, today, fmt):
     from .api import load_catalog
     from .report import render_fields
 
-    table, fields = details(load_catalog(catalog_files, today), offer_id)
+    from .costs import resale_rows
+
+    table, fields, derived = details(load_catalog(catalog_files, today), offer_id)
+    if table == "buy":
+        derived += resale_rows(dict(fields))
+    if derived:
+        fields += [("--- derived", "")] + derived
     click.echo(render_fields(table, fields, fmt), nl=False)
 
 

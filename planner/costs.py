@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from pricing.values import opt_float
+
 #: The named parts of an option's running cost (OUTPUT.md's cost_breakdown adds purchase,
 #: resale and host).
 PART_NAMES = ("electricity", "rent", "storage", "egress", "your_time")
@@ -66,3 +68,10 @@ def storage_usd(size_gb: float, months: float, usd_per_gb_month: float) -> float
 def egress_usd(size_gb: float, usd_per_gb: float) -> float:
     """Downloading ``size_gb`` out of a provider (the final checkpoint of each run)."""
     return size_gb * usd_per_gb
+
+
+def resale_rows(offer) -> list[tuple[str, str]]:
+    """A buy offer's resale after one, two and three years, as ``planner pricing show`` lists it."""
+    return [(f"resale after {months} months (offer's figure, else default model less fees)",
+             f"{resale_usd(offer['price_usd'], months, offer['condition'], opt_float(offer['resale_usd']), opt_float(offer['resale_fraction'])):,.0f} USD")
+            for months in (12, 24, 36)]

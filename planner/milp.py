@@ -43,8 +43,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from .sessions import finish_day, parallel_runs
 from .units import HOURS_PER_WEEK, WEEKS_PER_MONTH
@@ -147,6 +145,9 @@ class Program:
             return []
         offsets = np.cumsum([0] + [len(b.labels) for b in self.blocks])
         rows = np.concatenate([b.row + off for b, off in zip(self.blocks, offsets)])
+        from scipy import sparse
+        from scipy.optimize import LinearConstraint
+
         a = sparse.csr_array((np.concatenate([b.val for b in self.blocks]),
                               (rows, np.concatenate([b.col for b in self.blocks]))),
                              shape=(int(offsets[-1]), self.n_vars))
@@ -357,6 +358,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, purchase: dict[str, float
     ub[:nx] = _upper_bounds(xi)
     for j in [*buy_index.values(), *([host_index] if host_index is not None else [])]:
         integrality[j], ub[j] = 1, 1
+    from scipy.optimize import Bounds  # scipy loads only when a plan is built
+
     return Program(c, blocks, integrality, Bounds(np.zeros(n), ub), xi, buy_index, unmet_index, host_index, cal)
 
 
@@ -376,6 +379,8 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     """
     if program.n_vars == 0:
         return Solution(True, np.zeros(0), 0.0, "empty")
+    from scipy.optimize import milp
+
     res = milp(program.c, constraints=program.constraints(), integrality=program.integrality,
                bounds=program.bounds, options={"time_limit": time_limit_s, "mip_rel_gap": 1e-7})
     if res.x is None:

@@ -27,9 +27,9 @@ from .options import build_options, stale_rows
 from .quotes import checkpoint_gb_of, exclusions, process_for, purchase_cost, quote
 from .result import Assignment, PhasePlan, Plan, Purchase
 from .costs import PART_NAMES
-from .errors import SolverError
+from pricing.errors import SolverError
 from .scenario import Scenario
-from .values import float_or, opt_float
+from pricing.values import float_or, opt_float
 
 DEFAULT_TRIALS = 2000
 STRATEGIES = {

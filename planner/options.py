@@ -15,7 +15,7 @@ import pandas as pd
 from pricing.views import free_rows, old_new_offers
 
 from .scenario import Scenario
-from .values import missing
+from pricing.values import missing
 
 #: Catalog prices older than this, relative to the scenario's start, get a warning.
 STALE_AFTER_DAYS = 180

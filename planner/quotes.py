@@ -16,7 +16,7 @@ import pandas as pd
 from . import costs, sessions, units, workload
 from .costs import PART_NAMES
 from .scenario import Scenario
-from .values import float_or, missing, opt_float
+from pricing.values import float_or, missing, opt_float
 
 
 #: Checkpoint write rate on a local disk [GB/h]: ~500 MB/s, a SATA SSD's

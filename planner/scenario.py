@@ -5,7 +5,7 @@ defaults < the file < the chosen variant < ``--set`` overrides. Every applied
 override is recorded as ``key: old -> new`` in :attr:`Scenario.overrides`.
 
 All problems are collected, then raised together as one
-:class:`~planner.errors.InputError` sorted by position.
+:class:`~pricing.errors.InputError` sorted by position.
 
 Internally every quantity is canonical: hours, GB, W, USD, USD/h, USD/kWh.
 """
@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import units
-from .errors import InputError, Problem, did_you_mean
-from .yamldoc import Document, dotted, parse_document
+from pricing.errors import InputError, Problem, did_you_mean
+from pricing.loader import CatalogIds
+from pricing.yamldoc import Document, dotted, parse_document
 
 FAMILIES = ("cnn", "transformer", "rnn")
 PRECISIONS = ("fp32", "mixed")
@@ -137,19 +138,6 @@ class Scenario:
 
     def phase(self, name: str) -> Phase:
         return next(p for p in self.phases if p.name == name)
-
-
-@dataclass(frozen=True)
-class CatalogIds:
-    """What the loader needs to know of the catalog to check a scenario."""
-
-    devices: frozenset[str]
-    aliases: Mapping[str, str]  # alias -> device id
-    buy: frozenset[str]
-    rent: frozenset[str]
-    free: frozenset[str]
-    usd_per_unit: Mapping[str, float]  # currency code -> USD
-    electricity_default_usd_per_kwh: float
 
 
 # --------------------------------------------------------------------------- schema

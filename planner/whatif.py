@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError, Problem
-from .yamldoc import parse_document
+from pricing.errors import InputError, Problem
+from pricing.yamldoc import parse_document
 
 #: Monte Carlo trials per what-if run: the spread is not shown in these tables.
 WHATIF_TRIALS = 200

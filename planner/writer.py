@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import charts, report
-from .errors import InputError, Problem
+from pricing.errors import InputError, Problem
 from .result import Plan, to_dict
 
 MARKER = ".planner-report"

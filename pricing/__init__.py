@@ -5,6 +5,18 @@ policies); ``columns.csv`` describes every column (type, unit, default) and
 is used to validate the tables on load. See :func:`load_catalog`.
 """
 
-from .loader import Catalog, load_catalog, DATA_DIR
+from pathlib import Path
 
-__all__ = ["Catalog", "load_catalog", "DATA_DIR"]
+#: The shipped catalog's directory.
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+__all__ = ["Catalog", "CatalogIds", "load_catalog", "DATA_DIR"]
+
+
+def __getattr__(name: str):
+    """The loader (and pandas) load on first use: ``pricing.errors`` alone stays light."""
+    if name in ("Catalog", "CatalogIds", "load_catalog"):
+        from . import loader
+
+        return getattr(loader, name)
+    raise AttributeError(f"module 'pricing' has no attribute {name!r}")

@@ -3,7 +3,7 @@
 Each table is a pandas DataFrame, one row per device, offer, tier, rate or
 region, with the columns and canonical units that ``columns.csv`` lists.
 A broken row is reported like a scenario error: file:line:column, the
-row's id and column, what is wrong (:class:`planner.errors.InputError`).
+row's id and column, what is wrong (:class:`pricing.errors.InputError`).
 
 Layers, lowest first: the shipped catalog < ``extra`` catalog files < a
 scenario's ``catalog:`` entries (:meth:`Catalog.with_entries`). A later
@@ -22,10 +22,10 @@ from typing import Any
 
 import pandas as pd
 
-from planner.errors import InputError, Problem, did_you_mean
-from planner.yamldoc import parse_document
+from .errors import InputError, Problem, did_you_mean
+from .yamldoc import parse_document
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+from . import DATA_DIR
 TABLE_FILES = {
     "devices": "devices.csv",
     "buy": "buy.csv",
@@ -41,6 +41,19 @@ KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "curre
 #: Columns whose values together identify a row.
 UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework")}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
+
+
+@dataclass(frozen=True)
+class CatalogIds:
+    """What a scenario's checker needs to know of the catalog: its ids, aliases and rates."""
+
+    devices: frozenset[str]
+    aliases: Mapping[str, str]  # alias -> device id
+    buy: frozenset[str]
+    rent: frozenset[str]
+    free: frozenset[str]
+    usd_per_unit: Mapping[str, float]  # currency code -> USD
+    electricity_default_usd_per_kwh: float
 
 
 @dataclass(frozen=True)
@@ -115,9 +128,7 @@ class Catalog:
                  for d in t["as_of"] if isinstance(d, dt.date)]
         return max(dates)
 
-    def ids(self):
-        from planner.scenario import CatalogIds
-
+    def ids(self) -> CatalogIds:
         return CatalogIds(
             devices=frozenset(self.devices["id"]),
             aliases=self.aliases(),

@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from planner.errors import InputError, Problem, did_you_mean
-from planner.values import missing, opt_float
+from .errors import InputError, Problem, did_you_mean
+from .values import missing
 
 #: Columns shown per listing, with their table headers (units in brackets).
 LISTINGS: dict[str, dict[str, str]] = {
@@ -118,8 +118,11 @@ def find(catalog, key: str) -> tuple[str, pd.Series]:
                               "`planner pricing list` lists them")])
 
 
-def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]]]:
-    """(table, [(field, value), ...]) for one row: every field, then derived figures."""
+def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(table, [(field, value), ...], [(derived figure, value), ...]) for one row.
+
+    Derived here: what follows from the catalog alone (a subscription's USD per hour, a
+    device's measured rows); a buy offer's resale is the planner's model and added by it."""
     table, row = find(catalog, key)
     fields = [(c, v) for c, v in row.items() if not c.startswith("_")]
     derived: list[tuple[str, Any]] = []
@@ -129,18 +132,10 @@ def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]]]:
             cap = row["units_per_month"] / units if not missing(row["units_per_month"]) else None
             derived.append((f"{device}", f"{units:g} units/h (published) -> {usd:.3f} USD/h (derived)"
                             + (f", at most {cap:.1f} h/month" if cap else "")))
-    if table == "buy":
-        from planner.costs import resale_usd
-
-        for months in (12, 24, 36):
-            value = resale_usd(row["price_usd"], months, row["condition"], opt_float(row["resale_usd"]),
-                               opt_float(row["resale_fraction"]))
-            derived.append((f"resale after {months} months (offer's figure, else default model less fees)",
-                            f"{value:,.0f} USD"))
     if table == "devices":
         n = int((catalog.throughput["device"] == row["id"]).sum())
         derived.append(("measured throughput rows", n))
-    return table, fields + [("--- derived", "")] + derived if derived else fields
+    return table, fields, derived
 
 
 def stale(catalog, today: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 import pricing
-from planner.errors import InputError
+from pricing.errors import InputError
 
 from .conftest import TEST_CATALOG
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import planner
 from planner import milp, sessions
 from planner.cli import main
-from planner.errors import SolverError
+from pricing.errors import SolverError
 from planner.options import build_options
 
 from .conftest import examples

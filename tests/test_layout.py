@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from planner.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ["options", "workload", "sessions", "optimize", "costs", "result", "units"]
+CORE = ["options", "workload", "sessions", "quotes", "milp", "optimize", "breakeven", "costs", "result", "units"]
 FORBIDDEN = {"click", "yaml", "matplotlib", "pathlib", "os", "sys", "subprocess", "requests", "time"}
 
 
@@ -40,3 +40,20 @@ def test_every_command_has_help_and_is_in_the_readme():
         assert command.help, name
         assert runner.invoke(main, [name, "--help"]).exit_code == 0
         assert f"planner {name}" in readme, name
+
+
+def _imports(path: Path) -> set[str]:
+    """Top-level package names a module imports, at any depth of its code."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            out.add((node.module or "").split(".")[0])
+    return out
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "pricing").glob("*.py")), ids=lambda p: p.name)
+def test_the_catalog_is_the_lower_layer(path):
+    """pricing never imports planner: the planner builds on the catalog, not the other way."""
+    assert "planner" not in _imports(path)

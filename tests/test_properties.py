@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import planner
-from planner.errors import InputError
+from pricing.errors import InputError
 from planner.result import Plan
 from planner.scenario import load_scenario_text
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import planner
 from planner import breakeven, charts, costs, writer
 from planner.cli import main
-from planner.errors import InputError
+from pricing.errors import InputError
 
 from .conftest import SCENARIOS, TODAY
 from .test_plan import BASE, LOCAL_WALL, RENT_WALL

@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from planner.errors import InputError
+from pricing.errors import InputError
 
 from .conftest import MINIMAL, SCENARIOS, TODAY
 
