@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import os
+import sys
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -96,5 +100,34 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
          seed: int = 0, pareto: bool = False, alternatives: bool = True) -> Plan:
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied."""
     base = catalog or default_catalog()
-    return optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
-                         trials=trials, seed=seed, pareto=pareto, alternatives=alternatives)
+    with solver_output_silenced():
+        return optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
+                             trials=trials, seed=seed, pareto=pareto, alternatives=alternatives)
+
+
+_FD_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def solver_output_silenced():
+    """Point file descriptor 1 at the null device while a plan is solved.
+
+    HiGHS prints MIP progress lines (``HighsMipSolverData::...``) from C++ straight to the
+    process's stdout, whatever scipy's ``disp`` says, which would corrupt ``--format json``;
+    nothing but the answer may reach stdout. Python-level output is flushed around the swap."""
+    with _FD_LOCK:
+        sys.stdout.flush()
+        try:
+            saved = os.dup(1)
+        except OSError:  # no stdout at all: nothing to protect
+            yield
+            return
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            yield
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)

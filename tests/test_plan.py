@@ -214,3 +214,17 @@ def test_egress_of_the_final_checkpoints_by_hand(load):
     p = planner.plan(s, trials=10)
     assert p.phases[0].assignments[0].option == "aws:g5.xlarge"
     assert p.cost_usd["egress"] == pytest.approx(2 * 1 * 0.09)
+
+
+def test_nothing_but_the_answer_reaches_stdout(capfd):
+    """What a solver writes to file descriptor 1 during a plan never reaches stdout (issue 17:
+    HiGHS's C++ progress lines broke --format json)."""
+    import os
+
+    from planner.api import solver_output_silenced
+
+    print("before", flush=True)
+    with solver_output_silenced():
+        os.write(1, b"HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();\n")
+    print("after", flush=True)
+    assert capfd.readouterr().out == "before\nafter\n"
