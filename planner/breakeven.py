@@ -126,7 +126,7 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
             continue
         o = rows.loc[b]
         buy_rate = rate[b]
-        host = s.you.host_price_usd if (not s.you.host_machine and s.you.host_price_usd) else 0.0
+        host = s.you.host_usd
         fixed = float(o["purchase_usd"]) + host
         # the card's own device first, then the rest from the cheapest per reference hour
         order = sorted(rent_rate, key=lambda r: (r == FREE_MIX, r not in devices or devices[r] != o["device"],

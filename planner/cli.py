@@ -468,7 +468,8 @@ def pricing_refresh(providers, clear, today, fmt):
 @pricing.command("check")
 @catalog_option
 @click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Judge dates and staleness as of this date (default: today).")
-@click.option("--days", type=int, default=180, show_default=True, help="A price older than this many days is stale.")
+@click.option("--days", type=int, help="A price older than this many days is stale (default: the catalog's "
+              "staleness limit, as for plans).")
 def pricing_check(catalog_files, today, days):
     """Check the catalog: integrity and lint errors (exit 1, each at file:line:column), then stale prices.
 
@@ -476,10 +477,11 @@ def pricing_check(catalog_files, today, days):
     or form factor, dates after today, prices far off a refreshed provider list. Warnings: stale
     prices and old "new card" prices that scenarios starting today are not offered."""
     from pricing.checks import lint
-    from pricing.views import NEW_OFFER_MAX_AGE_DAYS, old_new_offers, stale
+    from pricing.views import NEW_OFFER_MAX_AGE_DAYS, STALE_AFTER_DAYS, old_new_offers, stale
 
     from .api import load_catalog, refreshed_rows, shipped_catalog
 
+    days = STALE_AFTER_DAYS if days is None else days
     try:
         catalog = load_catalog(catalog_files, today)
     except InputError as exc:

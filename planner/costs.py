@@ -12,6 +12,9 @@ from pricing.values import opt_float
 #: resale and host).
 PART_NAMES = ("electricity", "rent", "storage", "egress", "your_time")
 
+#: Every named part of a plan's total, in report order (OUTPUT.md's cost_breakdown).
+COST_PARTS = ("purchase", "resale", "host", *PART_NAMES)
+
 #: Default resale model: a new card loses RESALE_FIRST_YEAR_LOSS of its price
 #: in the first year (linearly), then RESALE_LATER_YEARLY_LOSS a year,
 #: compounded. Source: used-GPU depreciation rule of thumb "30-40 % the first
@@ -28,6 +31,12 @@ RESALE_LATER_YEARLY_LOSS = 0.125
 #: bought and sold at once is not free; an offer's own resale figure is taken
 #: as what the user gets.
 RESALE_SELLING_FEE = 0.129
+
+
+def resale_model_text() -> str:
+    """The default resale model in words, from its constants (for reports)."""
+    return (f"{RESALE_FIRST_YEAR_LOSS:.0%} lost in the first year, {RESALE_LATER_YEARLY_LOSS:.1%} a year after, "
+            f"less a {RESALE_SELLING_FEE:.1%} selling fee").replace("%", " %")
 
 
 def resale_fraction(months, condition: str):

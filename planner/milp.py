@@ -332,7 +332,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, purchase: dict[str, float
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(purchase))
     buy_index = {b: nx + i for i, b in enumerate(buys)}
     unmet_index = {ph.name: nx + len(buys) + i for i, ph in enumerate(s.phases)}
-    needs_host = (not s.you.host_machine) and s.you.host_price_usd is not None
+    needs_host = s.you.buys_host
     host_index = nx + len(buys) + len(s.phases) if needs_host else None
     n = nx + len(buys) + len(s.phases) + (1 if needs_host else 0)
 

@@ -26,7 +26,7 @@ from . import breakeven, milp, sessions, workload
 from .options import build_options, stale_rows
 from .quotes import checkpoint_gb_of, exclusions, process_for, purchase_cost, quote
 from .result import Assignment, PhasePlan, Plan, Purchase
-from .costs import PART_NAMES
+from .costs import COST_PARTS, PART_NAMES
 from pricing.errors import SolverError
 from .scenario import Scenario
 from pricing.values import float_or, opt_float
@@ -116,7 +116,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     bought = milp.purchases(problem, sol)
     rows = opts.merge(feas, on="option").set_index("option", drop=False)
 
-    parts = dict.fromkeys(("purchase", "resale", "host", *PART_NAMES), 0.0)
+    parts = dict.fromkeys(COST_PARTS, 0.0)
     purchases = []
     for b in bought:
         o = rows.loc[b]

@@ -12,13 +12,10 @@ import fnmatch
 
 import pandas as pd
 
-from pricing.views import free_rows, old_new_offers
+from pricing.values import missing
+from pricing.views import STALE_AFTER_DAYS, free_rows, old_new_offers  # one staleness rule, the catalog's
 
 from .scenario import Scenario
-from pricing.values import missing
-
-#: Catalog prices older than this, relative to the scenario's start, get a warning.
-STALE_AFTER_DAYS = 180
 
 OPTION_COLUMNS = [
     "option", "kind", "offer", "device", "count", "usd_per_hour", "usd_per_month", "purchase_usd",

@@ -56,7 +56,7 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
             reason = workload.PYTORCH_ON_TPU
         elif not (isinstance(rel, float) and math.isfinite(rel) and rel > 0):
             reason = "no speed figures for this device in the catalog"
-        elif r.kind in ("own", "buy") and not s.you.host_machine and s.you.host_price_usd is None:
+        elif r.kind in ("own", "buy") and s.you.host_unpriced:
             reason = "needs a host computer: set you.host_price (or you.host_machine: true)"
         elif r.kind == "free" and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
             reason = "the tier grants no hours"
@@ -227,5 +227,5 @@ def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float, float]:
     price = float(opt["purchase_usd"])
     resale = costs.resale_usd(price, s.horizon_months, opt["condition"],
                               opt_float(opt["resale_usd"]), opt_float(opt["resale_fraction"]))
-    host = s.you.host_price_usd if (not s.you.host_machine and s.you.host_price_usd) else 0.0
+    host = s.you.host_usd
     return price, resale, host

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .breakeven import FREE_MIX
+from . import costs
 from .result import COST_PARTS, Plan, to_dict
 
 
@@ -321,7 +322,7 @@ def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
             f"- Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
             + (" (catalog default)" if s.electricity_is_default else "") + f"; the host draws {s.you.host_power_w:g} W.",
             f"- Cards are sold after the {s.horizon_months:g}-month horizon; resale follows each offer's figure or the "
-            "default model (35 % lost in the first year, 12.5 % a year after).",
+            f"default model ({costs.resale_model_text()}).",
             f"- Your time is valued at {s.you.time_value_usd_per_hour / s.usd_per_currency:g} {cur}/h; you can start "
             f"{s.you.attention_starts_per_day:g} sessions a day.",
             *(f"- {a}" for a in d["assumptions"]), *(f"- Override: {o}" for o in d["overrides"]), ""]

@@ -13,9 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from .costs import COST_PARTS  # re-exported for the report writers
 from .scenario import Scenario
-
-COST_PARTS = ("purchase", "resale", "host", "electricity", "rent", "storage", "egress", "your_time")
 
 
 @dataclass(frozen=True)

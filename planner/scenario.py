@@ -89,6 +89,23 @@ class You:
     budget_usd: float | None = None
     host_price_usd: float | None = None
 
+    # One rule for "a card needs a host computer" (SCENARIO.md: host_machine false adds a host's
+    # cost; you.host_price gives it). Every module asks these, none re-derives them.
+    @property
+    def buys_host(self) -> bool:
+        """A card bought or owned comes with a host computer to buy (its price is known)."""
+        return not self.host_machine and self.host_price_usd is not None
+
+    @property
+    def host_unpriced(self) -> bool:
+        """A card would need a host computer, but its price is not given: cards are excluded."""
+        return not self.host_machine and self.host_price_usd is None
+
+    @property
+    def host_usd(self) -> float:
+        """What the host computer adds to a card's purchase [USD]."""
+        return float(self.host_price_usd) if self.buys_host else 0.0
+
 
 @dataclass(frozen=True)
 class Consider:

@@ -198,7 +198,7 @@ def test_a_later_deadline_never_raises_the_optimum(load, catalog, hours_a, weeks
 
 
 @settings(max_examples=examples(15), deadline=None)
-@given(hours_a=st.integers(50, 900), budget=st.integers(50, 800), extra=st.integers(1, 2000))
+@given(hours_a=st.integers(50, 900), budget=st.integers(250, 1500), extra=st.integers(1, 2000))
 def test_a_bigger_budget_never_raises_the_optimum(load, catalog, hours_a, budget, extra):
     def with_budget(b):
         text = TEMPLATE.format(**{**DEFAULTS, "hours_a": hours_a}).replace(
