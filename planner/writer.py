@@ -10,10 +10,12 @@ the other files are left alone.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -81,7 +83,8 @@ def write_files(files: dict[str, bytes], directory: str | Path, force: bool = Fa
                                   f"holds files the planner did not write ({shown}); choose another directory "
                                   "or add --force to write the report among them")])
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    recover_leftovers(target)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{os.getpid()}-", dir=target.parent))
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; a report is for reading
     try:
         for name, data in files.items():
@@ -91,17 +94,77 @@ def write_files(files: dict[str, bytes], directory: str | Path, force: bool = Fa
                 os.replace(tmp / name, target / name)
             shutil.rmtree(tmp, ignore_errors=True)
         elif target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-            os.rmdir(old)
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
+            _swap_in(tmp, target)
         else:
             os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return sorted(files)
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one step (Linux renameat2 RENAME_EXCHANGE); False where the
+    system or file system cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0
+
+
+def _swap_in(new: Path, target: Path) -> None:
+    """Put ``new`` where ``target`` is, never leaving ``target`` missing: an atomic exchange
+    where the system has one; else two renames, the old report put back if the second fails
+    (and found again by :func:`recover_leftovers` if the process dies between them)."""
+    if _exchange(new, target):
+        shutil.rmtree(new, ignore_errors=True)  # now holds the previous report
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{os.getpid()}-", dir=target.parent))
+    os.rmdir(old)
+    os.replace(target, old)
+    try:
+        os.replace(new, target)
+    except BaseException:
+        os.replace(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_leftovers(target: Path) -> None:
+    """Undo what a killed earlier write left beside ``target``: a previous report moved aside
+    (``.NAME.old-PID-*``) comes back when ``target`` is missing; half-written ``.NAME.new-PID-*``
+    directories and stale copies are removed. A directory whose writer (PID) still runs is
+    another write under way, and left alone."""
+    parent = target.parent
+    if not parent.is_dir():
+        return
+
+    def dead(p: Path) -> bool:
+        pid = p.name[len(target.name) + 6:].split("-")[0]  # after ".NAME.old-" / ".NAME.new-"
+        if not pid.isdigit():
+            return True
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # exists, another user's
+            return False
+        return int(pid) == os.getpid()  # our own leftovers are dead too
+
+    olds = sorted((p for p in parent.glob(f".{target.name}.old-*") if dead(p)), key=lambda p: p.stat().st_mtime)
+    if olds and not target.exists():
+        os.replace(olds.pop(), target)
+    for leftover in [*olds, *(p for p in parent.glob(f".{target.name}.new-*") if dead(p))]:
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _planner_files(target: Path) -> set[str]:

@@ -228,3 +228,85 @@ def test_nothing_but_the_answer_reaches_stdout(capfd):
         os.write(1, b"HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();\n")
     print("after", flush=True)
     assert capfd.readouterr().out == "before\nafter\n"
+
+
+# --- behaviour untested before (issue 14) ---------------------------------------------------
+
+def test_a_card_without_a_host_buys_the_host_or_is_excluded(load):
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="", free="")
+    priced = load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  host_machine: false\n"
+                               "  host_price: 800 USD\n"))
+    p = planner.plan(priced)
+    assert p.cost_usd["host"] == pytest.approx(800)
+    assert p.total_usd == pytest.approx(800 + 600 + 0.45 * LOCAL_WALL * 0.20)  # host + the buy-only plan
+    unpriced = load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  host_machine: false\n"))
+    p = planner.plan(unpriced)
+    assert not p.feasible
+    assert any("needs a host computer: set you.host_price" in e["reason"] for e in planner.to_dict(p)["excluded"])
+
+
+def test_a_one_off_quota_is_spent_once(load, catalog):
+    # Tianchi grants 60 GPU-hours once (frozen catalog); the rest must go to the rented cluster
+    text = BASE.format(hours=300, deadline="2027-12-31", buy="", rent="uni-cluster", free="tianchi")
+    p = planner.plan(load(text))
+    (ph,) = p.phases
+    by = {a.option: a for a in ph.assignments}
+    assert "tianchi" in by and "uni-cluster" in by  # free first, then pay
+    assert by["tianchi"].wall_hours <= 60 + 1e-6
+    assert by["tianchi"].wall_hours > 50  # it is worth spending almost all of it
+
+
+def test_starts_by_hand_are_limited_by_attention(load):
+    # a tier that needs a person and ends every 2 h; one start a day: at most 7 sessions a week
+    text = BASE.format(hours=60, deadline="2027-12-31", buy="", rent="", free="hand-tier").replace(
+        "  free:\n", "  free:\n    - {id: hand-tier, device: rtx-3090, session_limit: 2 h, setup: 0 min,\n"
+        "       needs_person: true, interruptions: 0}\n")
+    p = planner.plan(load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  attention: 1/day\n")))
+    (ph,) = p.phases
+    (a,) = ph.assignments
+    days = (ph.finish_expected - dt.date(2027, 1, 4)).days + 1
+    assert a.sessions >= 60 / 2  # each session holds at most 2 h of work
+    assert a.sessions <= days  # never more starts than days at one start a day
+    assert days >= 30  # so 60 h take at least a month
+
+
+def test_compute_unit_tiers_cost_units_times_their_price(load):
+    # colab-payg in the frozen catalog: T4 at 1.86 units/h, 0.0999 USD a unit, no fee
+    text = BASE.format(hours=10, deadline="2027-12-31", buy="", rent="", free="colab-payg")
+    text = text.replace("reference_gpu: rtx-3090", "reference_gpu: t4")
+    p = planner.plan(load(text))
+    (ph,) = p.phases
+    (a,) = ph.assignments
+    assert a.option == "colab-payg:t4"
+    # units burn for every hour the runtime is up (setup and checkpoint writes included)
+    assert a.cost_usd["rent"] == pytest.approx(a.wall_hours * 1.86 * 0.0999, rel=1e-6)
+    assert a.wall_hours >= 10  # at least the work itself, on the reference device
+
+
+def test_debug_shows_the_traceback_of_an_internal_error(monkeypatch):
+    import planner.optimize
+
+    def broken(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(planner.optimize, "plan", broken)
+    path = str(SCENARIOS / "thesis.yaml")
+    plain = CliRunner().invoke(main, ["run", path])
+    assert plain.exit_code == 1 and "internal error: RuntimeError: boom" in plain.output
+    assert "Traceback" not in plain.output and "--debug" in plain.output
+    debug = CliRunner().invoke(main, ["--debug", "run", path])
+    assert debug.exit_code == 1 and "Traceback" in debug.output and "RuntimeError: boom" in debug.output
+
+
+def test_a_failed_solve_is_an_error_not_a_plan(monkeypatch):
+    from planner import milp
+
+    import math
+
+    import numpy as np
+
+    monkeypatch.setattr(milp, "solve", lambda program, *a, **k: milp.Solution(
+        False, np.zeros(program.n_vars), math.inf, "Time limit reached. (HiGHS Status 13)"))
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--format", "json"])
+    assert result.exit_code == 1 and "planner:" in result.output
+    assert not result.output.lstrip().startswith("{")

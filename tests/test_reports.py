@@ -109,13 +109,15 @@ def test_report_refuses_a_directory_with_other_files(tmp_path):
 
 
 def test_rewriting_a_report_replaces_it(tmp_path):
-    out, _ = _report(tmp_path)
+    out, first = _report(tmp_path)
+    assert first.exit_code == 0, first.output
     _, again = _report(tmp_path, extra=["--variant", "cheap-power"])
     assert again.exit_code == 0 and "cheap-power" in (out / "report.md").read_text()
 
 
 def test_a_failure_part_way_leaves_the_previous_report(tmp_path, monkeypatch):
-    out, _ = _report(tmp_path)
+    out, first = _report(tmp_path)
+    assert first.exit_code == 0, first.output
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     real = Path.write_bytes
     calls = {"n": 0}
@@ -198,3 +200,53 @@ def test_golden_reports(name):
         js_path.write_text(json.dumps(js, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     _approx_text(md, md_path.read_text(encoding="utf-8"))
     _approx_equal(js, json.loads(js_path.read_text(encoding="utf-8")))
+
+
+def _plan_thesis():
+    return planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=20)
+
+
+def test_a_failure_between_the_two_renames_restores_the_previous_report(tmp_path, monkeypatch):
+    """Where no atomic exchange is had, the old report is moved aside, then the new one in:
+    if that second move fails, the old report is back at DIR."""
+    out = tmp_path / "rep"
+    p = _plan_thesis()
+    writer.write_report(p, out)
+    before = {q.name: q.read_bytes() for q in out.iterdir()}
+    monkeypatch.setattr(writer, "_exchange", lambda a, b: False)
+    real, calls = os.replace, {"n": 0}
+
+    def second_fails(src, dst):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("the second rename fails")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(OSError, match="second rename"):
+        writer.write_report(p, out)
+    assert calls["n"] == 3  # aside, (failed) in, back
+    assert {q.name: q.read_bytes() for q in out.iterdir()} == before
+    assert not [q for q in tmp_path.iterdir() if q.name.startswith(".rep.")]
+
+
+def test_a_report_killed_between_the_renames_is_recovered_on_the_next_run(tmp_path):
+    out = tmp_path / "rep"
+    p = _plan_thesis()
+    writer.write_report(p, out)
+    # what a kill after the first rename leaves: the old report aside (its writer, pid 999999999,
+    # long gone), no DIR, and a half-written new one
+    aside = tmp_path / ".rep.old-999999999-x"
+    os.replace(out, aside)
+    (tmp_path / ".rep.new-999999999-y").mkdir()
+    writer.recover_leftovers(out)
+    assert (out / "report.md").exists() and sorted(q.name for q in tmp_path.iterdir()) == ["rep"]
+
+
+def test_a_report_is_replaced_by_an_atomic_exchange_on_linux(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    (a / "f").write_text("a"), (b / "f").write_text("b")
+    if not writer._exchange(a, b):
+        pytest.skip("no renameat2 exchange here")
+    assert (a / "f").read_text() == "b" and (b / "f").read_text() == "a"

@@ -142,3 +142,18 @@ def test_long_runs_extend_linearly_within_a_hair_of_the_recursion():
     fast = sessions.expected(p)
     for field in ("wall_h", "sessions", "setup_h", "checkpoint_h"):
         assert getattr(fast, field) == pytest.approx(getattr(full, field), rel=1e-4)
+
+
+@pytest.mark.parametrize("lam", [2.0, 5.0])
+def test_high_interruption_rates_match_the_closed_form_and_the_simulation(lam):
+    # more than one interruption per checkpoint interval: each 1 h segment takes
+    # e^{lam R} (e^{lam a} - 1) / lam on average (e^2 - 1)/2 = 3.19 h at lam = 2
+    r, tau, n = 0.05, 1.0, 6
+    p = Process(n * tau, tau, 0.0, r, r, None, lam)
+    e = expected(p)
+    closed = math.expm1(lam * r) / lam + n * math.exp(lam * r) * math.expm1(lam * tau) / lam
+    assert e.wall_h == pytest.approx(closed, rel=1e-10)
+    assert e.lost_h > n  # most of the time is lost work
+    if lam == 2.0:
+        sm = simulate(p, trials=20_000, seed=3)
+        assert sm.wall_h.mean() == pytest.approx(e.wall_h, rel=0.03)
