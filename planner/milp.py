@@ -342,7 +342,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, purchase: dict[str, float
     for j in unmet_index.values():
         c[j] = UNMET_PENALTY_USD_PER_H
     if host_index is not None:
-        c[host_index] = s.you.host_price_usd
+        c[host_index] = s.you.host_usd
 
     blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_index), account(xi, cal),
               subscription(xi, cal), starts(xi, cal, s.you.attention_starts_per_day), once(xi)]
@@ -350,7 +350,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, purchase: dict[str, float
         blocks.append(host(xi, s, buy_index, host_index))
     limit = budget_usd if budget_usd is not None else s.you.budget_usd
     if limit is not None and math.isfinite(limit):
-        blocks.append(budget(xi, purchase, buy_index, host_index, s.you.host_price_usd, limit))
+        blocks.append(budget(xi, purchase, buy_index, host_index, s.you.host_usd, limit))
     blocks = [b for b in blocks if b.labels]
 
     integrality = np.zeros(n)

@@ -125,7 +125,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         parts["purchase"] += price
         parts["resale"] -= resale
     if milp.bought_host(problem, sol):
-        parts["host"] = s.you.host_price_usd
+        parts["host"] = s.you.host_usd
 
     phases = []
     q_idx = quotes.set_index(["phase", "option"])
@@ -278,7 +278,7 @@ def _cumulative(s: Scenario, problem, sol, opts: pd.DataFrame) -> list[tuple[str
         start_cost += price
         resale += back
     if milp.bought_host(problem, sol):
-        start_cost += s.you.host_price_usd
+        start_cost += s.you.host_usd
     total = start_cost + np.cumsum(weekly)
     points = [(s.start.isoformat(), start_cost)]
     points += [((w + dt.timedelta(days=7)).isoformat(), float(t)) for w, t in zip(problem.week_starts, total)]
