@@ -63,10 +63,31 @@ def _layered(base, rows, name, as_of, source):
 _LAYERED: dict = {}
 
 
+#: A scenario or catalog file is kilobytes; anything this large is not one.
+MAX_FILE_BYTES = 1_000_000
+
+
 def read_text(path: str | Path) -> str:
-    """A scenario file's text; unreadable files are input errors."""
+    """A scenario or catalog file's text; unreadable files are input errors.
+
+    Only regular files are read, and at most MAX_FILE_BYTES of them: /dev/zero, a FIFO or a
+    huge file would otherwise hang or exhaust memory."""
+    import stat
+
     try:
-        return Path(path).read_text(encoding="utf-8")
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError([Problem(str(path), 0, 0, "", "not a regular file (a device, FIFO or directory); "
+                                      "give a scenario or catalog file")])
+        if info.st_size > MAX_FILE_BYTES:
+            raise InputError([Problem(str(path), 0, 0, "", f"{info.st_size:,} bytes; a scenario or catalog file "
+                                      f"is at most {MAX_FILE_BYTES:,} bytes")])
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise InputError([Problem(str(path), 0, 0, "", f"more than {MAX_FILE_BYTES:,} bytes; a scenario or "
+                                      "catalog file is smaller")])
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError([Problem(str(path), 0, 0, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
     except OSError as exc:

@@ -25,9 +25,12 @@ def _today(ctx, param, value):
     if value is None:
         return dt.date.today()
     try:
-        return dt.date.fromisoformat(value)
+        day = dt.date.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"expected a date YYYY-MM-DD, got {value!r}") from None
+    if not dt.date(1990, 1, 1) <= day <= dt.date(2100, 12, 31):  # planner.scenario's calendar
+        raise click.BadParameter(f"expected a date between 1990-01-01 and 2100-12-31, got {value}")
+    return day
 
 
 def catalog_option(f):
@@ -101,7 +104,7 @@ def main(debug):
 @click.option("--force", is_flag=True, help="Write the report into a DIR that holds other files.")
 @click.option("--trials", type=click.IntRange(1, 1_000_000), default=2000, show_default=True,
               help="Monte Carlo trials for the P50/P90 spread.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Monte Carlo seed: same seed, same report.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="Monte Carlo seed: same seed, same report.")
 @click.option("--pareto", is_flag=True, help="Also show total cost against the last phase's finish date.")
 @handle_errors
 def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, trials, seed, pareto):
@@ -179,11 +182,9 @@ def fit(scenario, kind, gpus, variant, sets, today, catalog_files, fmt, **flags)
     Takes the workload of SCENARIO, or one given by flags (values are read as
     in scenario files); flags override a scenario's values.
     """
-    import yaml
-
     from .api import load_catalog, load_scenario
     from .report import render_rows
-    from .scenario import load_workload, workload_values
+    from .scenario import load_workload, parse_flag_value, workload_values
     from .workload import fit_table
 
     catalog = load_catalog(catalog_files, today)
@@ -194,7 +195,7 @@ def fit(scenario, kind, gpus, variant, sets, today, catalog_files, fmt, **flags)
     values.setdefault("reference_gpu", "rtx-3090")
     for flag, key in FIT_FLAGS.items():
         if flags[flag] is not None:
-            values[key] = yaml.safe_load(flags[flag]) if flags[flag].strip() else flags[flag]
+            values[key] = parse_flag_value(flags[flag], "--" + flag.replace("_", "-"))
     w = load_workload(values, catalog.ids())
     table = fit_table(w, catalog.devices, catalog.throughput, gpus)
     if kind:

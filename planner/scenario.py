@@ -224,17 +224,30 @@ def _auto_or_bool(v, ctx):
     raise ValueError(f"expected auto, true or false, got {v!r}")
 
 
+#: The calendar the planner covers: dates outside it are typing mistakes, not plans.
+FIRST_DATE, LAST_DATE = dt.date(1990, 1, 1), dt.date(2100, 12, 31)
+#: A phase may end at most this many years after the scenario's start (the weekly
+#: calendar grows with the span; a lab's purchase horizon is a few years).
+MAX_SPAN_YEARS = 30
+#: Upper bounds of quantities no real plan reaches (a typing mistake such as 1e308 h).
+MAX_GPU_HOURS = 1e6  # 114 GPU-years
+MAX_RUNS = 10_000
+MAX_HORIZON_MONTHS = 12 * MAX_SPAN_YEARS
+
+
 def _date(v, ctx):
     if isinstance(v, dt.datetime):
-        return v.date()
-    if isinstance(v, dt.date):
-        return v
-    if isinstance(v, str):
+        v = v.date()
+    elif isinstance(v, str):
         try:
-            return dt.date.fromisoformat(v.strip())
+            v = dt.date.fromisoformat(v.strip())
         except ValueError:
             pass
-    raise ValueError(f"expected a date such as 2027-05-31, got {v!r}")
+    if not isinstance(v, dt.date):
+        raise ValueError(f"expected a date such as 2027-05-31, got {v!r}")
+    if not FIRST_DATE <= v <= LAST_DATE:
+        raise ValueError(f"expected a date between {FIRST_DATE} and {LAST_DATE}, got {v}")
+    return v
 
 
 def _positive_int(v, ctx):
@@ -243,14 +256,39 @@ def _positive_int(v, ctx):
     return v
 
 
-def _q(parse, positive=False, nonneg=True):
-    """Wrap a units.parse_* function; check the sign."""
+#: Checkpointing more often than this is not a training setup (a write takes longer); the
+#: session model's cost grows with checkpoints per session, so it is also a bound.
+MIN_CHECKPOINT_EVERY_H = 1 / 60
+
+
+def _checkpoint_every(v, ctx):
+    h = _q(_hours, positive=True)(v, ctx)
+    if h < MIN_CHECKPOINT_EVERY_H - 1e-12:
+        raise ValueError(f"expected at least 1 min between checkpoints, got {v!r}")
+    return h
+
+
+def _years_after(d: dt.date, years: int) -> dt.date:
+    return d.replace(year=min(d.year + years, dt.MAXYEAR), day=min(d.day, 28))
+
+
+def _runs(v, ctx):
+    n = _positive_int(v, ctx)
+    if n > MAX_RUNS:
+        raise ValueError(f"expected at most {MAX_RUNS:,} runs, got {v!r}")
+    return n
+
+
+def _q(parse, positive=False, nonneg=True, maximum: float | None = None, unit: str = ""):
+    """Wrap a units.parse_* function; check the sign and, where given, the largest sensible value."""
     def convert(v, ctx):
         x = parse(v, ctx)
         if positive and x <= 0:
             raise ValueError(f"expected a value above zero, got {v!r}")
         if nonneg and x < 0:
             raise ValueError(f"expected a value of zero or more, got {v!r}")
+        if maximum is not None and x > maximum:
+            raise ValueError(f"expected at most {maximum:,.0f} {unit}, got {v!r}".replace("  ", " "))
         return x
     return convert
 
@@ -387,12 +425,12 @@ WORKLOAD = {
 }
 
 PHASE = {
-    "gpu_hours": Field(_q(_hours, positive=True), required=True),
-    "runs": Field(_positive_int),
+    "gpu_hours": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h"), required=True),
+    "runs": Field(_runs),
     "from": Field(_date),
     "deadline": Field(_date),
     "run_length": Field(_q(_hours, positive=True)),
-    "checkpoint_every": Field(_q(_hours, positive=True)),
+    "checkpoint_every": Field(_checkpoint_every),
     "checkpoint_size": Field(_q(_size)),
     "dataset_size": Field(_q(_size)),
 }
@@ -464,7 +502,7 @@ SCHEMA: dict[str, Any] = {
     "name": Field(_text, required=True),
     "start": Field(_date),
     "currency": Field(_currency),
-    "horizon": Field(_q(_months, positive=True)),
+    "horizon": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months")),
     "electricity": Field(_q(_usd_per_kwh)),
     "framework": Field(_enum(FRAMEWORKS)),
     "workload": WORKLOAD,
@@ -503,6 +541,13 @@ def parse_set(option: str) -> tuple[str, Any]:
     except InputError as exc:
         raise InputError([Problem("--set", 0, 0, key, p.message) for p in exc.problems]) from None
     return key, doc.data
+
+
+def parse_flag_value(text: str, flag: str) -> Any:
+    """A command-line flag's value read as YAML, as in a file; errors name the flag."""
+    if not text.strip():
+        return text
+    return parse_document(text, flag).data
 
 
 def _split_path(key: str) -> tuple:
@@ -791,7 +836,13 @@ class _Validator:
             deadline = p.get("deadline")
             if begin < start:
                 self.add(path + ("from",), f"phase starts {begin} before the scenario's start {start}")
-            if deadline is not None and deadline <= begin:
+            if deadline is not None and deadline > _years_after(start, MAX_SPAN_YEARS):
+                self.add(path + ("deadline",), f"deadline {deadline} is more than {MAX_SPAN_YEARS} years after the "
+                         f"scenario's start {start}; the planner plans at most {MAX_SPAN_YEARS} years ahead")
+            elif begin > _years_after(start, MAX_SPAN_YEARS):
+                self.add(path + ("from",), f"phase starts {begin}, more than {MAX_SPAN_YEARS} years after the "
+                         f"scenario's start {start}")
+            elif deadline is not None and deadline <= begin:
                 where = path + ("deadline",)
                 self.add(where, f"deadline {deadline} is not after the phase's start {begin}; "
                          "move the deadline later or 'from' earlier")
@@ -840,6 +891,10 @@ class _Validator:
                 if "resale" in row:
                     how, amount = row.pop("resale")
                     row["resale_fraction" if how == "fraction" else "resale_usd"] = amount
+                    price = row.get("price_usd")
+                    if how != "fraction" and isinstance(price, (int, float)) and amount > price:
+                        self.add(path + ("resale",), f"resale {amount:,.2f} USD is above the price {price:,.2f} "
+                                 "USD: a card does not sell for more than it cost; give the resale as money or a %")
                 row.setdefault("source", f"scenario file ({self.doc.file})")
                 rows.append(row)
                 self.ctx.user_ids[kind].add(values["id"])

@@ -69,13 +69,18 @@ def _split(value: object, expected: str) -> tuple[float, str]:
     if isinstance(value, bool) or value is None:
         raise QuantityError(f"expected {expected}, got {value!r}")
     if isinstance(value, (int, float)):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise QuantityError(f"expected {expected} (a finite number), got {value!r}")
         return float(value), ""
     if not isinstance(value, str):
         raise QuantityError(f"expected {expected}, got {type(value).__name__}")
     m = _QUANTITY.match(value)
     if not m:
         raise QuantityError(f"expected {expected}, got {value!r}")
-    return float(m.group(1)), (m.group(2) or "").strip()
+    number = float(m.group(1))
+    if number != number or number in (float("inf"), float("-inf")):
+        raise QuantityError(f"expected {expected} (a finite number), got {value!r}")
+    return number, (m.group(2) or "").strip()
 
 
 def _wrong_unit(value: object, expected: str, unit: str) -> QuantityError:

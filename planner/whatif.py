@@ -102,6 +102,10 @@ def compare(base: Job, variants: Sequence[str], workers: int = 1, progress=None)
 # --------------------------------------------------------------------------- sweep
 
 
+#: A sweep is for a meeting: a few hundred plans at most.
+MAX_SWEEP_VALUES = 500
+
+
 def parse_vary(option: str) -> tuple[str, list[Any]]:
     """``key.path=START:STOP:STEPS`` (numbers, units kept) or ``key.path=a,b,c`` (values as in the file)."""
     if "=" not in option:
@@ -115,12 +119,14 @@ def parse_vary(option: str) -> tuple[str, list[Any]]:
                                       f"got {spec!r}")])
         unit = next((m.group(2).strip() for m in (start, stop, steps) if m.group(2).strip()), "")
         n = int(steps.group(1))
-        if n < 2:
-            raise InputError([Problem("--vary", 0, 0, key, "STEPS must be at least 2")])
+        if not 2 <= n <= MAX_SWEEP_VALUES:
+            raise InputError([Problem("--vary", 0, 0, key, f"STEPS must be between 2 and {MAX_SWEEP_VALUES}, got {n}")])
         return key, [f"{v:g} {unit}".strip() for v in np.linspace(float(start.group(1)), float(stop.group(1)), n)]
     values = [v.strip() for v in spec.split(",") if v.strip()]
     if not values:
         raise InputError([Problem("--vary", 0, 0, key, "no values given")])
+    if len(values) > MAX_SWEEP_VALUES:
+        raise InputError([Problem("--vary", 0, 0, key, f"at most {MAX_SWEEP_VALUES} values, got {len(values)}")])
     return key, values
 
 

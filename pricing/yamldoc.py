@@ -3,7 +3,11 @@
 Scalars are built with ``yaml.SafeLoader`` rules only (no object construction).
 Unlike ``yaml.safe_load``, a key that appears twice in one mapping is an
 error, and the 1-based line:column of each key and value is kept so that
-validation can point at the exact spot.
+validation can point at the exact spot. Keys are text as written (YAML 1.1
+would read ``on``, ``yes``, ``~`` and ``010`` as true, null and 8); ``<<``
+merge keys are supported; aliases may not expand past MAX_VALUES values or
+MAX_DEPTH levels (a few hundred bytes of nested anchors can otherwise grow to
+gigabytes).
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ import yaml
 from .errors import InputError, Problem
 
 Path = tuple  # of str (mapping keys) and int (list indices)
+
+#: Limits on what a document may expand to (a scenario has a few hundred values).
+MAX_VALUES = 100_000
+MAX_DEPTH = 50
 
 
 @dataclass
@@ -57,6 +65,8 @@ def parse_document(text: str, file: str) -> Document:
     """Parse YAML ``text``; syntax errors and duplicate keys raise InputError."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise InputError([Problem(file, 0, 0, "", f"nested too deeply (more than {MAX_DEPTH} levels)")]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = _mark(mark) if mark else (0, 0)
@@ -71,33 +81,80 @@ def parse_document(text: str, file: str) -> Document:
     constructor = yaml.SafeLoader("")
     problems: list[Problem] = []
     doc.marks[()] = (_mark(root.start_mark), _mark(root.start_mark))
-    doc.data = _build(root, (), doc, constructor, problems, depth=0)
+    budget = [MAX_VALUES]
+    try:
+        doc.data = _build(root, (), doc, constructor, problems, 0, budget)
+    except _TooBig:
+        raise InputError([Problem(file, *_mark(root.start_mark), "", f"expands to more than {MAX_VALUES:,} values "
+                                  "(nested YAML aliases?); a scenario has a few hundred")]) from None
     if problems:
         raise InputError(problems)
     return doc
 
 
-def _build(node, path, doc, constructor, problems, depth):
-    if depth > 50:
-        problems.append(doc.problem(path, "nested too deeply (more than 50 levels)"))
+class _TooBig(Exception):
+    pass
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _key_text(key_node, constructor) -> str:
+    """A mapping key as text, as written: YAML 1.1's booleans, nulls and octals stay words."""
+    if key_node.tag == "tag:yaml.org,2002:str" or key_node.style is None:
+        return str(key_node.value)
+    return str(constructor.construct_object(key_node))
+
+
+def _merged(node, doc, problems, path) -> list[tuple]:
+    """The (key, value) node pairs of a mapping with its ``<<`` merges resolved: explicit keys
+    first, then the merged mappings' keys they do not override (YAML merge key spec)."""
+    own, merged = [], []
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _MERGE_TAG:
+            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for src in sources:
+                if isinstance(src, yaml.MappingNode):
+                    merged += _merged(src, doc, problems, path)
+                else:
+                    line, col = _mark(src.start_mark)
+                    problems.append(Problem(doc.file, line, col, dotted(path),
+                                            "'<<' merges a mapping (or a list of mappings) only"))
+        else:
+            own.append((key_node, value_node))
+    written = {k.value for k, _ in own if isinstance(k, yaml.ScalarNode)}
+    seen: set = set()
+    extra = []
+    for k, v in merged:
+        if isinstance(k, yaml.ScalarNode) and k.value not in written and k.value not in seen:
+            seen.add(k.value)
+            extra.append((k, v))
+    return own + extra
+
+
+def _build(node, path, doc, constructor, problems, depth, budget):
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig
+    if depth > MAX_DEPTH:
+        problems.append(doc.problem(path, f"nested too deeply (more than {MAX_DEPTH} levels)"))
         return None
     if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
         problems.append(doc.problem(path, f"unsupported YAML tag {node.tag!r}: plain mappings, lists and values only"))
         return None
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
+        for key_node, value_node in _merged(node, doc, problems, path):
             if not isinstance(key_node, yaml.ScalarNode):
                 line, col = _mark(key_node.start_mark)
                 problems.append(Problem(doc.file, line, col, dotted(path), "a key must be a plain word, not a list or mapping"))
                 continue
             try:
-                key = constructor.construct_object(key_node)
+                key = _key_text(key_node, constructor)
             except yaml.YAMLError as exc:
                 key = key_node.value
                 line, col = _mark(key_node.start_mark)
                 problems.append(Problem(doc.file, line, col, dotted(path), f"bad key: {exc}"))
-            key = "null" if key is None else str(key)
             child = path + (key,)
             key_pos = _mark(key_node.start_mark)
             if key in out:
@@ -106,14 +163,14 @@ def _build(node, path, doc, constructor, problems, depth):
                                         f"duplicate key (first given at line {first[0]}); keep one"))
                 continue
             doc.marks[child] = (key_pos, _mark(value_node.start_mark))
-            out[key] = _build(value_node, child, doc, constructor, problems, depth + 1)
+            out[key] = _build(value_node, child, doc, constructor, problems, depth + 1, budget)
         return out
     if isinstance(node, yaml.SequenceNode):
         items = []
         for i, item in enumerate(node.value):
             child = path + (i,)
             doc.marks[child] = (_mark(item.start_mark), _mark(item.start_mark))
-            items.append(_build(item, child, doc, constructor, problems, depth + 1))
+            items.append(_build(item, child, doc, constructor, problems, depth + 1, budget))
         return items
     try:
         return constructor.construct_object(node)

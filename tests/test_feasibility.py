@@ -246,10 +246,14 @@ def test_a_failed_solve_is_never_a_plan(load, monkeypatch, tmp_path):
 
 
 def test_hours_past_the_calendar_are_an_answer(tmp_path):
-    text = EARLY_FINAL.replace("gpu_hours: 160", "gpu_hours: 1e15")
+    # more than any machine can do by the deadline, yet a plausible number: an answer (exit 3)
+    text = EARLY_FINAL.replace("gpu_hours: 160", "gpu_hours: 900000")
     result = _run(tmp_path, text)
     assert result.exit_code == 3, result.output
     assert "internal error" not in result.output
+    # a typing mistake past any real plan (issue 17): a located input error
+    result = _run(tmp_path, EARLY_FINAL.replace("gpu_hours: 160", "gpu_hours: 1e15"))
+    assert result.exit_code == 2 and "expected at most 1,000,000 h" in result.output
 
 
 # --------------------------------------------------------------------------- properties

@@ -1,0 +1,141 @@
+"""Hostile and extreme input (issue 17): every case ends in a located input error or a plan,
+quickly and in bounded memory, never in an internal error."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from click.testing import CliRunner
+
+import planner
+from planner.cli import main
+from pricing.errors import InputError
+
+from .conftest import MINIMAL
+
+BOMB = """\
+a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]
+h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]
+"""
+
+
+def run(*args):
+    return CliRunner().invoke(main, [*args], catch_exceptions=False)
+
+
+def test_an_alias_bomb_is_refused_without_expanding_it(tmp_path):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BOMB)  # 10^8 values if expanded
+    result = run("validate", str(path))
+    assert result.exit_code == 2
+    assert f"{path}:1:1: expands to more than 100,000 values (nested YAML aliases?)" in result.output
+
+
+def test_an_alias_bomb_in_a_catalog_file_is_refused(tmp_path):
+    path = tmp_path / "cat.yaml"
+    path.write_text(BOMB)
+    result = run("run", "--catalog", str(path), "scenarios/thesis.yaml")
+    assert result.exit_code == 2 and "expands to more than 100,000 values" in result.output
+
+
+def test_deep_nesting_is_refused(tmp_path):
+    path = tmp_path / "deep.yaml"
+    path.write_text("name: " + "[" * 500 + "]" * 500 + "\n")
+    result = run("validate", str(path))
+    assert result.exit_code == 2 and "nested too deeply" in result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "/dev/urandom"])
+def test_special_files_are_refused(special):
+    if not os.path.exists(special):
+        pytest.skip(f"no {special} here")
+    for args in (("validate", special), ("run", "--catalog", special, "scenarios/thesis.yaml")):
+        result = run(*args)
+        assert result.exit_code == 2, result.output
+        assert f"{special}: not a regular file" in result.output
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    result = run("validate", str(fifo))
+    assert result.exit_code == 2 and "not a regular file" in result.output
+
+
+def test_a_huge_file_is_refused_with_the_cap(tmp_path):
+    path = tmp_path / "huge.yaml"
+    path.write_text(MINIMAL + "# " + "x" * 1_100_000 + "\n")
+    result = run("validate", str(path))
+    assert result.exit_code == 2 and "a scenario or catalog file is at most 1,000,000 bytes" in result.output
+
+
+def test_yaml_1_1_words_as_phase_names_stay_words(load):
+    text = MINIMAL.replace("  train:\n    gpu_hours: 100\n", "".join(
+        f"  {name}:\n    gpu_hours: 10\n" for name in ("yes", "on", "off", "010")))
+    s = load(text)
+    assert [ph.name for ph in s.phases] == ["yes", "on", "off", "010"]  # not True, True, False, 8
+    s = load(text, sets=["phases.on.gpu_hours=25"])
+    assert {ph.name: ph.gpu_hours for ph in s.phases}["on"] == 25
+    # a YAML null as a name is the word '~', refused by the naming rule with its position
+    with pytest.raises(InputError, match=r"s.yaml:\d+:3: phases.~: a phase name uses letters"):
+        load(MINIMAL.replace("  train:", "  ~:"))
+
+
+def test_merge_keys_are_supported(load):
+    text = MINIMAL.replace("phases:\n  train:\n    gpu_hours: 100\n    deadline: 2027-03-01\n", """\
+phases:
+  early: &common
+    gpu_hours: 100
+    deadline: 2027-03-01
+    checkpoint_every: 2 h
+  late:
+    <<: *common
+    gpu_hours: 40
+""")
+    s = load(text)
+    late = {ph.name: ph for ph in s.phases}["late"]
+    assert late.gpu_hours == 40 and late.checkpoint_every_h == 2 and str(late.deadline) == "2027-03-01"
+    with pytest.raises(InputError, match="'<<' merges a mapping"):
+        load(MINIMAL + "variants:\n  v:\n    <<: 3\n")
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("you.attention=.nan", "you.attention: expected a rate such as 2 restarts/day (a finite number), got nan"),
+    ("you.attention=.inf", "(a finite number), got inf"),
+    ("catalog.rent=[{id: x1, device: t4, price: 0.1 USD/h, interruptions: .nan}]",
+     "catalog.rent.0.interruptions: expected a rate such as 0.02/h (a finite number), got nan"),
+    ("phases.final.gpu_hours=1e308", "phases.final.gpu_hours: expected at most 1,000,000 h"),
+    ("phases.final.runs=1000000000", "phases.final.runs: expected at most 10,000 runs"),
+    ("phases.final.deadline=9999-12-30", "expected a date between 1990-01-01 and 2100-12-31, got 9999-12-30"),
+    ("phases.final.deadline=2090-01-01", "more than 30 years after the scenario's start"),
+    ("start=9999-01-01", "start: expected a date between 1990-01-01 and 2100-12-31"),
+    ("horizon=1000 years", "horizon: expected at most 360 months"),
+    ("phases.final.checkpoint_every=1 s", "expected at least 1 min between checkpoints"),
+    ("catalog.buy=[{id: b1, device: rtx-3090, condition: used, price: 700 USD, resale: 100000 USD}]",
+     "resale 100,000.00 USD is above the price 700.00 USD"),
+])
+def test_extreme_numbers_are_input_errors(setting, message):
+    result = run("run", "scenarios/thesis.yaml", "--set", setting)
+    assert result.exit_code == 2, result.output
+    assert message in result.output, result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "scenarios/thesis.yaml", "--today", "9999-12-31"], "expected a date between 1990-01-01 and 2100-12-31"),
+    (["run", "scenarios/thesis.yaml", "--seed", "-1"], "-1 is not in the range"),
+    (["fit", "--params", "[1"], "--params:1:3: YAML syntax error"),
+    (["sweep", "scenarios/thesis.yaml", "--vary", "electricity=0.1:0.5:1000000000000"],
+     "STEPS must be between 2 and 500"),
+])
+def test_extreme_arguments_are_input_errors(args, message):
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "internal error" not in result.output
