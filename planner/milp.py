@@ -227,10 +227,11 @@ def concurrency(xi: pd.DataFrame, cal: Calendar) -> Block:
 def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]):
     """Rows per (group, week) over the x of ``kinds``, with the union share of the group's phases."""
     sel = xi[xi["kind"].isin(kinds)]
-    g = sel.groupby(["group", "week"], sort=True)
+    g = sel.assign(units_missing=sel["units_per_hour"].isna()).groupby(["group", "week"], sort=True)
     rid = g.ngroup().to_numpy()
     agg = g.agg(kind=("kind", "first"), option=("option", "first"), cap=("weekly_capacity_h", "max"),
-                cap_min=("weekly_capacity_h", "min"), units_known=("units_per_hour", lambda u: u.notna().all()))
+                cap_min=("weekly_capacity_h", "min"), units_missing=("units_missing", "max"))  # vectorised
+    agg["units_known"] = ~agg["units_missing"].astype(bool)
     phases_of = sel.groupby("group")["phase"].unique()
     union = {grp: cal.union_share(list(ps)) for grp, ps in phases_of.items()}
     share = np.array([union[grp][w] for grp, w in agg.index])
