@@ -231,6 +231,7 @@ FIRST_DATE, LAST_DATE = dt.date(1990, 1, 1), dt.date(2100, 12, 31)
 MAX_SPAN_YEARS = 30
 #: Upper bounds of quantities no real plan reaches (a typing mistake such as 1e308 h).
 MAX_GPU_HOURS = 1e6  # 114 GPU-years
+MIN_HOURS = 0.01  # 36 s: less work than a session's setup is a typing mistake
 MAX_RUNS = 10_000
 MAX_HORIZON_MONTHS = 12 * MAX_SPAN_YEARS
 
@@ -268,8 +269,30 @@ def _checkpoint_every(v, ctx):
     return h
 
 
+_OFFER_ID = re.compile(r"[a-z0-9][a-z0-9._:+-]*")
+
+
+def _offer_id(v, ctx):
+    """A catalog id: lowercase letters, digits and . _ : + - (SCENARIO.md's identifiers)."""
+    text = _text(v, ctx)
+    if not _OFFER_ID.fullmatch(text):
+        raise ValueError(f"expected an id of lowercase letters, digits, '-', '.', ':' such as rtx-3090-used "
+                         f"or uni:a100, got {text!r}")
+    return text
+
+
 def _years_after(d: dt.date, years: int) -> dt.date:
     return d.replace(year=min(d.year + years, dt.MAXYEAR), day=min(d.day, 28))
+
+
+def _int_at_most(largest: int):
+    """A whole number from 1 to ``largest``."""
+    def convert(v, ctx):
+        n = _positive_int(v, ctx)
+        if n > largest:
+            raise ValueError(f"expected a whole number from 1 to {largest:,}, got {v!r}")
+        return n
+    return convert
 
 
 def _runs(v, ctx):
@@ -279,12 +302,15 @@ def _runs(v, ctx):
     return n
 
 
-def _q(parse, positive=False, nonneg=True, maximum: float | None = None, unit: str = ""):
-    """Wrap a units.parse_* function; check the sign and, where given, the largest sensible value."""
+def _q(parse, positive=False, nonneg=True, maximum: float | None = None, unit: str = "",
+       minimum: float | None = None):
+    """Wrap a units.parse_* function; check the sign and, where given, the sensible range."""
     def convert(v, ctx):
         x = parse(v, ctx)
         if positive and x <= 0:
             raise ValueError(f"expected a value above zero, got {v!r}")
+        if minimum is not None and x < minimum:
+            raise ValueError(f"expected at least {minimum:g} {unit}, got {v!r}".replace("  ", " "))
         if nonneg and x < 0:
             raise ValueError(f"expected a value of zero or more, got {v!r}")
         if maximum is not None and x > maximum:
@@ -409,40 +435,40 @@ def _patterns(kind: str):
 
 WORKLOAD = {
     "family": Field(_enum(FAMILIES), required=True),
-    "params": Field(_q(_count, positive=True), required=True),
+    "params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"), required=True),
     "precision": Field(_enum(PRECISIONS)),
     "optimizer": Field(_enum(OPTIMIZERS)),
-    "batch_size": Field(_positive_int),
-    "activation_memory": Field(_q(_size)),
-    "sequence_length": Field(_positive_int),
-    "image_size": Field(_positive_int),
+    "batch_size": Field(_int_at_most(1_000_000)),
+    "activation_memory": Field(_q(_size, maximum=1e5, unit="GB")),
+    "sequence_length": Field(_int_at_most(10_000_000)),
+    "image_size": Field(_int_at_most(100_000)),
     "reference_gpu": Field(_device, required=True),
     "method": Field(_enum(METHODS)),
-    "trainable_params": Field(_q(_count, positive=True)),
+    "trainable_params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters")),
     "attention": Field(_enum(ATTENTIONS)),
     "activation_checkpointing": Field(_auto_or_bool),
     "sharding": Field(_enum(SHARDINGS)),
 }
 
 PHASE = {
-    "gpu_hours": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h"), required=True),
+    "gpu_hours": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS), required=True),
     "runs": Field(_runs),
     "from": Field(_date),
     "deadline": Field(_date),
-    "run_length": Field(_q(_hours, positive=True)),
+    "run_length": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS)),
     "checkpoint_every": Field(_checkpoint_every),
-    "checkpoint_size": Field(_q(_size)),
-    "dataset_size": Field(_q(_size)),
+    "checkpoint_size": Field(_q(_size, maximum=1e6, unit="GB")),
+    "dataset_size": Field(_q(_size, maximum=1e6, unit="GB")),
 }
 
 YOU = {
     "own": Field(_devices),
     "host_machine": Field(_bool),
-    "host_power": Field(_q(_power)),
-    "time_value": Field(_q(_usd_per_hour)),
-    "attention": Field(_q(_starts_per_day, positive=True)),
-    "budget": Field(_q(_money)),
-    "host_price": Field(_q(_money)),
+    "host_power": Field(_q(_power, maximum=100_000, unit="W")),
+    "time_value": Field(_q(_usd_per_hour, maximum=1e6, unit="USD/h")),
+    "attention": Field(_q(_starts_per_day, positive=True, maximum=10_000, unit="starts a day")),
+    "budget": Field(_q(_money, maximum=1e12, unit="USD")),
+    "host_price": Field(_q(_money, maximum=1e9, unit="USD")),
 }
 
 CONSIDER = {
@@ -454,7 +480,7 @@ CONSIDER = {
 
 # Scenario catalog entries: scenario key -> (catalog column, converter).
 _COMMON_ENTRY = {
-    "id": ("id", Field(_text, required=True)),
+    "id": ("id", Field(_offer_id, required=True)),
     "device": ("device", Field(_device)),
     "source": ("source", Field(_text)),
     "as_of": ("as_of", Field(_date)),
@@ -503,7 +529,7 @@ SCHEMA: dict[str, Any] = {
     "start": Field(_date),
     "currency": Field(_currency),
     "horizon": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months")),
-    "electricity": Field(_q(_usd_per_kwh)),
+    "electricity": Field(_q(_usd_per_kwh, maximum=1000, unit="USD/kWh")),
     "framework": Field(_enum(FRAMEWORKS)),
     "workload": WORKLOAD,
     "phases": MapOf(PHASE),
@@ -878,10 +904,21 @@ class _Validator:
             known = getattr(self.ctx.ids, kind)
             columns = ENTRY_COLUMNS[kind]
             rows = []
+            first_at: dict[str, int] = {}
             for i, entry in enumerate(entries):
                 path = prefix + (kind, i)
                 values = self.section(entry, path, {k: f for k, (_, f) in columns.items()}, f"catalog {kind}")
                 if "id" not in values:
+                    continue
+                if values["id"] in first_at:
+                    line = self.doc.position(prefix + (kind, first_at[values["id"]]))[0]
+                    self.add(path + ("id",), f"duplicate id {values['id']!r} (first given at line {line}); "
+                             "one entry per id")
+                    continue
+                first_at[values["id"]] = i
+                if "as_of" in values and values["as_of"] > self.ctx.today:
+                    self.add(path + ("as_of",), f"dated {values['as_of']}, after today ({self.ctx.today}): "
+                             "a price cannot be known before it is seen")
                     continue
                 if values["id"] not in known and "device" not in values:
                     self.add(path, f"new {kind} offer '{values['id']}' needs a 'device' "

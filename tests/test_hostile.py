@@ -139,3 +139,60 @@ def test_extreme_arguments_are_input_errors(args, message):
     result = run(*args)
     assert result.exit_code == 2, result.output
     assert message in result.output and "internal error" not in result.output
+
+
+def test_catalog_file_ids_are_unique_well_formed_and_not_from_the_future(tmp_path):
+    path = tmp_path / "cat.yaml"
+    path.write_text("""\
+rent:
+  - {id: my-a100, device: a100-40gb, price: 0.5 USD/h}
+  - {id: my-a100, device: a100-40gb, price: 0.6 USD/h}
+  - {id: '*', device: t4, price: 0.1 USD/h}
+buy:
+  - {id: future-card, device: rtx-4090, condition: new, price: 1500 USD, as_of: 2030-01-01}
+""")
+    result = run("run", "scenarios/thesis.yaml", "--catalog", str(path), "--today", "2026-11-22")
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert f"{path}:3:10: rent.1.id: duplicate id 'my-a100' (first given at line 2); one entry per id" in lines
+    assert any(line.startswith(f"{path}:4:10: rent.2.id: expected an id") for line in lines)
+    assert any(line.startswith(f"{path}:6:") and "after today (2026-11-22)" in line for line in lines)
+
+
+# --- fuzz: families of hostile values on every numeric and date field ---------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from .conftest import SCENARIOS, TODAY, examples  # noqa: E402
+
+NUMERIC_KEYS = [
+    "phases.final.gpu_hours", "phases.final.runs", "phases.final.checkpoint_every", "phases.final.checkpoint_size",
+    "phases.final.dataset_size", "you.attention", "you.budget", "you.host_power", "you.time_value", "electricity",
+    "horizon", "workload.params", "workload.batch_size", "workload.sequence_length", "workload.trainable_params",
+]
+DATE_KEYS = ["start", "phases.final.deadline", "phases.final.from", "phases.prototyping.deadline"]
+SPECIAL = [".nan", ".inf", "-.inf", "1e308", "-1", "0", "1e-300", "99999999999999999999", "1e400 h", "0.0000001 h",
+           "'12'", "[1, 2]", "{a: 1}", "~", "yes", "0x1F", "010", "1_000", "2 h ± 20%", "200..300"]
+DATES = ["1989-12-31", "1990-01-01", "2100-12-31", "2101-01-01", "2026-11-22", "2027-02-29", "2028-02-29",
+         "0001-01-01", "9999-12-31", "2027-13-01", "2027-1-4"]
+ALIAS = "x: &a [1, 2]\ny: &b [*a, *a]\n"
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sets=st.lists(st.one_of(
+    st.tuples(st.sampled_from(NUMERIC_KEYS), st.sampled_from(SPECIAL)),
+    st.tuples(st.sampled_from(DATE_KEYS), st.sampled_from(DATES)),
+    st.tuples(st.sampled_from(["name", "phases.final.gpu_hours"]), st.just(ALIAS)),
+), min_size=1, max_size=3))
+def test_fuzz_hostile_values_end_in_a_plan_or_a_located_error(catalog, thesis_text, sets):
+    from planner.scenario import load_scenario_text
+
+    try:
+        s = load_scenario_text(thesis_text, catalog.ids(), file="thesis.yaml", today=TODAY,
+                               sets=[f"{k}={v}" for k, v in sets])
+    except InputError as exc:
+        assert exc.problems and all(p.message and p.file for p in exc.problems)
+        return
+    result = planner.plan(s, catalog, trials=10, alternatives=False)
+    assert result.total_usd == result.total_usd
