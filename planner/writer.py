@@ -57,14 +57,17 @@ def write_report(plan: Plan, directory: str | Path, force: bool = False) -> list
 
 
 def figure_files(name: str, fig) -> dict[str, bytes]:
-    """A figure as PNG and SVG."""
+    """A figure as PNG and SVG, byte for byte the same for the same plan: SVG ids come from a
+    fixed hash salt instead of a random one, and no file carries the date it was drawn."""
+    import matplotlib
     import matplotlib.pyplot as plt
 
     out = {}
-    for fmt in ("png", "svg"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else None)
-        out[f"{name}.{fmt}"] = buf.getvalue()
+    with matplotlib.rc_context({"svg.hashsalt": f"planner-{name}"}):
+        for fmt in ("png", "svg"):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else {"Software": None})
+            out[f"{name}.{fmt}"] = buf.getvalue()
     plt.close(fig)
     return out
 
@@ -73,6 +76,20 @@ def write_files(files: dict[str, bytes], directory: str | Path, force: bool = Fa
     """Write ``files`` into ``directory`` safely (see the module docstring); return their names."""
     files = {**files, MARKER: json.dumps(sorted([*files, MARKER]), indent=1).encode("utf-8")}
     target = Path(directory)
+    if target.is_symlink():  # write through the link: the link stays, its directory gets the report
+        if not target.exists():
+            raise InputError([Problem(str(target), 0, 0, "--report", f"is a symbolic link to {os.readlink(target)}, "
+                                      "which does not exist; create that directory or choose another")])
+        target = target.resolve()
+    try:
+        return _write_files(files, target, force)
+    except PermissionError as exc:
+        where = exc.filename or target
+        raise InputError([Problem(str(target), 0, 0, "--report", f"no permission to write {where}; choose a "
+                                  "directory you can write to")]) from None
+
+
+def _write_files(files: dict[str, bytes], target: Path, force: bool) -> list[str]:
     if target.exists() and not target.is_dir():
         raise InputError([Problem(str(target), 0, 0, "--report", "exists and is not a directory")])
     ours = _planner_files(target)

@@ -250,3 +250,36 @@ def test_a_report_is_replaced_by_an_atomic_exchange_on_linux(tmp_path):
     if not writer._exchange(a, b):
         pytest.skip("no renameat2 exchange here")
     assert (a / "f").read_text() == "b" and (b / "f").read_text() == "a"
+
+
+def test_the_whole_report_is_byte_identical_for_the_same_plan():
+    p = _plan_thesis()
+    first, second = writer.report_files(p), writer.report_files(p)
+    assert first.keys() == second.keys()
+    assert [n for n in first if first[n] != second[n]] == []  # SVG ids and dates included
+
+
+def test_a_symlinked_report_directory_is_written_through(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "rep"
+    link.symlink_to(real)
+    writer.write_report(_plan_thesis(), link)
+    writer.write_report(_plan_thesis(), link)  # and replaced through it again
+    assert link.is_symlink() and (real / "report.md").exists()
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["real", "rep"]
+
+
+def test_a_dangling_link_or_no_permission_is_an_input_error(tmp_path, monkeypatch):
+    link = tmp_path / "rep"
+    link.symlink_to(tmp_path / "missing")
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--report", str(link), "--trials", "20"])
+    assert result.exit_code == 2 and "is a symbolic link to" in result.output and "does not exist" in result.output
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(writer.tempfile, "mkdtemp", denied)
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--report", str(tmp_path / "out"),
+                                       "--trials", "20"])
+    assert result.exit_code == 2 and f"no permission to write {tmp_path}" in result.output
