@@ -11,6 +11,7 @@ the other files are left alone.
 from __future__ import annotations
 
 import ctypes
+import errno
 import io
 import json
 import os
@@ -113,7 +114,12 @@ def _write_files(files: dict[str, bytes], target: Path, force: bool) -> list[str
         elif target.exists():
             _swap_in(tmp, target)
         else:
-            os.replace(tmp, target)
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:  # another writer created it meanwhile: replace theirs
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR):
+                    raise
+                _swap_in(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -283,3 +283,22 @@ def test_a_dangling_link_or_no_permission_is_an_input_error(tmp_path, monkeypatc
     result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--report", str(tmp_path / "out"),
                                        "--trials", "20"])
     assert result.exit_code == 2 and f"no permission to write {tmp_path}" in result.output
+
+
+def _write_many(args):
+    directory, i = args
+    from planner import writer as w
+
+    for k in range(5):
+        w.write_files({"report.md": f"writer {i} round {k}\n".encode()}, directory)
+    return i
+
+
+def test_six_processes_writing_one_directory_all_succeed_and_leave_nothing_behind(tmp_path):
+    from concurrent.futures import ProcessPoolExecutor
+
+    out = tmp_path / "rep"
+    with ProcessPoolExecutor(max_workers=6) as pool:
+        assert sorted(pool.map(_write_many, [(str(out), i) for i in range(6)])) == list(range(6))
+    assert (out / "report.md").read_text().startswith("writer ")
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["rep"]
