@@ -62,7 +62,7 @@ def net_purchases(s: Scenario, opts: pd.DataFrame) -> dict[str, float]:
     """Purchase minus resale at the horizon, per buy option [USD]."""
     out = {}
     for _, o in opts[opts["kind"] == "buy"].iterrows():
-        price, resale, _ = purchase_cost(s, o)
+        price, resale = purchase_cost(s, o)
         out[o["option"]] = price - resale
     return out
 
@@ -97,34 +97,34 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     if opts.empty:
         warnings.append("no options to consider: the 'consider' patterns and 'you.own' select nothing")
 
-    problem, sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase)
-    sched = milp.schedule(problem, sol)
-    unmet = milp.unmet(problem, sol)
+    program, sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase)
+    sched = milp.schedule(program, sol)
+    unmet = milp.unmet(program, sol)
     over_budget = None
     if unmet and s.you.budget_usd is not None:
-        free_problem, free_sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase, budget_usd=math.inf)
-        if not milp.unmet(free_problem, free_sol):
-            money = _money(free_problem, free_sol)
-            items = ", ".join(f"{what} {usd:,.2f} USD" for what, usd in _money_items(free_problem, free_sol).items())
+        free_program, free_sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase, budget_usd=math.inf)
+        if not milp.unmet(free_program, free_sol):
+            money = _money(free_program, free_sol)
+            items = ", ".join(f"{what} {usd:,.2f} USD" for what, usd in _money_items(free_program, free_sol).items())
             over_budget = (f"the cheapest plan that meets every deadline costs {money:,.2f} USD ({items}); the budget "
                            "counts all money spent, the electricity of cards you own included: a budget of "
                            f"{money:,.2f} USD or later deadlines would fix it")
             warnings.append(f"meeting every deadline costs {money:,.2f} USD, more than the budget "
                             f"({s.you.budget_usd:,.2f} USD): raise the budget by {money - s.you.budget_usd:,.2f} USD "
                             "or move deadlines; the plan shown keeps to the budget")
-    finishes = milp.finishes(s, problem, sched)
-    bought = milp.purchases(problem, sol)
+    finishes = milp.finishes(s, program, sched)
+    bought = milp.purchases(program, sol)
     rows = opts.merge(feas, on="option").set_index("option", drop=False)
 
     parts = dict.fromkeys(COST_PARTS, 0.0)
     purchases = []
     for b in bought:
         o = rows.loc[b]
-        price, resale, _ = purchase_cost(s, o)
+        price, resale = purchase_cost(s, o)
         purchases.append(Purchase(b, o["device"], int(o["count"]), price, resale, _price_source(o)))
         parts["purchase"] += price
         parts["resale"] -= resale
-    if milp.bought_host(problem, sol):
+    if milp.bought_host(program, sol):
         parts["host"] = s.you.host_usd
 
     phases = []
@@ -166,15 +166,15 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                 late90 = (spread["wall_p90"] - a.wall_hours) / cap * 7
                 p50 = max(p50, finishes[ph.name] + dt.timedelta(days=math.ceil(max(late50, 0) - 1e-9)))
                 p90 = max(p90, finishes[ph.name] + dt.timedelta(days=math.ceil(max(late90, 0) - 1e-9)))
-        problem_text = None
+        shortfall_text = None
         meets = ph.name not in unmet
         if not meets:
-            problem_text = _infeasible_text(s, ph, all_quotes, unmet[ph.name], over_budget)
+            shortfall_text = _infeasible_text(s, ph, all_quotes, unmet[ph.name], over_budget)
         phases.append(PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, finishes.get(ph.name) if meets else None,
                                 p50 if meets else None, p90 if meets else None, meets, tuple(assignments),
-                                problem_text))
+                                shortfall_text))
 
-    others = _alternatives(s, quotes, opts, purchase, (problem, sol)) if alternatives else []
+    others = _alternatives(s, quotes, opts, purchase, (program, sol)) if alternatives else []
     free_only = next((a for a in others if a["strategy"] == "free-only"), None)
     free_rate = free_only["total_cost_usd"] / sum(ph.gpu_hours for ph in s.phases) if free_only else None
     pairs = breakeven.breakeven(s, opts, all_quotes, free_rate)
@@ -207,18 +207,18 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         schedule=sched,
         pareto=tuple(front),
         breakeven=tuple(pairs),
-        problem_size=(problem.n_vars, problem.n_constraints),
+        problem_size=(program.n_vars, program.n_constraints),
     )
 
 
-def _money(problem, sol) -> float:
+def _money(program, sol) -> float:
     """Money of a solution: objective without time, early bonus or penalties (USD)."""
-    xi = problem.x_index
+    xi = program.x_index
     x = sol.x[: len(xi)]
     money = float(x @ xi["money_per_ref"].to_numpy(dtype=float))
-    money += sum(problem.c[j] for b, j in problem.buy_index.items() if sol.x[j] > 0.5)
-    if problem.host_index is not None and sol.x[problem.host_index] > 0.5:
-        money += problem.c[problem.host_index]
+    money += sum(program.c[j] for b, j in program.buy_index.items() if sol.x[j] > 0.5)
+    if program.host_index is not None and sol.x[program.host_index] > 0.5:
+        money += program.c[program.host_index]
     return money
 
 
@@ -235,11 +235,11 @@ def _money_items(program, sol) -> dict[str, float]:
     return out
 
 
-def _total(problem, sol) -> float:
+def _total(program, sol) -> float:
     """Total cost of a solution: money plus the user's time (USD)."""
-    xi = problem.x_index
+    xi = program.x_index
     x = sol.x[: len(xi)]
-    return _money(problem, sol) + float(x @ ((xi["cost_per_ref"] - xi["money_per_ref"]).to_numpy(dtype=float)))
+    return _money(program, sol) + float(x @ ((xi["cost_per_ref"] - xi["money_per_ref"]).to_numpy(dtype=float)))
 
 
 def _price_source(option) -> str | None:
@@ -250,38 +250,38 @@ def _price_source(option) -> str | None:
 
 def _alternatives(s: Scenario, quotes, opts, purchase, hybrid) -> list[dict]:
     """The best feasible plan of each strategy, with its cost and finish; ``hybrid`` is the
-    (problem, solution) already solved for the plan itself."""
+    (program, solution) already solved for the plan itself."""
     out = []
     for name, kinds in STRATEGIES.items():
-        problem, sol = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, purchase)
-        if not sol.ok or milp.unmet(problem, sol):
+        program, sol = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, purchase)
+        if not sol.ok or milp.unmet(program, sol):
             continue
-        sched = milp.schedule(problem, sol)
-        finishes = milp.finishes(s, problem, sched)
-        out.append(dict(strategy=name, total_cost_usd=_total(problem, sol),
+        sched = milp.schedule(program, sol)
+        finishes = milp.finishes(s, program, sched)
+        out.append(dict(strategy=name, total_cost_usd=_total(program, sol),
                         finish=max(finishes.values()).isoformat() if finishes else None,
-                        options=sorted(set(sched["option"]) | set(milp.purchases(problem, sol))),
-                        cumulative=_cumulative(s, problem, sol, opts)))
+                        options=sorted(set(sched["option"]) | set(milp.purchases(program, sol))),
+                        cumulative=_cumulative(s, program, sol, opts)))
     return out
 
 
-def _cumulative(s: Scenario, problem, sol, opts: pd.DataFrame) -> list[tuple[str, float]]:
+def _cumulative(s: Scenario, program, sol, opts: pd.DataFrame) -> list[tuple[str, float]]:
     """Money spent by the end of each week (purchases at the start, resale back at the horizon's end)."""
-    xi = problem.x_index
+    xi = program.x_index
     x = sol.x[: len(xi)]
-    weekly = np.zeros(len(problem.week_starts))
+    weekly = np.zeros(len(program.week_starts))
     np.add.at(weekly, xi["week"].to_numpy(), x * xi["money_per_ref"].to_numpy(dtype=float))
     rows = opts.set_index("option")
     start_cost = resale = 0.0
-    for b in milp.purchases(problem, sol):
-        price, back, _ = purchase_cost(s, rows.loc[b])
+    for b in milp.purchases(program, sol):
+        price, back = purchase_cost(s, rows.loc[b])
         start_cost += price
         resale += back
-    if milp.bought_host(problem, sol):
+    if milp.bought_host(program, sol):
         start_cost += s.you.host_usd
     total = start_cost + np.cumsum(weekly)
     points = [(s.start.isoformat(), start_cost)]
-    points += [((w + dt.timedelta(days=7)).isoformat(), float(t)) for w, t in zip(problem.week_starts, total)]
+    points += [((w + dt.timedelta(days=7)).isoformat(), float(t)) for w, t in zip(program.week_starts, total)]
     if resale:
         points.append((s.horizon_end.isoformat(), float(total[-1] - resale)))
     return points
@@ -295,11 +295,11 @@ def _pareto(s: Scenario, quotes, opts, purchase) -> list[dict]:
     points = []
     day = end
     while day > last.start:
-        problem, sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase, {last.name: day})
-        if not sol.ok or milp.unmet(problem, sol):
+        program, sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase, {last.name: day})
+        if not sol.ok or milp.unmet(program, sol):
             break
-        finish = milp.finishes(s, problem, milp.schedule(problem, sol))[last.name]
-        points.append(dict(phase=last.name, finish=finish, total_cost_usd=_total(problem, sol)))
+        finish = milp.finishes(s, program, milp.schedule(program, sol))[last.name]
+        points.append(dict(phase=last.name, finish=finish, total_cost_usd=_total(program, sol)))
         day = min(finish, day) - dt.timedelta(days=7)
     points.sort(key=lambda p: (p["finish"], p["total_cost_usd"]))
     front, best = [], math.inf

@@ -222,10 +222,9 @@ def _no_hours(ph, r, proc: sessions.Process, cap: float) -> dict:
     return row
 
 
-def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float, float]:
-    """(price, resale at the horizon, host) in USD for a buy option."""
+def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float]:
+    """(price, resale at the horizon) in USD for a buy option (the host: ``s.you.host_usd``)."""
     price = float(opt["purchase_usd"])
     resale = costs.resale_usd(price, s.horizon_months, opt["condition"],
                               opt_float(opt["resale_usd"]), opt_float(opt["resale_fraction"]))
-    host = s.you.host_usd
-    return price, resale, host
+    return price, resale

@@ -275,8 +275,8 @@ def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
     for ph in plan.phases:
         for a in ph.assignments:
             out.append(f"- {ph.name} on {a.option}: {explain(a, s.workload.reference_gpu)}".replace("\n    ", " — "))
-        if ph.problem:
-            out.append(f"- **{ph.name}: {ph.problem}**")
+        if ph.shortfall:
+            out.append(f"- **{ph.name}: {ph.shortfall}**")
     out.append("")
     out += ["## Cost breakdown", ""]
     out += md_table(["Part", f"Cost [{cur}]"], [[k.replace("_", " "), f"{d['cost_breakdown'][k]:,.2f}"]

@@ -62,7 +62,7 @@ class PhasePlan:
     finish_p90: dt.date | None
     meets_deadline: bool
     assignments: tuple[Assignment, ...]
-    problem: str | None = None  # why the deadline cannot be met, and what would fix it
+    shortfall: str | None = None  # why the deadline cannot be met, and what would fix it
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
                 "finish_p50": _date(ph.finish_p50),
                 "finish_p90": _date(ph.finish_p90),
                 "meets_deadline": ph.meets_deadline,
-                "problem": ph.problem,
+                "problem": ph.shortfall,  # the JSON key stays (OUTPUT.md: none renamed)
                 "assignments": [
                     {
                         "option": a.option, "kind": a.kind, "device": a.device,

@@ -96,7 +96,7 @@ def test_one_run_never_on_two_machines(load, tmp_path):
     ph = p.phase("final")
     assert sum(a.wall_hours for a in ph.assignments) <= 72 + 1e-6
     assert not ph.meets_deadline and not p.feasible
-    assert "2027-03-03" in ph.problem
+    assert "2027-03-03" in ph.shortfall
     result = _run(tmp_path, ONE_RUN.format(hours=100, runs=1))
     assert result.exit_code == 3, result.output
 
@@ -229,7 +229,7 @@ def test_fewer_restarts_by_hand_win_a_tie(load):
 def test_budget_names_the_electricity_of_a_card_you_own(load):
     text = EARLY_FINAL.replace("you: {own: [rtx-3060-12gb]}", "you: {own: [rtx-3060-12gb], budget: 0 USD}")
     p = _plan(load, text)
-    problem = p.phase("early").problem
+    problem = p.phase("early").shortfall
     assert "electricity for own:rtx-3060-12gb" in problem and "counts all money spent" in problem
 
 

@@ -103,7 +103,7 @@ def test_free_tier_calendar_by_hand(load):
 def test_missed_deadline_is_an_answer(load):
     p = planner.plan(make(load, deadline="2027-01-06", rent="uni-cluster"))
     assert not p.feasible
-    assert p.phases[0].problem == (
+    assert p.phases[0].shortfall == (
         # 2027-01-04 .. 2027-01-06 inclusive is 72 h: 28 of the 100 h stay undone
         "no plan finishes 'train' (100 reference GPU-h) by 2027-01-06: 28 h stay undone. The fastest option, "
         "uni-cluster, finishes 2027-01-08, costing 50 USD. A deadline on or after 2027-01-08 or fewer GPU-hours "
