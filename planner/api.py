@@ -11,13 +11,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-import pandas as pd
-
 import pricing
-
-from . import optimize
 from pricing.errors import InputError, Problem
-from .result import Plan, to_dict
+
 from .scenario import Scenario, load_catalog_text, load_scenario_text
 
 __all__ = ["default_catalog", "load_scenario", "plan", "to_dict"]
@@ -29,8 +25,8 @@ def shipped_catalog() -> pricing.Catalog:
     return pricing.load_catalog()
 
 
-def refreshed_rows() -> pd.DataFrame | None:
-    """The rows of the user's last ``planner pricing refresh``, or None."""
+def refreshed_rows():
+    """The rows (a DataFrame) of the user's last ``planner pricing refresh``, or None."""
     from pricing.refresh import read_layer
 
     layer = read_layer()
@@ -103,6 +99,33 @@ def load_catalog(extra: Sequence[str | Path] = (), today: dt.date | None = None)
     return catalog
 
 
+def shipped_ids():
+    """The shipped catalog's ids, aliases and rates, read without pandas (pricing.ids)."""
+    from pricing.ids import read_ids
+
+    return read_ids()
+
+
+def catalog_ids(extra: Sequence[str | Path] = (), today: dt.date | None = None):
+    """What a scenario is checked against: the ids of the shipped catalog, the refreshed layer and
+    the ``--catalog`` files, read without loading the tables (``planner validate`` is quick)."""
+    from pricing.ids import layer_rent_ids
+
+    ids = shipped_ids()
+    ids = ids.with_entries({"rent": [{"id": i} for i in layer_rent_ids()]})
+    for path in extra:
+        entries = load_catalog_text(read_text(path), ids, file=str(path), today=today or dt.date.today())
+        ids = ids.with_entries(entries)
+    return ids
+
+
+def check_scenario(path: str | Path, *, catalog_files: Sequence[str | Path] = (), variant: str | None = None,
+                   sets: Sequence[str] = (), today: dt.date | None = None) -> Scenario:
+    """Read, override and validate a scenario file against the catalog's ids (raises InputError)."""
+    return load_scenario_text(read_text(path), catalog_ids(catalog_files, today), file=str(path),
+                              today=today or dt.date.today(), variant=variant, sets=sets)
+
+
 def load_scenario(
     path: str | Path,
     *,
@@ -117,13 +140,15 @@ def load_scenario(
                               variant=variant, sets=sets)
 
 
-def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int = optimize.DEFAULT_TRIALS,
-         seed: int = 0, pareto: bool = False, alternatives: bool = True) -> Plan:
+def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int | None = None,
+         seed: int = 0, pareto: bool = False, alternatives: bool = True):
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied."""
+    from . import optimize
+
     base = catalog or default_catalog()
     with solver_output_silenced():
         return optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
-                             trials=trials, seed=seed, pareto=pareto, alternatives=alternatives)
+                             trials=optimize.DEFAULT_TRIALS if trials is None else trials, seed=seed, pareto=pareto, alternatives=alternatives)
 
 
 _FD_LOCK = threading.Lock()
@@ -152,3 +177,10 @@ def solver_output_silenced():
             os.dup2(saved, 1)
             os.close(saved)
             os.close(null)
+
+
+def to_dict(plan) -> dict:
+    """The JSON object of OUTPUT.md for a plan."""
+    from .result import to_dict as _to_dict
+
+    return _to_dict(plan)

@@ -132,9 +132,9 @@ def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, t
 @handle_errors
 def validate(scenario, variant, sets, today, catalog_files):
     """Check SCENARIO and print 'ok' or every problem found."""
-    from .api import load_catalog, load_scenario
+    from .api import check_scenario
 
-    load_scenario(scenario, catalog=load_catalog(catalog_files, today), variant=variant, sets=sets, today=today)
+    check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     click.echo("ok")
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from . import units
 from pricing.errors import InputError, Problem, did_you_mean
-from pricing.loader import CatalogIds
+from pricing.ids import CatalogIds
 from pricing.yamldoc import Document, dotted, parse_document
 
 FAMILIES = ("cnn", "transformer", "rnn")

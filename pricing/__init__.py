@@ -15,8 +15,12 @@ __all__ = ["Catalog", "CatalogIds", "load_catalog", "DATA_DIR"]
 
 def __getattr__(name: str):
     """The loader (and pandas) load on first use: ``pricing.errors`` alone stays light."""
-    if name in ("Catalog", "CatalogIds", "load_catalog"):
+    if name in ("Catalog", "load_catalog"):
         from . import loader
 
         return getattr(loader, name)
+    if name == "CatalogIds":
+        from .ids import CatalogIds
+
+        return CatalogIds
     raise AttributeError(f"module 'pricing' has no attribute {name!r}")

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from .errors import InputError, Problem, did_you_mean
+from .ids import CatalogIds
 from .yamldoc import parse_document
 
 from . import DATA_DIR
@@ -41,19 +42,6 @@ KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "curre
 #: Columns whose values together identify a row.
 UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework")}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
-
-
-@dataclass(frozen=True)
-class CatalogIds:
-    """What a scenario's checker needs to know of the catalog: its ids, aliases and rates."""
-
-    devices: frozenset[str]
-    aliases: Mapping[str, str]  # alias -> device id
-    buy: frozenset[str]
-    rent: frozenset[str]
-    free: frozenset[str]
-    usd_per_unit: Mapping[str, float]  # currency code -> USD
-    electricity_default_usd_per_kwh: float
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from .checks import KNOWN_FORM_FACTORS, _form_factor
+from .ids import layer_dir  # noqa: F401  (where the layer lives; re-exported)
 
 #: gpuhunt's offline providers and the catalog's provider names for them.
 PROVIDERS = {"aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "runpod": "runpod",
@@ -212,13 +213,6 @@ def to_layer(fetched: Fetched, shipped_devices: Mapping[str, str], fetched_on: d
 
 
 # --------------------------------------------------------------------------- the layer on disk
-
-
-def layer_dir() -> Path:
-    """Where the refreshed layer lives: the user's data directory (platformdirs)."""
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("gpu-planner", appauthor=False)) / "refreshed"
 
 
 def write_layer(rows: pd.DataFrame, meta: Mapping, directory: Path | None = None) -> Path:

@@ -46,6 +46,7 @@ def pytest_configure(config):
 
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="planner-test-data-")
     planner.api.shipped_catalog = lambda: FROZEN
+    planner.api.shipped_ids = lambda: FROZEN.ids()
 
 
 @pytest.fixture(scope="session")

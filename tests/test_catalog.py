@@ -12,7 +12,7 @@ import pytest
 import pricing
 from pricing.errors import InputError
 
-from .conftest import TEST_CATALOG
+from .conftest import ROOT, TEST_CATALOG
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +191,30 @@ def test_launch_prices_are_not_offered_years_later(shipped):
     assert "gtx-1060-6gb" in launch and not (offered_2027 & launch)
     # a historical scenario dated near the launch still sees it
     assert "rtx-3090" in set(current_buy_offers(buy, dt.date(2020, 10, 1))["id"])
+
+
+@pytest.mark.parametrize("which", ["frozen", "shipped"])
+def test_quick_ids_agree_with_the_loaded_catalog(which, catalog, shipped):
+    """planner validate reads ids without pandas (pricing.ids); the full loader must agree."""
+    from pricing.ids import read_ids
+
+    data = TEST_CATALOG if which == "frozen" else pricing.DATA_DIR
+    full = (catalog if which == "frozen" else shipped).ids()
+    quick = read_ids(data)
+    for name in full.__dataclass_fields__:
+        a, b = getattr(full, name), getattr(quick, name)
+        assert a == (pytest.approx(b) if isinstance(a, float) else b), name
+
+
+def test_validate_checks_catalog_file_ids_too(tmp_path):
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    own = tmp_path / "lab.yaml"
+    own.write_text("rent:\n  - {id: lab-box, device: a100-40gb, price: 0.30 USD/h}\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text((ROOT / "scenarios" / "thesis.yaml").read_text(encoding="utf-8").replace(
+        'rent: ["aws:*", "lambda:*", "runpod:*", "vast:*"]', 'rent: ["lab-box"]'))
+    assert CliRunner().invoke(main, ["validate", str(scenario)]).exit_code == 2  # unknown without the file
+    assert CliRunner().invoke(main, ["validate", str(scenario), "--catalog", str(own)]).output == "ok\n"

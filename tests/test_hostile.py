@@ -131,7 +131,7 @@ def test_extreme_numbers_are_input_errors(setting, message):
 @pytest.mark.parametrize("args, message", [
     (["run", "scenarios/thesis.yaml", "--today", "9999-12-31"], "expected a date between 1990-01-01 and 2100-12-31"),
     (["run", "scenarios/thesis.yaml", "--seed", "-1"], "-1 is not in the range"),
-    (["fit", "--params", "[1"], "--params:1:3: YAML syntax error"),
+    (["fit", "--params", "[1"], "YAML syntax error"),
     (["sweep", "scenarios/thesis.yaml", "--vary", "electricity=0.1:0.5:1000000000000"],
      "STEPS must be between 2 and 500"),
 ])
