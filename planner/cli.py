@@ -6,11 +6,13 @@ printed but some phase cannot meet its deadline.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import json
 import sys
 import traceback
+from pathlib import Path
 
 import click
 
@@ -256,25 +258,43 @@ def whatif_options(f):
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
-@click.option("--variants", "names", metavar="A,B,...", help="Variants to compare with the base.")
-@click.option("--all", "all_variants", is_flag=True, help="Compare every variant in the file.")
+@click.argument("scenarios", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--variants", "names", metavar="A,B,...", help="Variants to compare with each file's base "
+              "(each file that defines them).")
+@click.option("--all", "all_variants", is_flag=True, help="Compare every variant of every file.")
 @scenario_options
 @whatif_options
 @handle_errors
-def compare(scenario, names, all_variants, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
-    """The base scenario and its variants side by side: plan, cost, finish, break-even."""
-    from .api import load_scenario
+def compare(scenarios, names, all_variants, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
+    """Scenario files and their variants side by side: plan, cost, finish, break-even.
+
+    One file compares its base with its variants (all of them by default); several files
+    compare their bases, plus the variants named with --variants or --all."""
+    from .api import check_scenario
     from .whatif import compare as run_compare
 
-    s = load_scenario(scenario, variant=variant, sets=sets, today=today)
-    chosen = list(s.variant_names) if all_variants or not names else [n.strip() for n in names.split(",")]
-    for n in chosen:  # unknown names: the scenario loader's message
-        load_scenario(scenario, variant=n, sets=sets, today=today)
-    base = _job(scenario, variant, sets, today, catalog_files)
-    with _progress(len(chosen) + 1) as bar:
-        df = run_compare(base, chosen, _workers(workers, len(chosen) + 1), bar.update if bar else None)
-    _emit_table(df, fmt, f"Variants of {s.name}", report_dir, force)
+    wanted = [n.strip() for n in names.split(",")] if names else []
+    jobs, labels, title = [], [], None
+    for path in scenarios:
+        s = check_scenario(path, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
+        title = title or s.name
+        if all_variants or (len(scenarios) == 1 and not wanted):
+            chosen = list(s.variant_names)
+        else:
+            chosen = [n for n in wanted if n in s.variant_names] if len(scenarios) > 1 else wanted
+        for n in chosen:  # unknown names: the scenario loader's message
+            check_scenario(path, catalog_files=catalog_files, variant=n, sets=sets, today=today)
+        base = _job(path, variant, sets, today, catalog_files)
+        stem = Path(path).stem if len(scenarios) > 1 else None
+        jobs += [base] + [dataclasses.replace(base, variant=n) for n in chosen]
+        labels += [(stem, "(base)")] + [(stem, n) for n in chosen]
+    missing = [n for n in wanted if len(scenarios) > 1 and not any(lab[1] == n for lab in labels)]
+    if missing:
+        raise InputError([Problem("--variants", 0, 0, n, "no file defines this variant") for n in missing])
+    with _progress(len(jobs)) as bar:
+        df = run_compare(jobs, labels, _workers(workers, len(jobs)), bar.update if bar else None)
+    heading = f"Variants of {title}" if len(scenarios) == 1 else f"{len(scenarios)} scenarios compared"
+    _emit_table(df, fmt, heading, report_dir, force)
 
 
 @main.command()
@@ -286,15 +306,16 @@ def compare(scenario, names, all_variants, variant, sets, today, catalog_files, 
 @handle_errors
 def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
     """Plan SCENARIO for each value of a parameter (or a grid of two): cost, plan and finish per value."""
-    from .api import load_scenario
+    from .api import check_scenario
     from .charts import sweep_chart
     from .whatif import parse_vary, sweep as run_sweep
 
     parsed = [parse_vary(v) for v in vary]
-    s = load_scenario(scenario, variant=variant, sets=sets, today=today)
+    s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     for key, values in parsed:  # check every value the way --set would, before the long run
         for value in values:
-            load_scenario(scenario, variant=variant, sets=(*sets, f"{key}={value}"), today=today)
+            check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=(*sets, f"{key}={value}"),
+                           today=today)
     base = _job(scenario, variant, sets, today, catalog_files)
     total = 1
     for _, values in parsed:
@@ -318,7 +339,7 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
 def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
     """Move each numeric input down and up by the span: how the cost moves, which inputs flip the decision."""
     from . import units
-    from .api import load_scenario
+    from .api import check_scenario
     from .charts import tornado
     from .whatif import numeric_inputs, sensitivity as run_sensitivity
 
@@ -326,7 +347,7 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
         fraction = units.parse_fraction(span)
     except units.QuantityError as exc:
         raise InputError([Problem("--span", 0, 0, "", str(exc))]) from None
-    s = load_scenario(scenario, variant=variant, sets=sets, today=today)
+    s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     base = _job(scenario, variant, sets, today, catalog_files)
     total = 1 + 2 * len(numeric_inputs(base.text, base.file))
     with _progress(total) as bar:

@@ -88,13 +88,17 @@ def run_many(jobs: Sequence[Job], workers: int = 1, progress: Callable[[int], No
 # --------------------------------------------------------------------------- compare
 
 
-def compare(base: Job, variants: Sequence[str], workers: int = 1, progress=None) -> pd.DataFrame:
-    """The base scenario and each variant side by side, with the change against the base."""
-    jobs = [base] + [Job(base.text, base.file, base.today, v, base.sets, base.catalog_files) for v in variants]
+def compare(jobs: Sequence[Job], labels: Sequence[tuple[str | None, str]], workers: int = 1,
+            progress=None) -> pd.DataFrame:
+    """Runs side by side, labelled (file or None, variant), with the change against the first."""
     rows = run_many(jobs, workers, progress)
     df = pd.DataFrame(rows)
-    df.insert(0, "variant", ["(base)", *variants])
-    df["cost_change"] = df["total_cost"] - df["total_cost"].iloc[0]
+    if any(file for file, _ in labels):
+        df.insert(0, "scenario", [file for file, _ in labels])
+    df.insert(1 if "scenario" in df else 0, "variant", [v for _, v in labels])
+    # money compares only within one currency: against the first row in the same currency
+    first = df.groupby("currency", sort=False)["total_cost"].transform("first")
+    df["cost_change"] = df["total_cost"] - first
     df["decision_changed"] = (df["buy"] != df["buy"].iloc[0]) | (df["plan"] != df["plan"].iloc[0])
     return df
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -26,7 +27,10 @@ def plan_of(catalog, text, sets=(), variant=None):
 
 
 def test_compare_rows_equal_individual_runs_and_a_variant_equals_its_set(catalog, thesis_text):
-    df = whatif.compare(job(thesis_text), ["cheap-power", "bigger-model"])
+    base = job(thesis_text)
+    names = ["cheap-power", "bigger-model"]
+    df = whatif.compare([base, *(dataclasses.replace(base, variant=n) for n in names)],
+                        [(None, "(base)"), *((None, n) for n in names)])
     assert list(df["variant"]) == ["(base)", "cheap-power", "bigger-model"]
     assert df.iloc[2]["total_cost"] == plan_of(catalog, thesis_text, variant="bigger-model")["total_cost"]
     by_set = plan_of(catalog, thesis_text, sets=("workload.params=304M", "workload.activation_memory=20 GB",
@@ -92,3 +96,27 @@ def test_cli_commands_and_formats(tmp_path):
                                      "--report", str(tmp_path / "sens"), "--workers", "2"])
     assert sens.exit_code == 0 and sens.output.startswith("# Sensitivity")
     assert (tmp_path / "sens" / "tornado.svg").exists()
+
+
+def test_compare_several_files_with_their_own_variants_and_catalog_files(tmp_path):
+    """compare takes several files; each keeps its own currency, and --catalog offers count in
+    the check as they do in run (issue 15)."""
+    lab = tmp_path / "lab.yaml"
+    lab.write_text("rent:\n  - {id: lab-box, device: a100-40gb, price: 0.30 USD/h}\n")
+    thesis = (SCENARIOS / "thesis.yaml").read_text(encoding="utf-8")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(thesis.replace('rent: ["aws:*", "lambda:*", "runpod:*", "vast:*"]', 'rent: ["lab-box"]')
+                    .replace("currency: USD", "currency: EUR"))
+    other = tmp_path / "other.yaml"
+    other.write_text(thesis.replace('rent: ["aws:*", "lambda:*", "runpod:*", "vast:*"]', 'rent: ["vast:rtx-3090*"]'))
+    out = CliRunner().invoke(main, ["compare", str(mine), str(other), "--variants", "cheap-power",
+                                    "--catalog", str(lab), "--format", "json", "--workers", "1"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)
+    assert [(r["scenario"], r["variant"]) for r in rows] == [
+        ("mine", "(base)"), ("mine", "cheap-power"), ("other", "(base)"), ("other", "cheap-power")]
+    assert [r["currency"] for r in rows] == ["EUR", "EUR", "USD", "USD"]
+    assert rows[2]["cost_change"] == 0  # the first USD row: money is compared within a currency
+    assert rows[3]["cost_change"] == pytest.approx(rows[3]["total_cost"] - rows[2]["total_cost"])
+    bad = CliRunner().invoke(main, ["compare", str(mine), str(other), "--variants", "nope", "--catalog", str(lab)])
+    assert bad.exit_code == 2 and "no file defines this variant" in bad.output
