@@ -576,8 +576,48 @@ def parse_flag_value(text: str, flag: str) -> Any:
     return parse_document(text, flag).data
 
 
+_PATH_PART = re.compile(r"([^.\[\]]+)((?:\[[^\]]*\])*)(?:\.|$)")
+
+
 def _split_path(key: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else p for p in key.split(".")) if key else ()
+    """``catalog.rent[aws:g5.xlarge].price`` -> ('catalog', 'rent', 'aws:g5.xlarge', 'price'):
+    dotted parts, with an id in brackets kept whole (ids contain dots and colons)."""
+    if not key:
+        return ()
+    out: list = []
+    pos = 0
+    while pos < len(key):
+        m = _PATH_PART.match(key, pos)
+        if not m or m.end() == pos:
+            return tuple(int(p) if p.isdigit() else p for p in key.split("."))  # let the resolver say what is wrong
+        name, brackets = m.group(1), m.group(2)
+        out.append(int(name) if name.isdigit() else name)
+        out += re.findall(r"\[([^\]]*)\]", brackets)
+        pos = m.end()
+    return tuple(out)
+
+
+def _catalog_entry_for(path: tuple, data: dict, ids: CatalogIds) -> None:
+    """``catalog.KIND[ID]...`` names a row of the shipped catalog (or a catalog file) that the
+    scenario's own ``catalog:`` does not list yet: add ``{id: ID}`` there, so that the override
+    changes that row field by field (SCENARIO.md: an entry whose id exists overrides the row)."""
+    if len(path) < 4 or path[0] != "catalog" or path[1] not in ("buy", "rent", "free") or isinstance(path[2], int):
+        return
+    kind, offer = path[1], path[2]
+    section = data.setdefault("catalog", {}) if isinstance(data.get("catalog", {}), dict) else None
+    if section is None:
+        return
+    entries = section.get(kind)
+    if entries is None:
+        entries = section[kind] = []
+    if not isinstance(entries, list) or any(isinstance(e, dict) and e.get("id") == offer for e in entries):
+        return
+    known = getattr(ids, kind)
+    if offer in known:
+        entries.append({"id": offer})
+    else:
+        raise ValueError(f"no {kind} offer '{offer}' in the catalog or the scenario"
+                         f"{did_you_mean(str(offer), sorted(known | {e.get('id') for e in entries if isinstance(e, dict)}))}")
 
 
 def _resolve_path(path: tuple, data: Any, schema: Any, where: str) -> tuple:
@@ -711,6 +751,7 @@ def load_scenario_text(
     applied: list[str] = []
     for o in overrides:
         try:
+            _catalog_entry_for(o.path, data, ids)
             path = _resolve_path(o.path, data, SCHEMA, "the scenario")
             if not path or path[0] == "variants":
                 raise ValueError("cannot override 'variants'")

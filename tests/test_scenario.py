@@ -116,3 +116,26 @@ def test_shipped_scenarios_and_all_their_variants_validate(load):
         s = load(text, file=str(path))
         for name in s.variant_names:
             load(text, file=str(path), variant=name)
+
+
+def test_any_catalog_row_can_be_changed_by_id_in_brackets(load, catalog):
+    """--set 'catalog.rent[ID].price=...' changes one field of a shipped row (ids contain dots and
+    colons); the row keeps its other fields; a misspelt id gets did-you-mean (SCENARIO.md)."""
+    from planner.scenario import _split_path
+
+    assert _split_path("catalog.rent[aws:g5.xlarge].price") == ("catalog", "rent", "aws:g5.xlarge", "price")
+    assert _split_path("phases.final.gpu_hours") == ("phases", "final", "gpu_hours")
+    s = load(MINIMAL, sets=["catalog.rent[aws:g5.xlarge].price=0.80 USD/h"])
+    (entry,) = s.catalog_entries["rent"]
+    assert entry == {"id": "aws:g5.xlarge", "usd_per_hour": pytest.approx(0.80), **{
+        k: v for k, v in entry.items() if k not in ("id", "usd_per_hour")}}
+    merged = catalog.with_entries(s.catalog_entries).row("rent", "aws:g5.xlarge")
+    shipped = catalog.row("rent", "aws:g5.xlarge")
+    assert merged["usd_per_hour"] == pytest.approx(0.80)
+    assert merged["device"] == shipped["device"] and merged["billing_s"] == shipped["billing_s"]
+    with pytest.raises(InputError, match=r"no rent offer 'aws:g5.xlarg' .*did you mean 'aws:g5.xlarge'"):
+        load(MINIMAL, sets=["catalog.rent[aws:g5.xlarg].price=0.80 USD/h"])
+    # a row of the scenario's own catalog is changed in place
+    own = MINIMAL + "catalog:\n  rent:\n    - {id: uni, device: a100-40gb, price: 0.40 USD/h}\n"
+    s = load(own, sets=["catalog.rent[uni].price=0.10 USD/h"])
+    assert [e["usd_per_hour"] for e in s.catalog_entries["rent"]] == [pytest.approx(0.10)]
