@@ -11,22 +11,12 @@ figures go into notes, never into tests.
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def wall(cmd: list[str], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+from run_time import wall  # noqa: E402  (median wall time of a command, one place)
 
 
 def main() -> None:

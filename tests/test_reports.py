@@ -115,20 +115,23 @@ def test_rewriting_a_report_replaces_it(tmp_path):
     assert again.exit_code == 0 and "cheap-power" in (out / "report.md").read_text()
 
 
+def _failing_call(real, n: int, message: str):
+    """``real``, except that its ``n``-th call raises OSError(message); counts its calls."""
+    def wrapper(*args):
+        wrapper.calls += 1
+        if wrapper.calls == n:
+            raise OSError(message)
+        return real(*args)
+
+    wrapper.calls = 0
+    return wrapper
+
+
 def test_a_failure_part_way_leaves_the_previous_report(tmp_path, monkeypatch):
     out, first = _report(tmp_path)
     assert first.exit_code == 0, first.output
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    real = Path.write_bytes
-    calls = {"n": 0}
-
-    def flaky(self, data):
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise OSError("disk full")
-        return real(self, data)
-
-    monkeypatch.setattr(Path, "write_bytes", flaky)
+    monkeypatch.setattr(Path, "write_bytes", _failing_call(Path.write_bytes, 5, "disk full"))
     p = planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=50)
     with pytest.raises(OSError):
         writer.write_report(p, out)
@@ -214,18 +217,11 @@ def test_a_failure_between_the_two_renames_restores_the_previous_report(tmp_path
     writer.write_report(p, out)
     before = {q.name: q.read_bytes() for q in out.iterdir()}
     monkeypatch.setattr(writer, "_exchange", lambda a, b: False)
-    real, calls = os.replace, {"n": 0}
-
-    def second_fails(src, dst):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise OSError("the second rename fails")
-        return real(src, dst)
-
+    second_fails = _failing_call(os.replace, 2, "the second rename fails")
     monkeypatch.setattr(os, "replace", second_fails)
     with pytest.raises(OSError, match="second rename"):
         writer.write_report(p, out)
-    assert calls["n"] == 3  # aside, (failed) in, back
+    assert second_fails.calls == 3  # aside, (failed) in, back
     assert {q.name: q.read_bytes() for q in out.iterdir()} == before
     assert not [q for q in tmp_path.iterdir() if q.name.startswith(".rep.")]
 
