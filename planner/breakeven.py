@@ -143,8 +143,9 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
             if h is None:
                 if buy_rate >= rent_rate[r]:
                     what = "the free tiers cost" if r == FREE_MIX else "renting costs"
-                    why = (f"{what} {rent_rate[r]:.3f} USD per reference GPU-hour, no more than the card's "
-                           f"electricity ({buy_rate:.3f})")
+                    per = s.usd_per_currency
+                    why = (f"{what} {rent_rate[r] / per:.3f} {s.currency} per reference GPU-hour, no more than "
+                           f"the card's electricity ({buy_rate / per:.3f})")
                 else:
                     why = "the purchase, less its resale, is not earned back within the search"
             out.append(Pair(b, r, h, p.date_of(s, h) if h is not None else None, why, fixed, buy_rate,

@@ -105,12 +105,12 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         free_program, free_sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase, budget_usd=math.inf)
         if not milp.unmet(free_program, free_sol):
             money = _money(free_program, free_sol)
-            items = ", ".join(f"{what} {usd:,.2f} USD" for what, usd in _money_items(free_program, free_sol).items())
-            over_budget = (f"the cheapest plan that meets every deadline costs {money:,.2f} USD ({items}); the budget "
+            items = ", ".join(f"{what} {s.money(usd)}" for what, usd in _money_items(free_program, free_sol).items())
+            over_budget = (f"the cheapest plan that meets every deadline costs {s.money(money)} ({items}); the budget "
                            "counts all money spent, the electricity of cards you own included: a budget of "
-                           f"{money:,.2f} USD or later deadlines would fix it")
-            warnings.append(f"meeting every deadline costs {money:,.2f} USD, more than the budget "
-                            f"({s.you.budget_usd:,.2f} USD): raise the budget by {money - s.you.budget_usd:,.2f} USD "
+                           f"{s.money(money)} or later deadlines would fix it")
+            warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
+                            f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)} "
                             "or move deadlines; the plan shown keeps to the budget")
     finishes = milp.finishes(s, program, sched)
     bought = milp.purchases(program, sol)
@@ -313,13 +313,13 @@ def _pareto(s: Scenario, quotes, opts, purchase) -> list[dict]:
 def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None) -> str:
     end = s.last_day(ph)
     if over_budget:
-        return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.you.budget_usd:,.2f} USD: "
+        return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd)}: "
                 f"{unmet_h:,.0f} of {ph.gpu_hours:,.0f} reference GPU-h stay undone; {over_budget}.")
     q = quotes[(quotes["phase"] == ph.name) & quotes["finish"].notna()]
     if q.empty:
         return f"no option can run '{ph.name}'; widen 'consider' or see 'excluded'"
     fastest = q.sort_values(["finish", "cost_usd"]).iloc[0]
-    cost = (f", costing {fastest['cost_usd']:,.0f} USD" if math.isfinite(fastest["cost_usd"]) else "")
+    cost = (f", costing {s.money(fastest['cost_usd'])}" if math.isfinite(fastest["cost_usd"]) else "")
     return (f"no plan finishes '{ph.name}' ({ph.gpu_hours:,.0f} reference GPU-h) by {end}: "
             f"{unmet_h:,.0f} h stay undone. The fastest option, {fastest['option']}, finishes "
             f"{fastest['finish']}{cost}. A deadline on or after {fastest['finish']} or fewer GPU-hours would fix it.")
@@ -399,11 +399,15 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.Da
         elif (r.phase, r.option) not in kept_ids:
             rows.append(dict(option=r.option, phase=r.phase,
                              reason=f"dearer than the {RENT_KEPT_PER_PHASE} cheapest rent offers that finish in time "
-                                    f"({r.cost_usd:,.0f} USD for the phase)"))
+                                    f"({s.money(r.cost_usd)} for the phase)"))
         elif r.phase in plan_cost:
-            rows.append(dict(option=r.option, phase=r.phase,
-                             reason=f"dearer: {r.cost_usd:,.0f} USD for the phase on its own, "
-                                    f"{r.cost_usd - plan_cost[r.phase]:,.0f} USD more than the plan's choice"))
+            more = r.cost_usd - plan_cost[r.phase]
+            reason = (f"dearer: {s.money(r.cost_usd)} for the phase on its own, {s.money(more)} more than the "
+                      "plan's choice" if more >= 0 else
+                      f"not chosen although {s.money(-more)} cheaper for this phase on its own "
+                      f"({s.money(r.cost_usd)}): the whole plan costs less without it (capacity, purchases or "
+                      "your time shared with other phases)")
+            rows.append(dict(option=r.option, phase=r.phase, reason=reason))
     return pd.DataFrame(rows, columns=["option", "phase", "reason"])
 
 
@@ -411,7 +415,8 @@ def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:
     out = []
     if s.electricity_is_default:
         out.append(f"no electricity price given: using the catalog default "
-                   f"{s.electricity_usd_per_kwh:.4f} USD/kWh (US average residential); set 'electricity'")
+                   f"{s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {s.currency}/kWh (US average residential); "
+                   "set 'electricity'")
     w = s.workload
     devices = catalog.devices.set_index("id", drop=False)
     ref = workload.place(w, next(devices.loc[[w.reference_gpu]].itertuples()))

@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 
 from .breakeven import FREE_MIX
-from . import costs
+from . import costs, units
 from .result import COST_PARTS, Plan, to_dict
 
 
 def _money(x: float | None, currency: str) -> str:
-    return "—" if x is None else f"{x:,.2f} {currency}"
+    return "—" if x is None else units.format_money(x, currency)
 
 
 def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:

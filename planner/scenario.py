@@ -142,6 +142,10 @@ class Scenario:
         """The day after the horizon: bought cards are sold then (exclusive end)."""
         return self.start + dt.timedelta(days=self.horizon_months * units.HOURS_PER_MONTH / 24)
 
+    def money(self, usd: float) -> str:
+        """USD shown in the scenario's currency with that currency's precision (for messages)."""
+        return units.format_money(usd / self.usd_per_currency, self.currency)
+
     def window(self, ph: Phase, deadline: dt.date | None = None) -> tuple[dt.date, dt.date]:
         """A phase's window as [begin, end): ``from`` and ``deadline`` are inclusive days, so
         work may run from 00:00 of ``from`` to 24:00 of the deadline (SCENARIO.md, "Dates and

@@ -138,6 +138,16 @@ def parse_fraction(value: object) -> float:
     return number
 
 
+#: Currencies without minor units in everyday prices (ISO 4217 exponent 0).
+WHOLE_CURRENCIES = {"JPY", "KRW", "HUF", "ISK", "CLP", "VND", "IDR"}
+
+
+def format_money(amount: float, currency: str) -> str:
+    """An amount with its currency's precision: '1,234.50 EUR', '12,345 JPY'."""
+    digits = 0 if currency.upper() in WHOLE_CURRENCIES else 2
+    return f"{amount:,.{digits}f} {currency}"
+
+
 def money_unit(unit: str, usd_per_unit: Mapping[str, float]) -> float | None:
     """USD value of one unit of the currency code ``unit`` (None if unknown)."""
     return usd_per_unit.get(unit.upper())

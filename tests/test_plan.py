@@ -106,7 +106,7 @@ def test_missed_deadline_is_an_answer(load):
     assert p.phases[0].shortfall == (
         # 2027-01-04 .. 2027-01-06 inclusive is 72 h: 28 of the 100 h stay undone
         "no plan finishes 'train' (100 reference GPU-h) by 2027-01-06: 28 h stay undone. The fastest option, "
-        "uni-cluster, finishes 2027-01-08, costing 50 USD. A deadline on or after 2027-01-08 or fewer GPU-hours "
+        "uni-cluster, finishes 2027-01-08, costing 50.05 USD. A deadline on or after 2027-01-08 or fewer GPU-hours "
         "would fix it.")
     # the three days it has (deadline inclusive) are used: 72 wall-h, less one second of rounding per session
     assert p.phases[0].assignments[0].wall_hours == pytest.approx(72, rel=1e-6)
@@ -310,3 +310,13 @@ def test_a_failed_solve_is_an_error_not_a_plan(monkeypatch):
     result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--format", "json"])
     assert result.exit_code == 1 and "planner:" in result.output
     assert not result.output.lstrip().startswith("{")
+
+
+def test_messages_speak_the_scenarios_currency():
+    """A EUR scenario's reasons and warnings name EUR amounts, never USD (issue 15)."""
+    p = planner.plan(planner.load_scenario(SCENARIOS / "lab.yaml", today=dt.date(2026, 11, 22)), trials=20)
+    d = planner.to_dict(p)
+    assert d["currency"] == "EUR"
+    texts = [e["reason"] for e in d["excluded"]] + d["warnings"] + [b.get("why_not") or "" for b in d["breakeven"]]
+    assert any("EUR" in x for x in texts)
+    assert not [x for x in texts if " USD" in x and "USD/kWh" not in x]

@@ -78,3 +78,11 @@ def test_wrong_kind_says_what_was_expected(parse, value, message):
 def test_unknown_currency_lists_known_ones():
     with pytest.raises(QuantityError, match="unknown currency 'XYZ'"):
         units.parse_money_usd("5 XYZ", "USD", RATES)
+
+
+def test_money_is_shown_with_its_currencys_precision():
+    from planner.units import format_money
+
+    assert format_money(64.24000000000001, "EUR") == "64.24 EUR"
+    assert format_money(1234567.891, "USD") == "1,234,567.89 USD"
+    assert format_money(12345.6, "JPY") == "12,346 JPY"  # no minor unit in everyday prices
