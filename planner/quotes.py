@@ -37,14 +37,17 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
     needed gradient accumulation already include its cost."""
     w = s.workload
     speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
-    dev = devices.set_index("id", drop=False)
-    ref = workload.place(w, next(dev.loc[[w.reference_gpu]].itertuples()))
+    dev = {d.id: d for d in devices.itertuples()}
+    ref = workload.place(w, dev[w.reference_gpu])
     ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
+    placed: dict[tuple[str, int], workload.Placement] = {}  # one placement per (device, count)
     rows = []
     for r in opts.itertuples():
-        d = next(dev.loc[[r.device]].itertuples())
+        d = dev[r.device]
         count = int(r.count) if not missing(r.count) else 1
-        f = workload.place(w, d, count).fit
+        if (r.device, count) not in placed:
+            placed[(r.device, count)] = workload.place(w, d, count)
+        f = placed[(r.device, count)].fit
         verdict, why = f.verdict, f.reason
         rel = speed.at[r.device, "relative_speed"]
         reason = None
