@@ -101,29 +101,33 @@ def with_interruption_defaults(opts: pd.DataFrame, defaults: pd.DataFrame) -> pd
     also takes its default's mode (kill or pause) and, for pauses, the mean wait to resume.
     On-demand rent and your own cards are not interrupted."""
     opts = opts.copy()
-    for col in ("interruption_mode", "interruptions_default"):
-        opts[col] = opts[col].astype(object)
-    opts["interruption_mode"] = "kill"
-    opts["resume_wait_h"] = 0.0
-    for i, r in opts.iterrows():
-        interruptible = r["kind"] == "free" or (r["kind"] == "rent" and bool(r["spot"]) and not missing(r["spot"]))
+    table = defaults.to_dict("records")
+    n = len(opts)
+    mode, wait = ["kill"] * n, [0.0] * n
+    rate = opts["interruptions_per_h"].to_numpy(dtype=object).copy()
+    low = opts["interruptions_low_per_h"].to_numpy(dtype=object).copy()
+    high = opts["interruptions_high_per_h"].to_numpy(dtype=object).copy()
+    named = list(opts["interruptions_default"].astype(object))
+    for i, (kind, spot, option, own_rate) in enumerate(zip(opts["kind"], opts["spot"], opts["option"],
+                                                          opts["interruptions_per_h"])):
+        interruptible = kind == "free" or (kind == "rent" and not missing(spot) and bool(spot))
         if not interruptible:
             continue
-        hit = defaults[(defaults["kind"] == r["kind"])
-                       & defaults["match"].map(lambda m: fnmatch.fnmatchcase(r["option"], m))]
-        if hit.empty:
+        d = next((d for d in table if d["kind"] == kind and fnmatch.fnmatchcase(option, d["match"])), None)
+        if d is None:
             continue
-        d = hit.iloc[0]
-        opts.at[i, "interruption_mode"] = d["mode"]
-        opts.at[i, "resume_wait_h"] = float(d["resume_wait_h"]) if d["mode"] == "pause" else 0.0
-        if missing(r["interruptions_per_h"]):
-            opts.at[i, "interruptions_per_h"] = float(d["interruptions_per_h"])
-            opts.at[i, "interruptions_low_per_h"] = float(d["low_per_h"])
-            opts.at[i, "interruptions_high_per_h"] = float(d["high_per_h"])
-            opts.at[i, "interruptions_default"] = (
-                f"{r['option']}: {d['interruptions_per_h']:g} interruptions/h assumed "
-                f"(range {d['low_per_h']:g}-{d['high_per_h']:g}; {'an estimate, ' if d['estimate'] else ''}"
-                f"no rate in the catalog; default '{d['id']}': {d['source']})")
+        mode[i] = d["mode"]
+        wait[i] = float(d["resume_wait_h"]) if d["mode"] == "pause" else 0.0
+        if missing(own_rate):
+            rate[i], low[i], high[i] = float(d["interruptions_per_h"]), float(d["low_per_h"]), float(d["high_per_h"])
+            named[i] = (f"{option}: {d['interruptions_per_h']:g} interruptions/h assumed "
+                        f"(range {d['low_per_h']:g}-{d['high_per_h']:g}; {'an estimate, ' if d['estimate'] else ''}"
+                        f"no rate in the catalog; default '{d['id']}': {d['source']})")
+    opts["interruption_mode"], opts["resume_wait_h"] = pd.Series(mode, index=opts.index, dtype=object), wait
+    for col, values in (("interruptions_per_h", rate), ("interruptions_low_per_h", low),
+                        ("interruptions_high_per_h", high)):
+        opts[col] = pd.to_numeric(pd.Series(values, index=opts.index), errors="coerce")
+    opts["interruptions_default"] = pd.Series(named, index=opts.index, dtype=object)
     return opts
 
 

@@ -111,12 +111,17 @@ def render_text(plan: Plan) -> str:
                        for a in d["alternatives"]], right={1})
     if d["breakeven"]:
         out.append("")
+        shown = _breakeven_shown(plan, d)
         rows = [[b["buy"], b["rent"], f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
                  b["date"] or ("—" if b["gpu_hours"] is None else "past the plan's work")]
-                for b in d["breakeven"][:12]]
-        out += _table(["Buy", "vs rent", "Break-even [ref GPU-h]", "Date at the scenario's pace"], rows, right={2})
-        if len(d["breakeven"]) > 12:
-            out.append(f"  ... and {len(d['breakeven']) - 12} more (--format json lists all)")
+                for b in shown]
+        if rows:
+            out += _table(["Buy", "vs rent", "Break-even [ref GPU-h]", "Date at the scenario's pace"], rows,
+                          right={2})
+        if len(shown) < len(d["breakeven"]):
+            out.append(f"  ({len(shown)} of {len(d['breakeven'])} pairs shown: the cards you own or consider "
+                       "against the rent the plan chose, the same card rented, and the free tiers; "
+                       "--format json lists all)")
     if plan.schedule is not None and len(plan.schedule):
         out.append("")
         out.append("Schedule [reference GPU-h a week]:")
@@ -227,16 +232,28 @@ def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _breakeven_shown(plan: Plan, d: dict) -> list[dict]:
-    """Per card: rent offers of the same device, the three cheapest others, the free-tier mix
-    (``d`` is the plan's ``to_dict``)."""
-    rows = plan.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
+    """The break-even pairs that matter to this scenario (issue 15): each card you own or listed
+    in ``consider.buy`` (without such a list, the card of the best buy-only plan) against the rent
+    offers the plan chose, the best rent offer of the card's own device, and the free-tier mix.
+    The full table stays in breakeven.csv and result.json. ``d`` is the plan's ``to_dict``."""
+    import fnmatch
+
+    s = plan.scenario
+    device = plan.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
+    cards = list(dict.fromkeys(b["buy"] for b in d["breakeven"]))
+    listed = s.consider.buy
+    wanted = {c for c in cards if c in s.you.own or c.startswith("own:")}
+    if listed:
+        wanted |= {c for c in cards if any(fnmatch.fnmatchcase(c, pat) for pat in listed)}
+    else:
+        wanted |= {o for a in d["alternatives"] if a["strategy"] == "buy-only" for o in a["options"]}
+    chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
     out = []
-    for buy in dict.fromkeys(b["buy"] for b in d["breakeven"]):
-        pairs = [b for b in d["breakeven"] if b["buy"] == buy]  # already ordered: same device, then cheapest
-        same = [b for b in pairs if rows.get(b["rent"]) == rows.get(buy)]
-        others = [b for b in pairs if b not in same and b["rent"] != FREE_MIX][:3]
-        free = [b for b in pairs if b["rent"] == FREE_MIX]
-        out += same + others + free
+    for card in (c for c in cards if c in wanted):
+        pairs = [b for b in d["breakeven"] if b["buy"] == card]  # ordered: same device first, then cheapest
+        same = next((b for b in pairs if device.get(b["rent"]) == device.get(card)), None)
+        keep = [b for b in pairs if b["rent"] in chosen or b is same or b["rent"] == FREE_MIX]
+        out += keep
     return out
 
 
@@ -296,8 +313,9 @@ def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
                          [[b["buy"], b["rent"], f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
                            b["date"] or "—", b["why_not"] or ""] for b in shown])
         if len(shown) < len(d["breakeven"]):
-            out += ["", f"Each card against the same card rented, the three cheapest rent offers and the free "
-                        f"tiers; all {len(d['breakeven'])} pairs are in breakeven.csv and result.json."]
+            out += ["", f"Each card you own or consider against the rent offers this plan chose, the same card "
+                        f"rented and the free tiers; all {len(d['breakeven'])} pairs are in breakeven.csv and "
+                        "result.json."]
     else:
         out.append("No card to buy is considered.")
     out.append("")

@@ -33,6 +33,7 @@ Idle timeouts are not modelled: a training session is never idle.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import datetime as dt
 import math
 from dataclasses import dataclass
@@ -154,8 +155,12 @@ def _min_exp(rate: float, length: np.ndarray | float) -> np.ndarray | float:
     return -np.expm1(-rate * np.asarray(length, dtype=float)) / rate
 
 
+@functools.lru_cache(maxsize=4096)
 def expected(p: Process) -> Expectation:
-    """Exact expectation of the session process (see the module docstring)."""
+    """Exact expectation of the session process (see the module docstring).
+
+    Cached per process: a sweep or sensitivity run re-prices the same sessions for every value of
+    an input that does not touch them (prices, electricity), and a Process is a frozen value."""
     if not p.feasible():
         return Expectation(math.inf, math.inf, math.inf, math.inf, p.work_h)
     lam = p.interruptions_per_h

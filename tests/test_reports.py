@@ -298,3 +298,23 @@ def test_six_processes_writing_one_directory_all_succeed_and_leave_nothing_behin
         assert sorted(pool.map(_write_many, [(str(out), i) for i in range(6)])) == list(range(6))
     assert (out / "report.md").read_text().startswith("writer ")
     assert sorted(q.name for q in tmp_path.iterdir()) == ["rep"]
+
+
+def test_the_break_even_page_shows_the_pairs_that_matter():
+    """Only the cards the lab considers, each against the rent the plan chose, the same card
+    rented and the free tiers; the JSON keeps every pair (issue 15)."""
+    p = planner.plan(planner.load_scenario(SCENARIOS / "lab.yaml", today=TODAY), trials=20)
+    d = planner.to_dict(p)
+    shown = planner.report._breakeven_shown(p, d)
+    considered = set(p.scenario.consider.buy)
+    chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
+    device = p.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
+    assert shown and len(shown) < len(d["breakeven"])
+    for b in shown:
+        assert b["buy"] in considered
+        assert b["rent"] in chosen or device.get(b["rent"]) == device.get(b["buy"]) or "free" in b["rent"]
+    for card in {b["buy"] for b in shown}:  # at most one same-device offer per card
+        assert sum(device.get(b["rent"]) == device.get(card) and b["rent"] not in chosen
+                   for b in shown if b["buy"] == card) <= 1
+    md = planner.report.render_markdown(p)
+    assert f"all {len(d['breakeven'])} pairs are in breakeven.csv" in md
