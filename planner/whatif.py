@@ -51,9 +51,28 @@ def summarize(plan) -> dict[str, Any]:
         "total_cost": d["total_cost"], "currency": d["currency"], "feasible": d["feasible"],
         "buy": bought, "kinds": "+".join(kinds), "plan": where,
         "finish": max(finishes) if finishes else None,
-        "breakeven_gpu_hours": min((b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None),
-                                   default=None),
+        "breakeven_gpu_hours": decision_breakeven(plan.scenario, d),
     }
+
+
+def decision_breakeven(s, d: dict) -> float | None:
+    """The break-even of the decision that matters: the cards you own or consider against what
+    the plan chose instead (its rent offers, or the free tiers); the earliest such crossover.
+    Not the minimum over every pair of the catalog (a card nobody considered against a machine
+    nobody would rent)."""
+    import fnmatch
+
+    from .breakeven import FREE_MIX
+
+    kinds = {a["kind"] for ph in d["phases"] for a in ph["assignments"]}
+    chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
+    if "free" in kinds:
+        chosen.add(FREE_MIX)
+    listed = s.consider.buy
+    hours = [b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None and b["rent"] in chosen
+             and (listed is None or b["buy"] in s.you.own or b["buy"].startswith("own:")
+                  or any(fnmatch.fnmatchcase(b["buy"], pat) for pat in listed))]
+    return min(hours, default=None)
 
 
 def run_one(job: Job) -> dict[str, Any]:

@@ -120,3 +120,16 @@ def test_compare_several_files_with_their_own_variants_and_catalog_files(tmp_pat
     assert rows[3]["cost_change"] == pytest.approx(rows[3]["total_cost"] - rows[2]["total_cost"])
     bad = CliRunner().invoke(main, ["compare", str(mine), str(other), "--variants", "nope", "--catalog", str(lab)])
     assert bad.exit_code == 2 and "no file defines this variant" in bad.output
+
+
+def test_what_if_tables_show_the_break_even_of_the_decision(catalog, thesis_text):
+    """compare/sweep rows give the considered cards' break-even against what the plan chose, not
+    the minimum over every pair of the catalog (issue 15)."""
+    s = load_scenario_text(thesis_text, catalog.ids(), file="s.yaml", today=TODAY)
+    d = planner.to_dict(planner.plan(s, catalog, trials=whatif.WHATIF_TRIALS, alternatives=False))
+    chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
+    by_hand = min(b["gpu_hours"] for b in d["breakeven"]
+                  if b["gpu_hours"] is not None and b["rent"] in chosen and b["buy"] in s.consider.buy)
+    assert whatif.decision_breakeven(s, d) == by_hand
+    everything = min(b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None)
+    assert by_hand > everything  # the old column showed a pair nobody chose
