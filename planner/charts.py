@@ -23,6 +23,38 @@ def _date(text: str) -> dt.date:
     return dt.date.fromisoformat(text)
 
 
+def curve_crossings(plan: Plan) -> list[tuple[dt.date, str, float]]:
+    """Where the buy-only curve of the chart comes down to another strategy's: (date, strategy,
+    money there [USD]). Read off the plotted step curves, so a mark sits where the lines cross."""
+    curves = {a["strategy"]: [(_date(d), c) for d, c in a.get("cumulative") or []] for a in plan.alternatives}
+    buy = curves.pop("buy-only", None)
+    if not buy:
+        return []
+
+    def at(points, when):
+        value = points[0][1] if points else 0.0
+        for d, c in points:
+            if d > when:
+                break
+            value = c
+        return value
+
+    out = []
+    for name, pts in curves.items():
+        if name == "hybrid" or not pts:
+            continue
+        dates = sorted({d for d, _ in buy} | {d for d, _ in pts})
+        above = False
+        for d in dates:
+            b, o = at(buy, d), at(pts, d)
+            if b > o + 1e-9:
+                above = True
+            elif above:
+                out.append((d, name, b))
+                break
+    return out
+
+
 def cumulative_cost(plan: Plan) -> Figure:
     """Money spent over time by each strategy's best plan, break-even dates marked."""
     cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
@@ -32,12 +64,10 @@ def cumulative_cost(plan: Plan) -> Figure:
         if pts:
             ax.step([_date(d) for d, _ in pts], [c * per for _, c in pts], where="post",
                     label=f"{alt['strategy']} ({alt['total_cost_usd'] * per:,.0f} {cur})")
-    dated = sorted({b.date: b for b in plan.breakeven if b.date is not None}.values(), key=lambda b: b.date)[:3]
-    top = ax.get_ylim()[1]
-    for k, b in enumerate(dated):
-        ax.axvline(b.date, color="grey", linestyle=":", linewidth=1)
-        ax.annotate(f"break-even: {b.buy}\nvs {b.rent}", (b.date, top * (0.97 - 0.12 * k)), fontsize=7,
-                    va="top", ha="right", color="dimgrey")
+    for k, (when, other, money) in enumerate(curve_crossings(plan)):
+        ax.axvline(when, color="grey", linestyle=":", linewidth=1)
+        ax.annotate(f"buying overtakes {other}", (when, money * per), xytext=(6, -14 - 12 * k),
+                    textcoords="offset points", fontsize=7, color="dimgrey", ha="left", va="top")
     ax.set_title("Cumulative cost of each strategy's best plan")
     ax.set_xlabel("Date")
     ax.set_ylabel(f"Money spent [{cur}]")

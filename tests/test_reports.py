@@ -318,3 +318,19 @@ def test_the_break_even_page_shows_the_pairs_that_matter():
                    for b in shown if b["buy"] == card) <= 1
     md = planner.report.render_markdown(p)
     assert f"all {len(d['breakeven'])} pairs are in breakeven.csv" in md
+
+
+def test_chart_marks_where_the_plotted_curves_cross():
+    from types import SimpleNamespace
+
+    alts = [
+        {"strategy": "buy-only", "cumulative": [("2027-01-04", 1000.0), ("2027-06-01", 1000.0), ("2028-01-01", 600.0)]},
+        {"strategy": "rent-only", "cumulative": [("2027-01-04", 0.0), ("2027-03-01", 500.0), ("2027-06-01", 1100.0)]},
+        {"strategy": "free-only", "cumulative": [("2027-01-04", 0.0), ("2028-06-01", 200.0)]},
+    ]
+    import datetime as dt
+
+    marks = charts.curve_crossings(SimpleNamespace(alternatives=alts))
+    # rent passes the card's 1,000 on 2027-06-01; free tiers never get there (and resale only
+    # brings buying to 600 in 2028, still above free's 200)
+    assert marks == [(dt.date(2027, 6, 1), "rent-only", 1000.0)]
