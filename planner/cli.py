@@ -341,7 +341,7 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
     from . import units
     from .api import check_scenario
     from .charts import tornado
-    from .whatif import numeric_inputs, sensitivity as run_sensitivity
+    from .whatif import sensitivity as run_sensitivity, sensitivity_inputs
 
     try:
         fraction = units.parse_fraction(span)
@@ -349,9 +349,10 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
         raise InputError([Problem("--span", 0, 0, "", str(exc))]) from None
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     base = _job(scenario, variant, sets, today, catalog_files)
-    total = 1 + 2 * len(numeric_inputs(base.text, base.file))
+    inputs = sensitivity_inputs(base, fraction)
+    total = 1 + 2 * len(inputs)
     with _progress(total) as bar:
-        df = run_sensitivity(base, fraction, _workers(workers, total), bar.update if bar else None)
+        df = run_sensitivity(base, fraction, _workers(workers, total), bar.update if bar else None, inputs)
     charts = {}
     if report_dir:
         from .writer import figure_files

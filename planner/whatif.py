@@ -178,11 +178,15 @@ SENSITIVE = ["electricity", "horizon", "workload.params", "workload.batch_size",
 
 
 def scaled(value: Any, factor: float) -> Any | None:
-    """A value with its number multiplied by ``factor``, unit kept (None when not numeric)."""
+    """A value with its number multiplied by ``factor``, unit kept (None when not numeric).
+    Whole numbers move by at least one whole step (3 runs -> 2 and 4, never 3 and 3)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return max(1, round(value * factor))
+        moved = round(value * factor)
+        if moved == value:
+            moved = value + (1 if factor > 1 else -1)
+        return max(1, moved)
     if isinstance(value, float):
         return value * factor
     if isinstance(value, str):
@@ -211,23 +215,78 @@ def numeric_inputs(text: str, file: str) -> list[tuple[str, Any]]:
     return out
 
 
-def sensitivity(base: Job, span: float, workers: int = 1, progress=None) -> pd.DataFrame:
-    """Each numeric input moved down and up by ``span``: cost range and whether the decision flips."""
-    inputs = numeric_inputs(base.text, base.file)
+def decisive_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
+    """Inputs outside the scenario file that decide its answer, as (path, value, low, high):
+    the prices of the offers the plan and the other strategies' best plans use, the
+    interruption rates of the interruptible ones, and each phase's deadline moved by ``span``
+    of its window (whole days)."""
+    from . import api
+    from .scenario import load_scenario_text
+
+    catalog = api.load_catalog(base.catalog_files, base.today)
+    s = load_scenario_text(base.text, catalog.ids(), file=base.file, today=base.today, variant=base.variant,
+                           sets=base.sets)
+    d = api.to_dict(api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=True))
+    used = [a["option"] for ph in d["phases"] for a in ph["assignments"]]
+    used += [o for alt in d["alternatives"] for o in alt["options"]]
+    used += [p["offer"] for p in d["purchases"]]
+    per = s.usd_per_currency
+    merged = catalog.with_entries(s.catalog_entries)
+    buy_ids, rent_ids = set(merged.buy["id"]), set(merged.rent["id"])
+    out: list[tuple[str, Any, Any, Any]] = []
+    for option in dict.fromkeys(used):
+        kind = "buy" if option in buy_ids else "rent" if option in rent_ids else None
+        if kind is None:
+            continue  # free tiers (no price) and owned cards
+        row = merged.row(kind, option)
+        if kind == "rent":
+            value = f"{float(row['usd_per_hour']) / per:.6g} {s.currency}/h"
+            out.append((f"catalog.rent[{option}].price", value, scaled(value, 1 - span), scaled(value, 1 + span)))
+            rate = row.get("interruptions_per_h")
+            if bool(row.get("spot")) and rate == rate and rate:
+                value = f"{float(rate):.6g}/h"
+                out.append((f"catalog.rent[{option}].interruptions", value, scaled(value, 1 - span),
+                            scaled(value, 1 + span)))
+        else:
+            value = f"{float(row['price_usd']) / per:.6g} {s.currency}"
+            out.append((f"catalog.buy[{option}].price", value, scaled(value, 1 - span), scaled(value, 1 + span)))
+    for ph in s.phases:
+        if ph.deadline is None:
+            continue
+        days = max(1, round(span * (ph.deadline - ph.start).days))
+        low, high = ph.deadline - dt.timedelta(days=days), ph.deadline + dt.timedelta(days=days)
+        if low > ph.start:
+            out.append((f"phases.{ph.name}.deadline", ph.deadline.isoformat(), low.isoformat(), high.isoformat()))
+    return out
+
+
+def sensitivity_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
+    """(path, value, low, high) for every input sensitivity moves: the scenario's own numbers
+    (SENSITIVE) and what decides its answer outside the file (:func:`decisive_inputs`)."""
+    inputs = [(path, raw, scaled(raw, 1 - span), scaled(raw, 1 + span)) for path, raw in
+              numeric_inputs(base.text, base.file)]
+    inputs += decisive_inputs(base, span)
+    return [i for i in inputs if i[2] != i[1] or i[3] != i[1]]  # never a row that moves nothing
+
+
+def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
+                inputs: list[tuple[str, Any, Any, Any]] | None = None) -> pd.DataFrame:
+    """Each input moved down and up by ``span``: cost range and whether the decision flips."""
+    inputs = sensitivity_inputs(base, span) if inputs is None else inputs
     jobs = [base]
-    for path, raw in inputs:
-        for factor in (1 - span, 1 + span):
+    for path, raw, low_value, high_value in inputs:
+        for value in (low_value, high_value):
             jobs.append(Job(base.text, base.file, base.today, base.variant,
-                            base.sets + (f"{path}={scaled(raw, factor)}",), base.catalog_files))
+                            base.sets + (f"{path}={value}",), base.catalog_files))
     rows = run_many(jobs, workers, progress)
     ref = rows[0]
     table = []
-    for i, (path, raw) in enumerate(inputs):
+    for i, (path, raw, low_value, high_value) in enumerate(inputs):
         low, high = rows[1 + 2 * i], rows[2 + 2 * i]
         flips = [side for side, r in (("down", low), ("up", high))
                  if (r["buy"], r["kinds"]) != (ref["buy"], ref["kinds"])]
         table.append({
-            "input": path, "value": raw, "low_value": scaled(raw, 1 - span), "high_value": scaled(raw, 1 + span),
+            "input": path, "value": raw, "low_value": low_value, "high_value": high_value,
             "cost_low": low["total_cost"], "cost_base": ref["total_cost"], "cost_high": high["total_cost"],
             "swing": abs(high["total_cost"] - low["total_cost"]), "decision_flips": ",".join(flips) or "",
             "buy_low": low["buy"], "buy_high": high["buy"], "kinds_low": low["kinds"], "kinds_high": high["kinds"],

@@ -72,6 +72,14 @@ def test_sensitivity_flags_the_input_that_flips_buy_versus_rent(load):
     hours = df.set_index("input").loc["phases.train.gpu_hours"]
     assert "down" in hours["decision_flips"]  # less work: renting wins
     assert df["swing"].is_monotonic_decreasing
+    # what decides the answer outside the file: the card's and the cluster's prices (issue 15).
+    # Card +80 %: 1,800 USD less 40 % resale costs 480 USD more than the 57 USD buying saved.
+    card = df.set_index("input").loc["catalog.buy[my-card].price"]
+    assert card["value"] == "1000 USD" and card["high_value"] == "1800 USD" and card["decision_flips"] == "up"
+    rent = df.set_index("input").loc["catalog.rent[uni-cluster].price"]
+    assert rent["decision_flips"] == "down"  # renting at 0.10 USD/h beats the card
+    assert "phases.train.deadline" in set(df["input"])
+    assert not ((df["low_value"] == df["value"]) & (df["high_value"] == df["value"])).any()  # no no-op rows
 
 
 def test_cli_commands_and_formats(tmp_path):
