@@ -202,7 +202,9 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         catalog_layers=catalog.layers,
         warnings=tuple(warnings),
         over_budget=over_budget is not None,
-        assumptions=tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else (),
+        assumptions=(tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else ())
+        + tuple(f"{path} is given as a range ({low:g} to {high:g} in the planner's units: h, GB, USD, ...); "
+                f"the plan uses the middle, {(low + high) / 2:g}" for path, (low, high) in s.ranges.items()),
         assumed_figures=tuple(assumed),
         schedule=sched,
         pareto=tuple(front),

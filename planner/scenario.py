@@ -136,6 +136,7 @@ class Scenario:
     overrides: tuple[str, ...] = ()
     file: str = "<scenario>"
     variant_names: tuple[str, ...] = ()
+    ranges: Mapping[str, tuple[float, float]] = dataclasses.field(default_factory=dict)  # path -> (low, high)
 
     @property
     def horizon_end(self) -> dt.date:
@@ -790,6 +791,7 @@ class _Validator:
         self.ctx = ctx
         self.problems: list[Problem] = []
         self.origin: dict[tuple, Override] = {}
+        self.ranges: dict[str, tuple[float, float]] = {}  # quantities given as ranges (SCENARIO.md)
 
     # -- problems
     def add(self, path: tuple, message: str, at_key: bool = False) -> None:
@@ -801,6 +803,23 @@ class _Validator:
         self.problems.append(self.doc.problem(path, message, at_key))
 
     # -- sections
+    def convert(self, f: Field, value: Any, path: tuple) -> Any:
+        """A field's canonical value; a quantity written as a range (``200..300``, ``250 h ± 20%``)
+        gives its middle, and the range is kept for the uncertainty analysis."""
+        ends = units.split_range(value)
+        if ends is None:
+            return f.convert(value, self.ctx)
+        low, high = (f.convert(e, self.ctx) for e in ends)
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (low, high)):
+            raise ValueError(f"a range is for quantities; got {value!r}")
+        if low > high:
+            raise ValueError(f"a range runs from low to high, got {value!r}")
+        middle = (low + high) / 2
+        if isinstance(low, int) and isinstance(high, int):
+            middle = round(middle)
+        self.ranges[dotted(path)] = (float(low), float(high))
+        return middle  # both ends passed the field's checks, so the middle does too
+
     def section(self, raw: Any, path: tuple, schema: Mapping[str, Any], what: str) -> dict[str, Any]:
         """Validate a mapping; return {key: canonical value} for keys present and valid."""
         if raw is None:
@@ -821,7 +840,7 @@ class _Validator:
                         self.add(child, "a value is required here")
                     continue
                 try:
-                    out[key] = f.convert(value, self.ctx)
+                    out[key] = self.convert(f, value, child)
                 except units.QuantityError as exc:
                     self.add(child, str(exc))
                 except ValueError as exc:
@@ -887,6 +906,7 @@ class _Validator:
                 spot=consider.get("spot", True),
             ),
             catalog_entries=entries,
+            ranges=dict(self.ranges),
         )
 
     def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:

@@ -83,6 +83,41 @@ def _split(value: object, expected: str) -> tuple[float, str]:
     return number, (m.group(2) or "").strip()
 
 
+def split_range(value: object) -> tuple[str, str] | None:
+    """A range as written in a scenario (SCENARIO.md, 'Ranges'), as its two ends, or None.
+
+    ``200..300`` and ``200 h..300 h`` (a unit after the second end applies to both);
+    ``250 h ± 20%`` (also ``+/-``) and ``0.4 USD/h ± 0.1``: the ends are the middle less and
+    plus the spread, in the middle's unit."""
+    if not isinstance(value, str):
+        return None
+    if ".." in value:
+        left, right = (s.strip() for s in value.split("..", 1))
+        lm, rm = _QUANTITY.match(left), _QUANTITY.match(right)
+        if not (lm and rm):
+            return None
+        unit = (rm.group(2) or "").strip()
+        if not (lm.group(2) or "").strip() and unit:
+            left = f"{left} {unit}"
+        return left, right
+    for sign in ("±", "+/-"):
+        if sign in value:
+            middle, spread = (s.strip() for s in value.split(sign, 1))
+            mm = _QUANTITY.match(middle)
+            if not mm or not spread:
+                return None
+            number, unit = float(mm.group(1)), (mm.group(2) or "").strip()
+            if spread.endswith("%"):
+                width = number * float(spread[:-1].strip()) / 100.0
+            else:
+                sm = _QUANTITY.match(spread)
+                if not sm or ((sm.group(2) or "").strip() not in ("", unit)):
+                    return None
+                width = float(sm.group(1))
+            return f"{number - abs(width):.12g} {unit}".strip(), f"{number + abs(width):.12g} {unit}".strip()
+    return None
+
+
 def _wrong_unit(value: object, expected: str, unit: str) -> QuantityError:
     kind = _kind_of(unit)
     note = f" (a {kind})" if kind else ""

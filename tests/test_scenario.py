@@ -139,3 +139,30 @@ def test_any_catalog_row_can_be_changed_by_id_in_brackets(load, catalog):
     own = MINIMAL + "catalog:\n  rent:\n    - {id: uni, device: a100-40gb, price: 0.40 USD/h}\n"
     s = load(own, sets=["catalog.rent[uni].price=0.10 USD/h"])
     assert [e["usd_per_hour"] for e in s.catalog_entries["rent"]] == [pytest.approx(0.10)]
+
+
+@pytest.mark.parametrize("written, low, middle, high", [
+    ("200..300", 200, 250, 300),
+    ("200 h..300 h", 200, 250, 300),
+    ("3..5 days", 72, 96, 120),
+    ("250 h ± 20%", 200, 250, 300),
+    ("250 +/- 50", 200, 250, 300),
+])
+def test_a_quantity_may_be_a_range_and_the_plan_uses_its_middle(load, written, low, middle, high):
+    """SCENARIO.md, 'Ranges': the plan uses the middle; the range is kept for the uncertainty analysis."""
+    s = load(MINIMAL.replace("gpu_hours: 100", f"gpu_hours: {written}"))
+    assert s.phases[0].gpu_hours == pytest.approx(middle)
+    assert s.ranges["phases.train.gpu_hours"] == (pytest.approx(low), pytest.approx(high))
+
+
+def test_ranges_of_money_use_the_scenarios_currency_and_bad_ranges_are_located(load):
+    s = load(MINIMAL.replace("electricity: 0.20 USD/kWh", "currency: EUR\nelectricity: 0.30..0.40"))
+    eur = s.usd_per_currency
+    assert s.electricity_usd_per_kwh == pytest.approx(0.35 * eur)
+    assert s.ranges["electricity"] == (pytest.approx(0.30 * eur), pytest.approx(0.40 * eur))
+    with pytest.raises(InputError, match=r"phases.train.gpu_hours: a range runs from low to high"):
+        load(MINIMAL.replace("gpu_hours: 100", "gpu_hours: 300..200"))
+    with pytest.raises(InputError, match=r"phases.train.gpu_hours: expected a duration"):
+        load(MINIMAL.replace("gpu_hours: 100", "gpu_hours: 200 GB..300 GB"))
+    with pytest.raises(InputError, match=r"phases.train.deadline: "):
+        load(MINIMAL.replace("deadline: 2027-03-01", "deadline: 2027-03-01..2027-04-01"))
