@@ -160,6 +160,25 @@ def sweep_chart(table: pd.DataFrame, key: str, currency: str) -> Figure:
     return fig
 
 
+def compare_chart(table: pd.DataFrame) -> Figure:
+    """Total cost of each compared scenario or variant, its finish date written at the bar's end."""
+    labels = [" / ".join(str(x) for x in (r.get("scenario"), r["variant"]) if x) for _, r in table.iterrows()]
+    fig, ax = plt.subplots(figsize=(9, 0.5 * max(len(table), 3) + 1.5))
+    ys = list(range(len(table)))[::-1]
+    ax.barh(ys, table["total_cost"], color="tab:blue")
+    for y, (_, r) in zip(ys, table.iterrows()):
+        ax.annotate(f" {r['total_cost']:,.2f} {r['currency']}, done {r['finish'] or '—'}", (r["total_cost"], y),
+                    va="center", fontsize=8)
+    ax.set_yticks(ys, labels, fontsize=8)
+    currencies = sorted(set(table["currency"]))
+    ax.set_xlabel(f"Total cost [{', '.join(currencies)}]")
+    ax.set_title("Compared plans: total cost and finish")
+    ax.margins(x=0.35)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
     """How far the total cost moves when each input goes down / up by the span; flips marked."""
     t = table.iloc[::-1]

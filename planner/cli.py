@@ -232,18 +232,36 @@ def _progress(total: int):
 
 
 def _emit_table(df, fmt: str, title: str, report_dir, force, charts_files=None) -> None:
+    import numpy as np
+
     from .report import md_table, render_rows
 
     headers = {"rows": {c: c for c in df.columns}}
-    markdown = "\n".join([f"# {title}", "", *md_table(list(df.columns), [[str(v) for v in r] for r in
-                                                                         df.itertuples(index=False)]), ""])
+
+    def cell(column: str, v) -> str:
+        if v is None or (isinstance(v, float) and v != v):
+            return "—"
+        if isinstance(v, (bool, np.bool_)):
+            return "yes" if v else "no"
+        if isinstance(v, (float, np.floating)):
+            return f"{v:,.0f}" if "gpu_hours" in column else f"{v:,.2f}"
+        return str(v)
+
+    markdown = "\n".join([f"# {title}", "", *md_table(list(df.columns), [[cell(c, v) for c, v in zip(df.columns, r)]
+                                                                         for r in df.itertuples(index=False)]), ""])
     click.echo(markdown if fmt == "markdown" else render_rows({"rows": df}, headers, fmt), nl=False)
     if report_dir:
+        from .report import markdown_to_html
         from .writer import write_files
 
+        charts_files = charts_files or {}
+        figures = sorted(n[:-4] for n in charts_files if n.endswith(".svg"))
+        page = markdown + "".join(f"\n![{name}]({name}.svg)\n" for name in figures)
+        svgs = {f"{name}.svg": charts_files[f"{name}.svg"].decode("utf-8") for name in figures}
         files = {"table.csv": render_rows({"rows": df}, headers, "csv").encode("utf-8"),
                  "table.json": render_rows({"rows": df}, headers, "json").encode("utf-8"),
-                 "table.md": markdown.encode("utf-8"), **(charts_files or {})}
+                 "table.md": markdown.encode("utf-8"), "report.md": page.encode("utf-8"),
+                 "report.html": markdown_to_html(page, title, svgs).encode("utf-8"), **charts_files}
         names = write_files(files, report_dir, force)
         click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
 
@@ -251,7 +269,8 @@ def _emit_table(df, fmt: str, title: str, report_dir, force, charts_files=None) 
 def whatif_options(f):
     f = click.option("--force", is_flag=True, help="Write into a DIR that holds other files.")(f)
     f = click.option("--report", "report_dir", type=click.Path(file_okay=False), metavar="DIR",
-                     help="Write the table (CSV, JSON, Markdown) and its chart into DIR.")(f)
+                     help="Write report.html (self-contained), report.md, the table (CSV, JSON, Markdown) and "
+                     "its chart into DIR.")(f)
     f = click.option("--workers", type=click.IntRange(1, 64), help="Processes to use (default: every core).")(f)
     f = format_option("text", "markdown", "json", "csv")(f)
     return f
@@ -294,7 +313,13 @@ def compare(scenarios, names, all_variants, variant, sets, today, catalog_files,
     with _progress(len(jobs)) as bar:
         df = run_compare(jobs, labels, _workers(workers, len(jobs)), bar.update if bar else None)
     heading = f"Variants of {title}" if len(scenarios) == 1 else f"{len(scenarios)} scenarios compared"
-    _emit_table(df, fmt, heading, report_dir, force)
+    charts = {}
+    if report_dir:
+        from .charts import compare_chart
+        from .writer import figure_files
+
+        charts = figure_files("compare", compare_chart(df))
+    _emit_table(df, fmt, heading, report_dir, force, charts)
 
 
 @main.command()

@@ -117,7 +117,7 @@ def compare(jobs: Sequence[Job], labels: Sequence[tuple[str | None, str]], worke
     df.insert(1 if "scenario" in df else 0, "variant", [v for _, v in labels])
     # money compares only within one currency: against the first row in the same currency
     first = df.groupby("currency", sort=False)["total_cost"].transform("first")
-    df["cost_change"] = df["total_cost"] - first
+    df["cost_change"] = (df["total_cost"] - first).round(2)  # money at its precision, no float noise
     df["decision_changed"] = (df["buy"] != df["buy"].iloc[0]) | (df["plan"] != df["plan"].iloc[0])
     return df
 
@@ -288,7 +288,7 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
         table.append({
             "input": path, "value": raw, "low_value": low_value, "high_value": high_value,
             "cost_low": low["total_cost"], "cost_base": ref["total_cost"], "cost_high": high["total_cost"],
-            "swing": abs(high["total_cost"] - low["total_cost"]), "decision_flips": ",".join(flips) or "",
+            "swing": round(abs(high["total_cost"] - low["total_cost"]), 2), "decision_flips": ",".join(flips) or "",
             "buy_low": low["buy"], "buy_high": high["buy"], "kinds_low": low["kinds"], "kinds_high": high["kinds"],
         })
     df = pd.DataFrame(table)

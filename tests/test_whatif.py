@@ -141,3 +141,22 @@ def test_what_if_tables_show_the_break_even_of_the_decision(catalog, thesis_text
     assert whatif.decision_breakeven(s, d) == by_hand
     everything = min(b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None)
     assert by_hand > everything  # the old column showed a pair nobody chose
+
+
+def test_what_if_reports_are_pages_with_charts(tmp_path):
+    """compare --report writes a self-contained report.html and report.md with its chart, and its
+    Markdown prints money at its precision (issue 15)."""
+    small = (SCENARIOS / "thesis.yaml").read_text(encoding="utf-8").replace(
+        'rent: ["aws:*", "lambda:*", "runpod:*", "vast:*"]', 'rent: ["vast:rtx-3090*", "lambda:gpu_1x_a100*"]')
+    path = tmp_path / "thesis.yaml"
+    path.write_text(small, encoding="utf-8")
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(main, ["compare", str(path), "--variants", "cheap-power,bigger-model",
+                                       "--report", str(out), "--workers", "1", "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert {"report.html", "report.md", "compare.svg", "compare.png", "table.csv"} <= {p.name for p in out.iterdir()}
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<svg" in page and "<table" in page
+    assert "src=\"http" not in page and "href=\"http" not in page  # nothing fetched from the network
+    rows = [line for line in result.output.splitlines() if line.startswith("| (base)") or line.startswith("| big")]
+    assert rows and all("000000" not in line and "nan" not in line for line in rows)
