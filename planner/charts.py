@@ -150,6 +150,18 @@ def sweep_chart(table: pd.DataFrame, key: str, currency: str) -> Figure:
     if len(changed):
         ax.scatter(changed, table.loc[changed, "total_cost"], s=120, facecolors="none", edgecolors="red",
                    label="the chosen plan changes", zorder=3)
+    # name the plan chosen in each region (from a change to the next), under the curve
+    starts = [0, *[int(i) for i in changed]]
+    ends = [*starts[1:], len(table)]
+    bottom = ax.get_ylim()[0]
+    for k, (a, b) in enumerate(zip(starts, ends)):
+        if a > 0:
+            ax.axvline(a - 0.5, color="grey", linestyle=":", linewidth=1)
+        row = table.iloc[a]
+        options = dict.fromkeys(o for part in str(row["plan"]).split("; ") for o in part.split(": ", 1)[-1].split("+"))
+        name = ("buy " + row["buy"] + "; " if row["buy"] != "nothing" else "") + "\n".join(o for o in options if o)
+        ax.annotate(name, ((a + b - 1) / 2, bottom), xytext=(0, 6 + 10 * (k % 2)), textcoords="offset points",
+                    ha="center", fontsize=7, color="dimgrey")
     ax.set_xticks(list(xs), labels, rotation=30, ha="right")
     ax.set_title(f"Total cost as {key} varies")
     ax.set_xlabel(key)
