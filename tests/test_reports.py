@@ -334,3 +334,16 @@ def test_chart_marks_where_the_plotted_curves_cross():
     # rent passes the card's 1,000 on 2027-06-01; free tiers never get there (and resale only
     # brings buying to 600 in 2028, still above free's 200)
     assert marks == [(dt.date(2027, 6, 1), "rent-only", 1000.0)]
+
+
+def test_sweep_chart_names_the_plan_of_each_region():
+    import pandas as pd
+
+    table = pd.DataFrame({"price": ["0.1", "0.4", "0.7"], "total_cost": [13.0, 52.9, 52.9],
+                          "buy": ["nothing"] * 3, "kinds": ["rent"] * 3,
+                          "plan": ["a: vast:a100-40gb; b: vast:a100-40gb", "a: vast:rtx-3090-interruptible",
+                                   "a: vast:rtx-3090-interruptible"],
+                          "plan_changes": [False, True, False]})
+    fig = charts.sweep_chart(table, "price", "USD")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts == ["vast:a100-40gb", "vast:rtx-3090-interruptible"]
