@@ -420,8 +420,7 @@ def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:
                    f"{s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {s.currency}/kWh (US average residential); "
                    "set 'electricity'")
     w = s.workload
-    devices = catalog.devices.set_index("id", drop=False)
-    ref = workload.place(w, next(devices.loc[[w.reference_gpu]].itertuples()))
+    ref = workload.place_reference(w, catalog.devices)
     if ref.need.activations_source == "unknown":
         out.append("activation memory not estimated for this family: VRAM checks count weights, gradients and "
                    "optimizer states only; set workload.activation_memory")

@@ -38,7 +38,7 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
     w = s.workload
     speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
     dev = {d.id: d for d in devices.itertuples()}
-    ref = workload.place(w, dev[w.reference_gpu])
+    ref = workload.place_reference(w, devices)
     ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
     placed: dict[tuple[str, int], workload.Placement] = {}  # one placement per (device, count)
     rows = []

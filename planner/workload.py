@@ -405,6 +405,12 @@ def memory_units(device) -> int:
     return int(units) if isinstance(units, (int, float)) and units == units and units >= 1 else 1
 
 
+def place_reference(w: Workload, devices: pd.DataFrame) -> Placement:
+    """The workload on its reference GPU (a devices table holds its row)."""
+    row = next(r for r in devices.itertuples() if r.id == w.reference_gpu)
+    return place(w, row)
+
+
 def place(w: Workload, device, count: int = 1) -> Placement:
     """Fit the workload on ``count`` of ``device`` (a devices-table row): one data-parallel
     replica per GPU or TPU core, its states sharded across all of them under ``sharding``."""

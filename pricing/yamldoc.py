@@ -50,8 +50,13 @@ class Document:
 
 
 def dotted(path: Path) -> str:
-    """('phases', 'final', 'deadline') -> 'phases.final.deadline'."""
-    return ".".join(str(p) for p in path)
+    """('phases', 'final', 'deadline') -> 'phases.final.deadline'; a part that holds dots or
+    colons (a catalog id) in brackets, as it is written: 'catalog.rent[aws:g5.xlarge].price'."""
+    out = ""
+    for p in path:
+        text = str(p)
+        out += f"[{text}]" if out and ("." in text or ":" in text) else ("." if out else "") + text
+    return out
 
 
 #: libyaml's parser where PyYAML has it (ten times faster), else the pure-Python one.
