@@ -114,6 +114,7 @@ def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, t
     from .api import load_catalog, load_scenario, plan
     from .report import RENDERERS
 
+    _check_report_dir(report_dir, force)
     catalog = load_catalog(catalog_files, today)
     s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
     p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto or bool(report_dir))
@@ -266,6 +267,14 @@ def _emit_table(df, fmt: str, title: str, report_dir, force, charts_files=None) 
         click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
 
 
+def _check_report_dir(report_dir, force: bool) -> None:
+    """Refuse a --report DIR that cannot take the report before planning, not after the wait."""
+    if report_dir:
+        from .writer import check_target
+
+        check_target(report_dir, force)
+
+
 def whatif_options(f):
     f = click.option("--force", is_flag=True, help="Write into a DIR that holds other files.")(f)
     f = click.option("--report", "report_dir", type=click.Path(file_okay=False), metavar="DIR",
@@ -289,6 +298,7 @@ def compare(scenarios, names, all_variants, variant, sets, today, catalog_files,
 
     One file compares its base with its variants (all of them by default); several files
     compare their bases, plus the variants named with --variants or --all."""
+    _check_report_dir(report_dir, force)
     from .api import check_scenario
     from .whatif import compare as run_compare
 
@@ -331,6 +341,7 @@ def compare(scenarios, names, all_variants, variant, sets, today, catalog_files,
 @handle_errors
 def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
     """Plan SCENARIO for each value of a parameter (or a grid of two): cost, plan and finish per value."""
+    _check_report_dir(report_dir, force)
     from .api import check_scenario
     from .charts import sweep_chart
     from .whatif import parse_vary, sweep as run_sweep
@@ -363,6 +374,7 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
 @handle_errors
 def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
     """Move each numeric input down and up by the span: how the cost moves, which inputs flip the decision."""
+    _check_report_dir(report_dir, force)
     from . import units
     from .api import check_scenario
     from .charts import tornado

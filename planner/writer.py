@@ -76,21 +76,25 @@ def figure_files(name: str, fig) -> dict[str, bytes]:
 def write_files(files: dict[str, bytes], directory: str | Path, force: bool = False) -> list[str]:
     """Write ``files`` into ``directory`` safely (see the module docstring); return their names."""
     files = {**files, MARKER: json.dumps(sorted([*files, MARKER]), indent=1).encode("utf-8")}
-    target = Path(directory)
-    if target.is_symlink():  # write through the link: the link stays, its directory gets the report
-        if not target.exists():
-            raise InputError([Problem(str(target), 0, 0, "--report", f"is a symbolic link to {os.readlink(target)}, "
-                                      "which does not exist; create that directory or choose another")])
-        target = target.resolve()
+    target, foreign = check_target(directory, force)
     try:
-        return _write_files(files, target, force)
+        return _write_files(files, target, foreign)
     except PermissionError as exc:
         where = exc.filename or target
         raise InputError([Problem(str(target), 0, 0, "--report", f"no permission to write {where}; choose a "
                                   "directory you can write to")]) from None
 
 
-def _write_files(files: dict[str, bytes], target: Path, force: bool) -> list[str]:
+def check_target(directory: str | Path, force: bool = False) -> tuple[Path, list[str]]:
+    """Where a report into ``directory`` goes (through a symbolic link) and the files there
+    the planner did not write; an InputError if it cannot go there. The CLI asks this before
+    planning, so a wrong DIR costs no waiting."""
+    target = Path(directory)
+    if target.is_symlink():  # write through the link: the link stays, its directory gets the report
+        if not target.exists():
+            raise InputError([Problem(str(target), 0, 0, "--report", f"is a symbolic link to {os.readlink(target)}, "
+                                      "which does not exist; create that directory or choose another")])
+        target = target.resolve()
     if target.exists() and not target.is_dir():
         raise InputError([Problem(str(target), 0, 0, "--report", "exists and is not a directory")])
     ours = _planner_files(target)
@@ -100,6 +104,10 @@ def _write_files(files: dict[str, bytes], target: Path, force: bool) -> list[str
         raise InputError([Problem(str(target), 0, 0, "--report",
                                   f"holds files the planner did not write ({shown}); choose another directory "
                                   "or add --force to write the report among them")])
+    return target, foreign
+
+
+def _write_files(files: dict[str, bytes], target: Path, foreign: list[str]) -> list[str]:
     target.parent.mkdir(parents=True, exist_ok=True)
     recover_leftovers(target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{os.getpid()}-", dir=target.parent))

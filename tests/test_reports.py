@@ -96,23 +96,32 @@ def test_report_directory_has_every_file(tmp_path):
     assert json.loads((out / "result.json").read_text())["scenario"].startswith("Master's thesis")
 
 
-def test_report_refuses_a_directory_with_other_files(tmp_path):
+@pytest.fixture(scope="module")
+def thesis_files():
+    """The thesis report's files, planned and drawn once for the tests of how they are written."""
+    return writer.report_files(_plan_thesis())
+
+
+def test_report_refuses_a_directory_with_other_files(tmp_path, thesis_files, monkeypatch):
     out = tmp_path / "rep"
     out.mkdir()
     (out / "thesis-draft.docx").write_text("mine")
-    _, result = _report(tmp_path)
-    assert result.exit_code == 2 and "holds files the planner did not write (thesis-draft.docx)" in result.output
+    monkeypatch.setattr(planner.api, "plan", lambda *a, **k: pytest.fail("planned before checking DIR"))
+    for command in (["run", str(SCENARIOS / "thesis.yaml")], ["sweep", str(SCENARIOS / "thesis.yaml"), "--vary",
+                                                              "electricity=0.1,0.2"]):
+        result = CliRunner().invoke(main, [*command, "--report", str(out)])
+        assert result.exit_code == 2 and "holds files the planner did not write (thesis-draft.docx)" in result.output
     assert [p.name for p in out.iterdir()] == ["thesis-draft.docx"]
-    _, forced = _report(tmp_path, extra=["--force"])
-    assert forced.exit_code == 0
+    writer.write_files(thesis_files, out, force=True)
     assert (out / "thesis-draft.docx").read_text() == "mine" and (out / "report.md").exists()
 
 
-def test_rewriting_a_report_replaces_it(tmp_path):
-    out, first = _report(tmp_path)
-    assert first.exit_code == 0, first.output
-    _, again = _report(tmp_path, extra=["--variant", "cheap-power"])
-    assert again.exit_code == 0 and "cheap-power" in (out / "report.md").read_text()
+def test_rewriting_a_report_replaces_it(tmp_path, thesis_files):
+    out = tmp_path / "rep"
+    writer.write_files(thesis_files, out)
+    second = {n: b"second " + data for n, data in thesis_files.items() if n != "plan.csv"}
+    writer.write_files(second, out)
+    assert {q.name: q.read_bytes() for q in out.iterdir() if q.name != writer.MARKER} == second
 
 
 def _failing_call(real, n: int, message: str):
@@ -127,14 +136,13 @@ def _failing_call(real, n: int, message: str):
     return wrapper
 
 
-def test_a_failure_part_way_leaves_the_previous_report(tmp_path, monkeypatch):
-    out, first = _report(tmp_path)
-    assert first.exit_code == 0, first.output
+def test_a_failure_part_way_leaves_the_previous_report(tmp_path, monkeypatch, thesis_files):
+    out = tmp_path / "rep"
+    writer.write_files(thesis_files, out)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     monkeypatch.setattr(Path, "write_bytes", _failing_call(Path.write_bytes, 5, "disk full"))
-    p = planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=50)
     with pytest.raises(OSError):
-        writer.write_report(p, out)
+        writer.write_files({n: b"new " + data for n, data in thesis_files.items()}, out)
     assert {q.name: q.read_bytes() for q in out.iterdir()} == before
     assert not [q for q in tmp_path.iterdir() if q.name.startswith(".rep.")]  # no leftovers
 
@@ -209,27 +217,25 @@ def _plan_thesis():
     return planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=20)
 
 
-def test_a_failure_between_the_two_renames_restores_the_previous_report(tmp_path, monkeypatch):
+def test_a_failure_between_the_two_renames_restores_the_previous_report(tmp_path, monkeypatch, thesis_files):
     """Where no atomic exchange is had, the old report is moved aside, then the new one in:
     if that second move fails, the old report is back at DIR."""
     out = tmp_path / "rep"
-    p = _plan_thesis()
-    writer.write_report(p, out)
+    writer.write_files(thesis_files, out)
     before = {q.name: q.read_bytes() for q in out.iterdir()}
     monkeypatch.setattr(writer, "_exchange", lambda a, b: False)
     second_fails = _failing_call(os.replace, 2, "the second rename fails")
     monkeypatch.setattr(os, "replace", second_fails)
     with pytest.raises(OSError, match="second rename"):
-        writer.write_report(p, out)
+        writer.write_files({n: b"new " + data for n, data in thesis_files.items()}, out)
     assert second_fails.calls == 3  # aside, (failed) in, back
     assert {q.name: q.read_bytes() for q in out.iterdir()} == before
     assert not [q for q in tmp_path.iterdir() if q.name.startswith(".rep.")]
 
 
-def test_a_report_killed_between_the_renames_is_recovered_on_the_next_run(tmp_path):
+def test_a_report_killed_between_the_renames_is_recovered_on_the_next_run(tmp_path, thesis_files):
     out = tmp_path / "rep"
-    p = _plan_thesis()
-    writer.write_report(p, out)
+    writer.write_files(thesis_files, out)
     # what a kill after the first rename leaves: the old report aside (its writer, pid 999999999,
     # long gone), no DIR, and a half-written new one
     aside = tmp_path / ".rep.old-999999999-x"
@@ -248,25 +254,24 @@ def test_a_report_is_replaced_by_an_atomic_exchange_on_linux(tmp_path):
     assert (a / "f").read_text() == "b" and (b / "f").read_text() == "a"
 
 
-def test_the_whole_report_is_byte_identical_for_the_same_plan():
-    p = _plan_thesis()
-    first, second = writer.report_files(p), writer.report_files(p)
+def test_the_whole_report_is_byte_identical_for_the_same_plan(thesis_files):
+    first, second = thesis_files, writer.report_files(_plan_thesis())
     assert first.keys() == second.keys()
     assert [n for n in first if first[n] != second[n]] == []  # SVG ids and dates included
 
 
-def test_a_symlinked_report_directory_is_written_through(tmp_path):
+def test_a_symlinked_report_directory_is_written_through(tmp_path, thesis_files):
     real = tmp_path / "real"
     real.mkdir()
     link = tmp_path / "rep"
     link.symlink_to(real)
-    writer.write_report(_plan_thesis(), link)
-    writer.write_report(_plan_thesis(), link)  # and replaced through it again
+    writer.write_files(thesis_files, link)
+    writer.write_files(thesis_files, link)  # and replaced through it again
     assert link.is_symlink() and (real / "report.md").exists()
     assert sorted(q.name for q in tmp_path.iterdir()) == ["real", "rep"]
 
 
-def test_a_dangling_link_or_no_permission_is_an_input_error(tmp_path, monkeypatch):
+def test_a_dangling_link_or_no_permission_is_an_input_error(tmp_path, monkeypatch, thesis_files):
     link = tmp_path / "rep"
     link.symlink_to(tmp_path / "missing")
     result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--report", str(link), "--trials", "20"])
@@ -276,9 +281,8 @@ def test_a_dangling_link_or_no_permission_is_an_input_error(tmp_path, monkeypatc
         raise PermissionError(13, "Permission denied", str(tmp_path))
 
     monkeypatch.setattr(writer.tempfile, "mkdtemp", denied)
-    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--report", str(tmp_path / "out"),
-                                       "--trials", "20"])
-    assert result.exit_code == 2 and f"no permission to write {tmp_path}" in result.output
+    with pytest.raises(InputError, match=f"no permission to write {tmp_path}"):
+        writer.write_files(thesis_files, tmp_path / "out")
 
 
 def _write_many(args):
