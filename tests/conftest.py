@@ -25,7 +25,7 @@ TODAY = dt.date(2026, 11, 22)
 TEST_CATALOG = Path(__file__).resolve().parent / "catalog"
 FROZEN = pricing.load_catalog(TEST_CATALOG)
 
-#: Property tests run a tenth of their examples by default, so that ``pytest -q`` stays quick
+#: Property tests run a twentieth of their examples by default, so that ``pytest -q`` stays quick
 #: while a developer works; CI (``CI`` set, as on the CI machine, or ``PLANNER_TESTS=full``, as
 #: .ci/run sets it) runs every example, derandomised so that a red run can be replayed.
 FULL = os.environ.get("PLANNER_TESTS", "full" if os.environ.get("CI") else "fast") == "full"
@@ -35,8 +35,8 @@ settings.load_profile("full" if FULL else "fast")
 
 
 def examples(full: int) -> int:
-    """A property test's example count: ``full`` under CI, a tenth (at least 5) by default."""
-    return full if FULL else max(5, full // 10)
+    """A property test's example count: ``full`` under CI, a twentieth (at least 5) by default."""
+    return full if FULL else max(5, full // 20)
 
 
 def pytest_configure(config):
