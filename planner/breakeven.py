@@ -11,8 +11,9 @@ the user's time is left out on both sides). The card is kept until the
 scenario's own pace reaches H — each phase's hours spread evenly over its
 window — or the horizon's end, and sold then, so resale falls as H grows and
 the curves are not straight lines. The break-even is the smallest H where
-buying has cost no more than renting, found by scanning for a sign change
-and refining it with ``scipy.optimize.brentq``.
+buying has cost no more than renting, found exactly piece by piece (resale is
+constant while the card is kept the same number of whole days), for all the
+rent offers of one card at once.
 """
 
 from __future__ import annotations
@@ -47,14 +48,19 @@ class Pace:
         day = float(np.interp(h, self.hours, self.days))
         return s.start + dt.timedelta(days=math.ceil(day - 1e-9))
 
-    def months_until(self, s: Scenario, h):
-        """Months a card bought at the start is kept to do ``h`` hours (scalar or array): until
-        the pace reaches them, at most to the horizon's end."""
-        h = np.asarray(h, dtype=float)
+    def pieces(self, s: Scenario) -> tuple[np.ndarray, np.ndarray]:
+        """The hours over which a card is kept the same whole number of days, as
+        (edges_h, months): piece k is ``(edges_h[k], edges_h[k+1]]`` and the card is sold after
+        ``months[k]``; past the scenario's work it is kept to the horizon's end (last edge inf).
+        A card that does ``h`` hours is kept until the day the pace reaches them (h in
+        ``(reached[d-1], reached[d]]`` means ``d`` days), at most to the horizon's end."""
         horizon_days = (s.horizon_end - s.start).days
-        days = np.ceil(np.interp(h, self.hours, self.days) - 1e-9)
-        days = np.where(h > self.hours[-1] + 1e-9, horizon_days, np.minimum(days, horizon_days))
-        return days / units.DAYS_PER_MONTH
+        last = min(int(math.ceil(self.days[-1])), horizon_days)
+        day = np.arange(0, last + 1, dtype=float)
+        reached = np.interp(day, self.days, self.hours)  # hours done by the end of each day
+        edges = np.concatenate([reached, [np.inf]])
+        days = np.concatenate([day[1:], [horizon_days]])
+        return edges, days / units.DAYS_PER_MONTH
 
 
 def pace(s: Scenario) -> Pace:
@@ -90,22 +96,27 @@ def per_ref_hour(quotes: pd.DataFrame, s: Scenario) -> dict[str, float]:
     return (money / hours.groupby(q["option"]).sum()).to_dict()
 
 
-def crossover(fixed_usd: float, resale_at, buy_per_h: float, rent_per_h: float, h_max: float) -> float | None:
-    """Smallest H in (0, h_max] with fixed - resale_at(H) + buy_per_h H <= rent_per_h H, or None."""
-    def gap(h):
-        return fixed_usd - resale_at(h) + buy_per_h * h - rent_per_h * h
+def crossovers(fixed_usd: float, edges_h: np.ndarray, resale_usd: np.ndarray, buy_per_h: float,
+               rent_per_h: np.ndarray, h_max: float) -> np.ndarray:
+    """The smallest H in [0, h_max] where buying, ``fixed - resale(H) + buy_per_h H``, has cost
+    no more than renting, ``rent_per_h H``, for one card against many rent rates, exactly (NaN
+    where there is none).
 
-    grid = np.concatenate([[1e-6], np.geomspace(1e-3, h_max, 400)])
-    values = np.asarray(gap(grid), dtype=float)
-    below = np.flatnonzero(values <= 0)
-    if below.size == 0:
-        return None
-    k = int(below[0])
-    if k == 0:
-        return 0.0
-    from scipy.optimize import brentq
-
-    return float(brentq(lambda h: float(gap(h)), grid[k - 1], grid[k], xtol=1e-6))
+    Resale is a step function of H: constant ``resale_usd[k]`` on the piece
+    ``(edges_h[k], edges_h[k+1]]`` (a card is sold after whole days). On a piece the gap
+    ``C + slope H`` is a straight line, so its first non-positive point is the piece's start
+    or the line's root; the answer is the earliest over all pieces. (A scan with a root finder,
+    as before, could step over the first crossing of this saw-tooth and land a day later.)"""
+    edges_h = np.asarray(edges_h, dtype=float)
+    a, b = edges_h[:-1][None, :], edges_h[1:][None, :]
+    c = (fixed_usd - np.broadcast_to(np.asarray(resale_usd, dtype=float), a.shape[1:]))[None, :]
+    slope = (buy_per_h - np.asarray(rent_per_h, dtype=float))[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = np.where(slope < 0, -c / slope, np.inf)  # where a falling line reaches zero
+    first = np.where(c + slope * a <= 0, a, root)
+    first = np.where((first <= b) & (b > a), first, np.inf)
+    out = first.min(axis=1)
+    return np.where(out <= h_max, out, np.nan)
 
 
 def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
@@ -119,6 +130,7 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
     if free_mix_usd_per_hour is not None:
         rent_rate[FREE_MIX] = free_mix_usd_per_hour
     out = []
+    edges, months = p.pieces(s)
     rows = opts.set_index("option")
     devices = rows["device"]
     for b in quotes.loc[quotes["kind"] == "buy", "option"].unique():
@@ -134,11 +146,11 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
         price, condition = float(o["purchase_usd"]), o["condition"]
         given_usd, given_fraction = opt_float(o["resale_usd"]), opt_float(o["resale_fraction"])
 
-        def resale_at(h, price=price, condition=condition, given_usd=given_usd, given_fraction=given_fraction):
-            return costs.resale_usd(price, p.months_until(s, h), condition, given_usd, given_fraction)
-
-        for r in order:
-            h = crossover(fixed, resale_at, buy_rate, rent_rate[r], SEARCH_MULTIPLE * max(total, 1.0))
+        resale = costs.resale_usd(price, months, condition, given_usd, given_fraction)
+        hours = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]),
+                           SEARCH_MULTIPLE * max(total, 1.0))
+        for r, h in zip(order, hours):
+            h = None if math.isnan(h) else float(h)
             why = None
             if h is None:
                 if buy_rate >= rent_rate[r]:

@@ -48,20 +48,32 @@ def test_breakeven_date_at_the_scenarios_pace(load):
 
 
 def test_breakeven_with_falling_resale_matches_a_fine_grid():
-    # resale from the default model falls with the months kept; check brentq against a brute grid
-    def resale_at(h):
-        return costs.resale_usd(1500, h / 100, "new")  # 100 h a month
+    # resale from the default model, kept 1/100 month per started hour (a step every hour);
+    # the exact piecewise answer against brute force on a grid 200 times finer than the steps
+    edges = np.arange(0.0, 50_001.0)
+    resale = costs.resale_usd(1500, edges[1:] / 100, "new")
+    (h,) = breakeven.crossovers(1500, np.append(edges, np.inf), np.append(resale, resale[-1]), 0.05, [0.40], 50_000)
+    grid = np.arange(0.005, 5_000, 0.005)
+    gap = 1500 - costs.resale_usd(1500, np.ceil(grid) / 100, "new") + 0.05 * grid - 0.40 * grid
+    first_cheaper = np.argmax(gap <= 0)
+    assert gap[0] > 0 and grid[first_cheaper - 1] < h <= grid[first_cheaper]
 
-    h = breakeven.crossover(1500, resale_at, 0.05, 0.40, 50_000)
-    grid = np.linspace(1, 50_000, 2_000_001)
-    gap = 1500 - np.array([resale_at(x) for x in grid[::1000]])  # coarse check of the sign change
-    proceeds = 1500 * (1 - costs.RESALE_SELLING_FEE) * costs.resale_fraction(grid / 100, "new")  # vectorised
-    fine = grid[np.argmax(1500 - proceeds + 0.05 * grid - 0.40 * grid <= 0)]
-    assert gap[0] > 0 and h == pytest.approx(fine, abs=0.05)
+
+def test_breakeven_finds_the_first_crossing_of_the_saw_tooth():
+    # 100 USD card, resale 50 while kept up to 60 h, then nothing; renting 1 USD/h, power free:
+    # buying costs 100 - 50 = 50 USD up to 60 h, renting h USD, so they meet at 50 h (past 60 h
+    # the card has lost its resale and costs 100, dearer again until 100 h)
+    edges, resale = [0.0, 60.0, np.inf], [50.0, 0.0]
+    (h,) = breakeven.crossovers(100, edges, resale, 0.0, [1.0], 1_000)
+    assert h == pytest.approx(50.0)
+    assert np.isnan(breakeven.crossovers(100, edges, resale, 0.0, [1.0], 40)[0])  # beyond the search
+    # a crossing inside the second piece when the first has none: 100 - 20 = 80 at 80 h
+    (later,) = breakeven.crossovers(100, [0.0, 60.0, np.inf], [30.0, 20.0], 0.0, [1.0], 1_000)
+    assert later == pytest.approx(80.0)
 
 
 def test_breakeven_never_when_rent_is_cheaper_than_power():
-    assert breakeven.crossover(1000, lambda h: 400.0, 0.20, 0.10, 10_000) is None
+    assert np.isnan(breakeven.crossovers(1000, [0.0, np.inf], [400.0], 0.20, [0.10], 10_000)).all()
 
 
 def test_charts_have_titles_axes_and_legends():
