@@ -11,7 +11,6 @@ import datetime as dt
 import functools
 import json
 import sys
-import traceback
 from pathlib import Path
 
 import click
@@ -77,6 +76,8 @@ def handle_errors(f):
             raise
         except Exception as exc:  # a bug in the planner, not the user's input
             if debug:
+                import traceback
+
                 traceback.print_exc()
             else:
                 click.echo(f"planner: internal error: {type(exc).__name__}: {exc} "
