@@ -77,7 +77,7 @@ def test_breakeven_never_when_rent_is_cheaper_than_power():
 
 
 def test_charts_have_titles_axes_and_legends():
-    p = planner.plan(planner.load_scenario(SCENARIOS / "lab.yaml", today=TODAY), trials=50, pareto=True)
+    p = planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=50, pareto=True)
     for name, make in charts.CHARTS.items():
         fig = make(p)
         ax = fig.axes[0]
