@@ -142,6 +142,24 @@ def validate(scenario, variant, sets, today, catalog_files):
     click.echo("ok")
 
 
+@main.command()
+@format_option("text", "markdown", "json", "csv")
+@handle_errors
+def keys(fmt):
+    """Every key a scenario file takes: its unit, default and what it means."""
+    import pandas as pd
+
+    from .report import md_table, render_rows
+    from .scenario import schema_rows
+
+    df = pd.DataFrame(schema_rows()).astype(str)
+    if fmt == "markdown":
+        click.echo("\n".join(md_table(list(df.columns), df.values.tolist())))
+        return
+    headers = {"keys": {"key": "Key", "unit": "Unit", "default": "Default", "doc": "Meaning"}}
+    click.echo(render_rows({"keys": df}, headers, fmt), nl=False)
+
+
 # --------------------------------------------------------------------------- fit
 
 FIT_FLAGS = {  # flag -> workload key of SCENARIO.md

@@ -43,6 +43,10 @@ DEFAULT_HOST_POWER_W = 100.0
 # --------------------------------------------------------------------------- results
 
 
+# The sections' dataclasses. Their fields' defaults, units and documentation are declared
+# once, in the schema below (WORKLOAD, PHASE, YOU, CONSIDER), and :func:`build` fills them.
+
+
 @dataclass(frozen=True)
 class Workload:
     family: str
@@ -51,14 +55,14 @@ class Workload:
     optimizer: str
     batch_size: int
     reference_gpu: str
-    activation_memory_gb: float | None = None
-    sequence_length: int | None = None
-    image_size: int | None = None
-    method: str = "full"  # full | lora | qlora
-    trainable_params: float | None = None  # adapters (lora, qlora); None takes the method's default
-    attention: str = "auto"  # auto | eager | memory-efficient
-    activation_checkpointing: bool | str = "auto"
-    sharding: str = "none"  # none | zero2 | zero3
+    activation_memory_gb: float | None
+    sequence_length: int | None
+    image_size: int | None
+    method: str
+    trainable_params: float | None  # None takes the method's default
+    attention: str
+    activation_checkpointing: bool | str
+    sharding: str
 
 
 @dataclass(frozen=True)
@@ -81,13 +85,13 @@ class Phase:
 
 @dataclass(frozen=True)
 class You:
-    own: tuple[str, ...] = ()
-    host_machine: bool = True
-    host_power_w: float = DEFAULT_HOST_POWER_W
-    time_value_usd_per_hour: float = 0.0
-    attention_starts_per_day: float = DEFAULT_ATTENTION_PER_DAY
-    budget_usd: float | None = None
-    host_price_usd: float | None = None
+    own: tuple[str, ...]
+    host_machine: bool
+    host_power_w: float
+    time_value_usd_per_hour: float
+    attention_starts_per_day: float
+    budget_usd: float | None
+    host_price_usd: float | None
 
     # One rule for "a card needs a host computer" (SCENARIO.md: host_machine false adds a host's
     # cost; you.host_price gives it). Every module asks these, none re-derives them.
@@ -111,10 +115,10 @@ class You:
 class Consider:
     """Patterns of offer ids to consider; None means the whole catalog."""
 
-    buy: tuple[str, ...] | None = None
-    rent: tuple[str, ...] | None = None
-    free: tuple[str, ...] | None = None
-    spot: bool = True
+    buy: tuple[str, ...] | None
+    rent: tuple[str, ...] | None
+    free: tuple[str, ...] | None
+    spot: bool
 
 
 @dataclass(frozen=True)
@@ -167,10 +171,16 @@ class Scenario:
 
 @dataclass(frozen=True)
 class Field:
-    """A leaf key: ``convert(value, ctx) -> canonical`` raising ValueError with the expected text."""
+    """A leaf key, declared once: ``convert(value, ctx) -> canonical`` (raising ValueError with
+    the expected text), the dataclass attribute it fills, its default when absent, the unit of
+    its canonical value and a line of documentation (``planner keys`` prints them)."""
 
     convert: Callable[[Any, "_Context"], Any]
     required: bool = False
+    attr: str | None = None  # the dataclass attribute; None: the key itself
+    default: Any = None
+    unit: str = ""
+    doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -439,49 +449,77 @@ def _patterns(kind: str):
 
 
 WORKLOAD = {
-    "family": Field(_enum(FAMILIES), required=True),
-    "params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"), required=True),
-    "precision": Field(_enum(PRECISIONS)),
-    "optimizer": Field(_enum(OPTIMIZERS)),
-    "batch_size": Field(_int_at_most(1_000_000)),
-    "activation_memory": Field(_q(_size, maximum=1e5, unit="GB")),
-    "sequence_length": Field(_int_at_most(10_000_000)),
-    "image_size": Field(_int_at_most(100_000)),
-    "reference_gpu": Field(_device, required=True),
-    "method": Field(_enum(METHODS)),
-    "trainable_params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters")),
-    "attention": Field(_enum(ATTENTIONS)),
-    "activation_checkpointing": Field(_auto_or_bool),
-    "sharding": Field(_enum(SHARDINGS)),
+    "family": Field(_enum(FAMILIES), required=True, doc="architecture: " + " | ".join(FAMILIES)),
+    "params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"), required=True,
+                    doc="the model's parameters (86M, 7B)"),
+    "precision": Field(_enum(PRECISIONS), default="mixed", doc=" | ".join(PRECISIONS)),
+    "optimizer": Field(_enum(OPTIMIZERS), default="adam", doc=" | ".join(OPTIMIZERS)),
+    "batch_size": Field(_int_at_most(1_000_000), default=32, doc="samples per optimizer step"),
+    "activation_memory": Field(_q(_size, maximum=1e5, unit="GB"), attr="activation_memory_gb", unit="GB",
+                               doc="measured at batch_size; estimated when absent"),
+    "sequence_length": Field(_int_at_most(10_000_000), doc="tokens per sample (transformer, rnn)"),
+    "image_size": Field(_int_at_most(100_000), doc="pixels per side (cnn)"),
+    "reference_gpu": Field(_device, required=True, doc="the GPU on which the phases' gpu_hours were measured"),
+    "method": Field(_enum(METHODS), default="full", doc="full | lora | qlora (adapters on a frozen base)"),
+    "trainable_params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"),
+                              doc="adapter parameters (lora, qlora); default stated in the report"),
+    "attention": Field(_enum(ATTENTIONS), default="auto", doc=" | ".join(ATTENTIONS)),
+    "activation_checkpointing": Field(_auto_or_bool, default="auto", doc="auto (only when needed to fit) | true | false"),
+    "sharding": Field(_enum(SHARDINGS), default="none", doc="none | zero2 | zero3: states split across a machine's GPUs"),
 }
 
 PHASE = {
-    "gpu_hours": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS), required=True),
-    "runs": Field(_runs),
-    "from": Field(_date),
-    "deadline": Field(_date),
-    "run_length": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS)),
-    "checkpoint_every": Field(_checkpoint_every),
-    "checkpoint_size": Field(_q(_size, maximum=1e6, unit="GB")),
-    "dataset_size": Field(_q(_size, maximum=1e6, unit="GB")),
+    "gpu_hours": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS), required=True,
+                       attr="gpu_hours_per_run", unit="h", doc="work per run, in hours on reference_gpu"),
+    "runs": Field(_runs, default=1, doc="independent runs of gpu_hours each (seeds, folds)"),
+    "from": Field(_date, attr="start", doc="first day the phase may use; default: the scenario's start"),
+    "deadline": Field(_date, doc="last day the phase may use (inclusive); default: the horizon's end"),
+    "run_length": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS),
+                        attr="run_length_h", unit="h", doc="one experiment's length"),
+    "checkpoint_every": Field(_checkpoint_every, attr="checkpoint_every_h", default=DEFAULT_CHECKPOINT_EVERY_H,
+                              unit="h", doc="work lost to an interruption is at most this"),
+    "checkpoint_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="checkpoint_size_gb", unit="GB",
+                             doc="estimated from the workload when absent"),
+    "dataset_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="dataset_size_gb", default=0.0, unit="GB",
+                          doc="copied to every fresh machine"),
 }
 
 YOU = {
-    "own": Field(_devices),
-    "host_machine": Field(_bool),
-    "host_power": Field(_q(_power, maximum=100_000, unit="W")),
-    "time_value": Field(_q(_usd_per_hour, maximum=1e6, unit="USD/h")),
-    "attention": Field(_q(_starts_per_day, positive=True, maximum=10_000, unit="starts a day")),
-    "budget": Field(_q(_money, maximum=1e12, unit="USD")),
-    "host_price": Field(_q(_money, maximum=1e9, unit="USD")),
+    "own": Field(_devices, default=(), doc="cards already owned: no purchase, still electricity"),
+    "host_machine": Field(_bool, default=True, doc="a desktop that can take a new card; false adds a host's cost"),
+    "host_power": Field(_q(_power, maximum=100_000, unit="W"), attr="host_power_w", default=DEFAULT_HOST_POWER_W,
+                        unit="W", doc="what the rest of the desktop draws while training"),
+    "time_value": Field(_q(_usd_per_hour, maximum=1e6, unit="USD/h"), attr="time_value_usd_per_hour", default=0.0,
+                        unit="USD/h", doc="an hour of your attention; 0 ignores it"),
+    "attention": Field(_q(_starts_per_day, positive=True, maximum=10_000, unit="starts a day"),
+                       attr="attention_starts_per_day", default=DEFAULT_ATTENTION_PER_DAY, unit="starts/day",
+                       doc="how often you can start a session by hand"),
+    "budget": Field(_q(_money, maximum=1e12, unit="USD"), attr="budget_usd", unit="USD",
+                    doc="cap on all money spent; none when absent"),
+    "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd", unit="USD",
+                        doc="what a host computer costs when host_machine is false"),
 }
 
 CONSIDER = {
-    "buy": Field(_patterns("buy")),
-    "rent": Field(_patterns("rent")),
-    "free": Field(_patterns("free")),
-    "spot": Field(_bool),
+    "buy": Field(_patterns("buy"), doc="buy offer ids or patterns; default: the whole catalog"),
+    "rent": Field(_patterns("rent"), doc="rent offer ids or patterns; default: the whole catalog"),
+    "free": Field(_patterns("free"), doc="free tier ids or patterns; default: the whole catalog"),
+    "spot": Field(_bool, default=True, doc="allow spot/preemptible offers"),
 }
+
+
+def build(cls, schema: Mapping[str, Any], values: Mapping[str, Any], **extra):
+    """A ``cls`` from a section's checked values, each missing key taking its schema default."""
+    fields = {(f.attr or key): values.get(key, f.default) for key, f in schema.items() if isinstance(f, Field)}
+    return cls(**fields, **extra)
+
+
+def section_values(obj, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a section from the dataclass built from it (the inverse of :func:`build`),
+    blanks left out."""
+    values = {key: getattr(obj, f.attr or key) for key, f in schema.items() if isinstance(f, Field)}
+    return {k: v for k, v in values.items() if v is not None}
+
 
 # Scenario catalog entries: scenario key -> (catalog column, converter).
 _COMMON_ENTRY = {
@@ -497,7 +535,8 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "count": ("count", Field(_positive_int)),
         "condition": ("condition", Field(_enum(CONDITIONS))),
         "price": ("price_usd", Field(_q(_money))),
-        "resale": ("resale", Field(_money_or_fraction)),
+        "resale": ("resale", Field(_money_or_fraction, doc="money, or a share of the price (60%); default: "
+                                   "the resale model (planner pricing show ID)")),
         "power": ("power_w", Field(_q(_power))),
     },
     "rent": {
@@ -530,12 +569,14 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
 CATALOG = {kind: ListOf({k: f for k, (_, f) in cols.items()}) for kind, cols in ENTRY_COLUMNS.items()}
 
 SCHEMA: dict[str, Any] = {
-    "name": Field(_text, required=True),
-    "start": Field(_date),
-    "currency": Field(_currency),
-    "horizon": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months")),
-    "electricity": Field(_q(_usd_per_kwh, maximum=1000, unit="USD/kWh")),
-    "framework": Field(_enum(FRAMEWORKS)),
+    "name": Field(_text, required=True, doc="shown at the top of every report"),
+    "start": Field(_date, doc="first day the plan may use; default: today"),
+    "currency": Field(_currency, default="USD", doc="reporting currency; rates come from the catalog"),
+    "horizon": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months"), attr="horizon_months",
+                     default=DEFAULT_HORIZON_MONTHS, unit="months", doc="bought hardware is used this long, then sold"),
+    "electricity": Field(_q(_usd_per_kwh, maximum=1000, unit="USD/kWh"), attr="electricity_usd_per_kwh",
+                         unit="USD/kWh", doc="default: the catalog's default region, stated in the report"),
+    "framework": Field(_enum(FRAMEWORKS), default="pytorch", doc=" | ".join(FRAMEWORKS)),
     "workload": WORKLOAD,
     "phases": MapOf(PHASE),
     "you": YOU,
@@ -544,6 +585,43 @@ SCHEMA: dict[str, Any] = {
     "variants": _Any(),
 }
 REQUIRED_SECTIONS = ("name", "workload", "phases")
+
+
+def _catalog_columns() -> dict[tuple[str, str], dict[str, str]]:
+    """(table, column) -> the row of the catalog's columns.csv."""
+    import csv
+
+    from pricing import DATA_DIR
+
+    with open(DATA_DIR / "columns.csv", newline="", encoding="utf-8") as fh:
+        return {(r["table"], r["column"]): r for r in csv.DictReader(fh)}
+
+
+def schema_rows(schema: Mapping[str, Any] = None, prefix: str = "") -> list[dict[str, Any]]:
+    """Every scenario key with what it takes, its unit, default and documentation, from the
+    schema (``planner keys``): the one place they are declared."""
+    schema = SCHEMA if schema is None else schema
+    rows = []
+    for key, f in schema.items():
+        path = f"{prefix}{key}"
+        if isinstance(f, Field):
+            default = f.default if f.default not in (None, ()) else ("required" if f.required else "")
+            rows.append({"key": path, "unit": f.unit, "default": default, "doc": f.doc})
+        elif isinstance(f, MapOf):
+            rows += schema_rows(f.item, f"{path}.<name>.")
+        elif isinstance(f, ListOf):  # catalog entries: documented by the catalog's columns.csv
+            described = _catalog_columns()
+            for entry in schema_rows(f.item, f"{path}[]."):
+                column = ENTRY_COLUMNS[key][entry["key"].rsplit(".", 1)[1]][0]
+                col = described.get((key, column), {})
+                rows.append({**entry, "unit": entry["unit"] or col.get("unit", ""),
+                             "default": entry["default"] or col.get("default", ""),
+                             "doc": entry["doc"] or col.get("description", "")})
+        elif isinstance(f, dict):
+            rows += schema_rows(f, f"{path}.")
+        else:
+            rows.append({"key": path, "unit": "", "default": "", "doc": "named changes of the file, see SCENARIO.md"})
+    return rows
 
 
 # --------------------------------------------------------------------------- overrides
@@ -886,25 +964,14 @@ class _Validator:
             start=start,
             currency=currency,
             usd_per_currency=self.ctx.ids.usd_per_unit[currency],
-            horizon_months=top.get("horizon", DEFAULT_HORIZON_MONTHS),
+            horizon_months=top.get("horizon", SCHEMA["horizon"].default),
             electricity_usd_per_kwh=elec,
             electricity_is_default=elec_default,
-            framework=top.get("framework", "pytorch"),
+            framework=top.get("framework", SCHEMA["framework"].default),
             workload=workload_of(wl),
             phases=phases,
-            you=You(
-                own=you.get("own", ()),
-                host_machine=you.get("host_machine", True),
-                host_power_w=you.get("host_power", DEFAULT_HOST_POWER_W),
-                time_value_usd_per_hour=you.get("time_value", 0.0),
-                attention_starts_per_day=you.get("attention", DEFAULT_ATTENTION_PER_DAY),
-                budget_usd=you.get("budget"),
-                host_price_usd=you.get("host_price"),
-            ),
-            consider=Consider(
-                buy=consider.get("buy"), rent=consider.get("rent"), free=consider.get("free"),
-                spot=consider.get("spot", True),
-            ),
+            you=build(You, YOU, you),
+            consider=build(Consider, CONSIDER, consider),
             catalog_entries=entries,
             ranges=dict(self.ranges),
         )
@@ -937,17 +1004,7 @@ class _Validator:
                 where = path + ("deadline",)
                 self.add(where, f"deadline {deadline} is not after the phase's start {begin}; "
                          "move the deadline later or 'from' earlier")
-            out.append(Phase(
-                name=name,
-                gpu_hours_per_run=p["gpu_hours"],
-                runs=p.get("runs", 1),
-                start=begin,
-                deadline=deadline,
-                run_length_h=p.get("run_length"),
-                checkpoint_every_h=p.get("checkpoint_every", DEFAULT_CHECKPOINT_EVERY_H),
-                checkpoint_size_gb=p.get("checkpoint_size"),
-                dataset_size_gb=p.get("dataset_size", 0.0),
-            ))
+            out.append(build(Phase, PHASE, {**p, "from": begin}, name=name))
         return tuple(out)
 
     def catalog(self, raw: Any, prefix: tuple = ("catalog",)) -> dict[str, tuple[dict, ...]]:
@@ -1035,26 +1092,12 @@ def load_catalog_text(text: str, ids: CatalogIds, *, file: str, today: dt.date) 
 
 def workload_of(wl: Mapping[str, Any]) -> Workload:
     """A Workload from checked ``workload:`` values, with the documented defaults (SCENARIO.md)."""
-    return Workload(
-        family=wl["family"], params=wl["params"], precision=wl.get("precision", "mixed"),
-        optimizer=wl.get("optimizer", "adam"), batch_size=wl.get("batch_size", 32),
-        reference_gpu=wl["reference_gpu"], activation_memory_gb=wl.get("activation_memory"),
-        sequence_length=wl.get("sequence_length"), image_size=wl.get("image_size"),
-        method=wl.get("method", "full"), trainable_params=wl.get("trainable_params"),
-        attention=wl.get("attention", "auto"), activation_checkpointing=wl.get("activation_checkpointing", "auto"),
-        sharding=wl.get("sharding", "none"),
-    )
+    return build(Workload, WORKLOAD, wl)
 
 
 def workload_values(w: Workload) -> dict[str, Any]:
     """The ``workload:`` keys of a Workload (the inverse of :func:`workload_of`), blanks left out."""
-    values = {"family": w.family, "params": w.params, "precision": w.precision, "optimizer": w.optimizer,
-              "batch_size": w.batch_size, "reference_gpu": w.reference_gpu,
-              "activation_memory": w.activation_memory_gb, "sequence_length": w.sequence_length,
-              "image_size": w.image_size, "method": w.method, "trainable_params": w.trainable_params,
-              "attention": w.attention, "activation_checkpointing": w.activation_checkpointing,
-              "sharding": w.sharding}
-    return {k: v for k, v in values.items() if v is not None}
+    return section_values(w, WORKLOAD)
 
 
 def load_workload(values: Mapping[str, Any], ids: CatalogIds, *, source: str = "--flags") -> Workload:

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from planner import costs, sessions, workload
-from planner.scenario import Workload
+from planner.scenario import workload_of
 
 
 def test_resale_model():
@@ -44,7 +44,7 @@ def test_setup_copies_data_only_without_persistent_storage():
 def _wl(**kw):
     base = dict(family="cnn", params=25.6e6, precision="fp32", optimizer="momentum", batch_size=256,
                 reference_gpu="rtx-3090")
-    return Workload(**{**base, **kw})
+    return workload_of({**base, **kw})
 
 
 def test_memory_states_by_optimizer_and_precision():

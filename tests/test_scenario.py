@@ -166,3 +166,34 @@ def test_ranges_of_money_use_the_scenarios_currency_and_bad_ranges_are_located(l
         load(MINIMAL.replace("gpu_hours: 100", "gpu_hours: 200 GB..300 GB"))
     with pytest.raises(InputError, match=r"phases.train.deadline: "):
         load(MINIMAL.replace("deadline: 2027-03-01", "deadline: 2027-03-01..2027-04-01"))
+
+
+def test_every_key_is_declared_once_with_its_meaning(load):
+    """planner keys lists every key from the schema; each has a meaning, and a key left out of a
+    file takes the default the listing shows (the schema is the one place defaults live)."""
+    from click.testing import CliRunner
+
+    from planner.cli import main
+    from planner.scenario import schema_rows
+
+    rows = {r["key"]: r for r in schema_rows()}
+    assert all(r["doc"] for r in rows.values()), [k for k, r in rows.items() if not r["doc"]]
+    s = load(MINIMAL)  # only the required keys
+    (ph,) = s.phases
+    assert ph.checkpoint_every_h == rows["phases.<name>.checkpoint_every"]["default"] == 1.0
+    assert ph.runs == rows["phases.<name>.runs"]["default"] == 1
+    assert s.workload.precision == rows["workload.precision"]["default"] == "mixed"
+    assert s.you.host_power_w == rows["you.host_power"]["default"] == 100.0
+    assert s.horizon_months == rows["horizon"]["default"] == 24.0
+    assert rows["catalog.rent[].billing"]["unit"] == "s"  # entries documented by columns.csv
+    out = CliRunner().invoke(main, ["keys", "--format", "csv"])
+    assert out.exit_code == 0 and out.output.count("\n") == len(rows) + 1
+
+
+def test_a_workload_round_trips_through_its_keys(load):
+    from planner.scenario import workload_of, workload_values
+
+    w = load(MINIMAL.replace("reference_gpu: rtx-3090", "reference_gpu: rtx-3090\n  method: lora\n"
+                             "  trainable_params: 20M")).workload
+    assert w.method == "lora" and w.trainable_params == 20e6
+    assert workload_of(workload_values(w)) == w

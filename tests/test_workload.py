@@ -14,12 +14,12 @@ from click.testing import CliRunner
 import planner
 from planner import workload
 from planner.cli import main
-from planner.scenario import Workload
+from planner.scenario import workload_of
 
 
 def wl(**kw):
-    return Workload(**{**dict(family="transformer", params=110e6, precision="mixed", optimizer="adam",
-                              batch_size=32, reference_gpu="rtx-3090", sequence_length=512), **kw})
+    return workload_of({**dict(family="transformer", params=110e6, precision="mixed", optimizer="adam",
+                               batch_size=32, reference_gpu="rtx-3090", sequence_length=512), **kw})
 
 
 def test_110m_transformer_adam_mixed_by_hand():
