@@ -19,14 +19,10 @@ from matplotlib.figure import Figure  # noqa: E402
 from .result import COST_PARTS, Plan  # noqa: E402
 
 
-def _date(text: str) -> dt.date:
-    return dt.date.fromisoformat(text)
-
-
 def curve_crossings(plan: Plan) -> list[tuple[dt.date, str, float]]:
     """Where the buy-only curve of the chart comes down to another strategy's: (date, strategy,
     money there [USD]). Read off the plotted step curves, so a mark sits where the lines cross."""
-    curves = {a["strategy"]: [(_date(d), c) for d, c in a.get("cumulative") or []] for a in plan.alternatives}
+    curves = {a.strategy: list(a.cumulative) for a in plan.alternatives}
     buy = curves.pop("buy-only", None)
     if not buy:
         return []
@@ -60,10 +56,9 @@ def cumulative_cost(plan: Plan) -> Figure:
     cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
     fig, ax = plt.subplots(figsize=(9, 4.8))
     for alt in plan.alternatives:
-        pts = alt.get("cumulative") or []
-        if pts:
-            ax.step([_date(d) for d, _ in pts], [c * per for _, c in pts], where="post",
-                    label=f"{alt['strategy']} ({alt['total_cost_usd'] * per:,.0f} {cur})")
+        if alt.cumulative:
+            ax.step([d for d, _ in alt.cumulative], [c * per for _, c in alt.cumulative], where="post",
+                    label=f"{alt.strategy} ({alt.total_cost_usd * per:,.0f} {cur})")
     for k, (when, other, money) in enumerate(curve_crossings(plan)):
         ax.axvline(when, color="grey", linestyle=":", linewidth=1)
         ax.annotate(f"buying overtakes {other}", (when, money * per), xytext=(6, -14 - 12 * k),
@@ -123,10 +118,10 @@ def pareto(plan: Plan) -> Figure:
     cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
     fig, ax = plt.subplots(figsize=(8, 4.5))
     if plan.pareto:
-        xs = [_date(p["finish"]) for p in plan.pareto]
-        ys = [p["total_cost_usd"] * per for p in plan.pareto]
+        xs = [p.finish for p in plan.pareto]
+        ys = [p.total_cost_usd * per for p in plan.pareto]
         ax.plot(xs, ys, marker="o", label="cheapest plan finishing by then")
-        phase = plan.pareto[0]["phase"]
+        phase = plan.pareto[0].phase
         ax.set_title(f"Paying more to finish '{phase}' earlier")
         ax.legend(fontsize=8)
     else:

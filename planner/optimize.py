@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ import pandas as pd
 from . import breakeven, milp, sessions, workload
 from .options import build_options, stale_rows
 from .quotes import checkpoint_gb_of, exclusions, process_for, purchase_cost, quote
-from .result import Assignment, PhasePlan, Plan, Purchase
+from .result import Alternative, Assignment, ParetoPoint, PhasePlan, Plan, Purchase
 from .costs import COST_PARTS, PART_NAMES
 from pricing.errors import SolverError
 from .scenario import Scenario
@@ -58,16 +59,98 @@ def prune(quotes: pd.DataFrame) -> pd.DataFrame:
 
 
 
+def card_costs(s: Scenario, opts: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """(purchase, resale at the horizon's end) per buy option [USD], asked once per plan."""
+    return {o["option"]: purchase_cost(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()}
+
+
 def net_purchases(s: Scenario, opts: pd.DataFrame) -> dict[str, float]:
-    """Purchase minus resale at the horizon, per buy option [USD]."""
-    out = {}
-    for _, o in opts[opts["kind"] == "buy"].iterrows():
-        price, resale = purchase_cost(s, o)
-        out[o["option"]] = price - resale
-    return out
+    """Purchase minus resale at the horizon, per buy option [USD]: the MILP's cost of a card."""
+    return {b: price - resale for b, (price, resale) in card_costs(s, opts).items()}
 
 
-def _solve(s: Scenario, quotes, opts, kinds, purchase, deadline_override=None, budget_usd=None):
+@dataclasses.dataclass
+class Solved:
+    """A solved program and what is read off it, each once: schedule, finishes, purchases and
+    the money of the solution (one formula for the total, its items and its curve over time)."""
+
+    s: Scenario
+    program: milp.Program
+    sol: milp.Solution
+    cards: dict[str, tuple[float, float]]  # buy option -> (purchase, resale) [USD]
+
+    @cached_property
+    def schedule(self) -> pd.DataFrame:
+        return milp.schedule(self.program, self.sol)
+
+    @cached_property
+    def finishes(self) -> dict[str, dt.date]:
+        return milp.finishes(self.s, self.program, self.schedule)
+
+    @cached_property
+    def bought(self) -> list[str]:
+        return milp.purchases(self.program, self.sol)
+
+    @cached_property
+    def unmet(self) -> dict[str, float]:
+        return milp.unmet(self.program, self.sol)
+
+    @property
+    def host_bought(self) -> bool:
+        return milp.bought_host(self.program, self.sol)
+
+    @cached_property
+    def running_usd(self) -> np.ndarray:
+        """Money each x variable spends (rent, electricity, storage, egress) [USD]."""
+        xi = self.program.x_index
+        return self.sol.x[: len(xi)] * xi["money_per_ref"].to_numpy(dtype=float)
+
+    @property
+    def purchase_usd(self) -> float:
+        return sum(self.cards[b][0] for b in self.bought) + (self.s.you.host_usd if self.host_bought else 0.0)
+
+    @property
+    def resale_usd(self) -> float:
+        return sum(self.cards[b][1] for b in self.bought)
+
+    @property
+    def money_usd(self) -> float:
+        """Money spent: purchases and host, less resale, plus running costs (no time, no penalties)."""
+        return self.purchase_usd - self.resale_usd + float(self.running_usd.sum())
+
+    @property
+    def total_usd(self) -> float:
+        """Money plus the user's time [USD]."""
+        xi = self.program.x_index
+        time_per_ref = (xi["cost_per_ref"] - xi["money_per_ref"]).to_numpy(dtype=float)
+        return self.money_usd + float(self.sol.x[: len(xi)] @ time_per_ref)
+
+    def money_items(self) -> dict[str, float]:
+        """Money per item: each purchase (net of resale), the host, each option's running money [USD]."""
+        xi = self.program.x_index
+        label = (xi["kind"].map({"own": "electricity for ", "buy": "electricity for "}).fillna("") + xi["option"])
+        spent = pd.Series(self.running_usd).groupby(label.to_numpy()).sum()
+        out = {f"buy {b}": self.cards[b][0] - self.cards[b][1] for b in self.bought}
+        if self.host_bought:
+            out["host computer"] = self.s.you.host_usd
+        out.update({k: float(v) for k, v in spent.items() if v > 0.005})
+        return out
+
+    def cumulative(self) -> tuple[tuple[dt.date, float], ...]:
+        """Money spent by the end of each week: purchases at the start, resale back at the
+        horizon's end [USD]."""
+        weekly = np.zeros(len(self.program.week_starts))
+        np.add.at(weekly, self.program.x_index["week"].to_numpy(), self.running_usd)
+        total = self.purchase_usd + np.cumsum(weekly)
+        points = [(self.s.start, self.purchase_usd)]
+        points += [(w + dt.timedelta(days=7), float(t)) for w, t in zip(self.program.week_starts, total)]
+        if self.resale_usd:
+            points.append((self.s.horizon_end, float(total[-1] - self.resale_usd)))
+        return tuple(points)
+
+
+def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None) -> Solved:
+    purchase = {b: price - resale for b, (price, resale) in cards.items()}
     program = milp.build(s, quotes, opts, purchase, kinds, deadline_override, budget_usd)
     sol = milp.solve(program)
     if not sol.ok:
@@ -75,7 +158,7 @@ def _solve(s: Scenario, quotes, opts, kinds, purchase, deadline_override=None, b
             f"the optimiser found no proven plan for '{s.name}' ({program.n_vars:,} variables, "
             f"{program.n_constraints:,} constraints): {sol.message}. No plan is shown rather than a wrong one; "
             "a shorter horizon, fewer phases or a narrower 'consider' makes the problem smaller")
-    return program, sol
+    return Solved(s, program, sol, cards)
 
 
 def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, seed: int = 0,
@@ -92,39 +175,37 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
     all_quotes = quote(s, opts, feas)
     quotes = prune(all_quotes)
-    purchase = net_purchases(s, opts)
+    cards = card_costs(s, opts)
     warnings = _warnings(s, opts, catalog)
     if opts.empty:
         warnings.append("no options to consider: the 'consider' patterns and 'you.own' select nothing")
 
-    program, sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase)
-    sched = milp.schedule(program, sol)
-    unmet = milp.unmet(program, sol)
+    best = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards)
+    program, sched, unmet = best.program, best.schedule, best.unmet
     over_budget = None
     if unmet and s.you.budget_usd is not None:
-        free_program, free_sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase, budget_usd=math.inf)
-        if not milp.unmet(free_program, free_sol):
-            money = _money(free_program, free_sol)
-            items = ", ".join(f"{what} {s.money(usd)}" for what, usd in _money_items(free_program, free_sol).items())
+        unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf)
+        if not unbounded.unmet:
+            money = unbounded.money_usd
+            items = ", ".join(f"{what} {s.money(usd)}" for what, usd in unbounded.money_items().items())
             over_budget = (f"the cheapest plan that meets every deadline costs {s.money(money)} ({items}); the budget "
                            "counts all money spent, the electricity of cards you own included: a budget of "
                            f"{s.money(money)} or later deadlines would fix it")
             warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
                             f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)} "
                             "or move deadlines; the plan shown keeps to the budget")
-    finishes = milp.finishes(s, program, sched)
-    bought = milp.purchases(program, sol)
+    finishes, bought = best.finishes, best.bought
     rows = opts.merge(feas, on="option").set_index("option", drop=False)
 
     parts = dict.fromkeys(COST_PARTS, 0.0)
     purchases = []
     for b in bought:
         o = rows.loc[b]
-        price, resale = purchase_cost(s, o)
+        price, resale = cards[b]
         purchases.append(Purchase(b, o["device"], int(o["count"]), price, resale, _price_source(o)))
         parts["purchase"] += price
         parts["resale"] -= resale
-    if milp.bought_host(program, sol):
+    if best.host_bought:
         parts["host"] = s.you.host_usd
 
     phases = []
@@ -174,11 +255,11 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                                 p50 if meets else None, p90 if meets else None, meets, tuple(assignments),
                                 shortfall_text))
 
-    others = _alternatives(s, quotes, opts, purchase, (program, sol)) if alternatives else []
-    free_only = next((a for a in others if a["strategy"] == "free-only"), None)
-    free_rate = free_only["total_cost_usd"] / sum(ph.gpu_hours for ph in s.phases) if free_only else None
+    others = _alternatives(s, quotes, opts, cards, best) if alternatives else []
+    free_only = next((a for a in others if a.strategy == "free-only"), None)
+    free_rate = free_only.total_cost_usd / sum(ph.gpu_hours for ph in s.phases) if free_only else None
     pairs = breakeven.breakeven(s, opts, all_quotes, free_rate)
-    front = _pareto(s, quotes, opts, purchase) if pareto else ()
+    front = _pareto(s, quotes, opts, cards) if pareto else ()
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
     assumed = [r.interruptions_default for r in opts[opts["option"].isin(used)].itertuples()
                if isinstance(r.interruptions_default, str)]
@@ -213,83 +294,27 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     )
 
 
-def _money(program, sol) -> float:
-    """Money of a solution: objective without time, early bonus or penalties (USD)."""
-    xi = program.x_index
-    x = sol.x[: len(xi)]
-    money = float(x @ xi["money_per_ref"].to_numpy(dtype=float))
-    money += sum(program.c[j] for b, j in program.buy_index.items() if sol.x[j] > 0.5)
-    if program.host_index is not None and sol.x[program.host_index] > 0.5:
-        money += program.c[program.host_index]
-    return money
-
-
-def _money_items(program, sol) -> dict[str, float]:
-    """Money of a solution per item: each purchase, the host, each option's running money (USD)."""
-    xi = program.x_index
-    spent = pd.Series(sol.x[: len(xi)] * xi["money_per_ref"].to_numpy(dtype=float)).groupby(
-        (xi["kind"].map({"own": "electricity for ", "buy": "electricity for "}).fillna("") + xi["option"]).to_numpy()
-    ).sum()
-    out = {f"buy {b}": float(program.c[j]) for b, j in program.buy_index.items() if sol.x[j] > 0.5}
-    if program.host_index is not None and sol.x[program.host_index] > 0.5:
-        out["host computer"] = float(program.c[program.host_index])
-    out.update({k: float(v) for k, v in spent.items() if v > 0.005})
-    return out
-
-
-def _total(program, sol) -> float:
-    """Total cost of a solution: money plus the user's time (USD)."""
-    xi = program.x_index
-    x = sol.x[: len(xi)]
-    return _money(program, sol) + float(x @ ((xi["cost_per_ref"] - xi["money_per_ref"]).to_numpy(dtype=float)))
-
-
 def _price_source(option) -> str | None:
     """Which catalog layer priced the option (None for a card you own: no price)."""
     value = option["price_source"]
     return value if isinstance(value, str) and option["kind"] != "own" else None
 
 
-def _alternatives(s: Scenario, quotes, opts, purchase, hybrid) -> list[dict]:
+def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alternative]:
     """The best feasible plan of each strategy, with its cost and finish; ``hybrid`` is the
-    (program, solution) already solved for the plan itself."""
+    plan itself, already solved."""
     out = []
     for name, kinds in STRATEGIES.items():
-        program, sol = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, purchase)
-        if not sol.ok or milp.unmet(program, sol):
+        solved = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, cards)
+        if solved.unmet:
             continue
-        sched = milp.schedule(program, sol)
-        finishes = milp.finishes(s, program, sched)
-        out.append(dict(strategy=name, total_cost_usd=_total(program, sol),
-                        finish=max(finishes.values()).isoformat() if finishes else None,
-                        options=sorted(set(sched["option"]) | set(milp.purchases(program, sol))),
-                        cumulative=_cumulative(s, program, sol, opts)))
+        out.append(Alternative(name, solved.total_usd, max(solved.finishes.values(), default=None),
+                               tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
+                               solved.cumulative()))
     return out
 
 
-def _cumulative(s: Scenario, program, sol, opts: pd.DataFrame) -> list[tuple[str, float]]:
-    """Money spent by the end of each week (purchases at the start, resale back at the horizon's end)."""
-    xi = program.x_index
-    x = sol.x[: len(xi)]
-    weekly = np.zeros(len(program.week_starts))
-    np.add.at(weekly, xi["week"].to_numpy(), x * xi["money_per_ref"].to_numpy(dtype=float))
-    rows = opts.set_index("option")
-    start_cost = resale = 0.0
-    for b in milp.purchases(program, sol):
-        price, back = purchase_cost(s, rows.loc[b])
-        start_cost += price
-        resale += back
-    if milp.bought_host(program, sol):
-        start_cost += s.you.host_usd
-    total = start_cost + np.cumsum(weekly)
-    points = [(s.start.isoformat(), start_cost)]
-    points += [((w + dt.timedelta(days=7)).isoformat(), float(t)) for w, t in zip(program.week_starts, total)]
-    if resale:
-        points.append((s.horizon_end.isoformat(), float(total[-1] - resale)))
-    return points
-
-
-def _pareto(s: Scenario, quotes, opts, purchase) -> list[dict]:
+def _pareto(s: Scenario, quotes, opts, cards) -> list[ParetoPoint]:
     """Cost against the last phase's finish: re-solve with that phase's deadline moved earlier
     week by week, keeping the plans no other plan beats on both."""
     last = max(s.phases, key=lambda ph: (ph.deadline or s.horizon_end, ph.start))
@@ -297,19 +322,19 @@ def _pareto(s: Scenario, quotes, opts, purchase) -> list[dict]:
     points = []
     day = end
     while day > last.start:
-        program, sol = _solve(s, quotes, opts, STRATEGIES["hybrid"], purchase, {last.name: day})
-        if not sol.ok or milp.unmet(program, sol):
+        solved = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, {last.name: day})
+        if solved.unmet:
             break
-        finish = milp.finishes(s, program, milp.schedule(program, sol))[last.name]
-        points.append(dict(phase=last.name, finish=finish, total_cost_usd=_total(program, sol)))
+        finish = solved.finishes[last.name]
+        points.append(ParetoPoint(last.name, finish, solved.total_usd))
         day = min(finish, day) - dt.timedelta(days=7)
-    points.sort(key=lambda p: (p["finish"], p["total_cost_usd"]))
-    front, best = [], math.inf
+    points.sort(key=lambda p: (p.finish, p.total_cost_usd))
+    front, cheapest = [], math.inf
     for p in points:  # earliest first: keep each one cheaper than every earlier one
-        if p["total_cost_usd"] < best - 1e-6:
+        if p.total_cost_usd < cheapest - 1e-6:
             front.append(p)
-            best = p["total_cost_usd"]
-    return [dict(p, finish=p["finish"].isoformat()) for p in front]
+            cheapest = p.total_cost_usd
+    return front
 
 
 def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None) -> str:

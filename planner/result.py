@@ -76,13 +76,33 @@ class Purchase:
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """The best feasible plan of one strategy (buy-only, rent-only, free-only, hybrid)."""
+
+    strategy: str
+    total_cost_usd: float
+    finish: dt.date | None  # the last phase's expected finish
+    options: tuple[str, ...]  # what it uses and buys
+    cumulative: tuple[tuple[dt.date, float], ...]  # money spent by each date [USD]
+
+
+@dataclass(frozen=True)
+class ParetoPoint:
+    """A plan no other beats on both cost and the last phase's finish."""
+
+    phase: str
+    finish: dt.date
+    total_cost_usd: float
+
+
+@dataclass(frozen=True)
 class Plan:
     scenario: Scenario
     feasible: bool
     purchases: tuple[Purchase, ...]
     phases: tuple[PhasePlan, ...]
     cost_usd: dict[str, float]
-    alternatives: tuple[dict[str, Any], ...]
+    alternatives: tuple[Alternative, ...]
     excluded: pd.DataFrame  # option, phase, reason
     quotes: pd.DataFrame  # every (phase, option) priced
     catalog_as_of: dt.date
@@ -91,7 +111,7 @@ class Plan:
     assumptions: tuple[str, ...] = ()
     assumed_figures: tuple[str, ...] = ()  # unpublished figures the chosen plan relies on (defaults, ranges)
     schedule: pd.DataFrame | None = None  # phase, option, week, week_start, gpu_hours, wall_hours
-    pareto: tuple[dict[str, Any], ...] = ()  # cost against the last phase's finish
+    pareto: tuple[ParetoPoint, ...] = ()  # cost against the last phase's finish
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
     breakeven: tuple = ()  # planner.breakeven.Pair
     catalog_layers: tuple[tuple[str, dt.date | None, str], ...] = ()  # (name, as_of, source) over the shipped tables
@@ -175,8 +195,8 @@ def to_dict(plan: Plan) -> dict[str, Any]:
              "why_not": b.why_not} for b in plan.breakeven
         ],
         "alternatives": [
-            {"strategy": alt["strategy"], "total_cost": money(alt["total_cost_usd"]), "finish": alt["finish"],
-             "options": alt["options"]} for alt in plan.alternatives
+            {"strategy": alt.strategy, "total_cost": money(alt.total_cost_usd), "finish": _date(alt.finish),
+             "options": list(alt.options)} for alt in plan.alternatives
         ],
         "excluded": [
             {"option": r.option, "phase": r.phase if isinstance(r.phase, str) else None, "reason": r.reason}
@@ -192,7 +212,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
             for r in (plan.schedule.itertuples() if plan.schedule is not None else ())
         ],
         "problem_size": {"variables": plan.problem_size[0], "constraints": plan.problem_size[1]},
-        "pareto": [{"phase": p["phase"], "finish": p["finish"], "total_cost": money(p["total_cost_usd"])}
+        "pareto": [{"phase": p.phase, "finish": p.finish.isoformat(), "total_cost": money(p.total_cost_usd)}
                    for p in plan.pareto],
         "assumptions": list(plan.assumptions),
         "assumed_figures": list(plan.assumed_figures),

@@ -20,6 +20,7 @@ from planner.options import build_options
 from planner.quotes import exclusions, quote
 
 from .conftest import SCENARIOS, examples
+from .test_plan import BASE
 
 TEMPLATE = """\
 name: small
@@ -225,3 +226,21 @@ def test_unused_options_say_why(load):
     p = planner.plan(scenario(load), trials=10)
     reasons = {(e.option, e.phase): e.reason for e in p.excluded.itertuples()}
     assert any(r.startswith("dearer") for r in reasons.values())
+
+
+def test_a_solutions_money_reads_the_same_every_way(load):
+    """The total, its items (the over-budget message) and the cumulative curve (the chart) are
+    three views of one solution's money: they agree, with a card bought and sold."""
+    from planner import optimize
+    from planner.options import build_options
+    from planner.quotes import exclusions, quote
+
+    s = load(BASE.format(hours=2000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
+    catalog = planner.api.shipped_catalog().with_entries(s.catalog_entries)
+    opts = build_options(s, catalog)
+    q = optimize.prune(quote(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput)))
+    solved = optimize._solve(s, q, opts, optimize.STRATEGIES["buy-only"], optimize.card_costs(s, opts))
+    assert solved.bought == ["my-card"] and solved.resale_usd > 0
+    assert sum(solved.money_items().values()) == pytest.approx(solved.money_usd)
+    assert solved.cumulative()[-1] == (s.horizon_end, pytest.approx(solved.money_usd))
+    assert solved.cumulative()[0] == (s.start, pytest.approx(solved.cards["my-card"][0]))

@@ -339,13 +339,15 @@ def test_the_break_even_page_shows_the_pairs_that_matter():
 def test_chart_marks_where_the_plotted_curves_cross():
     from types import SimpleNamespace
 
-    alts = [
-        {"strategy": "buy-only", "cumulative": [("2027-01-04", 1000.0), ("2027-06-01", 1000.0), ("2028-01-01", 600.0)]},
-        {"strategy": "rent-only", "cumulative": [("2027-01-04", 0.0), ("2027-03-01", 500.0), ("2027-06-01", 1100.0)]},
-        {"strategy": "free-only", "cumulative": [("2027-01-04", 0.0), ("2028-06-01", 200.0)]},
-    ]
-    import datetime as dt
+    from planner.result import Alternative
 
+    def alt(strategy, *points):
+        curve = tuple((dt.date.fromisoformat(d), usd) for d, usd in points)
+        return Alternative(strategy, curve[-1][1], None, (), curve)
+
+    alts = [alt("buy-only", ("2027-01-04", 1000.0), ("2027-06-01", 1000.0), ("2028-01-01", 600.0)),
+            alt("rent-only", ("2027-01-04", 0.0), ("2027-03-01", 500.0), ("2027-06-01", 1100.0)),
+            alt("free-only", ("2027-01-04", 0.0), ("2028-06-01", 200.0))]
     marks = charts.curve_crossings(SimpleNamespace(alternatives=alts))
     # rent passes the card's 1,000 on 2027-06-01; free tiers never get there (and resale only
     # brings buying to 600 in 2028, still above free's 200)
