@@ -45,10 +45,48 @@ STRATEGIES = {
 RENT_KEPT_PER_PHASE = 4
 
 
-def prune(quotes: pd.DataFrame) -> pd.DataFrame:
-    """Drop rent quotes that cannot matter: keep, per phase, the cheapest few that meet
-    the deadline and the earliest to finish."""
-    keep = quotes["kind"] != "rent"
+def dominated_cards(quotes: pd.DataFrame, net_usd: dict[str, float]) -> dict[str, str]:
+    """Cards to buy that no plan needs: {card: a card that dominates it}. A card dominates
+    another when it costs no more net of resale and, in every phase the other can run, it can
+    run too, costs no more (money and time), runs no slower and has no less weekly capacity:
+    swapping them in any plan keeps it feasible and no dearer. Of equal cards the first by id
+    stays (the MILP's own tie-break). Pruning them shrinks the integer part of the program."""
+    q = quotes[(quotes["kind"] == "buy") & quotes["usable"].astype(bool)
+               & np.isfinite(quotes["wall_hours"].astype(float)) & quotes["option"].isin(net_usd)]
+    if q.empty:
+        return {}
+    cards = sorted(q["option"].unique())
+    phases = sorted(q["phase"].unique())
+
+    def table(column, fill):
+        return q.pivot(index="option", columns="phase", values=column).reindex(index=cards, columns=phases) \
+            .astype(float).fillna(fill).to_numpy()
+
+    cost, wall = table("cost_usd", np.inf), table("wall_hours", np.inf)
+    money = (q["cost_usd"] - q["your_time_usd"]).groupby([q["option"], q["phase"]]).sum().unstack() \
+        .reindex(index=cards, columns=phases).astype(float).fillna(np.inf).to_numpy()
+    cap = table("weekly_capacity_h", 0.0)
+    net = np.array([net_usd[c] for c in cards])
+    eps = 1e-9
+    # better[i, j]: card i is at least as good as card j everywhere
+    better = ((net[:, None] <= net[None, :] + eps)
+              & (cost[:, None, :] <= cost[None, :, :] + eps).all(axis=2)
+              & (money[:, None, :] <= money[None, :, :] + eps).all(axis=2)
+              & (wall[:, None, :] <= wall[None, :, :] + eps).all(axis=2)
+              & (cap[:, None, :] >= cap[None, :, :] - eps).all(axis=2))
+    out = {}
+    for j, card in enumerate(cards):
+        for i in np.flatnonzero(better[:, j]):
+            if i != j and (not better[j, i] or i < j) and cards[i] not in out:
+                out[card] = cards[i]
+                break
+    return out
+
+
+def prune(quotes: pd.DataFrame, dominated: dict[str, str] | None = None) -> pd.DataFrame:
+    """Drop quotes that cannot matter: rent offers beyond, per phase, the cheapest few that meet
+    the deadline and the earliest to finish; cards to buy that another dominates."""
+    keep = (quotes["kind"] != "rent") & ~quotes["option"].isin(list(dominated or {}))
     for _, q in quotes[quotes["kind"] == "rent"].groupby("phase"):
         ok = q[q["ok"]].sort_values(["cost_usd", "option"])
         keep[ok.index[:RENT_KEPT_PER_PHASE]] = True
@@ -174,8 +212,9 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     opts = build_options(s, catalog)
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
     all_quotes = quote(s, opts, feas)
-    quotes = prune(all_quotes)
     cards = card_costs(s, opts)
+    dominated = dominated_cards(all_quotes, {b: price - resale for b, (price, resale) in cards.items()})
+    quotes = prune(all_quotes, dominated)
     warnings = _warnings(s, opts, catalog)
     if opts.empty:
         warnings.append("no options to consider: the 'consider' patterns and 'you.own' select nothing")
@@ -277,7 +316,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         phases=tuple(phases),
         cost_usd=parts,
         alternatives=tuple(others),
-        excluded=_excluded(s, feas, all_quotes, quotes, sched, used),
+        excluded=_excluded(s, feas, all_quotes, quotes, sched, used, dominated),
         quotes=all_quotes,
         catalog_as_of=catalog.as_of(),
         catalog_layers=catalog.layers,
@@ -410,7 +449,7 @@ def _spread(s: Scenario, ph, r, c: pd.Series, share: float, trials: int, seed: i
 
 
 def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.DataFrame, sched: pd.DataFrame,
-              used: set[str]) -> pd.DataFrame:
+              used: set[str], dominated: dict[str, str]) -> pd.DataFrame:
     """Why each option is not in the plan: cannot run, too slow for a phase, or dearer."""
     rows = [dict(option=r.option, phase=None, reason=r.reason) for r in feas.itertuples() if isinstance(r.reason, str)]
     cost = quotes.set_index(["phase", "option"])["cost_usd"]
@@ -423,6 +462,10 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.Da
             continue
         if not r.ok:
             rows.append(dict(option=r.option, phase=r.phase, reason=r.reason))
+        elif r.option in dominated:
+            rows.append(dict(option=r.option, phase=r.phase,
+                             reason=f"never better than buying {dominated[r.option]}: no cheaper net of resale, no "
+                                    "faster and no cheaper to run in any phase"))
         elif (r.phase, r.option) not in kept_ids:
             rows.append(dict(option=r.option, phase=r.phase,
                              reason=f"dearer than the {RENT_KEPT_PER_PHASE} cheapest rent offers that finish in time "

@@ -244,3 +244,77 @@ def test_a_solutions_money_reads_the_same_every_way(load):
     assert sum(solved.money_items().values()) == pytest.approx(solved.money_usd)
     assert solved.cumulative()[-1] == (s.horizon_end, pytest.approx(solved.money_usd))
     assert solved.cumulative()[0] == (s.start, pytest.approx(solved.cards["my-card"][0]))
+
+
+CARDS = """\
+name: cards
+start: 2027-01-04
+horizon: 6 months
+electricity: {power} USD/kWh
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: {hours_a}, deadline: {deadline_a}}}
+  b: {{gpu_hours: {hours_b}, from: 2027-02-01, deadline: 2027-06-30}}
+you: {{attention: 3/day, host_power: {host} W}}
+consider: {{buy: [c1, c2, c3, c4], rent: [box], free: []}}
+catalog:
+  buy:
+    - {{id: c1, device: rtx-3090, condition: used, price: {p1} USD}}
+    - {{id: c2, device: rtx-3090, condition: new, price: {p2} USD}}
+    - {{id: c3, device: rtx-4090, condition: new, price: {p3} USD}}
+    - {{id: c4, device: rtx-4060, condition: new, price: {p4} USD, resale: {r4}%}}
+  rent:
+    - {{id: box, device: a100-40gb, price: {rent} USD/h, billing: 1 s}}
+"""
+
+
+def _solve_with(s, dominated):
+    from planner import optimize
+
+    catalog = planner.api.shipped_catalog().with_entries(s.catalog_entries)
+    opts = build_options(s, catalog)
+    all_quotes = quote(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput))
+    cards = optimize.card_costs(s, opts)
+    net = {b: price - resale for b, (price, resale) in cards.items()}
+    found = optimize.dominated_cards(all_quotes, net) if dominated else {}
+    return optimize._solve(s, optimize.prune(all_quotes, found), opts, STRATEGIES["hybrid"], cards), found
+
+
+def test_a_dominated_card_is_pruned_by_hand(load):
+    # c2 is the same card as c1, dearer and new (resale 65 % of 1500 = 975 after a year, less the
+    # 12.9 % fee: 849 back; net 651, against c1's used 700 less 87.5 % x 0.871 x 700 = 533.6 back:
+    # net 166): c1 dominates c2. c3 (a 4090) is faster, so not dominated.
+    s = load(CARDS.format(power=0.2, host=100, hours_a=300, deadline_a="2027-03-01", hours_b=300, p1=700, p2=1500,
+                          p3=1800, p4=300, r4=40, rent=2.0))
+    _, found = _solve_with(s, True)
+    assert found.get("c2") == "c1" and "c3" not in found and "c1" not in found
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(power=st.sampled_from([0.1, 0.4]), host=st.sampled_from([0, 100]), hours_a=st.sampled_from([20, 300, 1500]),
+       deadline_a=st.sampled_from(["2027-01-20", "2027-03-01"]), hours_b=st.sampled_from([50, 800]),
+       p1=st.sampled_from([500, 900]), p2=st.sampled_from([700, 1500]), p3=st.sampled_from([900, 1800]),
+       p4=st.sampled_from([200, 300]), r4=st.sampled_from([10, 60]), rent=st.sampled_from([0.3, 2.0]))
+def test_pruning_dominated_cards_never_changes_the_optimum(load, **kw):
+    s = load(CARDS.format(**kw))
+    pruned, found = _solve_with(s, True)
+    everything, _ = _solve_with(s, False)
+    assert pruned.total_usd == pytest.approx(everything.total_usd, rel=1e-6)  # HiGHS' gap is 1e-7
+    assert pruned.unmet.keys() == everything.unmet.keys()
+    assert not set(found) & set(pruned.bought)
+
+
+def test_a_cheaper_but_slower_card_does_not_dominate():
+    """A low-power card can cost less to run per reference hour and yet take longer: where a
+    deadline binds its speed matters, so it prunes nothing (and a faster, dearer card stays)."""
+    import pandas as pd
+
+    from planner import optimize
+
+    def row(option, cost, wall):
+        return dict(option=option, phase="a", kind="buy", usable=True, cost_usd=cost, your_time_usd=0.0,
+                    wall_hours=wall, weekly_capacity_h=168.0)
+
+    quotes = pd.DataFrame([row("slow", 10.0, 250.0), row("fast", 12.0, 100.0), row("same-but-dear", 12.0, 100.0)])
+    found = optimize.dominated_cards(quotes, {"slow": 300.0, "fast": 500.0, "same-but-dear": 900.0})
+    assert found == {"same-but-dear": "fast"}
