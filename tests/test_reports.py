@@ -365,3 +365,34 @@ def test_sweep_chart_names_the_plan_of_each_region():
     fig = charts.sweep_chart(table, "price", "USD")
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert texts == ["vast:a100-40gb", "vast:rtx-3090-interruptible"]
+
+
+def _page_requests(html: Path, tmp_path: Path) -> tuple[str, list[str]]:
+    """Load ``html`` in headless Chromium: (the rendered DOM, the http(s) URLs the page asked
+    for). Chromium's own background requests carry no page origin and are left out."""
+    import shutil
+    import subprocess
+
+    browser = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+    if browser is None:
+        pytest.skip("no Chromium here (the distribution's chromium package)")
+    log = tmp_path / f"{html.stem}-netlog.json"
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                          f"--user-data-dir={tmp_path / 'profile'}", f"--log-net-log={log}", "--dump-dom",
+                          html.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    events = json.loads(log.read_text(encoding="utf-8"))["events"]
+    asked = [e["params"]["url"] for e in events if e.get("params", {}).get("initiator") == "null"
+             and str(e["params"].get("url", "")).startswith("http")]
+    return dom, asked
+
+
+def test_report_html_loads_in_a_browser_with_no_external_request(tmp_path, thesis_files):
+    control = tmp_path / "control.html"  # the check must see a request when there is one
+    control.write_text('<html><body><img src="https://example.com/x.png"></body></html>', encoding="utf-8")
+    assert set(_page_requests(control, tmp_path)[1]) == {"https://example.com/x.png"}
+    out = tmp_path / "rep"
+    writer.write_files(thesis_files, out)
+    dom, asked = _page_requests(out / "report.html", tmp_path)
+    assert asked == []
+    assert dom.count("<svg") == len(charts.CHARTS) and "Master's thesis" in dom
