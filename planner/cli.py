@@ -149,10 +149,11 @@ def keys(fmt):
     """Every key a scenario file takes: its unit, default and what it means."""
     import pandas as pd
 
+    from .api import shipped_catalog
     from .report import md_table, render_rows
     from .scenario import schema_rows
 
-    df = pd.DataFrame(schema_rows()).astype(str)
+    df = pd.DataFrame(schema_rows(shipped_catalog().columns)).astype(str)
     if fmt == "markdown":
         click.echo("\n".join(md_table(list(df.columns), df.values.tolist())))
         return

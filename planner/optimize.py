@@ -62,9 +62,8 @@ def dominated_cards(quotes: pd.DataFrame, net_usd: dict[str, float]) -> dict[str
         return q.pivot(index="option", columns="phase", values=column).reindex(index=cards, columns=phases) \
             .astype(float).fillna(fill).to_numpy()
 
-    cost, wall = table("cost_usd", np.inf), table("wall_hours", np.inf)
-    money = (q["cost_usd"] - q["your_time_usd"]).groupby([q["option"], q["phase"]]).sum().unstack() \
-        .reindex(index=cards, columns=phases).astype(float).fillna(np.inf).to_numpy()
+    q = q.assign(money_usd=q["cost_usd"] - q["your_time_usd"])
+    cost, money, wall = table("cost_usd", np.inf), table("money_usd", np.inf), table("wall_hours", np.inf)
     cap = table("weekly_capacity_h", 0.0)
     net = np.array([net_usd[c] for c in cards])
     eps = 1e-9
@@ -102,9 +101,14 @@ def card_costs(s: Scenario, opts: pd.DataFrame) -> dict[str, tuple[float, float]
     return {o["option"]: purchase_cost(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()}
 
 
-def net_purchases(s: Scenario, opts: pd.DataFrame) -> dict[str, float]:
+def net_of_resale(cards: dict[str, tuple[float, float]]) -> dict[str, float]:
     """Purchase minus resale at the horizon, per buy option [USD]: the MILP's cost of a card."""
-    return {b: price - resale for b, (price, resale) in card_costs(s, opts).items()}
+    return {b: price - resale for b, (price, resale) in cards.items()}
+
+
+def net_purchases(s: Scenario, opts: pd.DataFrame) -> dict[str, float]:
+    """:func:`net_of_resale` of the scenario's buy options."""
+    return net_of_resale(card_costs(s, opts))
 
 
 @dataclasses.dataclass
@@ -188,8 +192,7 @@ class Solved:
 
 
 def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None) -> Solved:
-    purchase = {b: price - resale for b, (price, resale) in cards.items()}
-    program = milp.build(s, quotes, opts, purchase, kinds, deadline_override, budget_usd)
+    program = milp.build(s, quotes, opts, net_of_resale(cards), kinds, deadline_override, budget_usd)
     sol = milp.solve(program)
     if not sol.ok:
         raise SolverError(
@@ -213,7 +216,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
     all_quotes = quote(s, opts, feas)
     cards = card_costs(s, opts)
-    dominated = dominated_cards(all_quotes, {b: price - resale for b, (price, resale) in cards.items()})
+    dominated = dominated_cards(all_quotes, net_of_resale(cards))
     quotes = prune(all_quotes, dominated)
     warnings = _warnings(s, opts, catalog)
     if opts.empty:

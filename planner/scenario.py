@@ -179,8 +179,12 @@ class Field:
     required: bool = False
     attr: str | None = None  # the dataclass attribute; None: the key itself
     default: Any = None
-    unit: str = ""
     doc: str = ""
+
+    @property
+    def unit(self) -> str:
+        """The unit of the canonical value: the one its quantity check states (see :func:`_q`)."""
+        return getattr(self.convert, "unit", "")
 
 
 @dataclass(frozen=True)
@@ -284,6 +288,9 @@ def _checkpoint_every(v, ctx):
     return h
 
 
+_checkpoint_every.unit = "h"  # as _q's converters state theirs
+
+
 _OFFER_ID = re.compile(r"[a-z0-9][a-z0-9._:+-]*")
 
 
@@ -331,6 +338,7 @@ def _q(parse, positive=False, nonneg=True, maximum: float | None = None, unit: s
         if maximum is not None and x > maximum:
             raise ValueError(f"expected at most {maximum:,.0f} {unit}, got {v!r}".replace("  ", " "))
         return x
+    convert.unit = unit
     return convert
 
 
@@ -455,7 +463,7 @@ WORKLOAD = {
     "precision": Field(_enum(PRECISIONS), default="mixed", doc=" | ".join(PRECISIONS)),
     "optimizer": Field(_enum(OPTIMIZERS), default="adam", doc=" | ".join(OPTIMIZERS)),
     "batch_size": Field(_int_at_most(1_000_000), default=32, doc="samples per optimizer step"),
-    "activation_memory": Field(_q(_size, maximum=1e5, unit="GB"), attr="activation_memory_gb", unit="GB",
+    "activation_memory": Field(_q(_size, maximum=1e5, unit="GB"), attr="activation_memory_gb",
                                doc="measured at batch_size; estimated when absent"),
     "sequence_length": Field(_int_at_most(10_000_000), doc="tokens per sample (transformer, rnn)"),
     "image_size": Field(_int_at_most(100_000), doc="pixels per side (cnn)"),
@@ -470,17 +478,17 @@ WORKLOAD = {
 
 PHASE = {
     "gpu_hours": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS), required=True,
-                       attr="gpu_hours_per_run", unit="h", doc="work per run, in hours on reference_gpu"),
+                       attr="gpu_hours_per_run", doc="work per run, in hours on reference_gpu"),
     "runs": Field(_runs, default=1, doc="independent runs of gpu_hours each (seeds, folds)"),
     "from": Field(_date, attr="start", doc="first day the phase may use; default: the scenario's start"),
     "deadline": Field(_date, doc="last day the phase may use (inclusive); default: the horizon's end"),
     "run_length": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS),
-                        attr="run_length_h", unit="h", doc="one experiment's length"),
+                        attr="run_length_h", doc="one experiment's length"),
     "checkpoint_every": Field(_checkpoint_every, attr="checkpoint_every_h", default=DEFAULT_CHECKPOINT_EVERY_H,
-                              unit="h", doc="work lost to an interruption is at most this"),
-    "checkpoint_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="checkpoint_size_gb", unit="GB",
+                              doc="work lost to an interruption is at most this"),
+    "checkpoint_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="checkpoint_size_gb",
                              doc="estimated from the workload when absent"),
-    "dataset_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="dataset_size_gb", default=0.0, unit="GB",
+    "dataset_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="dataset_size_gb", default=0.0,
                           doc="copied to every fresh machine"),
 }
 
@@ -488,15 +496,15 @@ YOU = {
     "own": Field(_devices, default=(), doc="cards already owned: no purchase, still electricity"),
     "host_machine": Field(_bool, default=True, doc="a desktop that can take a new card; false adds a host's cost"),
     "host_power": Field(_q(_power, maximum=100_000, unit="W"), attr="host_power_w", default=DEFAULT_HOST_POWER_W,
-                        unit="W", doc="what the rest of the desktop draws while training"),
+                        doc="what the rest of the desktop draws while training"),
     "time_value": Field(_q(_usd_per_hour, maximum=1e6, unit="USD/h"), attr="time_value_usd_per_hour", default=0.0,
-                        unit="USD/h", doc="an hour of your attention; 0 ignores it"),
+                        doc="an hour of your attention; 0 ignores it"),
     "attention": Field(_q(_starts_per_day, positive=True, maximum=10_000, unit="starts a day"),
-                       attr="attention_starts_per_day", default=DEFAULT_ATTENTION_PER_DAY, unit="starts/day",
+                       attr="attention_starts_per_day", default=DEFAULT_ATTENTION_PER_DAY,
                        doc="how often you can start a session by hand"),
-    "budget": Field(_q(_money, maximum=1e12, unit="USD"), attr="budget_usd", unit="USD",
+    "budget": Field(_q(_money, maximum=1e12, unit="USD"), attr="budget_usd",
                     doc="cap on all money spent; none when absent"),
-    "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd", unit="USD",
+    "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd",
                         doc="what a host computer costs when host_machine is false"),
 }
 
@@ -573,9 +581,9 @@ SCHEMA: dict[str, Any] = {
     "start": Field(_date, doc="first day the plan may use; default: today"),
     "currency": Field(_currency, default="USD", doc="reporting currency; rates come from the catalog"),
     "horizon": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months"), attr="horizon_months",
-                     default=DEFAULT_HORIZON_MONTHS, unit="months", doc="bought hardware is used this long, then sold"),
+                     default=DEFAULT_HORIZON_MONTHS, doc="bought hardware is used this long, then sold"),
     "electricity": Field(_q(_usd_per_kwh, maximum=1000, unit="USD/kWh"), attr="electricity_usd_per_kwh",
-                         unit="USD/kWh", doc="default: the catalog's default region, stated in the report"),
+                         doc="default: the catalog's default region, stated in the report"),
     "framework": Field(_enum(FRAMEWORKS), default="pytorch", doc=" | ".join(FRAMEWORKS)),
     "workload": WORKLOAD,
     "phases": MapOf(PHASE),
@@ -587,20 +595,12 @@ SCHEMA: dict[str, Any] = {
 REQUIRED_SECTIONS = ("name", "workload", "phases")
 
 
-def _catalog_columns() -> dict[tuple[str, str], dict[str, str]]:
-    """(table, column) -> the row of the catalog's columns.csv."""
-    import csv
-
-    from pricing import DATA_DIR
-
-    with open(DATA_DIR / "columns.csv", newline="", encoding="utf-8") as fh:
-        return {(r["table"], r["column"]): r for r in csv.DictReader(fh)}
-
-
-def schema_rows(schema: Mapping[str, Any] = None, prefix: str = "") -> list[dict[str, Any]]:
-    """Every scenario key with what it takes, its unit, default and documentation, from the
-    schema (``planner keys``): the one place they are declared."""
+def schema_rows(columns, schema: Mapping[str, Any] = None, prefix: str = "") -> list[dict[str, Any]]:
+    """Every scenario key with its unit, default and documentation, from the schema
+    (``planner keys``): the one place they are declared. Catalog entries are described by the
+    catalog's ``columns`` (``Catalog.columns``, the rows of columns.csv)."""
     schema = SCHEMA if schema is None else schema
+    described = {(r["table"], r["column"]): r for r in columns.to_dict("records")}
     rows = []
     for key, f in schema.items():
         path = f"{prefix}{key}"
@@ -608,17 +608,16 @@ def schema_rows(schema: Mapping[str, Any] = None, prefix: str = "") -> list[dict
             default = f.default if f.default not in (None, ()) else ("required" if f.required else "")
             rows.append({"key": path, "unit": f.unit, "default": default, "doc": f.doc})
         elif isinstance(f, MapOf):
-            rows += schema_rows(f.item, f"{path}.<name>.")
+            rows += schema_rows(columns, f.item, f"{path}.<name>.")
         elif isinstance(f, ListOf):  # catalog entries: documented by the catalog's columns.csv
-            described = _catalog_columns()
-            for entry in schema_rows(f.item, f"{path}[]."):
+            for entry in schema_rows(columns, f.item, f"{path}[]."):
                 column = ENTRY_COLUMNS[key][entry["key"].rsplit(".", 1)[1]][0]
                 col = described.get((key, column), {})
                 rows.append({**entry, "unit": entry["unit"] or col.get("unit", ""),
                              "default": entry["default"] or col.get("default", ""),
                              "doc": entry["doc"] or col.get("description", "")})
         elif isinstance(f, dict):
-            rows += schema_rows(f, f"{path}.")
+            rows += schema_rows(columns, f, f"{path}.")
         else:
             rows.append({"key": path, "unit": "", "default": "", "doc": "named changes of the file, see SCENARIO.md"})
     return rows

@@ -275,7 +275,7 @@ def _solve_with(s, dominated):
     opts = build_options(s, catalog)
     all_quotes = quote(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput))
     cards = optimize.card_costs(s, opts)
-    net = {b: price - resale for b, (price, resale) in cards.items()}
+    net = optimize.net_of_resale(cards)
     found = optimize.dominated_cards(all_quotes, net) if dominated else {}
     return optimize._solve(s, optimize.prune(all_quotes, found), opts, STRATEGIES["hybrid"], cards), found
 
