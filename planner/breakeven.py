@@ -86,6 +86,42 @@ class Pair:
     buy_fixed_usd: float
     buy_usd_per_hour: float
     rent_usd_per_hour: float
+    resale: tuple = ()  # costs.resale_usd's arguments after the months: (price, condition, given USD, given fraction)
+
+    def resale_usd(self, months: np.ndarray) -> np.ndarray:
+        return _resale_usd(self.resale, months)
+
+
+def _resale_usd(args: tuple, months: np.ndarray) -> np.ndarray:
+    """What selling the card after each of ``months`` brings (the one resale model, costs.resale_usd)."""
+    price, condition, given_usd, given_fraction = args
+    return costs.resale_usd(price, months, condition, given_usd, given_fraction) + np.zeros_like(months)
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Money spent by each day's end at the scenario's pace (day 0 is the start), for one pair:
+    buying (the card sold that day) and renting. They are the solver's own pieces read at day
+    ends, so the first day buying is no dearer is the pair's break-even date (test_breakeven)."""
+
+    dates: list
+    hours: np.ndarray  # reference GPU-hours done by each day's end
+    buy_usd: np.ndarray
+    rent_usd: np.ndarray
+
+    def first_crossing(self) -> dt.date | None:
+        at = np.flatnonzero(self.buy_usd <= self.rent_usd + 1e-9)
+        return self.dates[at[0]] if len(at) else None
+
+
+def curves(s: Scenario, pair: Pair, p: Pace | None = None) -> Curves:
+    """The pair's cost curves over the scenario's work (see :class:`Curves`)."""
+    p = pace(s) if p is None else p
+    day = np.arange(0, int(math.ceil(p.days[-1])) + 1, dtype=float)
+    day = day[day <= (s.horizon_end - s.start).days]
+    hours = np.interp(day, p.days, p.hours)
+    buy = pair.buy_fixed_usd - pair.resale_usd(day / units.DAYS_PER_MONTH) + pair.buy_usd_per_hour * hours
+    return Curves([s.start + dt.timedelta(days=int(d)) for d in day], hours, buy, pair.rent_usd_per_hour * hours)
 
 
 def per_ref_hour(quotes: pd.DataFrame, s: Scenario) -> dict[str, float]:
@@ -143,10 +179,9 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
         # the card's own device first, then the rest from the cheapest per reference hour
         order = sorted(rent_rate, key=lambda r: (r == FREE_MIX, r not in devices or devices[r] != o["device"],
                                                  rent_rate[r], r))
-        price, condition = float(o["purchase_usd"]), o["condition"]
-        given_usd, given_fraction = opt_float(o["resale_usd"]), opt_float(o["resale_fraction"])
-
-        resale = costs.resale_usd(price, months, condition, given_usd, given_fraction)
+        resale_args = (float(o["purchase_usd"]), o["condition"], opt_float(o["resale_usd"]),
+                       opt_float(o["resale_fraction"]))
+        resale = _resale_usd(resale_args, months)
         hours = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]),
                            SEARCH_MULTIPLE * max(total, 1.0))
         for r, h in zip(order, hours):
@@ -161,5 +196,5 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
                 else:
                     why = "the purchase, less its resale, is not earned back within the search"
             out.append(Pair(b, r, h, p.date_of(s, h) if h is not None else None, why, fixed, buy_rate,
-                            rent_rate[r]))
+                            rent_rate[r], resale_args))
     return out

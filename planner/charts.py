@@ -6,8 +6,6 @@ is more than one series.
 
 from __future__ import annotations
 
-import datetime as dt
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -16,59 +14,63 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from . import breakeven, units  # noqa: E402
 from .result import COST_PARTS, Plan  # noqa: E402
 
 
-def curve_crossings(plan: Plan) -> list[tuple[dt.date, str, float]]:
-    """Where the buy-only curve of the chart comes down to another strategy's: (date, strategy,
-    money there [USD]). Read off the plotted step curves, so a mark sits where the lines cross."""
-    curves = {a.strategy: list(a.cumulative) for a in plan.alternatives}
-    buy = curves.pop("buy-only", None)
-    if not buy:
-        return []
-
-    def at(points, when):
-        value = points[0][1] if points else 0.0
-        for d, c in points:
-            if d > when:
-                break
-            value = c
-        return value
-
-    out = []
-    for name, pts in curves.items():
-        if name == "hybrid" or not pts:
-            continue
-        dates = sorted({d for d, _ in buy} | {d for d, _ in pts})
-        above = False
-        for d in dates:
-            b, o = at(buy, d), at(pts, d)
-            if b > o + 1e-9:
-                above = True
-            elif above:
-                out.append((d, name, b))
-                break
-    return out
-
-
 def cumulative_cost(plan: Plan) -> Figure:
-    """Money spent over time by each strategy's best plan, break-even dates marked."""
+    """Money spent over time by each strategy's best plan (resale comes back at the end). The
+    legend gives each curve's last value, the money alone: the strategies' totals in the table
+    also count your time."""
     cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
     fig, ax = plt.subplots(figsize=(9, 4.8))
     for alt in plan.alternatives:
         if alt.cumulative:
             ax.step([d for d, _ in alt.cumulative], [c * per for _, c in alt.cumulative], where="post",
-                    label=f"{alt.strategy} ({alt.total_cost_usd * per:,.0f} {cur})")
-    for k, (when, other, money) in enumerate(curve_crossings(plan)):
-        ax.axvline(when, color="grey", linestyle=":", linewidth=1)
-        ax.annotate(f"buying overtakes {other}", (when, money * per), xytext=(6, -14 - 12 * k),
-                    textcoords="offset points", fontsize=7, color="dimgrey", ha="left", va="top")
-    ax.set_title("Cumulative cost of each strategy's best plan")
+                    label=f"{alt.strategy}: {units.format_money(alt.cumulative[-1][1] * per, cur)} spent")
+    ax.set_title("Money spent by each strategy's best plan (your time not counted)")
     ax.set_xlabel("Date")
     ax.set_ylabel(f"Money spent [{cur}]")
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m"))
     if plan.alternatives:
-        ax.legend(loc="upper left", fontsize=8)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    return fig
+
+
+def breakeven_chart(plan: Plan) -> Figure:
+    """The break-even pairs the report lists: money spent by each day at the scenario's pace
+    buying each card (sold that day) and renting each offer; a dot where a card pays off, on the
+    date the table gives (both come from breakeven.curves)."""
+    from .report import breakeven_shown
+    from .result import to_dict
+
+    s = plan.scenario
+    cur, per = s.currency, 1.0 / s.usd_per_currency
+    pairs = {(p.buy, p.rent): p for p in plan.breakeven}
+    shown = [pairs[b["buy"], b["rent"]] for b in breakeven_shown(plan, to_dict(plan))]
+    pace = breakeven.pace(s)
+    fig, ax = plt.subplots(figsize=(10, 5))
+    colors = iter(plt.rcParams["axes.prop_cycle"].by_key()["color"] * 4)
+    drawn: dict[str, str] = {}
+    for pair in shown:
+        c = breakeven.curves(s, pair, pace)
+        for name, usd, style in ((f"buy {pair.buy}", c.buy_usd, "-"), (f"rent {pair.rent}", c.rent_usd, "--")):
+            if name not in drawn:
+                drawn[name] = next(colors)
+                ax.plot(c.dates, usd * per, style, color=drawn[name], linewidth=1.4, label=name)
+        when = c.first_crossing()
+        if when is not None:
+            ax.plot([when], [float(c.buy_usd[c.dates.index(when)]) * per], "o", color=drawn[f"buy {pair.buy}"],
+                    markeredgecolor="black", label=f"{pair.buy} pays off against {pair.rent} on {when}")
+    ax.set_title("Buying (sold that day) against renting, at the scenario's pace")
+    ax.set_xlabel("Date")
+    ax.set_ylabel(f"Money spent by then [{cur}]")
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m"))
+    if shown:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     ax.grid(alpha=0.3)
     fig.autofmt_xdate()
     fig.tight_layout()
@@ -135,6 +137,46 @@ def pareto(plan: Plan) -> Figure:
     return fig
 
 
+def plan_name(row) -> str:
+    """A what-if row's decision in a few words: what is bought, then the options it runs on."""
+    options = dict.fromkeys(o for part in str(row["plan"]).split("; ") for o in part.split(": ", 1)[-1].split("+"))
+    return "; ".join([*(["buy " + row["buy"]] if row["buy"] != "nothing" else []), *(o for o in options if o)])
+
+
+def sweep_map(table: pd.DataFrame, keys: tuple[str, str], currency: str) -> Figure:
+    """A 2-D sweep as a decision map: each cell coloured by the plan that wins there, shaded by
+    its cost (darker is dearer), the cost written in the cell."""
+    import numpy as np
+    from matplotlib.colors import to_rgb
+    from matplotlib.patches import Patch
+
+    kx, ky = keys
+    xs, ys = list(dict.fromkeys(table[kx])), list(dict.fromkeys(table[ky]))
+    names = [plan_name(r) for _, r in table.iterrows()]
+    plans = list(dict.fromkeys(names))
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    cost = table["total_cost"].astype(float).to_numpy()
+    low, high = float(np.nanmin(cost)), float(np.nanmax(cost))
+    image = np.ones((len(ys), len(xs), 3))
+    fig, ax = plt.subplots(figsize=(max(7.0, 0.9 * len(xs) + 4), max(4.5, 0.45 * len(ys) + 2.5)))
+    for (_, r), name, c in zip(table.iterrows(), names, cost):
+        i, j = ys.index(r[ky]), xs.index(r[kx])
+        shade = 0.35 + 0.65 * ((c - low) / (high - low) if high > low else 0.5)
+        image[i, j] = 1.0 - shade * (1.0 - np.array(to_rgb(palette[plans.index(name) % len(palette)])))
+        if len(xs) * len(ys) <= 225:
+            ax.text(j, i, f"{c:,.0f}", ha="center", va="center", fontsize=7)
+    ax.imshow(image, origin="lower", aspect="auto")
+    ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(len(ys)), [str(y) for y in ys], fontsize=8)
+    ax.set_xlabel(kx)
+    ax.set_ylabel(ky)
+    ax.set_title(f"Which plan wins where (cell: total cost [{currency}], darker is dearer)")
+    ax.legend(handles=[Patch(color=palette[k % len(palette)], label=p) for k, p in enumerate(plans)],
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, title="plan")
+    fig.tight_layout()
+    return fig
+
+
 def sweep_chart(table: pd.DataFrame, key: str, currency: str) -> Figure:
     """Total cost against the swept value, with the points where the chosen plan changes."""
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -152,9 +194,7 @@ def sweep_chart(table: pd.DataFrame, key: str, currency: str) -> Figure:
     for k, (a, b) in enumerate(zip(starts, ends)):
         if a > 0:
             ax.axvline(a - 0.5, color="grey", linestyle=":", linewidth=1)
-        row = table.iloc[a]
-        options = dict.fromkeys(o for part in str(row["plan"]).split("; ") for o in part.split(": ", 1)[-1].split("+"))
-        name = ("buy " + row["buy"] + "; " if row["buy"] != "nothing" else "") + "\n".join(o for o in options if o)
+        name = plan_name(table.iloc[a]).replace("; ", "\n")
         ax.annotate(name, ((a + b - 1) / 2, bottom), xytext=(0, 6 + 10 * (k % 2)), textcoords="offset points",
                     ha="center", fontsize=7, color="dimgrey")
     ax.set_xticks(list(xs), labels, rotation=30, ha="right")
@@ -187,17 +227,20 @@ def compare_chart(table: pd.DataFrame) -> Figure:
 
 
 def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
-    """How far the total cost moves when each input goes down / up by the span; flips marked."""
+    """How far the total cost moves when each input goes down / up; each label says what moved
+    (counts move by whole steps and deadlines by whole days, so not always by the span); flips marked."""
     t = table.iloc[::-1]
-    fig, ax = plt.subplots(figsize=(9, 0.45 * max(len(t), 4) + 1.5))
+    fig, ax = plt.subplots(figsize=(10, 0.45 * max(len(t), 4) + 1.5))
     base = float(table["cost_base"].iloc[0]) if len(table) else 0.0
     ys = range(len(t))
-    ax.barh(ys, t["cost_low"] - base, left=base, color="tab:blue", label=f"input -{span:.0%}")
-    ax.barh(ys, t["cost_high"] - base, left=base, color="tab:orange", label=f"input +{span:.0%}")
-    names = [f"{r.input}{'  (flips the decision)' if r.decision_flips else ''}" for r in t.itertuples()]
-    ax.set_yticks(list(ys), names, fontsize=8)
+    ax.barh(ys, t["cost_low"] - base, left=base, color="tab:blue", label="input moved down")
+    ax.barh(ys, t["cost_high"] - base, left=base, color="tab:orange", label="input moved up")
+    names = [f"{r.input}: {r.low_value} / {r.value} / {r.high_value}{'  (flips the decision)' if r.decision_flips else ''}"
+             for r in t.itertuples()]
+    ax.set_yticks(list(ys), names, fontsize=7)
     ax.axvline(base, color="black", linewidth=0.8)
-    ax.set_title(f"Sensitivity of the total cost (base {base:,.0f} {currency})")
+    ax.set_title(f"Sensitivity of the total cost (base {units.format_money(base, currency)}; "
+                 f"inputs moved about ±{span:.0%}: down / as given / up)")
     ax.set_xlabel(f"Total cost [{currency}]")
     ax.set_ylabel("Input")
     ax.legend(fontsize=8)
@@ -205,4 +248,5 @@ def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
     return fig
 
 
-CHARTS = {"cumulative_cost": cumulative_cost, "schedule": schedule, "cost_breakdown": breakdown, "pareto": pareto}
+CHARTS = {"cumulative_cost": cumulative_cost, "breakeven": breakeven_chart, "schedule": schedule,
+          "cost_breakdown": breakdown, "pareto": pareto}

@@ -150,7 +150,8 @@ def keys(fmt):
     import pandas as pd
 
     from .api import shipped_catalog
-    from .report import md_table, render_rows
+    from .report import render_rows
+    from .view import md_table
     from .scenario import schema_rows
 
     df = pd.DataFrame(schema_rows(shipped_catalog().columns)).astype(str)
@@ -252,38 +253,22 @@ def _progress(total: int):
     return click.progressbar(length=total, label="planning", file=sys.stderr)
 
 
-def _emit_table(df, fmt: str, title: str, report_dir, force, charts_files=None) -> None:
-    import numpy as np
-
-    from .report import md_table, render_rows
+def _emit_table(df, fmt: str, title: str, report_dir, force, charts: dict | None = None) -> None:
+    """Print a what-if table; with --report, write its page (text, Markdown, HTML with the
+    charts, CSV, JSON). ``charts``: name -> (title, Figure)."""
+    from . import view
+    from .report import render_rows, whatif_page
 
     headers = {"rows": {c: c for c in df.columns}}
-
-    def cell(column: str, v) -> str:
-        if v is None or (isinstance(v, float) and v != v):
-            return "—"
-        if isinstance(v, (bool, np.bool_)):
-            return "yes" if v else "no"
-        if isinstance(v, (float, np.floating)):
-            return f"{v:,.0f}" if "gpu_hours" in column else f"{v:,.2f}"
-        return str(v)
-
-    markdown = "\n".join([f"# {title}", "", *md_table(list(df.columns), [[cell(c, v) for c, v in zip(df.columns, r)]
-                                                                         for r in df.itertuples(index=False)]), ""])
-    click.echo(markdown if fmt == "markdown" else render_rows({"rows": df}, headers, fmt), nl=False)
+    page = whatif_page(df, title)
+    if fmt in ("json", "csv"):
+        click.echo(render_rows({"rows": df}, headers, fmt), nl=False)
+    else:
+        click.echo(view.to_markdown(page) if fmt == "markdown" else view.to_text(page), nl=False)
     if report_dir:
-        from .report import markdown_to_html
-        from .writer import write_files
+        from .writer import whatif_files, write_files
 
-        charts_files = charts_files or {}
-        figures = sorted(n[:-4] for n in charts_files if n.endswith(".svg"))
-        page = markdown + "".join(f"\n![{name}]({name}.svg)\n" for name in figures)
-        svgs = {f"{name}.svg": charts_files[f"{name}.svg"].decode("utf-8") for name in figures}
-        files = {"table.csv": render_rows({"rows": df}, headers, "csv").encode("utf-8"),
-                 "table.json": render_rows({"rows": df}, headers, "json").encode("utf-8"),
-                 "table.md": markdown.encode("utf-8"), "report.md": page.encode("utf-8"),
-                 "report.html": markdown_to_html(page, title, svgs).encode("utf-8"), **charts_files}
-        names = write_files(files, report_dir, force)
+        names = write_files(whatif_files(df, title, charts or {}), report_dir, force)
         click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
 
 
@@ -346,9 +331,8 @@ def compare(scenarios, names, all_variants, variant, sets, today, catalog_files,
     charts = {}
     if report_dir:
         from .charts import compare_chart
-        from .writer import figure_files
 
-        charts = figure_files("compare", compare_chart(df))
+        charts = {"compare": ("Total cost and finish of each compared plan", compare_chart(df))}
     _emit_table(df, fmt, heading, report_dir, force, charts)
 
 
@@ -363,7 +347,7 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     """Plan SCENARIO for each value of a parameter (or a grid of two): cost, plan and finish per value."""
     _check_report_dir(report_dir, force)
     from .api import check_scenario
-    from .charts import sweep_chart
+    from .charts import sweep_chart, sweep_map
     from .whatif import parse_vary, sweep as run_sweep
 
     parsed = [parse_vary(v) for v in vary]
@@ -380,9 +364,11 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
         df = run_sweep(base, parsed, _workers(workers, total), bar.update if bar else None)
     charts = {}
     if report_dir and len(parsed) == 1:
-        from .writer import figure_files
-
-        charts = figure_files("sweep", sweep_chart(df, parsed[0][0], s.currency))
+        charts = {"sweep": (f"Total cost and the plan chosen as {parsed[0][0]} varies",
+                            sweep_chart(df, parsed[0][0], s.currency))}
+    elif report_dir and len(parsed) == 2:
+        charts = {"decision_map": (f"Which plan wins where, over {parsed[0][0]} and {parsed[1][0]}",
+                                   sweep_map(df, (parsed[0][0], parsed[1][0]), s.currency))}
     _emit_table(df, fmt, f"Sweep of {', '.join(k for k, _ in parsed)} — {s.name}", report_dir, force, charts)
 
 
@@ -412,9 +398,7 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
         df = run_sensitivity(base, fraction, _workers(workers, total), bar.update if bar else None, inputs)
     charts = {}
     if report_dir:
-        from .writer import figure_files
-
-        charts = figure_files("tornado", tornado(df, s.currency, fraction))
+        charts = {"tornado": ("How far each input moves the total cost", tornado(df, s.currency, fraction))}
     _emit_table(df, fmt, f"Sensitivity (±{fraction:.0%}) — {s.name}", report_dir, force, charts)
 
 

@@ -9,21 +9,13 @@ import numpy as np
 import pandas as pd
 
 from .breakeven import FREE_MIX
-from . import costs, units
+from . import costs, units, view
 from .result import COST_PARTS, Plan, to_dict
+from .view import text_table
 
 
 def _money(x: float | None, currency: str) -> str:
     return "—" if x is None else units.format_money(x, currency)
-
-
-def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-
-    def line(cells):
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
 def _h(x: float | None) -> str:
@@ -60,101 +52,172 @@ def layers_text(d: dict) -> str:
     return f", with prices from {', '.join(names)} over the shipped rows" if names else ""
 
 
-def render_text(plan: Plan) -> str:
-    """The terminal report: the answer first, then where each phase runs, then the money."""
-    d = to_dict(plan)
-    cur = d["currency"]
+def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
+    """The break-even pairs that matter to this scenario (issue 15): each card you own or listed
+    in ``consider.buy`` (without such a list, the card of the best buy-only plan) against the rent
+    offers the plan chose, the best rent offer of the card's own device, and the free-tier mix.
+    The full table stays in breakeven.csv and result.json. ``d`` is the plan's ``to_dict``."""
+    import fnmatch
+
     s = plan.scenario
-    out = [d["scenario"] + (f"  [variant: {d['variant']}]" if d["variant"] else "")]
-    out.append("=" * len(out[0]))
-    verdict = "Plan" if d["feasible"] else "Plan (some deadlines cannot be met)"
+    device = plan.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
+    cards = list(dict.fromkeys(b["buy"] for b in d["breakeven"]))
+    listed = s.consider.buy
+    wanted = {c for c in cards if c in s.you.own or c.startswith("own:")}
+    if listed:
+        wanted |= {c for c in cards if any(fnmatch.fnmatchcase(c, pat) for pat in listed)}
+    else:
+        wanted |= {o for a in d["alternatives"] if a["strategy"] == "buy-only" for o in a["options"]}
+    chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
+    out = []
+    for card in (c for c in cards if c in wanted):
+        pairs = [b for b in d["breakeven"] if b["buy"] == card]  # ordered: same device first, then cheapest
+        same = next((b for b in pairs if device.get(b["rent"]) == device.get(card)), None)
+        out += [b for b in pairs if b["rent"] in chosen or b is same or b["rent"] == FREE_MIX]
+    return out
+
+
+#: The plan report's charts, by file name (planner.charts.CHARTS draws them).
+FIGURE_TITLES = {"cumulative_cost": "Money spent over time by each strategy's best plan",
+                 "breakeven": "Buying against renting at the scenario's pace",
+                 "schedule": "Week-by-week schedule", "cost_breakdown": "Cost breakdown",
+                 "pareto": "Cost against finish date"}
+
+
+def plan_page(plan: Plan, figures: bool = False) -> view.Page:
+    """The plan report as one view model: question, answer, plan, money, what the choice saves,
+    break-even, schedule, exclusions, assumptions, warnings (``figures``: with the charts)."""
+    d = to_dict(plan)
+    s = plan.scenario
+    cur = d["currency"]
+
+    def amount(x):
+        return "—" if x is None else units.format_amount(x, cur)
+
+    def figure(name):
+        return view.Figure(name, FIGURE_TITLES[name]) if figures else None
+
+    ref = s.workload.reference_gpu
     buys = ", ".join(f"buy {p['offer']} ({_money(p['price'], cur)}, resale {_money(p['resale'], cur)})"
                      for p in d["purchases"]) or "buy nothing"
-    out.append(f"{verdict}: {buys}.")
-    out.append(f"Total cost: {_money(d['total_cost'], cur)}"
-               + (f" (of which your time {_money(d['cost_breakdown']['your_time'], cur)})"
-                  if d["cost_breakdown"]["your_time"] else ""))
-    if d["assumed_figures"]:
-        out.append("This plan rests on figures no provider publishes (defaults with their range):")
-        out += [f"  - {a}" for a in d["assumed_figures"]]
-    out.append("")
+    where = "; ".join(f"{ph['name']} on " + " + ".join(f"`{a['option']}`" for a in ph["assignments"])
+                      for ph in d["phases"] if ph["assignments"])
+    verdict = "meets every deadline" if d["feasible"] else "**cannot meet every deadline**"
+    time_part = d["cost_breakdown"]["your_time"]
+    sections = [
+        view.section("The question",
+                     f"Where should {sum(p.gpu_hours for p in s.phases):,.0f} reference GPU-hours (on {ref}) run, "
+                     f"between {s.start} and the last deadline, to meet every deadline at the lowest cost: on cards "
+                     "bought or owned, on rented GPUs, or on free tiers?"),
+        view.section("The answer",
+                     f"**{buys[0].upper() + buys[1:]}; {where}.** The plan {verdict}.",
+                     f"Total cost: **{_money(d['total_cost'], cur)}**"
+                     + (f" (of which your time {_money(time_part, cur)})" if time_part else "")
+                     + f" over a {s.horizon_months:g}-month horizon.",
+                     "It rests on figures no provider publishes (defaults with their range):"
+                     if d["assumed_figures"] else None,
+                     view.Bullets(tuple(d["assumed_figures"]))),
+    ]
     rows = []
     for ph in d["phases"]:
         for a in ph["assignments"] or [None]:
-            rows.append([
-                ph["name"],
-                a["option"] if a else "—",
-                a["device"] if a else "—",
-                f"{a['gpu_hours'] if a else ph['gpu_hours']:,.1f}",
-                f"{a['wall_hours']:,.1f}" if a and a["wall_hours"] is not None else "—",
-                str(a["sessions"]) if a else "—",
-                ph["finish_expected"] or "—",
-                ph["deadline"] or "—",
-                "yes" if ph["meets_deadline"] else "NO",
-                f"{a['cost']:,.2f}" if a else "—",
-            ])
-    out += _table(["Phase", "Option", "Device", "Work [ref GPU-h]", "Wall [h]", "Sessions", "Finish", "Deadline",
-                   "On time", f"Cost [{cur}]"], rows, right={3, 4, 5, 9})
-    for ph in d["phases"]:
-        if ph["problem"]:
-            out.append(f"  ! {ph['name']}: {ph['problem']}")
-    out.append("")
-    out.append(f"Cost breakdown [{cur}]: " + ", ".join(
-        f"{k.replace('_', ' ')} {d['cost_breakdown'][k]:,.2f}" for k in COST_PARTS if d["cost_breakdown"][k]) or "nothing")
-    for ph in plan.phases:
-        for a in ph.assignments:
-            out.append(f"  {ph.name} on {a.option}: {explain(a, s.workload.reference_gpu)}")
+            rows.append((ph["name"], f"`{a['option']}`" if a else "—",
+                         f"{a['gpu_hours'] if a else ph['gpu_hours']:,.1f}",
+                         f"{a['wall_hours']:,.1f}" if a and a["wall_hours"] is not None else "—",
+                         str(a["sessions"]) if a else "—", ph["finish_expected"] or "—", ph["finish_p90"] or "—",
+                         ph["deadline"] or "—", "yes" if ph["meets_deadline"] else "**NO**",
+                         amount(a["cost"]) if a else "—"))
+    notes = [f"{ph.name} on `{a.option}`: " + explain(a, ref).replace("\n    ", " — ")
+             for ph in plan.phases for a in ph.assignments]
+    notes += [f"**{ph.name}: {ph.shortfall}**" for ph in plan.phases if ph.shortfall]
+    sections.append(view.section(
+        "The plan",
+        view.Table(("Phase", "Option", "Work [ref GPU-h]", "Wall [h]", "Sessions", "Finish", "Finish P90",
+                    "Deadline", "On time", f"Cost [{cur}]"), tuple(rows), frozenset({2, 3, 4, 9})),
+        view.Bullets(tuple(notes))))
+    parts = [(k.replace("_", " "), amount(d["cost_breakdown"][k])) for k in COST_PARTS if d["cost_breakdown"][k]]
+    sections.append(view.section(
+        "Cost breakdown",
+        view.Table(("Part", f"Cost [{cur}]"), (*parts, ("**total**", f"**{amount(d['total_cost'])}**")),
+                   frozenset({1})),
+        figure("cost_breakdown")))
     if d["alternatives"]:
-        out.append("")
-        out += _table(["Strategy", f"Total [{cur}]", "Finish", "Options"],
-                      [[a["strategy"], f"{a['total_cost']:,.2f}", a["finish"] or "—", ", ".join(a["options"])]
-                       for a in d["alternatives"]], right={1})
-    if d["breakeven"]:
-        out.append("")
-        shown = _breakeven_shown(plan, d)
-        rows = [[b["buy"], b["rent"], f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
-                 b["date"] or ("—" if b["gpu_hours"] is None else "past the plan's work")]
-                for b in shown]
-        if rows:
-            out += _table(["Buy", "vs rent", "Break-even [ref GPU-h]", "Date at the scenario's pace"], rows,
-                          right={2})
-        if len(shown) < len(d["breakeven"]):
-            out.append(f"  ({len(shown)} of {len(d['breakeven'])} pairs shown: the cards you own or consider "
-                       "against the rent the plan chose, the same card rented, and the free tiers; "
-                       "--format json lists all)")
+        sections.append(view.section(
+            "What the choice saves",
+            view.Table(("Strategy", f"Best plan [{cur}]", "Finish", "Options"),
+                       tuple((a["strategy"], amount(a["total_cost"]), a["finish"] or "—",
+                              ", ".join(f"`{o}`" for o in a["options"])) for a in d["alternatives"]),
+                       frozenset({1})),
+            "Totals include your time; the chart shows the money alone." if figures else None,
+            figure("cumulative_cost")))
+    shown = breakeven_shown(plan, d) if d["breakeven"] else []
+    sections.append(view.section(
+        "Break-even: when buying beats renting",
+        view.Table(("Buy", "Instead of renting", "Break-even [ref GPU-h]", "Date at the scenario's pace",
+                    "Why never"),
+                   tuple((f"`{b['buy']}`", f"`{b['rent']}`" if b["rent"] != FREE_MIX else b["rent"],
+                          f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
+                          b["date"] or ("—" if b["gpu_hours"] is None else "past the plan's work"),
+                          b["why_not"] or "") for b in shown), frozenset({2})),
+        "No card to buy is considered." if not d["breakeven"] else None,
+        (f"Each card you own or consider against the rent offers this plan chose, the same card rented and the "
+         f"free tiers ({len(shown)} of {len(d['breakeven'])} pairs; breakeven.csv and result.json list all). "
+         "Your time is left out on both sides.") if 0 < len(shown) < len(d["breakeven"]) else None,
+        figure("breakeven") if shown else None))
+    if len(d["pareto"]) > 1:
+        sections.append(view.section(
+            "Paying more to finish earlier",
+            view.Table((f"Finish of '{d['pareto'][0]['phase']}'", f"Total [{cur}]"),
+                       tuple((p["finish"], amount(p["total_cost"])) for p in d["pareto"]), frozenset({1})),
+            figure("pareto")))
+    elif d["pareto"]:
+        sections.append(view.section(
+            "Paying more to finish earlier",
+            f"No trade-off: moving the deadline of '{d['pareto'][0]['phase']}' earlier a week at a time finds "
+            f"no plan that finishes it before {d['pareto'][0]['finish']}, at any cost."))
     if plan.schedule is not None and len(plan.schedule):
-        out.append("")
-        out.append("Schedule [reference GPU-h a week]:")
+        weeks = []
         for (phase, option), sel in plan.schedule.groupby(["phase", "option"], sort=False):
-            first, last = sel["week_start"].min(), sel["week_start"].max()
-            per_week = sel["gpu_hours"].sum() / len(sel)
-            out.append(f"  {phase:<12} {option:<28} weeks of {first} .. {last}: {len(sel)} weeks, "
-                       f"{per_week:,.1f} a week on average")
-    if d["pareto"]:
-        out.append("")
-        out += _table([f"Finish of '{d['pareto'][0]['phase']}'", f"Total [{cur}]"],
-                      [[p["finish"], f"{p['total_cost']:,.2f}"] for p in d["pareto"]], right={1})
+            first, last, n = sel["week_start"].min(), sel["week_start"].max(), len(sel)
+            span = f"the week of {first}" if n == 1 else f"{n} weeks from {first} to {last}"
+            weeks.append(f"{phase} on `{option}`: {span}, {sel['gpu_hours'].sum() / n:,.1f} reference GPU-h "
+                         "a week on average")
+        sections.append(view.section("Schedule", view.Bullets(tuple(weeks)), figure("schedule")))
     general = [e for e in d["excluded"] if e["phase"] is None]
-    if general:
-        out.append("")
-        out.append("Excluded:")
-        out += [f"  {e['option']}: {e['reason']}" for e in general[:12]]
-        if len(general) > 12:
-            out.append(f"  ... and {len(general) - 12} more (--format json lists all)")
-    if s.overrides:
-        out.append("")
-        out.append("Overrides: " + "; ".join(s.overrides))
-    if d["assumptions"]:
-        out.append("")
-        out += [f"assumed: {a}" for a in d["assumptions"]]
+    shown_excluded = [f"`{e['option']}`: {e['reason']}" for e in general[:EXCLUDED_SHOWN]]
+    if len(general) > EXCLUDED_SHOWN:
+        shown_excluded.append(f"... and {len(general) - EXCLUDED_SHOWN} more (result.json and --format json "
+                              "list all)")
+    sections.append(view.section("Excluded and why", view.Bullets(tuple(shown_excluded))
+                                 if shown_excluded else "Nothing was excluded outright."))
+    sections.append(view.section("Assumptions", view.Bullets((
+        f"Catalog as of {d['catalog_as_of']}{layers_text(d)}; every price and spec carries its date and source "
+        "(`planner pricing show ID`).",
+        f"Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
+        + (" (catalog default)" if s.electricity_is_default else "") + f"; the host draws {s.you.host_power_w:g} W.",
+        f"Cards are sold after the {s.horizon_months:g}-month horizon; resale follows each offer's figure or the "
+        f"default model ({costs.resale_model_text()}).",
+        f"Your time is valued at {s.you.time_value_usd_per_hour / s.usd_per_currency:g} {cur}/h; you can start "
+        f"{s.you.attention_starts_per_day:g} sessions a day.",
+        *d["assumptions"], *(f"Override: {o}" for o in d["overrides"])))))
     if d["warnings"]:
-        out.append("")
-        out += [f"warning: {w}" for w in d["warnings"]]
-    out.append("")
-    out.append(f"Catalog as of {d['catalog_as_of']}{layers_text(d)}; electricity "
-               f"{s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh; resale after {s.horizon_months:g} months.")
-    return "\n".join(out) + "\n"
+        sections.append(view.section("Warnings", view.Bullets(tuple(d["warnings"]))))
+    title = d["scenario"] + (f" — variant {d['variant']}" if d["variant"] else "")
+    return view.Page(title, tuple(sections))
 
+
+#: General exclusions listed on a page (all of them are in result.json).
+EXCLUDED_SHOWN = 25
+
+
+def render_text(plan: Plan) -> str:
+    """The terminal report: :func:`plan_page` laid out as text."""
+    return view.to_text(plan_page(plan))
+
+
+def render_markdown(plan: Plan, figures: bool = False) -> str:
+    """The report page as Markdown (``figures``: with the charts, as NAME.png beside it)."""
+    return view.to_markdown(plan_page(plan, figures))
 
 def render_json(plan: Plan) -> str:
     return json.dumps(to_dict(plan), indent=2, ensure_ascii=False) + "\n"
@@ -206,7 +269,7 @@ def render_rows(frames: dict, headers: dict, fmt: str) -> str:
         numeric = {i for i, c in enumerate(cols) if df[c].dtype.kind in "fi"}
         if len(frames) > 1:
             out.append(f"{t} ({len(df)})")
-        out += _table([headers[t][c] for c in cols], [[_cell(v) for v in r] for r in df[cols].itertuples(index=False)],
+        out += text_table([headers[t][c] for c in cols], [[_cell(v) for v in r] for r in df[cols].itertuples(index=False)],
                       right=numeric)
         out.append("")
     return "\n".join(out)
@@ -223,183 +286,6 @@ def render_fields(table: str, fields: list, fmt: str) -> str:
 
 
 # --------------------------------------------------------------------------- markdown, HTML, CSV
-
-
-def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
-    return ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|",
-            *("| " + " | ".join(r) + " |" for r in esc)]
-
-
-def _breakeven_shown(plan: Plan, d: dict) -> list[dict]:
-    """The break-even pairs that matter to this scenario (issue 15): each card you own or listed
-    in ``consider.buy`` (without such a list, the card of the best buy-only plan) against the rent
-    offers the plan chose, the best rent offer of the card's own device, and the free-tier mix.
-    The full table stays in breakeven.csv and result.json. ``d`` is the plan's ``to_dict``."""
-    import fnmatch
-
-    s = plan.scenario
-    device = plan.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
-    cards = list(dict.fromkeys(b["buy"] for b in d["breakeven"]))
-    listed = s.consider.buy
-    wanted = {c for c in cards if c in s.you.own or c.startswith("own:")}
-    if listed:
-        wanted |= {c for c in cards if any(fnmatch.fnmatchcase(c, pat) for pat in listed)}
-    else:
-        wanted |= {o for a in d["alternatives"] if a["strategy"] == "buy-only" for o in a["options"]}
-    chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
-    out = []
-    for card in (c for c in cards if c in wanted):
-        pairs = [b for b in d["breakeven"] if b["buy"] == card]  # ordered: same device first, then cheapest
-        same = next((b for b in pairs if device.get(b["rent"]) == device.get(card)), None)
-        keep = [b for b in pairs if b["rent"] in chosen or b is same or b["rent"] == FREE_MIX]
-        out += keep
-    return out
-
-
-def render_markdown(plan: Plan, charts: dict[str, str] | None = None) -> str:
-    """A page a supervisor can read: question, answer, plan, money, break-even, exclusions, assumptions."""
-    d = to_dict(plan)
-    s = plan.scenario
-    cur = d["currency"]
-    buys = ", ".join(f"buy {p['offer']}" for p in d["purchases"]) or "buy nothing"
-    where = "; ".join(f"{ph['name']} on " + " + ".join(a["option"] for a in ph["assignments"])
-                      for ph in d["phases"] if ph["assignments"])
-    out = [f"# {d['scenario']}" + (f" — variant {d['variant']}" if d["variant"] else ""), ""]
-    out += ["## The question", "",
-            f"Where should {sum(p.gpu_hours for p in s.phases):,.0f} reference GPU-hours "
-            f"(on {s.workload.reference_gpu}) run, between {s.start} and the last deadline, to meet every "
-            "deadline at the lowest cost: on cards bought or owned, on rented GPUs, or on free tiers?", ""]
-    verdict = "meets every deadline" if d["feasible"] else "cannot meet every deadline"
-    out += ["## The answer", "",
-            f"**{buys.capitalize()}; {where}.** The plan {verdict} and costs "
-            f"**{d['total_cost']:,.2f} {cur}** over a {s.horizon_months:g}-month horizon.", ""]
-    if d["assumed_figures"]:
-        out += ["It rests on figures no provider publishes (defaults with their range):", "",
-                *(f"- {a}" for a in d["assumed_figures"]), ""]
-    out += ["## The plan", ""]
-    rows = []
-    for ph in d["phases"]:
-        for a in ph["assignments"] or [None]:
-            rows.append([ph["name"], a["option"] if a else "—", a["device"] if a else "—",
-                         f"{a['gpu_hours'] if a else ph['gpu_hours']:,.1f}",
-                         f"{a['wall_hours']:,.1f}" if a and a["wall_hours"] is not None else "—",
-                         ph["finish_expected"] or "—", ph["finish_p90"] or "—", ph["deadline"] or "—",
-                         "yes" if ph["meets_deadline"] else "**no**", f"{a['cost']:,.2f}" if a else "—"])
-    out += md_table(["Phase", "Option", "Device", "Work [ref GPU-h]", "Wall [h]", "Finish", "Finish P90",
-                      "Deadline", "On time", f"Cost [{cur}]"], rows)
-    out.append("")
-    for ph in plan.phases:
-        for a in ph.assignments:
-            out.append(f"- {ph.name} on {a.option}: {explain(a, s.workload.reference_gpu)}".replace("\n    ", " — "))
-        if ph.shortfall:
-            out.append(f"- **{ph.name}: {ph.shortfall}**")
-    out.append("")
-    out += ["## Cost breakdown", ""]
-    out += md_table(["Part", f"Cost [{cur}]"], [[k.replace("_", " "), f"{d['cost_breakdown'][k]:,.2f}"]
-                                                 for k in COST_PARTS])
-    out += ["", f"Total: **{d['total_cost']:,.2f} {cur}**.", ""]
-    if d["alternatives"]:
-        out += ["## What the choice saves", ""]
-        out += md_table(["Strategy", f"Best plan [{cur}]", "Finish", "Options"],
-                         [[a["strategy"], f"{a['total_cost']:,.2f}", a["finish"] or "—", ", ".join(a["options"])]
-                          for a in d["alternatives"]])
-        out.append("")
-    out += ["## Break-even: when buying beats renting", ""]
-    if d["breakeven"]:
-        shown = _breakeven_shown(plan, d)
-        out += md_table(["Buy", "Instead of renting", "Break-even [ref GPU-h]", "Date at the scenario's pace",
-                          "Why never"],
-                         [[b["buy"], b["rent"], f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
-                           b["date"] or "—", b["why_not"] or ""] for b in shown])
-        if len(shown) < len(d["breakeven"]):
-            out += ["", f"Each card you own or consider against the rent offers this plan chose, the same card "
-                        f"rented and the free tiers; all {len(d['breakeven'])} pairs are in breakeven.csv and "
-                        "result.json."]
-    else:
-        out.append("No card to buy is considered.")
-    out.append("")
-    if d["pareto"]:
-        out += ["## Paying more to finish earlier", ""]
-        out += md_table([f"Finish of '{d['pareto'][0]['phase']}'", f"Total [{cur}]"],
-                         [[p["finish"], f"{p['total_cost']:,.2f}"] for p in d["pareto"]])
-        out.append("")
-    if charts:
-        out += ["## Charts", ""]
-        out += [f"![{title}]({path})" for title, path in charts.items()]
-        out.append("")
-    general = [e for e in d["excluded"] if e["phase"] is None]
-    out += ["## Excluded and why", ""]
-    out += [f"- {e['option']}: {e['reason']}" for e in general[:40]] or ["Nothing was excluded outright."]
-    if len(general) > 40:
-        out.append(f"- ... and {len(general) - 40} more (result.json lists all)")
-    out.append("")
-    out += ["## Assumptions", "",
-            f"- Catalog as of {d['catalog_as_of']}{layers_text(d)}; every price and spec carries its date and source "
-            "(`planner pricing show ID`).",
-            f"- Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
-            + (" (catalog default)" if s.electricity_is_default else "") + f"; the host draws {s.you.host_power_w:g} W.",
-            f"- Cards are sold after the {s.horizon_months:g}-month horizon; resale follows each offer's figure or the "
-            f"default model ({costs.resale_model_text()}).",
-            f"- Your time is valued at {s.you.time_value_usd_per_hour / s.usd_per_currency:g} {cur}/h; you can start "
-            f"{s.you.attention_starts_per_day:g} sessions a day.",
-            *(f"- {a}" for a in d["assumptions"]), *(f"- Override: {o}" for o in d["overrides"]), ""]
-    if d["warnings"]:
-        out += ["## Warnings", "", *(f"- {w}" for w in d["warnings"]), ""]
-    return "\n".join(out)
-
-
-def markdown_to_html(md: str, title: str, svgs: dict[str, str] | None = None) -> str:
-    """Our Markdown subset (headings, paragraphs, bullet lists, tables, bold, images) as one HTML page.
-
-    Images whose target is in ``svgs`` are embedded inline, so the page needs no other file.
-    """
-    import html
-    import re
-
-    def inline(text: str) -> str:
-        text = html.escape(text)
-        return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
-
-    body, lines, i = [], md.splitlines(), 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            body.append(f"<h{level}>{inline(line[level:].strip())}</h{level}>")
-        elif line.startswith("|"):
-            rows = []
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append([c.strip().replace("\\|", "|") for c in lines[i].strip().strip("|").split(" | ")])
-                i += 1
-            head, rest = rows[0], rows[2:]
-            body.append("<table><thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in head) + "</tr></thead><tbody>"
-                        + "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in rest)
-                        + "</tbody></table>")
-            continue
-        elif line.startswith("- "):
-            items = []
-            while i < len(lines) and lines[i].startswith("- "):
-                items.append(f"<li>{inline(lines[i][2:])}</li>")
-                i += 1
-            body.append("<ul>" + "".join(items) + "</ul>")
-            continue
-        elif line.startswith("!["):
-            m = re.match(r"!\[(.*?)\]\((.*?)\)", line)
-            if m and svgs and m.group(2) in svgs:
-                body.append(f"<figure>{svgs[m.group(2)]}<figcaption>{inline(m.group(1))}</figcaption></figure>")
-            elif m:
-                body.append(f'<img alt="{html.escape(m.group(1))}" src="{html.escape(m.group(2))}">')
-        elif line.strip():
-            body.append(f"<p>{inline(line)}</p>")
-        i += 1
-    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;font-size:18px;"
-             "line-height:1.45;color:#111}table{border-collapse:collapse;margin:.5em 0;font-size:16px}"
-             "th,td{border:1px solid #bbb;padding:.25em .6em;text-align:left}th{background:#eee}"
-             "figure{margin:1em 0}figure svg{max-width:100%;height:auto}h1{font-size:1.7em}")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{style}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
 
 
 def plan_rows(plan: Plan) -> pd.DataFrame:
@@ -422,3 +308,32 @@ def render_csv(plan: Plan) -> str:
 
 
 RENDERERS.update(markdown=render_markdown, csv=render_csv)
+
+
+# --------------------------------------------------------------------------- what-if pages
+
+#: What-if columns that hold money (in the row's ``currency``).
+MONEY_COLUMNS = {"total_cost", "cost_change", "cost_low", "cost_base", "cost_high", "swing"}
+
+
+def whatif_page(df: pd.DataFrame, title: str, figures: dict[str, str] | None = None) -> view.Page:
+    """A compare, sweep or sensitivity table as a page: money at its currency's precision,
+    GPU-hours whole, yes/no for flags; ``figures`` (name: title) after the table."""
+    def cell(column: str, v, currency: str | None) -> str:
+        if v is None or (isinstance(v, float) and v != v):
+            return "—"
+        if isinstance(v, (bool, np.bool_)):
+            return "yes" if v else "no"
+        if isinstance(v, (float, np.floating, int, np.integer)) and column in MONEY_COLUMNS and currency:
+            return units.format_amount(float(v), currency)
+        if isinstance(v, (float, np.floating)):
+            return f"{v:,.0f}" if "gpu_hours" in column else f"{v:,.4g}"
+        return str(v)
+
+    columns = list(df.columns)
+    currencies = df["currency"].tolist() if "currency" in df else [None] * len(df)
+    rows = tuple(tuple(cell(c, v, cur) for c, v in zip(columns, r)) for r, cur in
+                 zip(df.itertuples(index=False), currencies))
+    right = frozenset(i for i, c in enumerate(columns) if df[c].dtype.kind in "fi")
+    return view.Page(title, (view.section(None, view.Table(tuple(columns), rows, right),
+                                          *(view.Figure(n, t) for n, t in (figures or {}).items())),))

@@ -177,10 +177,15 @@ def parse_fraction(value: object) -> float:
 WHOLE_CURRENCIES = {"JPY", "KRW", "HUF", "ISK", "CLP", "VND", "IDR"}
 
 
+def format_amount(amount: float, currency: str) -> str:
+    """An amount with its currency's precision, without the code (for a column headed by it)."""
+    digits = 0 if currency.upper() in WHOLE_CURRENCIES else 2
+    return f"{amount:,.{digits}f}"
+
+
 def format_money(amount: float, currency: str) -> str:
     """An amount with its currency's precision: '1,234.50 EUR', '12,345 JPY'."""
-    digits = 0 if currency.upper() in WHOLE_CURRENCIES else 2
-    return f"{amount:,.{digits}f} {currency}"
+    return f"{format_amount(amount, currency)} {currency}"
 
 
 def money_unit(unit: str, usd_per_unit: Mapping[str, float]) -> float | None:

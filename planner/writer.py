@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import charts, report
+from . import charts, report, view
 from pricing.errors import InputError, Problem
 from .result import Plan, to_dict
 
@@ -32,16 +32,11 @@ MARKER = ".planner-report"
 def report_files(plan: Plan) -> dict[str, bytes]:
     """Every file of the report, by name (no I/O)."""
     files: dict[str, bytes] = {}
-    svgs: dict[str, str] = {}
-    titles = {"cumulative_cost": "Cumulative cost over time", "schedule": "Week-by-week schedule",
-              "cost_breakdown": "Cost breakdown", "pareto": "Cost against finish date"}
-    for name, make in charts.CHARTS.items():
-        files.update(figure_files(name, make(plan)))
-        svg = files[f"{name}.svg"].decode("utf-8")
-        svgs[f"{name}.png"] = svg[svg.index("<svg"):]
-    md = report.render_markdown(plan, charts={titles[n]: f"{n}.png" for n in charts.CHARTS})
-    files["report.md"] = md.encode("utf-8")
-    files["report.html"] = report.markdown_to_html(md, plan.scenario.name, svgs).encode("utf-8")
+    page = report.plan_page(plan, figures=True)
+    for fig in page.figures():  # the charts the page shows
+        files.update(figure_files(fig.name, charts.CHARTS[fig.name](plan)))
+    files["report.md"] = view.to_markdown(page).encode("utf-8")
+    files["report.html"] = view.to_html(page, _svgs(files)).encode("utf-8")
     files["result.json"] = report.render_json(plan).encode("utf-8")
     files["plan.csv"] = report.render_csv(plan).encode("utf-8")
     d = to_dict(plan)
@@ -49,6 +44,28 @@ def report_files(plan: Plan) -> dict[str, bytes]:
                                                                  "wall_hours"]).to_csv(index=False).encode("utf-8")
     files["breakeven.csv"] = pd.DataFrame(d["breakeven"], columns=["buy", "rent", "gpu_hours", "date", "why_not"]
                                           ).to_csv(index=False).encode("utf-8")
+    return files
+
+
+def _svgs(files: dict[str, bytes]) -> dict[str, str]:
+    """Each chart's SVG text by chart name, for pages that embed them."""
+    return {n[:-4]: data.decode("utf-8") for n, data in files.items() if n.endswith(".svg")}
+
+
+def whatif_files(df: pd.DataFrame, title: str, charts: dict) -> dict[str, bytes]:
+    """A what-if table's report files (no I/O): the page as Markdown and self-contained HTML, the
+    table as CSV, JSON and Markdown, and each chart (``charts``: name -> (title, Figure))."""
+    files: dict[str, bytes] = {}
+    for name, (_, fig) in charts.items():
+        files.update(figure_files(name, fig))
+    table = report.whatif_page(df, title)
+    page = report.whatif_page(df, title, {name: chart_title for name, (chart_title, _) in charts.items()})
+    headers = {"rows": {c: c for c in df.columns}}
+    files["table.csv"] = report.render_rows({"rows": df}, headers, "csv").encode("utf-8")
+    files["table.json"] = report.render_rows({"rows": df}, headers, "json").encode("utf-8")
+    files["table.md"] = view.to_markdown(table).encode("utf-8")
+    files["report.md"] = view.to_markdown(page).encode("utf-8")
+    files["report.html"] = view.to_html(page, _svgs(files)).encode("utf-8")
     return files
 
 

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import planner
+import planner.report
 from planner import milp, sessions
 from planner.cli import main
 from pricing.errors import SolverError

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import planner
+import planner.report
 from planner.cli import main
 
 from .conftest import SCENARIOS
@@ -176,7 +177,7 @@ def test_defaults_taken_by_the_scenarios_own_offers_are_shown(load):
     (line,) = [a for a in p.assumptions if a.startswith("uni-cluster (rent)")]
     assert "count = 1" in line and "spot = false" in line and "transfer_gb_per_h = 360" in line
     assert "billing_s" not in line  # given in the scenario
-    assert "assumed: uni-cluster (rent): catalog defaults" in planner.report.render_text(p)
+    assert "  - uni-cluster (rent): catalog defaults" in planner.report.render_text(p)
 
 
 def test_same_inputs_same_report_byte_for_byte():

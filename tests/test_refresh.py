@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import planner
+import planner.report
 import planner.api
 from planner.cli import main
 from pricing.refresh import Fetched, fetch, newer_rows, read_layer, to_layer

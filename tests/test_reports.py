@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import planner
+import planner.report
 from planner import breakeven, charts, costs, writer
 from planner.cli import main
 from pricing.errors import InputError
@@ -99,11 +100,11 @@ def test_report_directory_has_every_file(tmp_path):
     names = {p.name for p in out.iterdir()}
     for n in ("report.md", "report.html", "plan.csv", "schedule.csv", "breakeven.csv", "result.json"):
         assert n in names
-    for chart in charts.CHARTS:
-        assert f"{chart}.png" in names and f"{chart}.svg" in names
+    shown = {"cumulative_cost", "breakeven", "schedule", "cost_breakdown"}  # no pareto: a single point
+    assert {n[:-4] for n in names if n.endswith(".png")} == shown == {n[:-4] for n in names if n.endswith(".svg")}
     html = (out / "report.html").read_text(encoding="utf-8")
     # self-contained: charts inline, nothing fetched (namespace URIs in the SVG are names, not requests)
-    assert html.count("<svg") == len(charts.CHARTS)
+    assert html.count("<svg") == len(shown)
     assert not any(t in html for t in ('src="http', "src='http", "<link", "<script", "url(http"))
     assert json.loads((out / "result.json").read_text())["scenario"].startswith("Master's thesis")
 
@@ -321,7 +322,7 @@ def test_the_break_even_page_shows_the_pairs_that_matter():
     rented and the free tiers; the JSON keeps every pair (issue 15)."""
     p = planner.plan(planner.load_scenario(SCENARIOS / "lab.yaml", today=TODAY), trials=20)
     d = planner.to_dict(p)
-    shown = planner.report._breakeven_shown(p, d)
+    shown = planner.report.breakeven_shown(p, d)
     considered = set(p.scenario.consider.buy)
     chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
     device = p.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
@@ -333,25 +334,37 @@ def test_the_break_even_page_shows_the_pairs_that_matter():
         assert sum(device.get(b["rent"]) == device.get(card) and b["rent"] not in chosen
                    for b in shown if b["buy"] == card) <= 1
     md = planner.report.render_markdown(p)
-    assert f"all {len(d['breakeven'])} pairs are in breakeven.csv" in md
+    assert f"({len(shown)} of {len(d['breakeven'])} pairs; breakeven.csv and result.json list all)" in md
 
 
-def test_chart_marks_where_the_plotted_curves_cross():
-    from types import SimpleNamespace
-
-    from planner.result import Alternative
-
-    def alt(strategy, *points):
-        curve = tuple((dt.date.fromisoformat(d), usd) for d, usd in points)
-        return Alternative(strategy, curve[-1][1], None, (), curve)
-
-    alts = [alt("buy-only", ("2027-01-04", 1000.0), ("2027-06-01", 1000.0), ("2028-01-01", 600.0)),
-            alt("rent-only", ("2027-01-04", 0.0), ("2027-03-01", 500.0), ("2027-06-01", 1100.0)),
-            alt("free-only", ("2027-01-04", 0.0), ("2028-06-01", 200.0))]
-    marks = charts.curve_crossings(SimpleNamespace(alternatives=alts))
-    # rent passes the card's 1,000 on 2027-06-01; free tiers never get there (and resale only
-    # brings buying to 600 in 2028, still above free's 200)
-    assert marks == [(dt.date(2027, 6, 1), "rent-only", 1000.0)]
+@pytest.mark.parametrize("name, sets", [
+    ("thesis.yaml", ("phases.final.gpu_hours=9000", "phases.final.runs=4")),  # cards pay off inside the work
+    ("lab.yaml", ()),  # none does
+])
+def test_break_even_date_is_where_the_charted_curves_cross(name, sets):
+    """The table's date at the scenario's pace is the first day the chart's buy curve comes
+    down to the rent curve, for every pair, and never when the table says past the work (issue 15)."""
+    s = planner.load_scenario(SCENARIOS / name, today=TODAY, sets=sets)
+    p = planner.plan(s, trials=10)
+    pace = breakeven.pace(s)
+    dated = 0
+    for pair in p.breakeven:
+        c = breakeven.curves(s, pair, pace)
+        assert c.first_crossing() == pair.date, (pair.buy, pair.rent)
+        dated += pair.date is not None
+        if pair.date is not None:  # and the curves are the money the solver compared: by hand at that day
+            k = c.dates.index(pair.date)
+            days = (pair.date - s.start).days
+            resale = costs.resale_usd(*pair.resale[:1], days / 30.44, *pair.resale[1:])
+            assert c.buy_usd[k] == pytest.approx(pair.buy_fixed_usd - resale + pair.buy_usd_per_hour * c.hours[k])
+            assert c.rent_usd[k] == pytest.approx(pair.rent_usd_per_hour * c.hours[k])
+    assert dated > 0 or not sets
+    fig = charts.breakeven_chart(p)  # a dot for each listed pair that pays off within the work, labelled
+    shown = planner.report.breakeven_shown(p, planner.to_dict(p))
+    labels = fig.axes[0].get_legend_handles_labels()[1] if shown else []
+    marks = [lab for lab in labels if " pays off against " in lab]
+    assert len(marks) == sum(b["date"] is not None for b in shown)
+    assert all(lab.endswith(b["date"]) for lab, b in zip(marks, [b for b in shown if b["date"]]))
 
 
 def test_sweep_chart_names_the_plan_of_each_region():
@@ -395,4 +408,30 @@ def test_report_html_loads_in_a_browser_with_no_external_request(tmp_path, thesi
     writer.write_files(thesis_files, out)
     dom, asked = _page_requests(out / "report.html", tmp_path)
     assert asked == []
-    assert dom.count("<svg") == len(charts.CHARTS) and "Master's thesis" in dom
+    figures = thesis_files["report.md"].decode().count("\n![")
+    assert figures >= 4 and dom.count("<svg") == figures and "Master's thesis" in dom
+
+
+def test_text_markdown_and_html_lay_out_one_page():
+    """The three layouts come from one view model: the same sections and table cells in each,
+    Markdown markup rendered in HTML (code, bold) and stripped in text (issue 15)."""
+    import html as html_lib
+
+    from planner import view
+
+    p = _plan_thesis()
+    page = planner.report.plan_page(p)
+    text, md, page_html = view.to_text(page), view.to_markdown(page), view.to_html(page)
+    assert "`" not in text and "**" not in text
+    assert "`" not in page_html and "**" not in page_html
+    option = p.phases[-1].assignments[0].option
+    assert f"<code>{option}</code>" in page_html and f"`{option}`" in md and f" {option}" in text
+    assert f"<strong>{planner.units.format_money(p.total_usd, 'USD')}</strong>" in page_html
+    tables = [b for s in page.sections for b in s.blocks if isinstance(b, view.Table)]
+    assert page_html.count("<table>") == len(tables) == md.count("\n| --- |") + md.count("\n| ---: |")
+    for sec in page.sections:
+        assert f"\n{sec.title}\n" in text and f"## {sec.title}" in md and f"<h2>{html_lib.escape(sec.title)}</h2>" in page_html
+    cells = [view._plain(c) for t in tables for r in t.rows for c in r]
+    assert all(c in text for c in cells)
+    assert page_html.count("<td") == len(cells)
+    assert 'style="text-align:right"' in page_html  # numbers right-aligned, as in the terminal

@@ -163,3 +163,43 @@ def test_what_if_reports_are_pages_with_charts(tmp_path):
     assert "src=\"http" not in page and "href=\"http" not in page  # nothing fetched from the network
     rows = [line for line in result.output.splitlines() if line.startswith("| (base)") or line.startswith("| big")]
     assert rows and all("000000" not in line and "nan" not in line for line in rows)
+
+
+def test_decision_map_colours_each_plan_and_shades_by_cost():
+    """A 2-D sweep's map: one legend entry per plan, the cells of one plan in one hue, the dearer
+    cell of a plan darker (issue 15)."""
+    import numpy as np
+    import pandas as pd
+
+    from planner import charts
+
+    table = pd.DataFrame({"price": ["0.2", "0.4", "0.2", "0.4"], "hours": ["100", "100", "300", "300"],
+                          "total_cost": [20.0, 40.0, 60.0, 90.0], "buy": ["nothing", "nothing", "nothing", "rtx-3090"],
+                          "plan": ["train: vast:x", "train: vast:x", "train: vast:x", "train: rtx-3090"]})
+    fig = charts.sweep_map(table, ("price", "hours"), "USD")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["vast:x", "buy rtx-3090; rtx-3090"]
+    image = ax.get_images()[0].get_array()  # rows: hours 100, 300; columns: price 0.2, 0.4
+    white_gap = 1 - image
+    same = white_gap[0, 0] / white_gap[0, 0].sum(), white_gap[1, 0] / white_gap[1, 0].sum()
+    assert np.allclose(*same)  # vast:x at 20 and at 60: the same hue
+    assert white_gap[1, 0].sum() > white_gap[0, 1].sum() > white_gap[0, 0].sum()  # 60 > 40 > 20: darker
+    assert not np.allclose(white_gap[1, 1] / white_gap[1, 1].sum(), same[0])  # buying: another colour
+    assert [t.get_text() for t in ax.texts] == ["20", "40", "60", "90"]
+
+
+def test_what_if_pages_load_in_a_browser_with_no_external_request(tmp_path):
+    """A 2-D sweep --report: the page carries its table and decision map inline and loads in
+    headless Chromium without asking the network for anything (issue 15)."""
+    from .test_reports import _page_requests
+
+    path = tmp_path / "minimal.yaml"
+    path.write_text(MINIMAL + 'consider:\n  rent: ["vast:rtx-3090*"]\n  buy: ["rtx-3090-used"]\n', encoding="utf-8")
+    out = tmp_path / "map"
+    result = CliRunner().invoke(main, ["sweep", str(path), "--vary", "phases.train.gpu_hours=100,2000",
+                                       "--vary", "electricity=0.1,0.4", "--report", str(out), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert {"decision_map.svg", "decision_map.png", "report.html", "table.csv"} <= {p.name for p in out.iterdir()}
+    dom, asked = _page_requests(out / "report.html", tmp_path)
+    assert asked == []
+    assert dom.count("<svg") == 1 and dom.count("<tr>") == 5  # a header and four grid points

@@ -1,0 +1,158 @@
+"""A report as one view model, written out by small exporters.
+
+A :class:`Page` is sections of blocks: paragraphs (``**bold**`` and ```code```
+allowed), bullet lists, tables of formatted cells and figures. The plan report
+and every what-if page are built once as a Page; :func:`to_text`,
+:func:`to_markdown` and :func:`to_html` only lay it out, so the terminal, the
+Markdown and the HTML say the same thing. HTML comes from markdown-it-py
+(CommonMark with tables), with figures embedded as inline SVG, so the page
+needs no other file.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    right: frozenset[int] = frozenset()  # columns of numbers (right-aligned in text)
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str  # the chart's files: NAME.png and NAME.svg
+    title: str
+
+
+Block = Union[str, Table, Bullets, Figure]
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str | None
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class Page:
+    title: str
+    sections: tuple[Section, ...] = field(default_factory=tuple)
+
+    def figures(self) -> list[Figure]:
+        return [b for s in self.sections for b in s.blocks if isinstance(b, Figure)]
+
+
+def section(title: str | None, *blocks: Block | None) -> Section:
+    """A section of the blocks given (None and empty ones left out)."""
+    return Section(title, tuple(b for b in blocks if b is not None and b != "" and
+                                not (isinstance(b, (Bullets, Table)) and not (b.items if isinstance(b, Bullets)
+                                                                               else b.rows))))
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _plain(text: str) -> str:
+    """Inline Markdown as terminal text: no ** or backticks."""
+    return re.sub(r"`([^`]*)`", r"\1", re.sub(r"\*\*(.+?)\*\*", r"\1", text))
+
+
+def text_table(headers, rows, right=frozenset()) -> list[str]:
+    """Columns padded to their widest cell; numbers (``right``) right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def to_text(page: Page) -> str:
+    out = [page.title, "=" * len(page.title)]
+    for sec in page.sections:
+        out.append("")
+        if sec.title:
+            out += [sec.title, "-" * len(sec.title)]
+        for block in sec.blocks:
+            if isinstance(block, str):
+                out.append(_plain(block))
+            elif isinstance(block, Bullets):
+                out += [f"  - {_plain(item)}" for item in block.items]
+            elif isinstance(block, Table):
+                out += text_table([_plain(h) for h in block.headers],
+                                  [[_plain(c) for c in r] for r in block.rows], block.right)
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def md_table(headers, rows, right=frozenset()) -> list[str]:
+    """A pipe table; numbers (``right``) right-aligned."""
+    esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
+    rule = "|" + "|".join(" ---: " if i in right else " --- " for i in range(len(headers))) + "|"
+    return ["| " + " | ".join(headers) + " |", rule, *("| " + " | ".join(r) + " |" for r in esc)]
+
+
+def _md_block(block: Block) -> list[str]:
+    if isinstance(block, str):
+        return [block]
+    if isinstance(block, Bullets):
+        return [f"- {item}" for item in block.items]
+    if isinstance(block, Table):
+        return md_table(block.headers, block.rows, block.right)
+    return [f"![{block.title}]({block.name}.png)"]
+
+
+def to_markdown(page: Page) -> str:
+    out = [f"# {page.title}", ""]
+    for sec in page.sections:
+        if sec.title:
+            out += [f"## {sec.title}", ""]
+        for block in sec.blocks:
+            out += [*_md_block(block), ""]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- HTML
+
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;font-size:18px;"
+         "line-height:1.45;color:#111}table{border-collapse:collapse;margin:.5em 0;font-size:16px}"
+         "th,td{border:1px solid #bbb;padding:.25em .6em;text-align:left}th{background:#eee}"
+         "td:not(:last-child){white-space:nowrap}code{font-size:.9em;background:#f3f3f3;padding:0 .2em;white-space:nowrap}"
+         "figure{margin:1em 0}figure svg{max-width:100%;height:auto}h1{font-size:1.7em}")
+
+
+def to_html(page: Page, svgs: dict[str, str] | None = None) -> str:
+    """One self-contained HTML page; ``svgs`` maps a figure's name to its SVG text (a figure
+    without one is left out: the page must not ask for another file)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    svgs = svgs or {}
+    body = [f"<h1>{html.escape(page.title)}</h1>"]
+    for sec in page.sections:
+        if sec.title:
+            body.append(f"<h2>{html.escape(sec.title)}</h2>")
+        for block in sec.blocks:
+            if isinstance(block, Figure):
+                if block.name in svgs:
+                    svg = svgs[block.name]
+                    body.append(f"<figure>{svg[svg.index('<svg'):]}<figcaption>{html.escape(block.title)}"
+                                "</figcaption></figure>")
+            else:
+                body.append(md.render("\n".join(_md_block(block))).strip())
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(page.title)}</title><style>{STYLE}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
