@@ -138,14 +138,15 @@ def load_scenario(
 
 
 def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int | None = None,
-         seed: int = 0, pareto: bool = False, alternatives: bool = True):
+         seed: int = 0, pareto: bool = False, alternatives: bool = True, detail: bool = True):
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied."""
     from . import optimize
 
     base = catalog or default_catalog()
     with solver_output_silenced():
         return optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
-                             trials=optimize.DEFAULT_TRIALS if trials is None else trials, seed=seed, pareto=pareto, alternatives=alternatives)
+                             trials=optimize.DEFAULT_TRIALS if trials is None else trials, seed=seed, pareto=pareto, alternatives=alternatives,
+                             detail=detail)
 
 
 _FD_LOCK = threading.Lock()

@@ -41,12 +41,12 @@ class Pace:
     days: np.ndarray  # days since start (knots)
     hours: np.ndarray  # cumulative hours at the knots
 
-    def date_of(self, s: Scenario, h: float) -> dt.date | None:
-        """When the pace reaches ``h`` hours (None past the total)."""
-        if h > self.hours[-1] + 1e-9:
-            return None
-        day = float(np.interp(h, self.hours, self.days))
-        return s.start + dt.timedelta(days=math.ceil(day - 1e-9))
+    def dates_of(self, s: Scenario, hours: np.ndarray) -> list[dt.date | None]:
+        """The day the pace reaches each of ``hours`` (None for NaN and past the total)."""
+        hours = np.asarray(hours, dtype=float)
+        day = np.ceil(np.interp(np.nan_to_num(hours), self.hours, self.days) - 1e-9)
+        ok = np.isfinite(hours) & (hours <= self.hours[-1] + 1e-9)
+        return [s.start + dt.timedelta(days=int(d)) if k else None for d, k in zip(day, ok)]
 
     def pieces(self, s: Scenario) -> tuple[np.ndarray, np.ndarray]:
         """The hours over which a card is kept the same whole number of days, as
@@ -156,19 +156,22 @@ def crossovers(fixed_usd: float, edges_h: np.ndarray, resale_usd: np.ndarray, bu
 
 
 def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
-              free_mix_usd_per_hour: float | None = None) -> list[Pair]:
-    """Every usable buy offer against every usable rent offer and, when given, the best free-tier
-    mix (its cost per reference GPU-hour, the user's time included: that is what free tiers cost)."""
+              free_mix_usd_per_hour: float | None = None, rents: set[str] | None = None) -> list[Pair]:
+    """Every usable buy offer against every usable rent offer (or only ``rents``) and, when given,
+    the best free-tier mix (its cost per reference GPU-hour, the user's time included: that is what
+    free tiers cost)."""
     p = pace(s)
     total = float(p.hours[-1])
     rate = per_ref_hour(quotes, s)
-    rent_rate = {o: rate[o] for o in quotes.loc[quotes["kind"] == "rent", "option"].unique() if o in rate}
+    rent_rate = {o: rate[o] for o in quotes.loc[quotes["kind"] == "rent", "option"].unique()
+                 if o in rate and (rents is None or o in rents)}
     if free_mix_usd_per_hour is not None:
         rent_rate[FREE_MIX] = free_mix_usd_per_hour
     out = []
     edges, months = p.pieces(s)
-    rows = opts.set_index("option")
-    devices = rows["device"]
+    rows = opts.drop_duplicates("option").set_index("option")
+    devices = rows["device"].to_dict()
+    by_rate = sorted(rent_rate, key=lambda r: (r == FREE_MIX, rent_rate[r], r))
     for b in quotes.loc[quotes["kind"] == "buy", "option"].unique():
         if b not in rate:
             continue
@@ -176,15 +179,16 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
         buy_rate = rate[b]
         host = s.you.host_usd
         fixed = float(o["purchase_usd"]) + host
-        # the card's own device first, then the rest from the cheapest per reference hour
-        order = sorted(rent_rate, key=lambda r: (r == FREE_MIX, r not in devices or devices[r] != o["device"],
-                                                 rent_rate[r], r))
+        # the card's own device first, then the rest from the cheapest per reference hour (a stable sort)
+        device = o["device"]
+        order = sorted(by_rate, key=lambda r: r == FREE_MIX or devices.get(r) != device)
         resale_args = (float(o["purchase_usd"]), o["condition"], opt_float(o["resale_usd"]),
                        opt_float(o["resale_fraction"]))
         resale = _resale_usd(resale_args, months)
         hours = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]),
                            SEARCH_MULTIPLE * max(total, 1.0))
-        for r, h in zip(order, hours):
+        dates = p.dates_of(s, hours)
+        for r, h, when in zip(order, hours, dates):
             h = None if math.isnan(h) else float(h)
             why = None
             if h is None:
@@ -195,6 +199,6 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
                            f"the card's electricity ({buy_rate / per:.3f})")
                 else:
                     why = "the purchase, less its resale, is not earned back within the search"
-            out.append(Pair(b, r, h, p.date_of(s, h) if h is not None else None, why, fixed, buy_rate,
+            out.append(Pair(b, r, h, when, why, fixed, buy_rate,
                             rent_rate[r], resale_args))
     return out

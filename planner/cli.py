@@ -392,10 +392,10 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
         raise InputError([Problem("--span", 0, 0, "", str(exc))]) from None
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     base = _job(scenario, variant, sets, today, catalog_files)
-    inputs = sensitivity_inputs(base, fraction)
-    total = 1 + 2 * len(inputs)
+    planned = sensitivity_inputs(base, fraction)  # plans the base: which offers are in play
+    total = 2 * len(planned[1])
     with _progress(total) as bar:
-        df = run_sensitivity(base, fraction, _workers(workers, total), bar.update if bar else None, inputs)
+        df = run_sensitivity(base, fraction, _workers(workers, total), bar.update if bar else None, planned)
     charts = {}
     if report_dir:
         charts = {"tornado": ("How far each input moves the total cost", tornado(df, s.currency, fraction))}

@@ -225,16 +225,30 @@ def concurrency(xi: pd.DataFrame, cal: Calendar) -> Block:
 
 
 def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]):
-    """Rows per (group, week) over the x of ``kinds``, with the union share of the group's phases."""
+    """Rows per (group, week) over the x of ``kinds``, sorted by group then week, with the union
+    share of the group's phases: (the x, each x's row, the rows' kind, option, largest and
+    smallest weekly capacity and whether some x lacks units, the share). In numpy: this runs
+    twice per program."""
     sel = xi[xi["kind"].isin(kinds)]
-    g = sel.assign(units_missing=sel["units_per_hour"].isna()).groupby(["group", "week"], sort=True)
-    rid = g.ngroup().to_numpy()
-    agg = g.agg(kind=("kind", "first"), option=("option", "first"), cap=("weekly_capacity_h", "max"),
-                cap_min=("weekly_capacity_h", "min"), units_missing=("units_missing", "max"))  # vectorised
-    agg["units_known"] = ~agg["units_missing"].astype(bool)
-    phases_of = sel.groupby("group")["phase"].unique()
-    union = {grp: cal.union_share(list(ps)) for grp, ps in phases_of.items()}
-    share = np.array([union[grp][w] for grp, w in agg.index])
+    codes, names = pd.factorize(sel["group"].to_numpy(), sort=True)
+    span = cal.n_weeks + 1
+    key = codes.astype(np.int64) * span + sel["week"].to_numpy(dtype=np.int64)
+    uniq, first, rid = np.unique(key, return_index=True, return_inverse=True)
+    cap = sel["weekly_capacity_h"].to_numpy(dtype=float)
+    cap_max, cap_min = np.full(len(uniq), -np.inf), np.full(len(uniq), np.inf)
+    np.maximum.at(cap_max, rid, cap)
+    np.minimum.at(cap_min, rid, cap)
+    missing_units = np.zeros(len(uniq), dtype=bool)
+    np.logical_or.at(missing_units, rid, sel["units_per_hour"].isna().to_numpy())
+    group_code, week = uniq // span, uniq % span
+    agg = pd.DataFrame({"kind": sel["kind"].to_numpy()[first], "option": sel["option"].to_numpy()[first],
+                        "cap": cap_max, "cap_min": cap_min, "units_known": ~missing_units},
+                       index=pd.MultiIndex.from_arrays([np.asarray(names)[group_code], week], names=["group", "week"]))
+    phases = [set() for _ in names]
+    for c, p in zip(codes, sel["phase"].to_numpy()):
+        phases[c].add(p)
+    share = (np.array([cal.union_share(sorted(ps)) for ps in phases])[group_code, week] if len(uniq)
+             else np.zeros(0))
     return sel, rid, agg, share
 
 
@@ -264,6 +278,8 @@ def subscription(xi: pd.DataFrame, cal: Calendar) -> Block:
     """A subscription's compute units a week (its monthly units spread over the month's weeks)."""
     units = xi["units_per_hour"].astype(float).to_numpy()
     sel = xi[np.isfinite(units) & xi["cap_h_per_month"].notna().to_numpy()]
+    if sel.empty:
+        return Block.of("subscription", [], [], [], [], -np.inf, [])
     sel = sel.assign(units_month=sel["cap_h_per_month"].astype(float) * sel["units_per_hour"].astype(float))
     g = sel.groupby(["group", "week"], sort=True)
     phases_of = sel.groupby("group")["phase"].unique()
@@ -414,13 +430,13 @@ def finishes(s, program: Program, sched: pd.DataFrame) -> dict[str, dt.date]:
     """The day each phase's last scheduled hour ends (expected): its last week's work starts on
     the first day of that week inside the window and takes :func:`days_needed`."""
     out = {}
-    xi = program.x_index.set_index(["phase", "option", "week"])
+    xi = program.x_index
+    at = dict(zip(zip(xi["phase"], xi["option"], xi["week"]), zip(xi["weekly_capacity_h"], xi["parallel"])))
     for p, sel in sched.groupby("phase"):
         w = int(sel["week"].max())
         last = sel[sel["week"] == w]
-        rows = xi.loc[[(p, o, w) for o in last["option"]]]
-        days = days_needed(last["wall_hours"].to_numpy(), rows["weekly_capacity_h"].to_numpy(),
-                           rows["parallel"].to_numpy(), s.phase(p).runs)
+        cap, parallel = np.array([at[(p, o, w)] for o in last["option"]], dtype=float).reshape(-1, 2).T
+        days = days_needed(last["wall_hours"].to_numpy(), cap, parallel, s.phase(p).runs)
         in_window = np.flatnonzero(program.calendar.days[p][w])
         begin = program.week_starts[w] + dt.timedelta(days=int(in_window[0]))
         final = program.week_starts[w] + dt.timedelta(days=int(in_window[-1]))

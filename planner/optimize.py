@@ -58,11 +58,13 @@ def dominated_cards(quotes: pd.DataFrame, net_usd: dict[str, float]) -> dict[str
     cards = sorted(q["option"].unique())
     phases = sorted(q["phase"].unique())
 
-    def table(column, fill):
-        return q.pivot(index="option", columns="phase", values=column).reindex(index=cards, columns=phases) \
-            .astype(float).fillna(fill).to_numpy()
+    columns = ["cost_usd", "money_usd", "wall_hours", "weekly_capacity_h"]
+    wide = q.assign(money_usd=q["cost_usd"] - q["your_time_usd"]).pivot(index="option", columns="phase",
+                                                                        values=columns)
 
-    q = q.assign(money_usd=q["cost_usd"] - q["your_time_usd"])
+    def table(column, fill):  # card x phase; a phase the card cannot run is never better
+        return wide[column].reindex(index=cards, columns=phases).astype(float).fillna(fill).to_numpy()
+
     cost, money, wall = table("cost_usd", np.inf), table("money_usd", np.inf), table("wall_hours", np.inf)
     cap = table("weekly_capacity_h", 0.0)
     net = np.array([net_usd[c] for c in cards])
@@ -203,14 +205,17 @@ def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budg
 
 
 def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, seed: int = 0,
-         pareto: bool = False, alternatives: bool = True) -> Plan:
+         pareto: bool = False, alternatives: bool = True, detail: bool = True) -> Plan:
     """The cheapest plan for the scenario (see module docstring).
 
     ``catalog`` already holds the scenario's own entries; ``base_catalog``
     (without them) tells which of their fields took a documented default.
-    ``trials`` Monte Carlo runs (seeded) give each assignment its spread;
+    ``trials`` Monte Carlo runs (seeded) give each assignment its spread (0: none, and no checkpoint
+    advice either; what-if tables need neither);
     ``pareto`` adds the cost-vs-finish front of the last phase; ``alternatives``
-    (on by default) solves once more per strategy.
+    (on by default) solves once more per strategy. Without ``detail`` (a what-if row needs no
+    more), break-even is found only against the rent offers the plan chose and the free tiers,
+    and options are excluded only for not being able to run, not phase by phase.
     """
     opts = build_options(s, catalog)
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
@@ -300,7 +305,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     others = _alternatives(s, quotes, opts, cards, best) if alternatives else []
     free_only = next((a for a in others if a.strategy == "free-only"), None)
     free_rate = free_only.total_cost_usd / sum(ph.gpu_hours for ph in s.phases) if free_only else None
-    pairs = breakeven.breakeven(s, opts, all_quotes, free_rate)
+    chosen = None if detail else {a.option for ph in phases for a in ph.assignments if a.kind == "rent"}
+    pairs = breakeven.breakeven(s, opts, all_quotes, free_rate, rents=chosen)
     front = _pareto(s, quotes, opts, cards) if pareto else ()
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
     assumed = [r.interruptions_default for r in opts[opts["option"].isin(used)].itertuples()
@@ -319,7 +325,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         phases=tuple(phases),
         cost_usd=parts,
         alternatives=tuple(others),
-        excluded=_excluded(s, feas, all_quotes, quotes, sched, used, dominated),
+        excluded=_excluded(s, feas, all_quotes, quotes, sched, used, dominated, per_phase=detail),
         quotes=all_quotes,
         catalog_as_of=catalog.as_of(),
         catalog_layers=catalog.layers,
@@ -415,7 +421,13 @@ def _show(v) -> str:
 
 
 def _spread(s: Scenario, ph, r, c: pd.Series, share: float, trials: int, seed: int) -> dict:
-    """Monte Carlo spread of one assignment (``share`` of the phase) and its recommended checkpoint interval."""
+    """Monte Carlo spread of one assignment (``share`` of the phase) and its recommended checkpoint
+    interval; with no ``trials``, neither (the expected figures alone: what-if tables)."""
+    if trials <= 0 or not math.isfinite(c["wall_hours"]):
+        lost = c["lost_hours"] * share if math.isfinite(c["wall_hours"]) else None
+        wall, cost = c["wall_hours"] * share, c["cost_usd"] * share
+        return dict(recommended_min=None, saved_h=0.0, wall_p50=wall, wall_p90=wall, lost_p10=lost, lost_p90=lost,
+                    cost_p50=cost, cost_p90=cost)
     ckpt_gb = checkpoint_gb_of(s, ph)
     full = process_for(ph, r, s, ckpt_gb)
     proc = dataclasses.replace(full, work_h=full.work_h * share)
@@ -452,9 +464,12 @@ def _spread(s: Scenario, ph, r, c: pd.Series, share: float, trials: int, seed: i
 
 
 def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.DataFrame, sched: pd.DataFrame,
-              used: set[str], dominated: dict[str, str]) -> pd.DataFrame:
-    """Why each option is not in the plan: cannot run, too slow for a phase, or dearer."""
+              used: set[str], dominated: dict[str, str], per_phase: bool = True) -> pd.DataFrame:
+    """Why each option is not in the plan: cannot run, too slow for a phase, or dearer (the last
+    two phase by phase, unless not ``per_phase``)."""
     rows = [dict(option=r.option, phase=None, reason=r.reason) for r in feas.itertuples() if isinstance(r.reason, str)]
+    if not per_phase:
+        return pd.DataFrame(rows, columns=["option", "phase", "reason"])
     cost = quotes.set_index(["phase", "option"])["cost_usd"]
     hours = {ph.name: ph.gpu_hours for ph in s.phases}
     plan_cost = {p: sum(cost[(p, o)] * h / hours[p] for o, h in sel.groupby("option")["gpu_hours"].sum().items())

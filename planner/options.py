@@ -12,6 +12,7 @@ import fnmatch
 
 import pandas as pd
 
+from pricing.memo import Kept
 from pricing.values import missing
 from pricing.views import STALE_AFTER_DAYS, free_rows, old_new_offers  # one staleness rule, the catalog's
 
@@ -50,8 +51,17 @@ def current_buy_offers(buy: pd.DataFrame, on: dt.date) -> pd.DataFrame:
     return buy.loc[buy.index.isin(latest.index)]
 
 
+_OPTIONS = Kept()
+
+
 def build_options(s: Scenario, catalog) -> pd.DataFrame:
-    """One row per option the scenario may use, in OPTION_COLUMNS."""
+    """One row per option the scenario may use, in OPTION_COLUMNS; once per (catalog tables,
+    what the scenario considers and owns, start) in a process (pricing.memo)."""
+    tables = (catalog.devices, catalog.buy, catalog.rent, catalog.free, catalog.interruptions)
+    return _OPTIONS.get(tables, (s.consider, s.you.own, s.start), lambda: _build_options(s, catalog))
+
+
+def _build_options(s: Scenario, catalog) -> pd.DataFrame:
     rows: list[dict] = []
     devices = catalog.devices.set_index("id")
     for device in dict.fromkeys(s.you.own):
@@ -65,22 +75,23 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
         buy = current_buy_offers(buy, s.start)
     else:
         buy = buy[_matches(buy["id"], s.consider.buy)]
-    for _, r in buy.iterrows():
-        power = r["power_w"] if not missing(r["power_w"]) else devices.loc[r["device"], "board_power_w"] * r["count"]
-        rows.append(dict(option=r["id"], kind="buy", offer=r["id"], device=r["device"], count=int(r["count"]),
-                         purchase_usd=r["price_usd"], resale_usd=r["resale_usd"], resale_fraction=r["resale_fraction"],
-                         condition=r["condition"], power_w=power, as_of=r["as_of"], source=r["source"],
-                         price_source=r["layer"]))
+    # buy and rent rows column by column (a whole catalog has hundreds; no row loop)
+    power = buy["power_w"].where(buy["power_w"].notna(), buy["device"].map(devices["board_power_w"]) * buy["count"])
+    frames = [pd.DataFrame(rows, columns=OPTION_COLUMNS), pd.DataFrame(dict(
+        option=buy["id"], kind="buy", offer=buy["id"], device=buy["device"], count=buy["count"].astype(int),
+        purchase_usd=buy["price_usd"], resale_usd=buy["resale_usd"], resale_fraction=buy["resale_fraction"],
+        condition=buy["condition"], power_w=power, as_of=buy["as_of"], source=buy["source"],
+        price_source=buy["layer"]))]
 
     rent = catalog.rent[_matches(catalog.rent["id"], s.consider.rent)]
     if not s.consider.spot:
         rent = rent[~rent["spot"].astype(bool)]
-    for _, r in rent.iterrows():
-        rows.append(dict(option=r["id"], kind="rent", offer=r["id"], **{c: r[c] for c in (
-            "device", "count", "usd_per_hour", "spot", "billing_s", "startup_min", "session_limit_h",
-            "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
-            "egress_usd_per_gb", "frameworks", "as_of", "source")}, persistent_storage=False, needs_person=False,
-            price_source=r["layer"]))
+    frames.append(pd.DataFrame(dict(option=rent["id"], kind="rent", offer=rent["id"], **{c: rent[c] for c in (
+        "device", "count", "usd_per_hour", "spot", "billing_s", "startup_min", "session_limit_h",
+        "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
+        "egress_usd_per_gb", "frameworks", "as_of", "source")}, persistent_storage=False, needs_person=False,
+        price_source=rent["layer"])))
+    rows = []
 
     free = free_rows(catalog)
     free = free[_matches(free["tier"], s.consider.free)]
@@ -91,7 +102,9 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
             "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source")},
             quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"],
             disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False)), price_source=r["layer"]))
-    return with_interruption_defaults(pd.DataFrame(rows, columns=OPTION_COLUMNS), catalog.interruptions)
+    frames.append(pd.DataFrame(rows, columns=OPTION_COLUMNS))
+    opts = pd.concat([f.reindex(columns=OPTION_COLUMNS) for f in frames if len(f)] or frames[:1], ignore_index=True)
+    return with_interruption_defaults(opts.reindex(columns=OPTION_COLUMNS), catalog.interruptions)
 
 
 def with_interruption_defaults(opts: pd.DataFrame, defaults: pd.DataFrame) -> pd.DataFrame:

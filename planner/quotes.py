@@ -16,6 +16,7 @@ import pandas as pd
 from . import costs, sessions, units, workload
 from .costs import PART_NAMES
 from .scenario import Scenario
+from pricing.memo import Kept
 from pricing.values import float_or, missing, opt_float
 
 
@@ -30,17 +31,36 @@ QUOTE_COLUMNS = [
     "weekly_capacity_h", "units_per_hour", "quota_group", "needs_person", "quota_h_total", "cap_h_per_month",
     "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
 ]
+_FITS, _EXCLUSIONS = Kept(), Kept()
+
+
+def _fits(w, devices: pd.DataFrame, throughput: pd.DataFrame):
+    """What a workload's exclusions need from the device tables — each device's speed, the
+    reference's slowdown, and a placement per (device, count), filled as asked — once per
+    (workload, tables) in a process (pricing.memo: a what-if varies prices and hours far more
+    often than the model)."""
+    def make():
+        speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
+        ref = workload.place_reference(w, devices)
+        ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
+        return speed, {d.id: d for d in devices.itertuples()}, ref_slowdown, {}
+
+    return _FITS.get((devices, throughput), (w,), make)
+
+
 def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     """Per option: fit verdict, speed, and the reason it cannot be used (or None).
 
     The slowdown is relative to the reference GPU's own: hours measured on a card that
-    needed gradient accumulation already include its cost."""
+    needed gradient accumulation already include its cost. Once per (options, tables, workload)
+    in a process (pricing.memo)."""
+    return _EXCLUSIONS.get((opts, devices, throughput), (s.workload, s.framework, s.you.host_unpriced),
+                           lambda: _exclusions(s, opts, devices, throughput))
+
+
+def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     w = s.workload
-    speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
-    dev = {d.id: d for d in devices.itertuples()}
-    ref = workload.place_reference(w, devices)
-    ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
-    placed: dict[tuple[str, int], workload.Placement] = {}  # one placement per (device, count)
+    speed, dev, ref_slowdown, placed = _fits(w, devices, throughput)
     rows = []
     for r in opts.itertuples():
         d = dev[r.device]

@@ -22,8 +22,8 @@ import pandas as pd
 from pricing.errors import InputError, Problem
 from pricing.yamldoc import parse_document
 
-#: Monte Carlo trials per what-if run: the spread is not shown in these tables.
-WHATIF_TRIALS = 200
+#: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
+WHATIF_TRIALS = 0
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def run_one(job: Job) -> dict[str, Any]:
     catalog = api.load_catalog(job.catalog_files, job.today)
     s = load_scenario_text(job.text, catalog.ids(), file=job.file, today=job.today, variant=job.variant,
                            sets=job.sets)
-    return summarize(api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=False))
+    return summarize(api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=False, detail=False))
 
 
 def run_many(jobs: Sequence[Job], workers: int = 1, progress: Callable[[int], None] | None = None
@@ -96,8 +96,8 @@ def run_many(jobs: Sequence[Job], workers: int = 1, progress: Callable[[int], No
             if progress:
                 progress(1)
         return out
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for row in pool.map(run_one, jobs, chunksize=max(1, len(jobs) // (4 * workers))):
+    with ProcessPoolExecutor(max_workers=workers) as pool:  # forked: the workers start with this process's caches
+        for row in pool.map(run_one, jobs):
             out.append(row)
             if progress:
                 progress(1)
@@ -215,8 +215,9 @@ def numeric_inputs(text: str, file: str) -> list[tuple[str, Any]]:
     return out
 
 
-def decisive_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
-    """Inputs outside the scenario file that decide its answer, as (path, value, low, high):
+def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]]]:
+    """The base plan's row and the inputs outside the scenario file that decide its answer, as
+    (path, value, low, high):
     the prices of the offers the plan and the other strategies' best plans use, the
     interruption rates of the interruptible ones, and each phase's deadline moved by ``span``
     of its window (whole days)."""
@@ -226,7 +227,8 @@ def decisive_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
     catalog = api.load_catalog(base.catalog_files, base.today)
     s = load_scenario_text(base.text, catalog.ids(), file=base.file, today=base.today, variant=base.variant,
                            sets=base.sets)
-    d = api.to_dict(api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=True))
+    p = api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=True)
+    d = api.to_dict(p)
     used = [a["option"] for ph in d["phases"] for a in ph["assignments"]]
     used += [o for alt in d["alternatives"] for o in alt["options"]]
     used += [p["offer"] for p in d["purchases"]]
@@ -257,29 +259,36 @@ def decisive_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
         low, high = ph.deadline - dt.timedelta(days=days), ph.deadline + dt.timedelta(days=days)
         if low > ph.start:
             out.append((f"phases.{ph.name}.deadline", ph.deadline.isoformat(), low.isoformat(), high.isoformat()))
-    return out
+    return summarize(p), _moving(out)  # the base row: its cost, purchases and kinds are run_one's
 
 
-def sensitivity_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
-    """(path, value, low, high) for every input sensitivity moves: the scenario's own numbers
-    (SENSITIVE) and what decides its answer outside the file (:func:`decisive_inputs`)."""
-    inputs = [(path, raw, scaled(raw, 1 - span), scaled(raw, 1 + span)) for path, raw in
-              numeric_inputs(base.text, base.file)]
-    inputs += decisive_inputs(base, span)
+def own_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
+    """(path, value, low, high) for the scenario file's own numbers (SENSITIVE)."""
+    return _moving([(path, raw, scaled(raw, 1 - span), scaled(raw, 1 + span))
+                    for path, raw in numeric_inputs(base.text, base.file)])
+
+
+def _moving(inputs: list[tuple[str, Any, Any, Any]]) -> list[tuple[str, Any, Any, Any]]:
     return [i for i in inputs if i[2] != i[1] or i[3] != i[1]]  # never a row that moves nothing
 
 
+def sensitivity_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]]]:
+    """The base plan's row and (path, value, low, high) for every input sensitivity moves: the
+    scenario's own numbers (:func:`own_inputs`) and what decides its answer outside the file
+    (:func:`decisive_inputs`). Plans the base here: the catalog, fits and session figures it
+    leaves in this process's caches are what forked workers start with."""
+    ref, decisive = decisive_inputs(base, span)
+    return ref, own_inputs(base, span) + decisive
+
+
 def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
-                inputs: list[tuple[str, Any, Any, Any]] | None = None) -> pd.DataFrame:
-    """Each input moved down and up by ``span``: cost range and whether the decision flips."""
-    inputs = sensitivity_inputs(base, span) if inputs is None else inputs
-    jobs = [base]
-    for path, raw, low_value, high_value in inputs:
-        for value in (low_value, high_value):
-            jobs.append(Job(base.text, base.file, base.today, base.variant,
-                            base.sets + (f"{path}={value}",), base.catalog_files))
-    rows = run_many(jobs, workers, progress)
-    ref = rows[0]
+                planned: tuple[dict[str, Any], list] | None = None) -> pd.DataFrame:
+    """Each input moved down and up by ``span``: cost range and whether the decision flips.
+    ``planned``: what :func:`sensitivity_inputs` returned, when the caller asked it first."""
+    ref, inputs = planned or sensitivity_inputs(base, span)
+    jobs = [Job(base.text, base.file, base.today, base.variant, base.sets + (f"{path}={value}",), base.catalog_files)
+            for path, _, low, high in inputs for value in (low, high)]
+    rows = [ref, *run_many(jobs, workers, progress)]
     table = []
     for i, (path, raw, low_value, high_value) in enumerate(inputs):
         low, high = rows[1 + 2 * i], rows[2 + 2 * i]

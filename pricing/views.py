@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from .errors import InputError, Problem, did_you_mean
+from .memo import Kept
 from .values import missing
 
 #: Columns shown per listing, with their table headers (units in brackets).
@@ -40,11 +41,19 @@ LISTINGS: dict[str, dict[str, str]] = {
 STALE_AFTER_DAYS = 180
 
 
+_FREE_ROWS = Kept()
+
+
 def free_rows(catalog) -> pd.DataFrame:
     """Free tiers, one row per (tier, device): subscriptions priced by compute units
-    become one row per GPU type with the derived USD per hour and monthly cap."""
+    become one row per GPU type with the derived USD per hour and monthly cap.
+    Computed once per free table in a process (pricing.memo); do not modify the frame returned."""
+    return _FREE_ROWS.get((catalog.free,), (), lambda: _free_rows(catalog.free))
+
+
+def _free_rows(free: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for _, r in catalog.free.iterrows():
+    for _, r in free.iterrows():
         burn = r["units_per_hour"]
         base = r.to_dict()
         if isinstance(burn, dict) and burn:
@@ -62,7 +71,7 @@ def free_rows(catalog) -> pd.DataFrame:
 def listing(catalog, table: str, device: str | None = None, min_vram_gb: float | None = None,
             provider: str | None = None, sort: str | None = None) -> pd.DataFrame:
     """Rows of one table with the listing's columns plus as_of and source."""
-    df = free_rows(catalog) if table == "free" else catalog.tables[table].copy()
+    df = (free_rows(catalog) if table == "free" else catalog.tables[table]).copy()
     vram = catalog.devices.set_index("id")["vram_gb"]
     if table != "devices":
         df["vram_gb"] = df["device"].map(vram)

@@ -144,6 +144,10 @@ def test_what_if_tables_show_the_break_even_of_the_decision(catalog, thesis_text
     assert whatif.decision_breakeven(s, d) == by_hand
     everything = min(b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None)
     assert by_hand > everything  # the old column showed a pair nobody chose
+    # what-if rows find break-even against the chosen rent only: the same answer, far fewer pairs
+    few = planner.plan(s, catalog, trials=whatif.WHATIF_TRIALS, alternatives=False, detail=False)
+    assert whatif.decision_breakeven(s, planner.to_dict(few)) == by_hand
+    assert len(few.breakeven) < len(d["breakeven"]) and {b.rent for b in few.breakeven} <= chosen
 
 
 def test_what_if_reports_are_pages_with_charts(tmp_path):

@@ -1,0 +1,30 @@
+"""A small per-process memo for tables that a what-if plans again and again.
+
+A sensitivity run or a sweep plans one scenario dozens of times with one
+input changed; the catalog's tables and most derived tables are the same
+objects each time. :class:`Kept` remembers a result by the identity of the
+tables it came from plus a hashable key. Each entry keeps those tables alive,
+so a new table can never reuse an old one's id and take its entry. Callers
+must treat what they get back as read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class Kept:
+    def __init__(self, size: int = 16):
+        self.size = size
+        self._entries: dict[tuple, tuple[tuple, Any]] = {}
+
+    def get(self, tables: tuple, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()``, or what it returned before for these very ``tables`` and an equal ``key``."""
+        k = (tuple(map(id, tables)), key)
+        hit = self._entries.get(k)
+        if hit is None or any(a is not b for a, b in zip(hit[0], tables)):
+            if len(self._entries) >= self.size:
+                self._entries.clear()
+            hit = self._entries[k] = (tables, make())
+        return hit[1]
