@@ -316,9 +316,42 @@ RENDERERS.update(markdown=render_markdown, csv=render_csv)
 MONEY_COLUMNS = {"total_cost", "cost_change", "cost_low", "cost_base", "cost_high", "swing"}
 
 
+def short_ids(ids) -> dict[str, str]:
+    """Offer ids without their provider prefix ('vast:a100-40gb' -> 'a100-40gb') where that stays
+    unambiguous among ``ids``; the others as they are."""
+    ids = set(ids)
+    tails: dict[str, set[str]] = {}
+    for i in ids:
+        tails.setdefault(i.split(":", 1)[-1], set()).add(i)
+    return {i: (tail if len(tails[tail]) == 1 and tail not in ids - {i} else i)
+            for i in ids for tail in [i.split(":", 1)[-1]]}
+
+
 def whatif_page(df: pd.DataFrame, title: str, figures: dict[str, str] | None = None) -> view.Page:
-    """A compare, sweep or sensitivity table as a page: money at its currency's precision,
-    GPU-hours whole, yes/no for flags; ``figures`` (name: title) after the table."""
+    """A compare, sweep or sensitivity table as a page a projector shows: money at its currency's
+    precision (the currency in the header when there is one), GPU-hours whole, yes/no for flags,
+    offer ids without their provider where unambiguous; ``figures`` (name: title) after the table.
+    The CSV and JSON keep every column as it is."""
+    df = df.copy()
+    currencies = df["currency"].tolist() if "currency" in df else [None] * len(df)
+    one_currency = len(set(currencies)) == 1 and currencies[0] is not None
+    if one_currency:
+        df = df.drop(columns="currency")
+    if "feasible" in df and df["feasible"].all():
+        df = df.drop(columns="feasible")
+    if "plan" in df:
+        ids = {o for plan in df["plan"] for part in str(plan).split("; ")
+               for o in part.split(": ", 1)[-1].split("+")}
+        ids |= {b for col in ("buy", "buy_low", "buy_high") if col in df for b in df[col] if b != "nothing"}
+        short = short_ids(ids)
+
+        def shorten(plan: str) -> str:
+            return "; ".join(part.split(": ", 1)[0] + ": " + "+".join(short.get(o, o) for o in
+                                                                     part.split(": ", 1)[-1].split("+"))
+                             if ": " in part else part for part in str(plan).split("; "))
+
+        df["plan"] = df["plan"].map(shorten)
+
     def cell(column: str, v, currency: str | None) -> str:
         if v is None or (isinstance(v, float) and v != v):
             return "—"
@@ -331,9 +364,9 @@ def whatif_page(df: pd.DataFrame, title: str, figures: dict[str, str] | None = N
         return str(v)
 
     columns = list(df.columns)
-    currencies = df["currency"].tolist() if "currency" in df else [None] * len(df)
+    headers = tuple(f"{c} [{currencies[0]}]" if one_currency and c in MONEY_COLUMNS else c for c in columns)
     rows = tuple(tuple(cell(c, v, cur) for c, v in zip(columns, r)) for r, cur in
                  zip(df.itertuples(index=False), currencies))
     right = frozenset(i for i, c in enumerate(columns) if df[c].dtype.kind in "fi")
-    return view.Page(title, (view.section(None, view.Table(tuple(columns), rows, right),
+    return view.Page(title, (view.section(None, view.Table(headers, rows, right),
                                           *(view.Figure(n, t) for n, t in (figures or {}).items())),))

@@ -207,3 +207,26 @@ def test_what_if_pages_load_in_a_browser_with_no_external_request(tmp_path):
     dom, asked = _page_requests(out / "report.html", tmp_path)
     assert asked == []
     assert dom.count("<svg") == 1 and dom.count("<tr>") == 5  # a header and four grid points
+
+
+def test_what_if_pages_fit_a_projector():
+    """Provider prefixes go only where no other id would read the same; one currency moves into
+    the headers; money keeps its currency's precision (issue 15)."""
+    import pandas as pd
+
+    from planner.report import short_ids, whatif_page
+    from planner.view import to_text
+
+    assert short_ids(["vast:a100-40gb", "runpod:rtx-4090", "rtx-4090", "lambda:a100-40gb", "kaggle"]) == {
+        "vast:a100-40gb": "vast:a100-40gb", "lambda:a100-40gb": "lambda:a100-40gb",  # two a100-40gb offers
+        "runpod:rtx-4090": "runpod:rtx-4090",  # the card you buy is called rtx-4090
+        "rtx-4090": "rtx-4090", "kaggle": "kaggle"}
+    df = pd.DataFrame({"variant": ["(base)", "cheap"], "total_cost": [1234.5, 64.24000000000001],
+                       "currency": ["JPY", "JPY"], "feasible": [True, True], "buy": ["nothing", "rtx-4090"],
+                       "plan": ["a: vast:a100-40gb; b: vast:rtx-3090+kaggle", "a: rtx-4090"]})
+    page = whatif_page(df, "t")
+    (table,) = page.sections[0].blocks
+    assert table.headers == ("variant", "total_cost [JPY]", "buy", "plan")
+    assert [r[1] for r in table.rows] == ["1,234", "64"]
+    assert table.rows[0][3] == "a: a100-40gb; b: rtx-3090+kaggle"
+    assert "64.24000000000001" not in to_text(page)
