@@ -138,15 +138,26 @@ def load_scenario(
 
 
 def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int | None = None,
-         seed: int = 0, pareto: bool = False, alternatives: bool = True, detail: bool = True):
-    """The cheapest plan for a scenario, with its scenario's own catalog entries applied."""
+         seed: int = 0, pareto: bool = False, alternatives: bool = True, detail: bool = True,
+         uncertainty: int | None = None):
+    """The cheapest plan for a scenario, with its scenario's own catalog entries applied;
+    ``uncertainty`` draws (default: the scenario's ``uncertainty`` key, 0 for none) add how sure
+    the answer is (planner.uncertainty; needs ``alternatives``)."""
+    import dataclasses
+
     from . import optimize
 
     base = catalog or default_catalog()
     with solver_output_silenced():
-        return optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
-                             trials=optimize.DEFAULT_TRIALS if trials is None else trials, seed=seed, pareto=pareto, alternatives=alternatives,
-                             detail=detail)
+        p = optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
+                          trials=optimize.DEFAULT_TRIALS if trials is None else trials, seed=seed, pareto=pareto,
+                          alternatives=alternatives, detail=detail)
+    n = scenario.uncertainty_samples if uncertainty is None else uncertainty
+    if n and alternatives and p.alternatives:
+        from .uncertainty import analyse
+
+        p = dataclasses.replace(p, uncertainty=analyse(p, n, seed))
+    return p
 
 
 _FD_LOCK = threading.Lock()

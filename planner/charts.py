@@ -248,5 +248,36 @@ def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
     return fig
 
 
+def uncertainty_chart(plan: Plan) -> Figure:
+    """Each strategy's cost over the draws (P10-P90 bar, P50 tick, the draws' 5th-95th percentile
+    whiskers) beside the chance it is the cheapest."""
+    import numpy as np
+
+    u = plan.uncertainty
+    cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 0.6 * max(len(u.outcomes), 3) + 1.8),
+                                 gridspec_kw={"width_ratios": [3, 1]}, sharey=True)
+    ys = list(range(len(u.outcomes)))[::-1]
+    for y, o in zip(ys, u.outcomes):
+        p5, p10, p50, p90, p95 = np.quantile(o.cost_usd * per, [0.05, 0.1, 0.5, 0.9, 0.95])
+        ax.plot([p5, p95], [y, y], color="grey", linewidth=1, label="5th to 95th percentile" if y == ys[0] else None)
+        ax.barh(y, p90 - p10, left=p10, height=0.5, color="tab:blue", alpha=0.6,
+                label="P10 to P90" if y == ys[0] else None)
+        ax.plot([p50, p50], [y - 0.25, y + 0.25], color="black", linewidth=2, label="P50" if y == ys[0] else None)
+    ax.set_yticks(ys, [o.strategy for o in u.outcomes])
+    ax.set_xlabel(f"Total cost [{cur}]")
+    ax.set_ylabel("Strategy")
+    ax.set_title(f"Cost over {u.samples:,} draws of the uncertain inputs")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
+    bx.barh(ys, [u.p_cheapest.get(o.strategy, 0.0) for o in u.outcomes], color="tab:green", label="P(cheapest)")
+    bx.set_xlim(0, 1)
+    bx.set_xlabel("Chance of being the cheapest [fraction of draws]")
+    bx.set_title("Cheapest")
+    bx.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
 CHARTS = {"cumulative_cost": cumulative_cost, "breakeven": breakeven_chart, "schedule": schedule,
-          "cost_breakdown": breakdown, "pareto": pareto}
+          "cost_breakdown": breakdown, "pareto": pareto, "uncertainty": uncertainty_chart}

@@ -109,8 +109,11 @@ def main(debug):
               help="Monte Carlo trials for the P50/P90 spread.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="Monte Carlo seed: same seed, same report.")
 @click.option("--pareto", is_flag=True, help="Also show total cost against the last phase's finish date.")
+@click.option("--uncertainty", "samples", type=click.IntRange(10, 100_000), is_flag=False, flag_value=1000,
+              default=None, metavar="[N]", help="How sure the answer is: each strategy's cost and finish over N "
+              "draws of the uncertain inputs (default N 1000; the scenario's 'uncertainty' key does the same).")
 @handle_errors
-def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, trials, seed, pareto):
+def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, trials, seed, pareto, samples):
     """Plan SCENARIO: the cheapest way to meet every deadline."""
     from .api import load_catalog, load_scenario, plan
     from .report import RENDERERS
@@ -118,7 +121,7 @@ def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, t
     _check_report_dir(report_dir, force)
     catalog = load_catalog(catalog_files, today)
     s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
-    p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto or bool(report_dir))
+    p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto or bool(report_dir), uncertainty=samples)
     click.echo(RENDERERS[fmt](p), nl=False)
     if report_dir:
         from .writer import write_report
@@ -295,10 +298,14 @@ def whatif_options(f):
 @click.option("--variants", "names", metavar="A,B,...", help="Variants to compare with each file's base "
               "(each file that defines them).")
 @click.option("--all", "all_variants", is_flag=True, help="Compare every variant of every file.")
+@click.option("--uncertainty", "samples", type=click.IntRange(10, 100_000), is_flag=False, flag_value=1000,
+              default=None, metavar="[N]", help="Add each plan's cost P10/P90 and chance of being the cheapest over N "
+              "draws of the uncertain inputs (default N 1000).")
 @scenario_options
 @whatif_options
 @handle_errors
-def compare(scenarios, names, all_variants, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
+def compare(scenarios, names, all_variants, samples, variant, sets, today, catalog_files, fmt, workers, report_dir,
+            force):
     """Scenario files and their variants side by side: plan, cost, finish, break-even.
 
     One file compares its base with its variants (all of them by default); several files
@@ -318,7 +325,7 @@ def compare(scenarios, names, all_variants, variant, sets, today, catalog_files,
             chosen = [n for n in wanted if n in s.variant_names] if len(scenarios) > 1 else wanted
         for n in chosen:  # unknown names: the scenario loader's message
             check_scenario(path, catalog_files=catalog_files, variant=n, sets=sets, today=today)
-        base = _job(path, variant, sets, today, catalog_files)
+        base = dataclasses.replace(_job(path, variant, sets, today, catalog_files), uncertainty=samples or 0)
         stem = Path(path).stem if len(scenarios) > 1 else None
         jobs += [base] + [dataclasses.replace(base, variant=n) for n in chosen]
         labels += [(stem, "(base)")] + [(stem, n) for n in chosen]

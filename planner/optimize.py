@@ -339,6 +339,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         pareto=tuple(front),
         breakeven=tuple(pairs),
         problem_size=(program.n_vars, program.n_constraints),
+        options=opts,
     )
 
 
@@ -356,9 +357,11 @@ def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alte
         solved = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, cards)
         if solved.unmet:
             continue
+        hours = solved.schedule.groupby(["phase", "option"], sort=True)["gpu_hours"].sum()
         out.append(Alternative(name, solved.total_usd, max(solved.finishes.values(), default=None),
                                tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
-                               solved.cumulative()))
+                               solved.cumulative(), tuple((p, o, float(h)) for (p, o), h in hours.items() if h > 0),
+                               tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items()))))
     return out
 
 

@@ -81,7 +81,8 @@ def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
 FIGURE_TITLES = {"cumulative_cost": "Money spent over time by each strategy's best plan",
                  "breakeven": "Buying against renting at the scenario's pace",
                  "schedule": "Week-by-week schedule", "cost_breakdown": "Cost breakdown",
-                 "pareto": "Cost against finish date"}
+                 "pareto": "Cost against finish date",
+                 "uncertainty": "Cost of each strategy over the uncertain inputs, and the chance it is the cheapest"}
 
 
 def plan_page(plan: Plan, figures: bool = False) -> view.Page:
@@ -150,6 +151,8 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
                        frozenset({1})),
             "Totals include your time; the chart shows the money alone." if figures else None,
             figure("cumulative_cost")))
+    if d.get("uncertainty"):
+        sections.append(uncertainty_section(plan, d, figure("uncertainty")))
     shown = breakeven_shown(plan, d) if d["breakeven"] else []
     sections.append(view.section(
         "Break-even: when buying beats renting",
@@ -204,6 +207,62 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
         sections.append(view.section("Warnings", view.Bullets(tuple(d["warnings"]))))
     title = d["scenario"] + (f" — variant {d['variant']}" if d["variant"] else "")
     return view.Page(title, tuple(sections))
+
+
+def _same_plans(plan: Plan) -> dict[str, str]:
+    """Strategy -> an earlier strategy whose best plan is the very same (hybrid is often rent-only)."""
+    seen, out = {}, {}
+    for a in plan.alternatives:
+        key = (a.hours, a.bought, a.host)
+        if key in seen:
+            out[a.strategy] = seen[key]
+        else:
+            seen[key] = a.strategy
+    return out
+
+
+def uncertainty_section(plan: Plan, d: dict, chart) -> view.Section:
+    """How sure the answer is (planner.uncertainty): each strategy's spread, the chance it is the
+    cheapest, the inputs that move the decision and where it flips, and every input's spread."""
+    u, cur = d["uncertainty"], d["currency"]
+    same = _same_plans(plan)
+
+    def amount(x):
+        return units.format_amount(x, cur)
+
+    mine = u["plan"]
+    lead = (f"Over {u['samples']:,} draws of the uncertain inputs (seed {u['seed']}), the chosen plan costs "
+            f"**{amount(mine['cost_p10'])} to {amount(mine['cost_p90'])} {cur}** (P10 to P90; P50 "
+            f"{amount(mine['cost_p50'])}), meets every deadline in {mine['p_meets_deadlines']:.0%} of them and is "
+            f"the cheapest way in {mine['p_cheapest']:.0%}.")
+    rows = tuple((o["strategy"] + (f" (the same plan as {same[o['strategy']]})" if o["strategy"] in same else ""),
+                  amount(o["cost_p10"]), amount(o["cost_p50"]), amount(o["cost_p90"]), o["finish_p10"], o["finish_p90"],
+                  f"{o['p_meets_deadlines']:.0%}", f"{o['p_cheapest']:.0%}") for o in u["strategies"])
+    drivers = []
+    versus = " against ".join(u["decision"]) if u["decision"] else None
+    for dr in u["drivers"]:
+        if dr["flips_at"] is None:
+            drivers.append(f"{dr['input']} (rank correlation {dr['importance']:.2f}): the choice does not flip "
+                           "within its range")
+        else:
+            drivers.append(f"{dr['input']} (rank correlation {dr['importance']:.2f}): {dr['wins_above']} wins above "
+                           f"{dr['flips_at']:,.4g} {dr['unit']}")
+    spreads = [f"{i['input']}: {i['low']:,.4g} to {i['high']:,.4g} {i['unit']} (5th to 95th percentile; "
+               f"{i['source']})" for i in u["inputs"]]
+    return view.section(
+        "How sure is the answer", lead,
+        view.Table(("Strategy", f"Cost P10 [{cur}]", "P50", "P90", "Finish P10", "Finish P90", "Meets deadlines",
+                    "Cheapest"), rows, frozenset({1, 2, 3, 6, 7})),
+        "Each strategy's best plan is re-priced with its assignments fixed; a plan that runs late in a draw "
+        "misses its deadline there (no re-planning). Cheapest counts only draws where a plan meets every deadline; "
+        "ties are shared.",
+        f"What moves the choice of {versus} most:" if drivers else None,
+        view.Bullets(tuple(drivers)),
+        "The inputs drawn:" if spreads else "No input of this plan is uncertain in the catalog.",
+        view.Bullets(tuple(spreads)),
+        (f"Given as ranges but not drawn (the plan uses their middle): {', '.join(u['not_sampled'])}."
+         if u["not_sampled"] else None),
+        chart)
 
 
 #: General exclusions listed on a page (all of them are in result.json).
@@ -313,7 +372,7 @@ RENDERERS.update(markdown=render_markdown, csv=render_csv)
 # --------------------------------------------------------------------------- what-if pages
 
 #: What-if columns that hold money (in the row's ``currency``).
-MONEY_COLUMNS = {"total_cost", "cost_change", "cost_low", "cost_base", "cost_high", "swing"}
+MONEY_COLUMNS = {"total_cost", "cost_change", "cost_low", "cost_base", "cost_high", "swing", "cost_p10", "cost_p90"}
 
 
 def short_ids(ids) -> dict[str, str]:

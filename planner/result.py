@@ -84,6 +84,10 @@ class Alternative:
     finish: dt.date | None  # the last phase's expected finish
     options: tuple[str, ...]  # what it uses and buys
     cumulative: tuple[tuple[dt.date, float], ...]  # money spent by each date [USD]
+    hours: tuple[tuple[str, str, float], ...] = ()  # (phase, option, reference GPU-h) it schedules
+    bought: tuple[str, ...] = ()  # cards it buys
+    host: bool = False  # whether it buys the host computer
+    finishes: tuple[tuple[str, dt.date], ...] = ()  # each phase's expected finish
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,8 @@ class Plan:
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
     breakeven: tuple = ()  # planner.breakeven.Pair
     catalog_layers: tuple[tuple[str, dt.date | None, str], ...] = ()  # (name, as_of, source) over the shipped tables
+    options: pd.DataFrame | None = None  # every option considered (planner.options.OPTION_COLUMNS)
+    uncertainty: Any = None  # planner.uncertainty.Uncertainty, when asked
 
     @property
     def total_usd(self) -> float:
@@ -217,4 +223,11 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "assumptions": list(plan.assumptions),
         "assumed_figures": list(plan.assumed_figures),
         "warnings": list(plan.warnings),
+        **({"uncertainty": _uncertainty(plan)} if plan.uncertainty is not None else {}),
     }
+
+
+def _uncertainty(plan: Plan) -> dict:
+    from .uncertainty import to_dict as uncertainty_dict
+
+    return uncertainty_dict(plan.uncertainty, plan.scenario.usd_per_currency)

@@ -141,6 +141,7 @@ class Scenario:
     file: str = "<scenario>"
     variant_names: tuple[str, ...] = ()
     ranges: Mapping[str, tuple[float, float]] = dataclasses.field(default_factory=dict)  # path -> (low, high)
+    uncertainty_samples: int = 0  # draws of the uncertainty analysis asked by the file (0: none)
 
     @property
     def horizon_end(self) -> dt.date:
@@ -315,6 +316,17 @@ def _int_at_most(largest: int):
             raise ValueError(f"expected a whole number from 1 to {largest:,}, got {v!r}")
         return n
     return convert
+
+
+#: Most draws an uncertainty analysis takes (a thousand take well under a second).
+MAX_SAMPLES = 100_000
+
+
+def _samples(v, ctx):
+    if isinstance(v, bool) or not isinstance(v, int) or not (v == 0 or 10 <= v <= MAX_SAMPLES):
+        raise ValueError(f"expected 0 (off) or a number of draws from 10 to {MAX_SAMPLES:,}, such as 1000, "
+                         f"got {v!r}")
+    return v
 
 
 def _runs(v, ctx):
@@ -585,6 +597,8 @@ SCHEMA: dict[str, Any] = {
     "electricity": Field(_q(_usd_per_kwh, maximum=1000, unit="USD/kWh"), attr="electricity_usd_per_kwh",
                          doc="default: the catalog's default region, stated in the report"),
     "framework": Field(_enum(FRAMEWORKS), default="pytorch", doc=" | ".join(FRAMEWORKS)),
+    "uncertainty": Field(_samples, attr="uncertainty_samples", default=0,
+                         doc="draws of the uncertainty analysis in every run (as --uncertainty N); 0: off"),
     "workload": WORKLOAD,
     "phases": MapOf(PHASE),
     "you": YOU,
@@ -973,6 +987,7 @@ class _Validator:
             consider=build(Consider, CONSIDER, consider),
             catalog_entries=entries,
             ranges=dict(self.ranges),
+            uncertainty_samples=top.get("uncertainty", SCHEMA["uncertainty"].default),
         )
 
     def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:

@@ -36,6 +36,7 @@ class Job:
     variant: str | None = None
     sets: tuple[str, ...] = ()
     catalog_files: tuple[str, ...] = ()
+    uncertainty: int = 0  # draws of the uncertainty analysis (0: none)
 
 
 def summarize(plan) -> dict[str, Any]:
@@ -47,12 +48,16 @@ def summarize(plan) -> dict[str, Any]:
     where = "; ".join(f"{ph['name']}: " + "+".join(a["option"] for a in ph["assignments"]) for ph in d["phases"])
     kinds = sorted({a["kind"] for ph in d["phases"] for a in ph["assignments"]})
     finishes = [ph["finish_expected"] for ph in d["phases"] if ph["finish_expected"]]
-    return {
+    row = {
         "total_cost": d["total_cost"], "currency": d["currency"], "feasible": d["feasible"],
         "buy": bought, "kinds": "+".join(kinds), "plan": where,
         "finish": max(finishes) if finishes else None,
         "breakeven_gpu_hours": decision_breakeven(plan.scenario, d),
     }
+    if d.get("uncertainty"):  # how sure: the chosen plan's spread and its chance of being the cheapest
+        u = d["uncertainty"]["plan"]
+        row.update(cost_p10=u["cost_p10"], cost_p90=u["cost_p90"], p_cheapest=u["p_cheapest"])
+    return row
 
 
 def decision_breakeven(s, d: dict) -> float | None:
@@ -83,7 +88,9 @@ def run_one(job: Job) -> dict[str, Any]:
     catalog = api.load_catalog(job.catalog_files, job.today)
     s = load_scenario_text(job.text, catalog.ids(), file=job.file, today=job.today, variant=job.variant,
                            sets=job.sets)
-    return summarize(api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=False, detail=False))
+    if job.uncertainty:  # the strategies' best plans are what the analysis compares
+        return summarize(api.plan(s, catalog, trials=WHATIF_TRIALS, detail=False, uncertainty=job.uncertainty))
+    return summarize(api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=False, detail=False, uncertainty=0))
 
 
 def run_many(jobs: Sequence[Job], workers: int = 1, progress: Callable[[int], None] | None = None

@@ -78,12 +78,14 @@ def test_breakeven_never_when_rent_is_cheaper_than_power():
 
 
 def test_charts_have_titles_axes_and_legends():
-    p = planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=50, pareto=True)
+    p = planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=50, pareto=True,
+                     uncertainty=200)
     for name, make in charts.CHARTS.items():
         fig = make(p)
         ax = fig.axes[0]
         assert ax.get_title(), name
-        assert "[" in ax.get_ylabel() and ax.get_xlabel(), name
+        value_axis = ax.get_xlabel() if name == "uncertainty" else ax.get_ylabel()  # horizontal bars
+        assert "[" in value_axis and ax.get_xlabel() and ax.get_ylabel(), name
         assert ax.get_legend() is not None, name
 
 

@@ -1,0 +1,352 @@
+"""How sure is the answer: the inputs' uncertainty carried to each strategy's cost and finish.
+
+Every uncertain input gets a distribution from its source (:func:`inputs`):
+
+- a speed marked ``estimated``: log-normal around the estimate, with the
+  leave-one-device-out error of the speed model for the workload's family and
+  precision (``python bench/speed_error.py``, 2026-11-23: the median absolute
+  error m gives sigma = m / 0.674, the normal's median absolute deviation);
+  ``measured``: 5 % (an estimate of run-to-run and software spread);
+- a catalog price (not one the scenario gives: that is yours): log-normal, 5 % plus 15 % a year of the price's age (an
+  estimate: regions, zones and time move prices; the 2026-11 catalog audit found
+  shipped prices off by up to 1.8x);
+- an interruption rate taken from a default: triangular over the default's
+  sourced range, its mode the rate the plan used;
+- resale by the default model: uniform within +-23 % of it (the 500-800 USD spread of used
+  RTX 3090 prices in 2026 around its 650 USD middle, local-llm.net);
+- the scenario's own ranges (SCENARIO.md, ``200..300`` or ``250 h +- 20%``):
+  uniform over the range, for GPU-hours, electricity and the value of your time.
+
+Each strategy's best plan (and the chosen plan, the hybrid) is then re-priced
+under every joint draw with its assignments fixed: work and session hours scale
+with the phase's GPU-hours over the speed, lost hours with the interruption
+rate, rent with the price, purchases and resale with theirs. That is linear
+algebra on the quotes (one matrix product per strategy), not a new MILP, so a
+thousand draws take milliseconds. A fixed plan that runs late in a draw counts
+as missing its deadline there; the analysis does not re-plan around it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from pricing.values import missing, opt_float
+
+from . import workload
+from .quotes import purchase_cost
+
+#: Median |estimate / measured - 1| of the speed model, leave one device out, by (family,
+#: precision): ``python bench/speed_error.py`` on the shipped throughput table, 2026-11-23.
+SPEED_MEDIAN_ERROR = {("cnn", "fp32"): 0.074, ("cnn", "mixed"): 0.149, ("transformer", "fp32"): 0.090,
+                      ("transformer", "mixed"): 0.134, ("rnn", "fp32"): 0.156, ("rnn", "mixed"): 0.154}
+SPEED_MEDIAN_ERROR_ALL = 0.130  # every family and precision (the same run)
+#: A normal's median absolute deviation in units of its sigma.
+MAD_PER_SIGMA = 0.6745
+#: Spread of a measured speed (an estimate: run-to-run and software-version variation).
+MEASURED_SPEED_SIGMA = 0.05
+#: Spread of a catalog price: this much at once, growing this much a year of age (estimates).
+PRICE_SIGMA = 0.05
+PRICE_SIGMA_PER_YEAR = 0.15
+#: Resale within +-23 %: used RTX 3090s sold for 500-800 USD in 2026 (local-llm.net), around 650.
+RESALE_SPREAD = 0.23
+#: Weaker rank correlations than this are not named as drivers (noise at a few hundred draws).
+MIN_IMPORTANCE = 0.1
+#: Ranges a scenario may give that the analysis draws from (others: the middle, said so).
+SAMPLED_RANGES = ("phases.*.gpu_hours", "electricity", "you.time_value")
+
+
+@dataclass(frozen=True)
+class Input:
+    """One uncertain input: its draws (in ``unit``), the value the plan used and where the spread
+    comes from."""
+
+    name: str
+    draws: np.ndarray
+    base: float
+    unit: str
+    source: str
+
+
+@dataclass(frozen=True)
+class StrategyOutcome:
+    strategy: str
+    cost_usd: np.ndarray  # per draw
+    finish: np.ndarray  # last phase's finish per draw, days since the start
+    meets: np.ndarray  # every deadline met, per draw
+
+
+@dataclass(frozen=True)
+class Driver:
+    input: str
+    importance: float  # |Spearman correlation| with the cost difference of the decision
+    flips_at: float | None  # the input's value where the decision flips (None: not within its range)
+    unit: str
+    wins_above: str | None  # which strategy wins above flips_at
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    samples: int
+    seed: int
+    start: dt.date
+    outcomes: tuple[StrategyOutcome, ...]
+    chosen: StrategyOutcome
+    p_cheapest: dict[str, float]
+    p_chosen_cheapest: float
+    drivers: tuple[Driver, ...]
+    inputs: tuple[Input, ...]
+    decision: tuple[str, str] | None  # (chosen strategy, runner-up) the drivers move
+    not_sampled: tuple[str, ...] = ()  # ranges given but not drawn
+
+
+def _lognormal(rng, n, sigma):
+    return np.exp(rng.normal(0.0, sigma, n)) if sigma > 0 else np.ones(n)
+
+
+def inputs(plan, n: int, seed: int) -> list[Input]:
+    """The uncertain inputs of the options the strategies' plans use, drawn ``n`` times (seeded;
+    one generator, inputs in a fixed order, so the same seed gives the same draws)."""
+    s = plan.scenario
+    rng = np.random.default_rng(seed)
+    opts = plan.options.drop_duplicates("option").set_index("option")
+    q = plan.quotes.drop_duplicates("option").set_index("option")
+    used = sorted({o for a in plan.alternatives for _, o, _ in a.hours} | {b for a in plan.alternatives for b in a.bought})
+    out: list[Input] = []
+    family, precision = s.workload.family, s.workload.precision
+    median = SPEED_MEDIAN_ERROR.get((family, precision), SPEED_MEDIAN_ERROR_ALL)
+    for device in sorted({q.at[o, "device"] for o in used if o in q.index}):
+        o = next(o for o in used if o in q.index and q.at[o, "device"] == device)
+        row = q.loc[o]
+        source = row["speed_source"]
+        if device == s.workload.reference_gpu:
+            continue  # the work is measured in its hours
+        count = opts.at[o, "count"]
+        one_gpu = float(row["relative_speed"]) / workload.data_parallel_speed(
+            int(count) if not missing(count) else 1, s.workload.sharding)
+        sigma = median / MAD_PER_SIGMA if source == "estimated" else MEASURED_SPEED_SIGMA
+        why = (f"leave-one-device-out error of the speed model, {family} {precision} (median {median:.0%})"
+               if source == "estimated" else "measured; 5 % spread (an estimate)")
+        out.append(Input(f"speed {device} ({source})", one_gpu * _lognormal(rng, n, sigma), one_gpu,
+                         f"x {s.workload.reference_gpu}", why))
+    per = s.usd_per_currency
+    for o in used:
+        r = opts.loc[o]
+        kind = r["kind"]
+        yours = r.get("price_source") == "scenario"  # a price you wrote is yours: certain unless a range
+        if kind in ("rent", "buy") and not yours:
+            price = float(r["usd_per_hour"] if kind == "rent" else r["purchase_usd"])
+            age = ((s.start - r["as_of"]).days / 365.25) if isinstance(r["as_of"], dt.date) else 0.0
+            sigma = PRICE_SIGMA + PRICE_SIGMA_PER_YEAR * max(age, 0.0)
+            unit = f"{s.currency}/h" if kind == "rent" else s.currency
+            out.append(Input(f"price {o}", price / per * _lognormal(rng, n, sigma), price / per, unit,
+                             f"catalog price dated {r['as_of']}: {sigma:.0%} spread (5 % + 15 % a year of age; "
+                             "an estimate)"))
+        if kind == "buy" and missing(r.get("resale_usd")) and missing(r.get("resale_fraction")):
+            out.append(Input(f"resale {o}", rng.uniform(1 - RESALE_SPREAD, 1 + RESALE_SPREAD, n), 1.0,
+                             "x the resale used", "used-card prices spread +-23 % (RTX 3090, 2026, local-llm.net)"))
+        rate, low, high = (opt_float(r.get(c)) for c in ("interruptions_per_h", "interruptions_low_per_h",
+                                                           "interruptions_high_per_h"))
+        if rate and low is not None and high is not None and high > low and isinstance(
+                r.get("interruptions_default"), str):
+            mode = min(max(rate, low), high)
+            c = (mode - low) / (high - low)
+            out.append(Input(f"interruptions {o}", stats.triang.rvs(c, loc=low, scale=high - low, size=n,
+                                                                     random_state=rng), rate, "/h",
+                             f"default rate, its sourced range {low:g}-{high:g}/h"))
+    for path, (low, high) in sorted(s.ranges.items()):
+        if _sampled(path):
+            mid = (low + high) / 2
+            out.append(Input(path, rng.uniform(low, high, n), mid, _range_unit(path, s), "your range"))
+    return out
+
+
+def _sampled(path: str) -> bool:
+    parts = path.split(".")
+    return path in SAMPLED_RANGES or (len(parts) == 3 and parts[0] == "phases" and parts[2] == "gpu_hours")
+
+
+def _range_unit(path: str, s) -> str:
+    return {"electricity": "USD/kWh", "you.time_value": "USD/h"}.get(path, "h")
+
+
+def _factor(by_name: dict[str, Input], name: str, n: int) -> np.ndarray:
+    i = by_name.get(name)
+    return np.ones(n) if i is None or not i.base else i.draws / i.base
+
+
+def evaluate(plan, alt, by_name: dict[str, Input], n: int) -> StrategyOutcome:
+    """One strategy's fixed plan re-priced under every draw (see the module docstring)."""
+    s = plan.scenario
+    q = plan.quotes.set_index(["phase", "option"])
+    device = plan.quotes.drop_duplicates("option").set_index("option")["device"]
+    phases = {ph.name: ph for ph in s.phases}
+    cost = np.zeros(n)
+    elec = _factor(by_name, "electricity", n)
+    time_value = _factor(by_name, "you.time_value", n)
+    ratio: dict[str, np.ndarray] = {}
+    for phase, option, hours in alt.hours:
+        c = q.loc[(phase, option)]
+        ph = phases[phase]
+        share = hours / ph.gpu_hours
+        work = _factor(by_name, f"phases.{phase}.gpu_hours", n)
+        speed = _factor(by_name, f"speed {device[option]} ({c['speed_source']})", n)
+        rate = _factor(by_name, f"interruptions {option}", n)
+        price = _factor(by_name, f"price {option}", n) if c["kind"] == "rent" else np.ones(n)
+        wall, lost = float(c["wall_hours"]), float(c["lost_hours"]) if not missing(c["lost_hours"]) else 0.0
+        # the session hours scale with the work over the speed; the lost hours also with the rate
+        r = work / speed * ((wall - lost) + lost * rate) / wall if wall > 0 else work
+        ratio[phase] = np.maximum(ratio.get(phase, 0.0), r)
+        cost += share * (float(c["electricity_usd"]) * r * elec + float(c["rent_usd"]) * r * price
+                         + float(c["storage_usd"]) * r + float(c["egress_usd"]) * work
+                         + float(c["your_time_usd"]) * r * time_value)
+    opts = plan.options.drop_duplicates("option").set_index("option")
+    for b in alt.bought:
+        price_usd, resale_usd = purchase_cost(s, opts.loc[b])
+        pf = _factor(by_name, f"price {b}", n)
+        cost += price_usd * pf - resale_usd * pf * _factor(by_name, f"resale {b}", n)
+    if alt.host:
+        cost += s.you.host_usd
+    finishes = dict(alt.finishes)
+    last = np.zeros(n)
+    meets = np.ones(n, dtype=bool)
+    for phase, r in ratio.items():
+        ph = phases[phase]
+        begin = (ph.start - s.start).days
+        days = begin + np.ceil(((finishes[phase] - s.start).days - begin) * r - 1e-9)
+        last = np.maximum(last, days)
+        if ph.deadline is not None:
+            meets &= days <= (ph.deadline - s.start).days
+    return StrategyOutcome(alt.strategy, cost, last, meets)
+
+
+def analyse(plan, samples: int, seed: int = 0) -> Uncertainty:
+    """Each strategy's and the chosen plan's cost and finish over ``samples`` joint draws, the
+    chance each strategy is the cheapest, and the inputs that move the decision most."""
+    n = samples
+    drawn = inputs(plan, n, seed)
+    by_name = {i.name: i for i in drawn}
+    outcomes = tuple(evaluate(plan, a, by_name, n) for a in plan.alternatives)
+    chosen = next((o for o in outcomes if o.strategy == "hybrid"), outcomes[0] if outcomes else None)
+    p_cheapest, p_chosen = _p_cheapest(plan, outcomes, chosen)
+    decision = _decision(plan, outcomes, chosen)
+    alias = _aliases(plan)
+    drivers = _drivers(drawn, outcomes, decision, alias) if decision else ()
+    ranged = [p for p in plan.scenario.ranges if not _sampled(p)]
+    return Uncertainty(n, seed, plan.scenario.start, outcomes, chosen, p_cheapest, p_chosen, tuple(drivers),
+                       tuple(drawn), tuple(alias[o.strategy] for o in decision) if decision else None, tuple(ranged))
+
+
+def _aliases(plan) -> dict[str, str]:
+    """Each strategy by the first strategy with the very same plan: the chosen hybrid that buys
+    one card and rents nothing is called buy-only where the choice is named."""
+    first: dict = {}
+    out = {}
+    for a in plan.alternatives:
+        out[a.strategy] = first.setdefault((a.hours, a.bought, a.host), a.strategy)
+    return out
+
+
+def _effective(o: StrategyOutcome) -> np.ndarray:
+    """Cost where the deadlines are met; a plan that misses one loses to any that does not."""
+    return np.where(o.meets, o.cost_usd, np.inf)
+
+
+def _p_cheapest(plan, outcomes, chosen) -> tuple[dict[str, float], float]:
+    """The chance each strategy's plan is the cheapest, over the distinct plans (ties between
+    different plans shared): a strategy whose best plan is another's (hybrid often is) has that
+    one's chance, so the distinct plans' chances sum to 1."""
+    if not outcomes:
+        return {}, 0.0
+    key = {a.strategy: (a.hours, a.bought, a.host) for a in plan.alternatives}
+    distinct = list({key[o.strategy]: o for o in reversed(outcomes)}.values())[::-1]  # first of each plan
+    cost = np.array([_effective(o) for o in distinct])
+    all_missed = ~np.isfinite(cost).any(axis=0)
+    cost[:, all_missed] = np.array([o.cost_usd for o in distinct])[:, all_missed]  # then the cheapest anyway
+    best = cost.min(axis=0)
+    winners = np.isclose(cost, best, rtol=1e-9, atol=1e-9)
+    share = winners / winners.sum(axis=0)
+    by_plan = {key[o.strategy]: float(share[k].mean()) for k, o in enumerate(distinct)}
+    p = {o.strategy: by_plan[key[o.strategy]] for o in outcomes}
+    return p, p.get(chosen.strategy, 0.0)
+
+
+def _decision(plan, outcomes, chosen):
+    """The chosen plan against the best other strategy whose plan differs from it (by median
+    cost): the choice a supervisor asks about."""
+    by = {a.strategy: a for a in plan.alternatives}
+    mine = by.get(chosen.strategy) if chosen else None
+    if mine is None:
+        return None
+    others = [o for o in outcomes if o.strategy != chosen.strategy
+              and (by[o.strategy].hours, by[o.strategy].bought) != (mine.hours, mine.bought)]
+    if not others:
+        return None
+    return chosen, min(others, key=lambda o: float(np.median(_effective(o))))
+
+
+def _drivers(drawn: list[Input], outcomes, decision, alias: dict[str, str]) -> list[Driver]:
+    """Inputs by how strongly they move the decision: |Spearman correlation| of each input's
+    draws with the cost difference (chosen minus runner-up), and where a straight-line fit of
+    that difference on the input crosses zero, if within the input's draws."""
+    mine, other = decision
+    diff = mine.cost_usd - other.cost_usd
+    out = []
+    if np.ptp(diff) == 0:
+        return out
+    for i in drawn:
+        if np.ptp(i.draws) == 0:
+            continue
+        rho = stats.spearmanr(i.draws, diff).statistic
+        if not np.isfinite(rho) or abs(rho) < MIN_IMPORTANCE:
+            continue
+        slope, intercept = np.polyfit(i.draws, diff, 1)
+        flips = -intercept / slope if slope else math.nan
+        inside = bool(np.isfinite(flips) and i.draws.min() <= flips <= i.draws.max())
+        wins = alias[other.strategy if slope > 0 else mine.strategy] if inside else None
+        out.append(Driver(i.name, float(abs(rho)), float(flips) if inside else None, i.unit, wins))
+    return sorted(out, key=lambda d: -d.importance)[:6]
+
+
+# --------------------------------------------------------------------------- summaries (USD -> currency)
+
+
+def quantiles(x: np.ndarray) -> tuple[float, float, float]:
+    p10, p50, p90 = np.quantile(x, [0.1, 0.5, 0.9])
+    return float(p10), float(p50), float(p90)
+
+
+def to_dict(u: Uncertainty, usd_per_currency: float) -> dict:
+    """The JSON ``uncertainty`` key (OUTPUT.md): money in the scenario's currency."""
+    def day(x: float) -> str:
+        return (u.start + dt.timedelta(days=int(x))).isoformat()
+
+    def strategy(o: StrategyOutcome) -> dict:
+        p10, p50, p90 = (round(v / usd_per_currency, 2) for v in quantiles(o.cost_usd))
+        f10, _, f90 = quantiles(o.finish)
+        return {"strategy": o.strategy, "cost_p10": p10, "cost_p50": p50, "cost_p90": p90,
+                "finish_p10": day(f10), "finish_p90": day(math.ceil(f90)),
+                "p_meets_deadlines": round(float(o.meets.mean()), 4),
+                "p_cheapest": round(u.p_cheapest.get(o.strategy, 0.0), 4)}
+
+    plan = strategy(u.chosen) if u.chosen else {}
+    plan.pop("strategy", None)
+    plan["p_cheapest"] = round(u.p_chosen_cheapest, 4)
+    return {
+        "samples": u.samples, "seed": u.seed,
+        "strategies": [strategy(o) for o in u.outcomes],
+        "plan": plan,
+        "decision": list(u.decision) if u.decision else None,
+        "drivers": [{"input": d.input, "importance": round(d.importance, 3),
+                     "flips_at": None if d.flips_at is None else round(d.flips_at, 4), "unit": d.unit,
+                     "wins_above": d.wins_above} for d in u.drivers],
+        "inputs": [{"input": i.name, "low": round(float(np.quantile(i.draws, 0.05)), 4),
+                    "high": round(float(np.quantile(i.draws, 0.95)), 4), "base": round(i.base, 4), "unit": i.unit,
+                    "source": i.source} for i in u.inputs],
+        "not_sampled": list(u.not_sampled),
+    }
