@@ -264,17 +264,18 @@ def uncertainty_chart(plan: Plan) -> Figure:
         ax.barh(y, p90 - p10, left=p10, height=0.5, color="tab:blue", alpha=0.6,
                 label="P10 to P90" if y == ys[0] else None)
         ax.plot([p50, p50], [y - 0.25, y + 0.25], color="black", linewidth=2, label="P50" if y == ys[0] else None)
-    ax.set_yticks(ys, [o.strategy for o in u.outcomes])
+    alias = u.aliases or {}
+    ax.set_yticks(ys, [o.strategy + (f"\n(= {alias[o.strategy]})" if alias.get(o.strategy, o.strategy) != o.strategy
+                                     else "") for o in u.outcomes])
     ax.set_xlabel(f"Total cost [{cur}]")
     ax.set_ylabel("Strategy")
     ax.set_title(f"Cost over {u.samples:,} draws of the uncertain inputs")
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
-    bx.barh(ys, [u.p_cheapest.get(o.strategy, 0.0) for o in u.outcomes], color="tab:green", label="P(cheapest)")
+    bx.barh(ys, [u.p_cheapest.get(o.strategy, 0.0) for o in u.outcomes], height=0.5, color="tab:green")
     bx.set_xlim(0, 1)
-    bx.set_xlabel("Chance of being the cheapest [fraction of draws]")
-    bx.set_title("Cheapest")
-    bx.legend(fontsize=8, loc="lower right")
+    bx.set_xlabel("P(cheapest) [fraction of draws]")
+    bx.set_title("Chance of being the cheapest")
     fig.tight_layout()
     return fig
 

@@ -209,23 +209,10 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
     return view.Page(title, tuple(sections))
 
 
-def _same_plans(plan: Plan) -> dict[str, str]:
-    """Strategy -> an earlier strategy whose best plan is the very same (hybrid is often rent-only)."""
-    seen, out = {}, {}
-    for a in plan.alternatives:
-        key = (a.hours, a.bought, a.host)
-        if key in seen:
-            out[a.strategy] = seen[key]
-        else:
-            seen[key] = a.strategy
-    return out
-
-
 def uncertainty_section(plan: Plan, d: dict, chart) -> view.Section:
     """How sure the answer is (planner.uncertainty): each strategy's spread, the chance it is the
     cheapest, the inputs that move the decision and where it flips, and every input's spread."""
     u, cur = d["uncertainty"], d["currency"]
-    same = _same_plans(plan)
 
     def amount(x):
         return units.format_amount(x, cur)
@@ -235,7 +222,7 @@ def uncertainty_section(plan: Plan, d: dict, chart) -> view.Section:
             f"**{amount(mine['cost_p10'])} to {amount(mine['cost_p90'])} {cur}** (P10 to P90; P50 "
             f"{amount(mine['cost_p50'])}), meets every deadline in {mine['p_meets_deadlines']:.0%} of them and is "
             f"the cheapest way in {mine['p_cheapest']:.0%}.")
-    rows = tuple((o["strategy"] + (f" (the same plan as {same[o['strategy']]})" if o["strategy"] in same else ""),
+    rows = tuple((o["strategy"] + (f" (the same plan as {o['same_as']})" if o.get("same_as") else ""),
                   amount(o["cost_p10"]), amount(o["cost_p50"]), amount(o["cost_p90"]), o["finish_p10"], o["finish_p90"],
                   f"{o['p_meets_deadlines']:.0%}", f"{o['p_cheapest']:.0%}") for o in u["strategies"])
     drivers = []
@@ -255,7 +242,7 @@ def uncertainty_section(plan: Plan, d: dict, chart) -> view.Section:
                     "Cheapest"), rows, frozenset({1, 2, 3, 6, 7})),
         "Each strategy's best plan is re-priced with its assignments fixed; a plan that runs late in a draw "
         "misses its deadline there (no re-planning). Cheapest counts only draws where a plan meets every deadline; "
-        "ties are shared.",
+        "ties between different plans are shared, and a strategy whose plan is another's shows that one's chance.",
         f"What moves the choice of {versus} most:" if drivers else None,
         view.Bullets(tuple(drivers)),
         "The inputs drawn:" if spreads else "No input of this plan is uncertain in the catalog.",

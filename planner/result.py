@@ -89,6 +89,12 @@ class Alternative:
     host: bool = False  # whether it buys the host computer
     finishes: tuple[tuple[str, dt.date], ...] = ()  # each phase's expected finish
 
+    @property
+    def plan_key(self) -> tuple:
+        """What makes two strategies' plans the same plan (hours to the thousandth: two solves
+        of one plan differ in the last bits)."""
+        return tuple((p, o, round(h, 3)) for p, o, h in self.hours), self.bought, self.host
+
 
 @dataclass(frozen=True)
 class ParetoPoint:

@@ -103,6 +103,7 @@ class Uncertainty:
     inputs: tuple[Input, ...]
     decision: tuple[str, str] | None  # (chosen strategy, runner-up) the drivers move
     not_sampled: tuple[str, ...] = ()  # ranges given but not drawn
+    aliases: dict = None  # strategy -> the first strategy with the very same plan
 
 
 def _lognormal(rng, n, sigma):
@@ -239,7 +240,8 @@ def analyse(plan, samples: int, seed: int = 0) -> Uncertainty:
     drivers = _drivers(drawn, outcomes, decision, alias) if decision else ()
     ranged = [p for p in plan.scenario.ranges if not _sampled(p)]
     return Uncertainty(n, seed, plan.scenario.start, outcomes, chosen, p_cheapest, p_chosen, tuple(drivers),
-                       tuple(drawn), tuple(alias[o.strategy] for o in decision) if decision else None, tuple(ranged))
+                       tuple(drawn), tuple(alias[o.strategy] for o in decision) if decision else None, tuple(ranged),
+                       alias)
 
 
 def _aliases(plan) -> dict[str, str]:
@@ -248,7 +250,7 @@ def _aliases(plan) -> dict[str, str]:
     first: dict = {}
     out = {}
     for a in plan.alternatives:
-        out[a.strategy] = first.setdefault((a.hours, a.bought, a.host), a.strategy)
+        out[a.strategy] = first.setdefault(a.plan_key, a.strategy)
     return out
 
 
@@ -263,7 +265,7 @@ def _p_cheapest(plan, outcomes, chosen) -> tuple[dict[str, float], float]:
     one's chance, so the distinct plans' chances sum to 1."""
     if not outcomes:
         return {}, 0.0
-    key = {a.strategy: (a.hours, a.bought, a.host) for a in plan.alternatives}
+    key = {a.strategy: a.plan_key for a in plan.alternatives}
     distinct = list({key[o.strategy]: o for o in reversed(outcomes)}.values())[::-1]  # first of each plan
     cost = np.array([_effective(o) for o in distinct])
     all_missed = ~np.isfinite(cost).any(axis=0)
@@ -283,8 +285,7 @@ def _decision(plan, outcomes, chosen):
     mine = by.get(chosen.strategy) if chosen else None
     if mine is None:
         return None
-    others = [o for o in outcomes if o.strategy != chosen.strategy
-              and (by[o.strategy].hours, by[o.strategy].bought) != (mine.hours, mine.bought)]
+    others = [o for o in outcomes if o.strategy != chosen.strategy and by[o.strategy].plan_key != mine.plan_key]
     if not others:
         return None
     return chosen, min(others, key=lambda o: float(np.median(_effective(o))))
@@ -329,13 +330,15 @@ def to_dict(u: Uncertainty, usd_per_currency: float) -> dict:
     def strategy(o: StrategyOutcome) -> dict:
         p10, p50, p90 = (round(v / usd_per_currency, 2) for v in quantiles(o.cost_usd))
         f10, _, f90 = quantiles(o.finish)
-        return {"strategy": o.strategy, "cost_p10": p10, "cost_p50": p50, "cost_p90": p90,
+        same = u.aliases.get(o.strategy, o.strategy)
+        return {"strategy": o.strategy, **({"same_as": same} if same != o.strategy else {}), "cost_p10": p10, "cost_p50": p50, "cost_p90": p90,
                 "finish_p10": day(f10), "finish_p90": day(math.ceil(f90)),
                 "p_meets_deadlines": round(float(o.meets.mean()), 4),
                 "p_cheapest": round(u.p_cheapest.get(o.strategy, 0.0), 4)}
 
     plan = strategy(u.chosen) if u.chosen else {}
     plan.pop("strategy", None)
+    plan.pop("same_as", None)
     plan["p_cheapest"] = round(u.p_chosen_cheapest, 4)
     return {
         "samples": u.samples, "seed": u.seed,

@@ -142,3 +142,12 @@ def test_compare_shows_how_sure_each_row_is(tmp_path):
     assert out.exit_code == 0, out.output
     (row,) = json.loads(out.output)
     assert 0.2 < row["p_cheapest"] < 0.8 and row["cost_p10"] < row["total_cost"] < row["cost_p90"]
+
+
+def test_chances_of_being_cheapest_sum_to_one_over_distinct_plans(thesis_plan_with_uncertainty):
+    """Two solves of one plan differ in the last bits of their hours; they are still one plan."""
+    u = thesis_plan_with_uncertainty.uncertainty
+    distinct = [s for s in u.p_cheapest if u.aliases[s] == s]
+    assert sum(u.p_cheapest[s] for s in distinct) == pytest.approx(1.0)
+    for s, first in u.aliases.items():
+        assert u.p_cheapest[s] == u.p_cheapest[first]
