@@ -140,11 +140,12 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
         r = opts.loc[o]
         kind = r["kind"]
         yours = r.get("price_source") == "scenario"  # a price you wrote is yours: certain unless a range
-        if kind in ("rent", "buy") and not yours:
-            price = float(r["usd_per_hour"] if kind == "rent" else r["purchase_usd"])
+        paid_tier = kind == "free" and (opt_float(r["usd_per_hour"]) or 0.0) > 0  # a subscription's hours
+        if (kind in ("rent", "buy") or paid_tier) and not yours:
+            price = float(r["purchase_usd"] if kind == "buy" else r["usd_per_hour"])
             age = ((s.start - r["as_of"]).days / 365.25) if isinstance(r["as_of"], dt.date) else 0.0
             sigma = PRICE_SIGMA + PRICE_SIGMA_PER_YEAR * max(age, 0.0)
-            unit = f"{s.currency}/h" if kind == "rent" else s.currency
+            unit = s.currency if kind == "buy" else f"{s.currency}/h"
             out.append(Input(f"price {o}", price / per * _lognormal(rng, n, sigma), price / per, unit,
                              f"catalog price dated {r['as_of']}: {sigma:.0%} spread (5 % + 15 % a year of age; "
                              "an estimate)"))
@@ -198,7 +199,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int) -> StrategyOutcome:
         work = _factor(by_name, f"phases.{phase}.gpu_hours", n)
         speed = _factor(by_name, f"speed {device[option]} ({c['speed_source']})", n)
         rate = _factor(by_name, f"interruptions {option}", n)
-        price = _factor(by_name, f"price {option}", n) if c["kind"] == "rent" else np.ones(n)
+        price = _factor(by_name, f"price {option}", n) if c["kind"] != "buy" else np.ones(n)
         wall, lost = float(c["wall_hours"]), float(c["lost_hours"]) if not missing(c["lost_hours"]) else 0.0
         # the session hours scale with the work over the speed; the lost hours also with the rate
         r = work / speed * ((wall - lost) + lost * rate) / wall if wall > 0 else work
