@@ -143,7 +143,8 @@ def plan_name(row) -> str:
     return "; ".join([*(["buy " + row["buy"]] if row["buy"] != "nothing" else []), *(o for o in options if o)])
 
 
-def sweep_map(table: pd.DataFrame, keys: tuple[str, str], currency: str) -> Figure:
+def sweep_map(table: pd.DataFrame, keys: tuple[str, str], currency: str, labels: tuple[str, str] | None = None
+              ) -> Figure:
     """A 2-D sweep as a decision map: each cell coloured by the plan that wins there, shaded by
     its cost (darker is dearer), the cost written in the cell."""
     import numpy as np
@@ -168,8 +169,8 @@ def sweep_map(table: pd.DataFrame, keys: tuple[str, str], currency: str) -> Figu
     ax.imshow(image, origin="lower", aspect="auto")
     ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(ys)), [str(y) for y in ys], fontsize=8)
-    ax.set_xlabel(kx)
-    ax.set_ylabel(ky)
+    ax.set_xlabel(labels[0] if labels else kx)
+    ax.set_ylabel(labels[1] if labels else ky)
     ax.set_title(f"Which plan wins where (cell: total cost [{currency}], darker is dearer)")
     ax.legend(handles=[Patch(color=palette[k % len(palette)], label=p) for k, p in enumerate(plans)],
               loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, title="plan")
@@ -177,7 +178,7 @@ def sweep_map(table: pd.DataFrame, keys: tuple[str, str], currency: str) -> Figu
     return fig
 
 
-def sweep_chart(table: pd.DataFrame, key: str, currency: str) -> Figure:
+def sweep_chart(table: pd.DataFrame, key: str, currency: str, label: str | None = None) -> Figure:
     """Total cost against the swept value, with the points where the chosen plan changes."""
     fig, ax = plt.subplots(figsize=(8, 4.5))
     labels = [str(v) for v in table[key]]
@@ -199,7 +200,7 @@ def sweep_chart(table: pd.DataFrame, key: str, currency: str) -> Figure:
                     ha="center", fontsize=7, color="dimgrey")
     ax.set_xticks(list(xs), labels, rotation=30, ha="right")
     ax.set_title(f"Total cost as {key} varies")
-    ax.set_xlabel(key)
+    ax.set_xlabel(label or key)
     ax.set_ylabel(f"Total cost [{currency}]")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)

@@ -10,6 +10,7 @@ import dataclasses
 import datetime as dt
 import functools
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -370,12 +371,22 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     with _progress(total) as bar:
         df = run_sweep(base, parsed, _workers(workers, total), bar.update if bar else None)
     charts = {}
+    if report_dir and len(parsed) in (1, 2):
+        from .api import load_catalog
+        from .scenario import key_unit
+
+        columns = load_catalog(catalog_files, today).columns
+        labels = []
+        for key, values in parsed:  # the unit of bare numbers on the axis; values with units show theirs
+            unit = key_unit(key, columns, s.currency)
+            bare = all(re.fullmatch(r"\s*[-+0-9.eE]+\s*", str(v)) for v in values)
+            labels.append(f"{key} [{unit}]" if unit and bare else key)
     if report_dir and len(parsed) == 1:
         charts = {"sweep": (f"Total cost and the plan chosen as {parsed[0][0]} varies",
-                            sweep_chart(df, parsed[0][0], s.currency))}
+                            sweep_chart(df, parsed[0][0], s.currency, labels[0]))}
     elif report_dir and len(parsed) == 2:
         charts = {"decision_map": (f"Which plan wins where, over {parsed[0][0]} and {parsed[1][0]}",
-                                   sweep_map(df, (parsed[0][0], parsed[1][0]), s.currency))}
+                                   sweep_map(df, (parsed[0][0], parsed[1][0]), s.currency, tuple(labels)))}
     _emit_table(df, fmt, f"Sweep of {', '.join(k for k, _ in parsed)} — {s.name}", report_dir, force, charts)
 
 

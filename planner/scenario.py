@@ -609,6 +609,18 @@ SCHEMA: dict[str, Any] = {
 REQUIRED_SECTIONS = ("name", "workload", "phases")
 
 
+def key_unit(path: str, columns, currency: str) -> str:
+    """The unit a bare number takes for the key at ``path`` (a --set/--vary path such as
+    ``phases.final.gpu_hours`` or ``catalog.rent[ID].price``): the key's unit, money in the
+    scenario's currency (SCENARIO.md: bare amounts are in it); '' when it has none."""
+    parts = re.sub(r"\[[^\]]*\]", "[]", path).split(".")
+    if len(parts) >= 3 and parts[0] == "phases":
+        parts[1] = "<name>"
+    wanted = ".".join(parts)
+    unit = next((r["unit"] for r in schema_rows(columns) if r["key"] == wanted), "")
+    return re.sub(r"\bUSD\b", currency, unit)
+
+
 def schema_rows(columns, schema: Mapping[str, Any] = None, prefix: str = "") -> list[dict[str, Any]]:
     """Every scenario key with its unit, default and documentation, from the schema
     (``planner keys``): the one place they are declared. Catalog entries are described by the

@@ -230,3 +230,18 @@ def test_what_if_pages_fit_a_projector():
     assert [r[1] for r in table.rows] == ["1,234", "64"]
     assert table.rows[0][3] == "a: a100-40gb; b: rtx-3090+kaggle"
     assert "64.24000000000001" not in to_text(page)
+
+
+def test_a_sweeps_axis_says_the_unit_of_bare_numbers():
+    """A bare number in --vary takes the key's unit, money in the scenario's currency
+    (SCENARIO.md): the chart's axis says which (issue 15)."""
+    from planner.api import shipped_catalog
+    from planner.scenario import key_unit
+
+    columns = shipped_catalog().columns
+    assert key_unit("phases.final.gpu_hours", columns, "EUR") == "h"
+    assert key_unit("catalog.rent[vast:a100-40gb].price", columns, "EUR") == "EUR/h"
+    assert key_unit("catalog.buy[rtx-4090].price", columns, "JPY") == "JPY"
+    assert key_unit("electricity", columns, "USD") == "USD/kWh"
+    assert key_unit("horizon", columns, "USD") == "months"
+    assert key_unit("name", columns, "USD") == ""
