@@ -151,3 +151,12 @@ def test_chances_of_being_cheapest_sum_to_one_over_distinct_plans(thesis_plan_wi
     assert sum(u.p_cheapest[s] for s in distinct) == pytest.approx(1.0)
     for s, first in u.aliases.items():
         assert u.p_cheapest[s] == u.p_cheapest[first]
+
+
+def test_rank_correlation_is_spearmans():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=400)
+    y = np.exp(x) + rng.normal(size=400)
+    assert uncertainty._spearman(x, y) == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
