@@ -234,7 +234,7 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     catalog = api.load_catalog(base.catalog_files, base.today)
     s = load_scenario_text(base.text, catalog.ids(), file=base.file, today=base.today, variant=base.variant,
                            sets=base.sets)
-    p = api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=True)
+    p = api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=True, detail=False, uncertainty=0)
     d = api.to_dict(p)
     used = [a["option"] for ph in d["phases"] for a in ph["assignments"]]
     used += [o for alt in d["alternatives"] for o in alt["options"]]
