@@ -28,12 +28,18 @@ def cumulative_cost(plan: Plan) -> Figure:
         if alt.cumulative:
             ax.step([d for d, _ in alt.cumulative], [c * per for _, c in alt.cumulative], where="post",
                     label=f"{alt.strategy}: {units.format_money(alt.cumulative[-1][1] * per, cur)} spent")
-    ax.set_title("Money spent by each strategy's best plan (your time not counted)")
+    return _money_over_time(fig, ax, "Money spent by each strategy's best plan (your time not counted)",
+                            f"Money spent [{cur}]", bool(plan.alternatives), 8)
+
+
+def _money_over_time(fig, ax, title: str, ylabel: str, legend: bool, fontsize: int) -> Figure:
+    """Title, date axis and a legend beside the plot (never over the curves) for money over time."""
+    ax.set_title(title)
     ax.set_xlabel("Date")
-    ax.set_ylabel(f"Money spent [{cur}]")
+    ax.set_ylabel(ylabel)
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m"))
-    if plan.alternatives:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    if legend:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=fontsize)
     ax.grid(alpha=0.3)
     fig.autofmt_xdate()
     fig.tight_layout()
@@ -65,16 +71,8 @@ def breakeven_chart(plan: Plan) -> Figure:
         if when is not None:
             ax.plot([when], [float(c.buy_usd[c.dates.index(when)]) * per], "o", color=drawn[f"buy {pair.buy}"],
                     markeredgecolor="black", label=f"{pair.buy} pays off against {pair.rent} on {when}")
-    ax.set_title("Buying (sold that day) against renting, at the scenario's pace")
-    ax.set_xlabel("Date")
-    ax.set_ylabel(f"Money spent by then [{cur}]")
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m"))
-    if shown:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
-    ax.grid(alpha=0.3)
-    fig.autofmt_xdate()
-    fig.tight_layout()
-    return fig
+    return _money_over_time(fig, ax, "Buying (sold that day) against renting, at the scenario's pace",
+                            f"Money spent by then [{cur}]", bool(shown), 7)
 
 
 def schedule(plan: Plan) -> Figure:
