@@ -171,11 +171,13 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
     edges, months = p.pieces(s)
     rows = opts.drop_duplicates("option").set_index("option")
     devices = rows["device"].to_dict()
+    cards = rows[rows["kind"] == "buy"][["device", "purchase_usd", "condition", "resale_usd", "resale_fraction"]]
+    cards = cards.to_dict("index")  # one read of the table, not a row lookup per card
     by_rate = sorted(rent_rate, key=lambda r: (r == FREE_MIX, rent_rate[r], r))
     for b in quotes.loc[quotes["kind"] == "buy", "option"].unique():
         if b not in rate:
             continue
-        o = rows.loc[b]
+        o = cards[b]
         buy_rate = rate[b]
         host = s.you.host_usd
         fixed = float(o["purchase_usd"]) + host

@@ -30,6 +30,7 @@ from .result import Alternative, Assignment, ParetoPoint, PhasePlan, Plan, Purch
 from .costs import COST_PARTS, PART_NAMES
 from pricing.errors import SolverError
 from .scenario import Scenario
+from pricing.memo import Kept
 from pricing.values import float_or, opt_float
 
 DEFAULT_TRIALS = 2000
@@ -98,9 +99,14 @@ def prune(quotes: pd.DataFrame, dominated: dict[str, str] | None = None) -> pd.D
 
 
 
+_CARD_COSTS = Kept()
+
+
 def card_costs(s: Scenario, opts: pd.DataFrame) -> dict[str, tuple[float, float]]:
-    """(purchase, resale at the horizon's end) per buy option [USD], asked once per plan."""
-    return {o["option"]: purchase_cost(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()}
+    """(purchase, resale at the horizon's end) per buy option [USD], asked once per plan (and
+    once per options table and horizon in a process: pricing.memo). Read-only."""
+    return _CARD_COSTS.get((opts,), (s.horizon_months,), lambda: {
+        o["option"]: purchase_cost(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()})
 
 
 def net_of_resale(cards: dict[str, tuple[float, float]]) -> dict[str, float]:
