@@ -165,9 +165,10 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             window_h = max((end - begin).days, 1) / 7.0 * cap * parallel / ph.runs
             scale = max(1.0, proc.work_h / max(window_h, proc.checkpoint_every_h))
             e = sessions.expected(dataclasses.replace(proc, work_h=proc.work_h / scale) if scale > 1 else proc)
-            e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
-                                    setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
-                                    wait_h=e.wait_h * scale, work_h=proc.work_h)
+            if scale > 1:
+                e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
+                                        setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
+                                        wait_h=e.wait_h * scale, work_h=proc.work_h)
             if e.sessions > 0 and math.isfinite(e.wall_h):
                 cap = _capacity(s, r, e.wall_h / e.sessions)
             wall = e.wall_h * ph.runs
@@ -177,12 +178,13 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
             total_quota = opt_float(r.quota_h_total)
             finish = sessions.finish_day(begin, weeks * 7)
             reason = None
-            fits_disk = not too_big(ph, r, checkpoint_gb)  # ok: finishes alone in time; usable: may take a share
+            disk_problem = too_big(ph, r, checkpoint_gb)
+            fits_disk = not disk_problem  # ok: finishes alone in time; usable: may take a share
             if not proc.feasible():
                 reason = (f"a {r.session_limit_h:g} h session cannot fit setup and one "
                           f"{ph.checkpoint_every_h * 60:g} min checkpoint interval")
-            elif too_big(ph, r, checkpoint_gb):
-                reason = too_big(ph, r, checkpoint_gb)
+            elif disk_problem:
+                reason = disk_problem
             elif total_quota is not None and wall > total_quota:
                 reason = f"needs {wall:.0f} h, the tier grants {total_quota:g} h in all"
             elif finish is None or finish > last_day:
