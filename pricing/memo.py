@@ -13,11 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+EVERY: list[Kept] = []
+
+
+def clear_all() -> None:
+    """Forget every kept result (tests compare answers with and without them)."""
+    for memo in EVERY:
+        memo._entries.clear()
+
 
 class Kept:
     def __init__(self, size: int = 16):
         self.size = size
         self._entries: dict[tuple, tuple[tuple, Any]] = {}
+        EVERY.append(self)
 
     def get(self, tables: tuple, key: tuple, make: Callable[[], Any]) -> Any:
         """``make()``, or what it returned before for these very ``tables`` and an equal ``key``."""

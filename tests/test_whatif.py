@@ -245,3 +245,25 @@ def test_a_sweeps_axis_says_the_unit_of_bare_numbers():
     assert key_unit("electricity", columns, "USD") == "USD/kWh"
     assert key_unit("horizon", columns, "USD") == "months"
     assert key_unit("name", columns, "USD") == ""
+
+
+def test_what_ifs_that_reuse_tables_answer_as_plans_from_scratch():
+    """Options, exclusions, card costs and a phase's quotes are reused between what-ifs
+    (pricing.memo); every row must equal the same plan made with nothing kept."""
+    from pricing import memo
+    from planner import sessions
+
+    text = (SCENARIOS / "thesis.yaml").read_text(encoding="utf-8")
+    base = whatif.Job(text, "thesis.yaml", TODAY)
+    sets = ["phases.final.gpu_hours=300", "phases.prototyping.runs=2", "electricity=0.4 USD/kWh",
+            "catalog.rent[vast:a100-40gb].price=0.2 USD/h", "workload.params=300M", "you.time_value=40 USD/h",
+            "phases.final.deadline=2027-06-10"]
+    jobs = [base, *(dataclasses.replace(base, sets=(s,)) for s in sets), base]
+    warm = [whatif.run_one(j) for j in jobs]  # in this order, each reusing what the last left
+    fresh = []
+    for j in jobs:
+        memo.clear_all()
+        sessions.expected.cache_clear()
+        fresh.append(whatif.run_one(j))
+    assert warm == fresh
+    assert len({r["total_cost"] for r in warm}) > 3  # the perturbations do change answers
