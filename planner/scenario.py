@@ -868,7 +868,10 @@ def load_scenario_text(
             continue
         old = _set_in(data, path, o.value)
         v.origin[path] = o
-        applied.append(f"{dotted(path)}: {_show(old)} -> {_show(o.value)} ({o.label})")
+        by_id = len(o.path) >= 4 and o.path[0] == "catalog" and not isinstance(o.path[2], int)
+        shown = (f"catalog.{o.path[1]}[{o.path[2]}].{dotted(o.path[3:])}" if by_id else dotted(path))
+        was = "(the catalog's)" if by_id and old is None else _show(old)
+        applied.append(f"{shown}: {was} -> {_show(o.value)} ({o.label})")
     if v.problems:
         raise InputError(v.problems)
 

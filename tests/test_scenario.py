@@ -135,12 +135,15 @@ def test_any_catalog_row_can_be_changed_by_id_in_brackets(load, catalog):
     shipped = catalog.row("rent", "aws:g5.xlarge")
     assert merged["usd_per_hour"] == pytest.approx(0.80)
     assert merged["device"] == shipped["device"] and merged["billing_s"] == shipped["billing_s"]
+    # the report's list of overrides names the row by its id, as the user wrote it
+    assert s.overrides == ("catalog.rent[aws:g5.xlarge].price: (the catalog's) -> 0.80 USD/h (--set)",)
     with pytest.raises(InputError, match=r"no rent offer 'aws:g5.xlarg' .*did you mean 'aws:g5.xlarge'"):
         load(MINIMAL, sets=["catalog.rent[aws:g5.xlarg].price=0.80 USD/h"])
     # a row of the scenario's own catalog is changed in place
     own = MINIMAL + "catalog:\n  rent:\n    - {id: uni, device: a100-40gb, price: 0.40 USD/h}\n"
     s = load(own, sets=["catalog.rent[uni].price=0.10 USD/h"])
     assert [e["usd_per_hour"] for e in s.catalog_entries["rent"]] == [pytest.approx(0.10)]
+    assert s.overrides == ("catalog.rent[uni].price: 0.40 USD/h -> 0.10 USD/h (--set)",)
 
 
 @pytest.mark.parametrize("written, low, middle, high", [
