@@ -148,8 +148,8 @@ _USABLE, _PHASE_ROWS = Kept(), Kept(size=64)
 def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
     """Price every (phase, usable option): expected hours, dates and cost parts [USD].
 
-    A phase's rows depend only on the phase, its window, its checkpoint, ``you``, electricity and
-    the usable options, so they are kept per process on exactly those (pricing.memo): a what-if
+    A phase's rows depend only on the phase, its window, its checkpoint, electricity, your starts
+    a day, host power and time value, and the usable options, so they are kept per process on exactly those (pricing.memo): a what-if
     that moves one phase or a price re-prices only what it touches."""
     def usable_rows():
         merged = opts.merge(feas, on="option")
@@ -158,7 +158,9 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
     usable = _USABLE.get((opts, feas), (), usable_rows)
     rows = []
     for ph in s.phases:
-        key = (ph, s.window(ph), s.last_day(ph), checkpoint_gb_of(s, ph), s.you, s.electricity_usd_per_kwh)
+        you = s.you  # the fields a quote reads (not the budget, which only the MILP reads)
+        key = (ph, s.window(ph), s.last_day(ph), checkpoint_gb_of(s, ph), s.electricity_usd_per_kwh,
+               you.attention_starts_per_day, you.host_power_w, you.time_value_usd_per_hour)
         rows += _PHASE_ROWS.get((usable,), key, lambda: _phase_rows(s, ph, usable))
     return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
 

@@ -257,7 +257,7 @@ def test_what_ifs_that_reuse_tables_answer_as_plans_from_scratch():
     base = whatif.Job(text, "thesis.yaml", TODAY)
     sets = ["phases.final.gpu_hours=300", "phases.prototyping.runs=2", "electricity=0.4 USD/kWh",
             "catalog.rent[vast:a100-40gb].price=0.2 USD/h", "workload.params=300M", "you.time_value=40 USD/h",
-            "phases.final.deadline=2027-06-10"]
+            "phases.final.deadline=2027-06-10", "you.budget=40 USD", "you.host_power=300 W", "you.attention=1"]
     jobs = [base, *(dataclasses.replace(base, sets=(s,)) for s in sets), base]
     warm = [whatif.run_one(j) for j in jobs]  # in this order, each reusing what the last left
     fresh = []
