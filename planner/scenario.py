@@ -915,7 +915,10 @@ class _Validator:
         ends = units.split_range(value)
         if ends is None:
             return f.convert(value, self.ctx)
-        low, high = (f.convert(e, self.ctx) for e in ends)
+        try:
+            low, high = (f.convert(e, self.ctx) for e in ends)
+        except ValueError as exc:  # say what was written, not the end the unit was carried to
+            raise type(exc)(f"{exc} (in the range {value!r})") from None
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (low, high)):
             raise ValueError(f"a range is for quantities; got {value!r}")
         if low > high:

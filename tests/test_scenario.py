@@ -169,6 +169,8 @@ def test_ranges_of_money_use_the_scenarios_currency_and_bad_ranges_are_located(l
         load(MINIMAL.replace("gpu_hours: 100", "gpu_hours: 300..200"))
     with pytest.raises(InputError, match=r"phases.train.gpu_hours: expected a duration"):
         load(MINIMAL.replace("gpu_hours: 100", "gpu_hours: 200 GB..300 GB"))
+    with pytest.raises(InputError, match=r"got '200 OO' \(in the range '200..15OO'\)"):  # a typo: O for 0
+        load(MINIMAL.replace("gpu_hours: 100", "gpu_hours: 200..15OO"))
     with pytest.raises(InputError, match=r"phases.train.deadline: "):
         load(MINIMAL.replace("deadline: 2027-03-01", "deadline: 2027-03-01..2027-04-01"))
 
