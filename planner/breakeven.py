@@ -117,9 +117,9 @@ class Curves:
 def curves(s: Scenario, pair: Pair, p: Pace | None = None) -> Curves:
     """The pair's cost curves over the scenario's work (see :class:`Curves`)."""
     p = pace(s) if p is None else p
-    day = np.arange(0, int(math.ceil(p.days[-1])) + 1, dtype=float)
-    day = day[day <= (s.horizon_end - s.start).days]
-    hours = np.interp(day, p.days, p.hours)
+    edges, _ = p.pieces(s)
+    hours = edges[:-1]  # by the end of day 0, 1, ...: the solver's piece edges
+    day = np.arange(len(hours), dtype=float)
     buy = pair.buy_fixed_usd - pair.resale_usd(day / units.DAYS_PER_MONTH) + pair.buy_usd_per_hour * hours
     return Curves([s.start + dt.timedelta(days=int(d)) for d in day], hours, buy, pair.rent_usd_per_hour * hours)
 

@@ -261,18 +261,17 @@ def _emit_table(df, fmt: str, title: str, report_dir, force, charts: dict | None
     """Print a what-if table; with --report, write its page (text, Markdown, HTML with the
     charts, CSV, JSON). ``charts``: name -> (title, Figure)."""
     from . import view
-    from .report import render_rows, whatif_page
+    from .report import render_table, whatif_page
 
-    headers = {"rows": {c: c for c in df.columns}}
     page = whatif_page(df, title)
     if fmt in ("json", "csv"):
-        click.echo(render_rows({"rows": df}, headers, fmt), nl=False)
+        click.echo(render_table(df, fmt), nl=False)
     else:
         click.echo(view.to_markdown(page) if fmt == "markdown" else view.to_text(page), nl=False)
     if report_dir:
         from .writer import whatif_files, write_files
 
-        names = write_files(whatif_files(df, title, charts or {}), report_dir, force)
+        names = write_files(whatif_files(df, page, charts or {}), report_dir, force)
         click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
 
 

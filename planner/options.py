@@ -62,11 +62,11 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
 
 
 def _build_options(s: Scenario, catalog) -> pd.DataFrame:
-    rows: list[dict] = []
+    owned: list[dict] = []
     devices = catalog.devices.set_index("id")
     for device in dict.fromkeys(s.you.own):
         d = devices.loc[device]
-        rows.append(dict(option=f"own:{device}", kind="own", offer=device, device=device, count=1,
+        owned.append(dict(option=f"own:{device}", kind="own", offer=device, device=device, count=1,
                          purchase_usd=0.0, power_w=d["board_power_w"], as_of=d["as_of"],
                          source="you.own (no purchase; specs: " + d["source"] + ")"))
 
@@ -77,7 +77,7 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
         buy = buy[_matches(buy["id"], s.consider.buy)]
     # buy and rent rows column by column (a whole catalog has hundreds; no row loop)
     power = buy["power_w"].where(buy["power_w"].notna(), buy["device"].map(devices["board_power_w"]) * buy["count"])
-    frames = [pd.DataFrame(rows, columns=OPTION_COLUMNS), pd.DataFrame(dict(
+    frames = [pd.DataFrame(owned, columns=OPTION_COLUMNS), pd.DataFrame(dict(
         option=buy["id"], kind="buy", offer=buy["id"], device=buy["device"], count=buy["count"].astype(int),
         purchase_usd=buy["price_usd"], resale_usd=buy["resale_usd"], resale_fraction=buy["resale_fraction"],
         condition=buy["condition"], power_w=power, as_of=buy["as_of"], source=buy["source"],
@@ -91,20 +91,20 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
         "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
         "egress_usd_per_gb", "frameworks", "as_of", "source")}, persistent_storage=False, needs_person=False,
         price_source=rent["layer"])))
-    rows = []
 
+    tiers: list[dict] = []
     free = free_rows(catalog)
     free = free[_matches(free["tier"], s.consider.free)]
     for _, r in free.iterrows():
-        rows.append(dict(option=r["id"], kind="free", offer=r["tier"], **{c: r[c] for c in (
+        tiers.append(dict(option=r["id"], kind="free", offer=r["tier"], **{c: r[c] for c in (
             "device", "count", "usd_per_hour", "usd_per_month", "cap_h_per_month", "units_per_hour",
             "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total", "needs_person", "setup_min",
             "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source")},
             quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"],
             disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False)), price_source=r["layer"]))
-    frames.append(pd.DataFrame(rows, columns=OPTION_COLUMNS))
+    frames.append(pd.DataFrame(tiers, columns=OPTION_COLUMNS))
     opts = pd.concat([f.reindex(columns=OPTION_COLUMNS) for f in frames if len(f)] or frames[:1], ignore_index=True)
-    return with_interruption_defaults(opts.reindex(columns=OPTION_COLUMNS), catalog.interruptions)
+    return with_interruption_defaults(opts, catalog.interruptions)
 
 
 def with_interruption_defaults(opts: pd.DataFrame, defaults: pd.DataFrame) -> pd.DataFrame:

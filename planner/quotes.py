@@ -8,7 +8,6 @@ Pure: Scenario + option table in, DataFrames out.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import math
 
 import pandas as pd

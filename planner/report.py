@@ -14,6 +14,11 @@ from .result import COST_PARTS, Plan, to_dict
 from .view import text_table
 
 
+def _amount(x: float | None, currency: str) -> str:
+    """An amount at its currency's precision, for a column headed by the currency."""
+    return "—" if x is None else units.format_amount(x, currency)
+
+
 def _money(x: float | None, currency: str) -> str:
     return "—" if x is None else units.format_money(x, currency)
 
@@ -57,16 +62,11 @@ def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
     in ``consider.buy`` (without such a list, the card of the best buy-only plan) against the rent
     offers the plan chose, the best rent offer of the card's own device, and the free-tier mix.
     The full table stays in breakeven.csv and result.json. ``d`` is the plan's ``to_dict``."""
-    import fnmatch
-
     s = plan.scenario
     device = plan.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
     cards = list(dict.fromkeys(b["buy"] for b in d["breakeven"]))
-    listed = s.consider.buy
-    wanted = {c for c in cards if c in s.you.own or c.startswith("own:")}
-    if listed:
-        wanted |= {c for c in cards if any(fnmatch.fnmatchcase(c, pat) for pat in listed)}
-    else:
+    wanted = {c for c in cards if s.names_card(c)}
+    if not s.consider.buy:
         wanted |= {o for a in d["alternatives"] if a["strategy"] == "buy-only" for o in a["options"]}
     chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
     out = []
@@ -93,7 +93,7 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
     cur = d["currency"]
 
     def amount(x):
-        return "—" if x is None else units.format_amount(x, cur)
+        return _amount(x, cur)
 
     def figure(name):
         return view.Figure(name, FIGURE_TITLES[name]) if figures else None
@@ -215,7 +215,7 @@ def uncertainty_section(plan: Plan, d: dict, chart) -> view.Section:
     u, cur = d["uncertainty"], d["currency"]
 
     def amount(x):
-        return units.format_amount(x, cur)
+        return _amount(x, cur)
 
     mine = u["plan"]
     lead = (f"Over {u['samples']:,} draws of the uncertain inputs (seed {u['seed']}), the chosen plan costs "
@@ -373,10 +373,15 @@ def short_ids(ids) -> dict[str, str]:
             for i in ids for tail in [i.split(":", 1)[-1]]}
 
 
-def whatif_page(df: pd.DataFrame, title: str, figures: dict[str, str] | None = None) -> view.Page:
+def render_table(df: pd.DataFrame, fmt: str) -> str:
+    """A what-if table as JSON or CSV rows with every column (render_rows over one table)."""
+    return render_rows({"rows": df}, {"rows": {c: c for c in df.columns}}, fmt)
+
+
+def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     """A compare, sweep or sensitivity table as a page a projector shows: money at its currency's
     precision (the currency in the header when there is one), GPU-hours whole, yes/no for flags,
-    offer ids without their provider where unambiguous; ``figures`` (name: title) after the table.
+    offer ids without their provider where unambiguous.
     The CSV and JSON keep every column as it is."""
     df = df.copy()
     currencies = df["currency"].tolist() if "currency" in df else [None] * len(df)
@@ -414,5 +419,4 @@ def whatif_page(df: pd.DataFrame, title: str, figures: dict[str, str] | None = N
     rows = tuple(tuple(cell(c, v, cur) for c, v in zip(columns, r)) for r, cur in
                  zip(df.itertuples(index=False), currencies))
     right = frozenset(i for i, c in enumerate(columns) if df[c].dtype.kind in "fi")
-    return view.Page(title, (view.section(None, view.Table(headers, rows, right),
-                                          *(view.Figure(n, t) for n, t in (figures or {}).items())),))
+    return view.Page(title, (view.section(None, view.Table(headers, rows, right)),))

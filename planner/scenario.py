@@ -148,6 +148,11 @@ class Scenario:
         """The day after the horizon: bought cards are sold then (exclusive end)."""
         return self.start + dt.timedelta(days=self.horizon_months * units.HOURS_PER_MONTH / 24)
 
+    def names_card(self, offer: str) -> bool:
+        """A card you own or list in ``consider.buy`` (by id or pattern): one a break-even is about."""
+        return (offer in self.you.own or offer.startswith("own:")
+                or any(fnmatch.fnmatchcase(offer, pat) for pat in self.consider.buy or ()))
+
     def money(self, usd: float) -> str:
         """USD shown in the scenario's currency with that currency's precision (for messages)."""
         return units.format_money(usd / self.usd_per_currency, self.currency)

@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from pricing.values import missing, opt_float
 
 from . import workload
-from .quotes import purchase_cost
+from .optimize import card_costs
 
 #: Median |estimate / measured - 1| of the speed model, leave one device out, by (family,
 #: precision): ``python bench/speed_error.py`` on the shipped throughput table, 2026-11-23.
@@ -101,7 +102,7 @@ class Uncertainty:
     inputs: tuple[Input, ...]
     decision: tuple[str, str] | None  # (chosen strategy, runner-up) the drivers move
     not_sampled: tuple[str, ...] = ()  # ranges given but not drawn
-    aliases: dict = None  # strategy -> the first strategy with the very same plan
+    aliases: dict[str, str] = field(default_factory=dict)  # strategy -> the first with the very same plan
 
 
 def _lognormal(rng, n, sigma):
@@ -160,7 +161,7 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
     for path, (low, high) in sorted(s.ranges.items()):
         if _sampled(path):
             mid = (low + high) / 2
-            out.append(Input(path, rng.uniform(low, high, n), mid, _range_unit(path, s), "your range"))
+            out.append(Input(path, rng.uniform(low, high, n), mid, _range_unit(path), "your range"))
     return out
 
 
@@ -169,7 +170,7 @@ def _sampled(path: str) -> bool:
     return path in SAMPLED_RANGES or (len(parts) == 3 and parts[0] == "phases" and parts[2] == "gpu_hours")
 
 
-def _range_unit(path: str, s) -> str:
+def _range_unit(path: str) -> str:
     return {"electricity": "USD/kWh", "you.time_value": "USD/h"}.get(path, "h")
 
 
@@ -178,11 +179,11 @@ def _factor(by_name: dict[str, Input], name: str, n: int) -> np.ndarray:
     return np.ones(n) if i is None or not i.base else i.draws / i.base
 
 
-def evaluate(plan, alt, by_name: dict[str, Input], n: int) -> StrategyOutcome:
-    """One strategy's fixed plan re-priced under every draw (see the module docstring)."""
+def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, device: pd.Series
+             ) -> StrategyOutcome:
+    """One strategy's fixed plan re-priced under every draw (see the module docstring); ``q`` is
+    the plan's quotes by (phase, option), ``device`` each option's device."""
     s = plan.scenario
-    q = plan.quotes.set_index(["phase", "option"])
-    device = plan.quotes.drop_duplicates("option").set_index("option")["device"]
     phases = {ph.name: ph for ph in s.phases}
     cost = np.zeros(n)
     elec = _factor(by_name, "electricity", n)
@@ -203,9 +204,9 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int) -> StrategyOutcome:
         cost += share * (float(c["electricity_usd"]) * r * elec + float(c["rent_usd"]) * r * price
                          + float(c["storage_usd"]) * r + float(c["egress_usd"]) * work
                          + float(c["your_time_usd"]) * r * time_value)
-    opts = plan.options.drop_duplicates("option").set_index("option")
+    cards = card_costs(s, plan.options)
     for b in alt.bought:
-        price_usd, resale_usd = purchase_cost(s, opts.loc[b])
+        price_usd, resale_usd = cards[b]
         pf = _factor(by_name, f"price {b}", n)
         cost += price_usd * pf - resale_usd * pf * _factor(by_name, f"resale {b}", n)
     if alt.host:
@@ -229,11 +230,13 @@ def analyse(plan, samples: int, seed: int = 0) -> Uncertainty:
     n = samples
     drawn = inputs(plan, n, seed)
     by_name = {i.name: i for i in drawn}
-    outcomes = tuple(evaluate(plan, a, by_name, n) for a in plan.alternatives)
+    q = plan.quotes.set_index(["phase", "option"])
+    device = plan.quotes.drop_duplicates("option").set_index("option")["device"]
+    outcomes = tuple(evaluate(plan, a, by_name, n, q, device) for a in plan.alternatives)
     chosen = next((o for o in outcomes if o.strategy == "hybrid"), outcomes[0] if outcomes else None)
-    p_cheapest, p_chosen = _p_cheapest(plan, outcomes, chosen)
-    decision = _decision(plan, outcomes, chosen)
     alias = _aliases(plan)
+    p_cheapest, p_chosen = _p_cheapest(alias, outcomes, chosen)
+    decision = _decision(alias, outcomes, chosen)
     drivers = _drivers(drawn, outcomes, decision, alias) if decision else ()
     ranged = [p for p in plan.scenario.ranges if not _sampled(p)]
     return Uncertainty(n, seed, plan.scenario.start, outcomes, chosen, p_cheapest, p_chosen, tuple(drivers),
@@ -256,33 +259,30 @@ def _effective(o: StrategyOutcome) -> np.ndarray:
     return np.where(o.meets, o.cost_usd, np.inf)
 
 
-def _p_cheapest(plan, outcomes, chosen) -> tuple[dict[str, float], float]:
+def _p_cheapest(alias: dict[str, str], outcomes, chosen) -> tuple[dict[str, float], float]:
     """The chance each strategy's plan is the cheapest, over the distinct plans (ties between
     different plans shared): a strategy whose best plan is another's (hybrid often is) has that
     one's chance, so the distinct plans' chances sum to 1."""
     if not outcomes:
         return {}, 0.0
-    key = {a.strategy: a.plan_key for a in plan.alternatives}
-    distinct = list({key[o.strategy]: o for o in reversed(outcomes)}.values())[::-1]  # first of each plan
+    distinct = [o for o in outcomes if alias[o.strategy] == o.strategy]  # the first of each plan
     cost = np.array([_effective(o) for o in distinct])
     all_missed = ~np.isfinite(cost).any(axis=0)
     cost[:, all_missed] = np.array([o.cost_usd for o in distinct])[:, all_missed]  # then the cheapest anyway
     best = cost.min(axis=0)
     winners = np.isclose(cost, best, rtol=1e-9, atol=1e-9)
     share = winners / winners.sum(axis=0)
-    by_plan = {key[o.strategy]: float(share[k].mean()) for k, o in enumerate(distinct)}
-    p = {o.strategy: by_plan[key[o.strategy]] for o in outcomes}
+    by_plan = {o.strategy: float(share[k].mean()) for k, o in enumerate(distinct)}
+    p = {o.strategy: by_plan[alias[o.strategy]] for o in outcomes}
     return p, p.get(chosen.strategy, 0.0)
 
 
-def _decision(plan, outcomes, chosen):
+def _decision(alias: dict[str, str], outcomes, chosen):
     """The chosen plan against the best other strategy whose plan differs from it (by median
     cost): the choice a supervisor asks about."""
-    by = {a.strategy: a for a in plan.alternatives}
-    mine = by.get(chosen.strategy) if chosen else None
-    if mine is None:
+    if chosen is None:
         return None
-    others = [o for o in outcomes if o.strategy != chosen.strategy and by[o.strategy].plan_key != mine.plan_key]
+    others = [o for o in outcomes if alias[o.strategy] != alias[chosen.strategy]]
     if not others:
         return None
     return chosen, min(others, key=lambda o: float(np.median(_effective(o))))

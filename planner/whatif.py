@@ -8,6 +8,7 @@ Runs are independent, so :func:`run_many` spreads them over processes.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import re
@@ -65,32 +66,34 @@ def decision_breakeven(s, d: dict) -> float | None:
     the plan chose instead (its rent offers, or the free tiers); the earliest such crossover.
     Not the minimum over every pair of the catalog (a card nobody considered against a machine
     nobody would rent)."""
-    import fnmatch
-
     from .breakeven import FREE_MIX
 
     kinds = {a["kind"] for ph in d["phases"] for a in ph["assignments"]}
     chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
     if "free" in kinds:
         chosen.add(FREE_MIX)
-    listed = s.consider.buy
     hours = [b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None and b["rent"] in chosen
-             and (listed is None or b["buy"] in s.you.own or b["buy"].startswith("own:")
-                  or any(fnmatch.fnmatchcase(b["buy"], pat) for pat in listed))]
+             and (s.consider.buy is None or s.names_card(b["buy"]))]
     return min(hours, default=None)
 
 
-def run_one(job: Job) -> dict[str, Any]:
-    """Plan one what-if (in this process or a worker)."""
+def _plan(job: Job, alternatives: bool):
+    """A what-if's plan: the job's scenario over the (per process, loaded once) catalog, planned
+    for a table row (no spread, no per-phase exclusions, break-even against what it chose)."""
     from . import api
     from .scenario import load_scenario_text
 
     catalog = api.load_catalog(job.catalog_files, job.today)
     s = load_scenario_text(job.text, catalog.ids(), file=job.file, today=job.today, variant=job.variant,
                            sets=job.sets)
-    if job.uncertainty:  # the strategies' best plans are what the analysis compares
-        return summarize(api.plan(s, catalog, trials=WHATIF_TRIALS, detail=False, uncertainty=job.uncertainty))
-    return summarize(api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=False, detail=False, uncertainty=0))
+    return s, catalog, api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=alternatives, detail=False,
+                                uncertainty=job.uncertainty)
+
+
+def run_one(job: Job) -> dict[str, Any]:
+    """Plan one what-if (in this process or a worker); with ``uncertainty`` draws, with the
+    strategies' best plans, which the analysis compares."""
+    return summarize(_plan(job, alternatives=bool(job.uncertainty))[2])
 
 
 def run_many(jobs: Sequence[Job], workers: int = 1, progress: Callable[[int], None] | None = None
@@ -164,8 +167,8 @@ def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: int = 1, pr
     """One row per value (a grid for two or more --vary), marking where the chosen plan changes."""
     grid = list(itertools.product(*(values for _, values in vary)))
     keys = [k for k, _ in vary]
-    jobs = [Job(base.text, base.file, base.today, base.variant,
-                base.sets + tuple(f"{k}={v}" for k, v in zip(keys, combo)), base.catalog_files) for combo in grid]
+    jobs = [dataclasses.replace(base, sets=base.sets + tuple(f"{k}={v}" for k, v in zip(keys, combo)))
+            for combo in grid]
     rows = run_many(jobs, workers, progress)
     df = pd.DataFrame(rows)
     for i, k in enumerate(keys):
@@ -229,12 +232,8 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     interruption rates of the interruptible ones, and each phase's deadline moved by ``span``
     of its window (whole days)."""
     from . import api
-    from .scenario import load_scenario_text
 
-    catalog = api.load_catalog(base.catalog_files, base.today)
-    s = load_scenario_text(base.text, catalog.ids(), file=base.file, today=base.today, variant=base.variant,
-                           sets=base.sets)
-    p = api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=True, detail=False, uncertainty=0)
+    s, catalog, p = _plan(dataclasses.replace(base, uncertainty=0), alternatives=True)
     d = api.to_dict(p)
     used = [a["option"] for ph in d["phases"] for a in ph["assignments"]]
     used += [o for alt in d["alternatives"] for o in alt["options"]]
@@ -293,7 +292,7 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
     """Each input moved down and up by ``span``: cost range and whether the decision flips.
     ``planned``: what :func:`sensitivity_inputs` returned, when the caller asked it first."""
     ref, inputs = planned or sensitivity_inputs(base, span)
-    jobs = [Job(base.text, base.file, base.today, base.variant, base.sets + (f"{path}={value}",), base.catalog_files)
+    jobs = [dataclasses.replace(base, sets=base.sets + (f"{path}={value}",))
             for path, _, low, high in inputs for value in (low, high)]
     rows = [ref, *run_many(jobs, workers, progress)]
     table = []

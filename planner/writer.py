@@ -52,17 +52,16 @@ def _svgs(files: dict[str, bytes]) -> dict[str, str]:
     return {n[:-4]: data.decode("utf-8") for n, data in files.items() if n.endswith(".svg")}
 
 
-def whatif_files(df: pd.DataFrame, title: str, charts: dict) -> dict[str, bytes]:
-    """A what-if table's report files (no I/O): the page as Markdown and self-contained HTML, the
-    table as CSV, JSON and Markdown, and each chart (``charts``: name -> (title, Figure))."""
+def whatif_files(df: pd.DataFrame, table: view.Page, charts: dict) -> dict[str, bytes]:
+    """A what-if table's report files (no I/O): the page (``table``, report.whatif_page, with the
+    charts after it) as Markdown and self-contained HTML, the table as CSV, JSON and Markdown,
+    and each chart (``charts``: name -> (title, Figure))."""
     files: dict[str, bytes] = {}
     for name, (_, fig) in charts.items():
         files.update(figure_files(name, fig))
-    table = report.whatif_page(df, title)
-    page = report.whatif_page(df, title, {name: chart_title for name, (chart_title, _) in charts.items()})
-    headers = {"rows": {c: c for c in df.columns}}
-    files["table.csv"] = report.render_rows({"rows": df}, headers, "csv").encode("utf-8")
-    files["table.json"] = report.render_rows({"rows": df}, headers, "json").encode("utf-8")
+    page = table.plus(*(view.Figure(name, chart_title) for name, (chart_title, _) in charts.items()))
+    files["table.csv"] = report.render_table(df, "csv").encode("utf-8")
+    files["table.json"] = report.render_table(df, "json").encode("utf-8")
     files["table.md"] = view.to_markdown(table).encode("utf-8")
     files["report.md"] = view.to_markdown(page).encode("utf-8")
     files["report.html"] = view.to_html(page, _svgs(files)).encode("utf-8")
