@@ -354,7 +354,6 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     """Plan SCENARIO for each value of a parameter (or a grid of two): cost, plan and finish per value."""
     _check_report_dir(report_dir, force)
     from .api import check_scenario
-    from .charts import sweep_chart, sweep_map
     from .whatif import parse_vary, sweep as run_sweep
 
     parsed = [parse_vary(v) for v in vary]
@@ -380,6 +379,8 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
             unit = key_unit(key, columns, s.currency)
             bare = all(re.fullmatch(r"\s*[-+0-9.eE]+\s*", str(v)) for v in values)
             labels.append(f"{key} [{unit}]" if unit and bare else key)
+    if report_dir:
+        from .charts import sweep_chart, sweep_map  # matplotlib: only for a report (half a second)
     if report_dir and len(parsed) == 1:
         charts = {"sweep": (f"Total cost and the plan chosen as {parsed[0][0]} varies",
                             sweep_chart(df, parsed[0][0], s.currency, labels[0]))}
@@ -400,7 +401,6 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
     _check_report_dir(report_dir, force)
     from . import units
     from .api import check_scenario
-    from .charts import tornado
     from .whatif import sensitivity as run_sensitivity, sensitivity_inputs
 
     try:
@@ -415,6 +415,8 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
         df = run_sensitivity(base, fraction, _workers(workers, total), bar.update if bar else None, planned)
     charts = {}
     if report_dir:
+        from .charts import tornado  # matplotlib: only for a report
+
         charts = {"tornado": ("How far each input moves the total cost", tornado(df, s.currency, fraction))}
     _emit_table(df, fmt, f"Sensitivity (±{fraction:.0%}) — {s.name}", report_dir, force, charts)
 
