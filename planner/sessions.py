@@ -206,60 +206,83 @@ def _renewal(p: Process, seg: np.ndarray) -> Expectation:
     return Expectation(float(v0[0]), float(v0[1]), float(v0[2]), float(v0[3]), p.work_h)
 
 
-def _recursion(p: Process, seg: np.ndarray) -> Expectation:
-    """Backward recursion over (segment, segments done in this session): see the module docstring."""
+def _coefficients(p: Process, i: int, a: float, kmax: int):
+    """The recursion's step at segment ``i`` (``a`` hours of training and its write), for every
+    count k of segments this session already ran: F(i, k) = alpha + beta V(i) with
+    alpha = C + D F(i+1, k+1), and V(i), a fresh session at segment i (whose setup may itself be
+    interrupted), = cv + sv alpha[:, 0]. Rows of C and F are the rewards: wall time, sessions,
+    setup time, checkpoint time. None when V(i) diverges (a session can never get past i)."""
     lam = p.interruptions_per_h
+    k = np.arange(kmax)
+    first = (i - k) == 0  # a session that reached segment i after k segments started at segment i-k
+    setup = np.where(first, p.setup_first_h, p.setup_resume_h)
+    if p.session_limit_h is None:
+        room = np.full(kmax, np.inf)
+    else:
+        room = p.session_limit_h - setup - k * (p.checkpoint_every_h + p.checkpoint_write_h)  # time left
+    fits = room >= a - 1e-12
+    ok = math.exp(-lam * a)
+    c_step = np.zeros((4, kmax))
+    c_step[0] = np.where(fits, _min_exp(lam, a), _min_exp(lam, np.maximum(room, 0.0)))
+    c_step[3] = np.where(fits, ok * p.checkpoint_write_h, 0.0)
+    d_step = np.where(fits, ok, 0.0)
+    beta = np.where(fits, 1.0 - ok, 1.0)
+    s = p.setup_first_h if i == 0 else p.setup_resume_h
+    s_ok = math.exp(-lam * s)
+    denom = 1.0 - (1.0 - s_ok) - s_ok * beta[0]  # F(i, 0) is a session that started at segment i
+    if denom <= 1e-15:
+        return None
+    c = np.array([_min_exp(lam, s), 1.0, _min_exp(lam, s), 0.0])
+    return c_step, d_step, beta, c / denom, s_ok / denom
+
+
+def _recursion(p: Process, seg: np.ndarray) -> Expectation:
+    """Backward recursion over (segment, segments done in this session): see the module docstring.
+
+    Between the first ``kmax`` segments (where a session may still be the run's first) and the
+    last (shorter) one, every step has the same coefficients (:func:`_coefficients`), so those
+    steps are one affine map of F(i+1, .) applied repeatedly: a small matrix product each."""
     n = len(seg)
-    step = p.checkpoint_every_h + p.checkpoint_write_h
+    inf = Expectation(math.inf, math.inf, math.inf, math.inf, p.work_h)
     if p.session_limit_h is None:
         kmax = 1  # no limit: the position in a session does not matter
     else:
+        step = p.checkpoint_every_h + p.checkpoint_write_h
         kmax = int((p.session_limit_h - min(p.setup_first_h, p.setup_resume_h)) // step) + 2
-    k = np.arange(kmax)
-    # rewards: 0 wall time, 1 sessions, 2 setup time, 3 checkpoint time
     nxt = np.zeros((4, kmax + 1))  # F(i+1, k) for k = 0..kmax (beyond the end of the run: 0)
-    v_next = np.zeros(4)
-    for i in range(n - 1, -1, -1):
-        a = seg[i]
-        # a session that reached segment i after k segments started at segment i-k
-        first = (i - k) == 0
-        setup = np.where(first, p.setup_first_h, p.setup_resume_h)
-        if p.session_limit_h is None:
-            room = np.full(kmax, np.inf)
-        else:
-            room = p.session_limit_h - setup - k * step  # session time left at this state
-        fits = room >= a - 1e-12
-        ok = math.exp(-lam * a)
-        # F(i, k) = alpha + beta * V(i), with V(i) the expected rest from a fresh session at segment i
-        alpha = np.zeros((4, kmax))
-        beta = np.zeros(kmax)
+    v = np.zeros(4)
+    lo, hi = max(kmax, 1), n - 2  # the steps with equal coefficients
+    i = n - 1
+    while i >= 0:
+        if i == hi and hi - lo >= 2 and p.session_limit_h is not None and np.all(seg[lo: hi + 1] == seg[hi]):
+            co = _coefficients(p, hi, float(seg[hi]), kmax)
+            if co is None:
+                return inf
+            c_step, d_step, beta, cv, sv = co
+            shift = np.eye(kmax, k=-1)  # (y @ shift)[:, j] = y[:, j + 1]; 0 past the end
+            m = shift * d_step[None, :] + sv * d_step[0] * np.outer(shift[:, 0], beta)
+            const = c_step + np.outer(cv + sv * c_step[:, 0], beta)
+            y = nxt[:, :kmax]
+            for _ in range(hi - lo + 1):
+                y = y @ m + const
+            nxt = np.concatenate([y, np.zeros((4, 1))], axis=1)
+            i = lo - 1
+            continue
+        co = _coefficients(p, i, float(seg[i]), kmax)
+        if co is None:
+            return inf
+        c_step, d_step, beta, cv, sv = co
         if i == n - 1:
             f_next = np.zeros((4, kmax))
         elif p.session_limit_h is None:
             f_next = nxt[:, 0:1]  # without a limit the position in the session does not matter
         else:
             f_next = nxt[:, 1: kmax + 1]
-        attempt_t = _min_exp(lam, a)
-        alpha[0] = np.where(fits, attempt_t + ok * f_next[0], _min_exp(lam, np.maximum(room, 0.0)))
-        for r in (1, 2):
-            alpha[r] = np.where(fits, ok * f_next[r], 0.0)
-        alpha[3] = np.where(fits, ok * (p.checkpoint_write_h + f_next[3]), 0.0)
-        beta[:] = np.where(fits, 1.0 - ok, 1.0)
-        # V(i): a fresh session at segment i (setup may itself be interrupted)
-        s = p.setup_first_h if i == 0 else p.setup_resume_h
-        s_ok = math.exp(-lam * s)
-        c = np.array([_min_exp(lam, s), 1.0, _min_exp(lam, s), 0.0])
-        # F(i, 0) is a session that started at segment i: the state V(i) enters
-        a0, b0 = alpha[:, 0], beta[0]
-        denom = 1.0 - (1.0 - s_ok) - s_ok * b0
-        if denom <= 1e-15:
-            return Expectation(math.inf, math.inf, math.inf, math.inf, p.work_h)
-        v = (c + s_ok * a0) / denom
-        cur = alpha + beta[None, :] * v[:, None]
-        nxt = np.concatenate([cur, np.zeros((4, 1))], axis=1)
-        v_next = v
-    start = v_next  # V(0): the run's first session
-    return Expectation(float(start[0]), float(start[1]), float(start[2]), float(start[3]), p.work_h)
+        alpha = c_step + d_step[None, :] * f_next
+        v = cv + sv * alpha[:, 0]
+        nxt = np.concatenate([alpha + beta[None, :] * v[:, None], np.zeros((4, 1))], axis=1)
+        i -= 1
+    return Expectation(float(v[0]), float(v[1]), float(v[2]), float(v[3]), p.work_h)  # V(0): the run's start
 
 
 def _deterministic(p: Process, seg: np.ndarray) -> Expectation:

@@ -3,6 +3,7 @@ against the expectation, recommended checkpoint intervals."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -157,3 +158,17 @@ def test_high_interruption_rates_match_the_closed_form_and_the_simulation(lam):
     if lam == 2.0:
         sm = simulate(p, trials=20_000, seed=3)
         assert sm.wall_h.mean() == pytest.approx(e.wall_h, rel=0.03)
+
+
+@pytest.mark.parametrize("work_h, every_h, limit_h", [(100, 0.75, 12), (47.3, 0.5, 9), (40, 1.0, 4.5)])
+def test_recursion_with_vanishing_interruptions_counts_whole_sessions(work_h, every_h, limit_h):
+    # an independent closed form: without interruptions each session runs whole segments up to its
+    # limit (sessions._deterministic counts them); the recursion at 1e-9 interruptions per hour,
+    # whose middle segments run as one repeated affine map, must agree to a hair
+    p = Process(work_h, every_h, 0.02, 0.4, 0.3, limit_h, 1e-9)
+    seg = p.segments() + p.checkpoint_write_h
+    exact = sessions._deterministic(dataclasses.replace(p, interruptions_per_h=0.0), seg)
+    e = sessions._recursion(p, seg)
+    assert len(seg) > 30  # long enough for the repeated steps to matter
+    for field in ("wall_h", "sessions", "setup_h", "checkpoint_h"):
+        assert getattr(e, field) == pytest.approx(getattr(exact, field), rel=1e-6)
