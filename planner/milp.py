@@ -40,6 +40,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -75,7 +76,7 @@ class Calendar:
                 for p, (b, e) in windows.items()}
         return cls(s.start, n_weeks, days)
 
-    @property
+    @cached_property
     def week_starts(self) -> list[dt.date]:
         return [self.start + dt.timedelta(days=7 * w) for w in range(self.n_weeks)]
 
@@ -158,26 +159,40 @@ class Program:
 # --------------------------------------------------------------------------- variables
 
 
+#: The quote columns the program reads.
+COLUMNS = ["phase", "option", "kind", "wall_hours", "sessions", "restarts_by_hand", "cost_usd", "your_time_usd",
+           "weekly_capacity_h", "units_per_hour", "cap_h_per_month", "quota_group", "needs_person", "quota_h_total"]
+
+
 def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
-    """One x variable per (quote, week with days in the phase's window), with per-reference-hour factors."""
+    """One x variable per (quote, week with days in the phase's window), with per-reference-hour
+    factors: each quote's row repeated over its phase's weeks, in quote then week order."""
     phases = {ph.name: ph for ph in s.phases}
-    q = quotes.copy()
-    gpu_h = q["phase"].map(lambda p: phases[p].gpu_hours).astype(float)
-    q["runs"] = q["phase"].map(lambda p: phases[p].runs).astype(int)
-    q["wall_per_ref"] = q["wall_hours"].astype(float) / gpu_h
-    q["sessions_per_ref"] = q["sessions"].astype(float) / gpu_h
-    q["restarts_per_ref"] = q["restarts_by_hand"].astype(float) / gpu_h
-    q["cost_per_ref"] = q["cost_usd"].astype(float) / gpu_h
-    q["money_per_ref"] = (q["cost_usd"] - q["your_time_usd"]).astype(float) / gpu_h
-    q["parallel"] = [parallel_runs(k, r) for k, r in zip(q["kind"], q["runs"])]
-    weeks = [pd.DataFrame({"phase": p, "week": np.flatnonzero(cal.share(p) > 0),
-                           "share": cal.share(p)[cal.share(p) > 0]}) for p in phases]
-    xi = q.merge(pd.concat(weeks, ignore_index=True), on="phase", how="inner")
+    names = quotes["phase"].to_numpy()
+    gpu_h = np.array([phases[p].gpu_hours for p in names], dtype=float)
+    runs = np.array([phases[p].runs for p in names], dtype=int)
+    shares = {p: cal.share(p) for p in phases}
+    weeks = {p: np.flatnonzero(share > 0) for p, share in shares.items()}
+    take = np.repeat(np.arange(len(names)), [len(weeks[p]) for p in names]).astype(int)
+    kind, option = quotes["kind"].to_numpy(), quotes["option"].to_numpy()
+    group = np.array([f"machine:{o}" if k in ("own", "buy") else f"account:{g}" if k == "free" else f"rent:{o}"
+                      for k, o, g in zip(kind, option, quotes["quota_group"].to_numpy())], dtype=object)
+    per_ref = {
+        "wall_per_ref": quotes["wall_hours"].to_numpy(dtype=float) / gpu_h,
+        "sessions_per_ref": quotes["sessions"].to_numpy(dtype=float) / gpu_h,
+        "restarts_per_ref": quotes["restarts_by_hand"].to_numpy(dtype=float) / gpu_h,
+        "cost_per_ref": quotes["cost_usd"].to_numpy(dtype=float) / gpu_h,
+        "money_per_ref": (quotes["cost_usd"].to_numpy(dtype=float) - quotes["your_time_usd"].to_numpy(dtype=float)) / gpu_h,
+    }
+    xi = pd.DataFrame({c: quotes[c].to_numpy()[take] for c in COLUMNS})
+    xi["runs"] = runs[take]
+    for c, v in per_ref.items():
+        xi[c] = v[take]
+    xi["parallel"] = np.array([parallel_runs(k, r) for k, r in zip(kind, runs)], dtype=int)[take]
+    xi["week"] = np.concatenate([weeks[p] for p in names]) if len(names) else np.zeros(0, dtype=int)
+    xi["share"] = np.concatenate([shares[p][weeks[p]] for p in names]) if len(names) else np.zeros(0)
     xi["var"] = np.arange(len(xi))
-    kind = xi["kind"].to_numpy()
-    xi["group"] = np.where(np.isin(kind, ["own", "buy"]), "machine:" + xi["option"],
-                           np.where(kind == "free", "account:" + xi["quota_group"].astype(str),
-                                    "rent:" + xi["option"]))
+    xi["group"] = group[take]
     return xi
 
 
@@ -341,9 +356,9 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, purchase: dict[str, float
     ``deadline_override`` moves phase deadlines (for the Pareto front).
     """
     cal = Calendar.of(s, deadline_override)
-    q = quotes[quotes["kind"].isin(kinds) & quotes["usable"].astype(bool)
-               & np.isfinite(quotes["wall_hours"].astype(float))]
-    q = q[q["option"].isin(opts.loc[opts["kind"].isin(kinds), "option"])]
+    q = quotes.loc[quotes["kind"].isin(kinds).to_numpy() & quotes["usable"].to_numpy(dtype=bool)
+                   & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
+                   & quotes["option"].isin(opts.loc[opts["kind"].isin(kinds), "option"]).to_numpy(), COLUMNS]
     xi = _variables(s, cal, q)
     nx = len(xi)
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(purchase))
