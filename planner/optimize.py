@@ -52,22 +52,24 @@ def dominated_cards(quotes: pd.DataFrame, net_usd: dict[str, float]) -> dict[str
     run too, costs no more (money and time), runs no slower and has no less weekly capacity:
     swapping them in any plan keeps it feasible and no dearer. Of equal cards the first by id
     stays (the MILP's own tie-break). Pruning them shrinks the integer part of the program."""
-    q = quotes[(quotes["kind"] == "buy") & quotes["usable"].astype(bool)
-               & np.isfinite(quotes["wall_hours"].astype(float)) & quotes["option"].isin(net_usd)]
+    wall_h = quotes["wall_hours"].to_numpy(dtype=float)
+    q = quotes[(quotes["kind"].to_numpy() == "buy") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
+               & quotes["option"].isin(net_usd).to_numpy()]
     if q.empty:
         return {}
-    cards = sorted(q["option"].unique())
-    phases = sorted(q["phase"].unique())
+    card_of, cards = pd.factorize(q["option"], sort=True)
+    phase_of, phases = pd.factorize(q["phase"], sort=True)
+    cards = list(cards)
 
-    columns = ["cost_usd", "money_usd", "wall_hours", "weekly_capacity_h"]
-    wide = q.assign(money_usd=q["cost_usd"] - q["your_time_usd"]).pivot(index="option", columns="phase",
-                                                                        values=columns)
+    def table(values, fill):  # card x phase; a phase the card cannot run is never better
+        out = np.full((len(cards), len(phases)), fill)
+        out[card_of, phase_of] = values
+        return out
 
-    def table(column, fill):  # card x phase; a phase the card cannot run is never better
-        return wide[column].reindex(index=cards, columns=phases).astype(float).fillna(fill).to_numpy()
-
-    cost, money, wall = table("cost_usd", np.inf), table("money_usd", np.inf), table("wall_hours", np.inf)
-    cap = table("weekly_capacity_h", 0.0)
+    cost_usd = q["cost_usd"].to_numpy(dtype=float)
+    cost, wall = table(cost_usd, np.inf), table(q["wall_hours"].to_numpy(dtype=float), np.inf)
+    money = table(cost_usd - q["your_time_usd"].to_numpy(dtype=float), np.inf)
+    cap = table(q["weekly_capacity_h"].to_numpy(dtype=float), 0.0)
     net = np.array([net_usd[c] for c in cards])
     eps = 1e-9
     # better[i, j]: card i is at least as good as card j everywhere
@@ -88,15 +90,19 @@ def dominated_cards(quotes: pd.DataFrame, net_usd: dict[str, float]) -> dict[str
 def prune(quotes: pd.DataFrame, dominated: dict[str, str] | None = None) -> pd.DataFrame:
     """Drop quotes that cannot matter: rent offers beyond, per phase, the cheapest few that meet
     the deadline and the earliest to finish; cards to buy that another dominates."""
-    keep = (quotes["kind"] != "rent") & ~quotes["option"].isin(list(dominated or {}))
-    for _, q in quotes[quotes["kind"] == "rent"].groupby("phase"):
-        ok = q[q["ok"]].sort_values(["cost_usd", "option"])
-        keep[ok.index[:RENT_KEPT_PER_PHASE]] = True
-        finite = q[q["finish"].notna()]
-        if not finite.empty:
-            keep[finite.sort_values(["finish", "cost_usd"]).index[0]] = True
+    kind, option, phase = (quotes[c].to_numpy() for c in ("kind", "option", "phase"))
+    ok, cost = quotes["ok"].to_numpy(dtype=bool), quotes["cost_usd"].to_numpy(dtype=float)
+    finish = quotes["finish"].to_numpy()
+    dated = quotes["finish"].notna().to_numpy()
+    keep = (kind != "rent") & ~np.isin(option, list(dominated or {}))
+    rent = np.flatnonzero(kind == "rent")
+    for p in dict.fromkeys(phase[rent]):
+        rows = rent[phase[rent] == p]
+        cheapest = sorted(rows[ok[rows]], key=lambda i: (cost[i], option[i]))
+        keep[cheapest[:RENT_KEPT_PER_PHASE]] = True
+        if dated[rows].any():  # the earliest to finish (the cheaper of equals, then the first)
+            keep[min(rows[dated[rows]], key=lambda i: (finish[i], cost[i]))] = True
     return quotes[keep]
-
 
 
 _CARD_COSTS = Kept()
@@ -315,13 +321,14 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     pairs = breakeven.breakeven(s, opts, all_quotes, free_rate, rents=chosen)
     front = _pareto(s, quotes, opts, cards) if pareto else ()
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
-    assumed = [r.interruptions_default for r in opts[opts["option"].isin(used)].itertuples()
-               if isinstance(r.interruptions_default, str)]
-    for r in opts[opts["option"].isin(used) & (opts["kind"] == "free")].itertuples():
+    in_use = opts[opts["option"].isin(used)][["option", "kind", "interruptions_default", "quota_h_per_week",
+                                                "quota_h_total", "cap_h_per_month", "as_of"]]  # a few rows, narrow
+    assumed = [r.interruptions_default for r in in_use.itertuples() if isinstance(r.interruptions_default, str)]
+    for r in in_use[in_use["kind"] == "free"].itertuples():
         if opt_float(r.quota_h_per_week) is None and opt_float(r.quota_h_total) is None and opt_float(r.cap_h_per_month) is None:
             warnings.append(f"{r.option}: the service publishes no usage limit; the plan assumes only its session "
                             "limit and your starts by hand — set a 'quota' for it in the scenario's catalog")
-    for r in stale_rows(opts[opts["option"].isin(used) & (opts["kind"] != "own")], s.start).itertuples():
+    for r in stale_rows(in_use[in_use["kind"] != "own"], s.start).itertuples():
         warnings.append(f"{r.option}: catalog price dated {r.as_of} is {r.age_days} days older than the "
                         f"scenario's start; check it or override it in the scenario's 'catalog'")
     return Plan(
