@@ -60,7 +60,8 @@ def layers_text(d: dict) -> str:
 def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
     """The break-even pairs that matter to this scenario (issue 15): each card you own or listed
     in ``consider.buy`` (without such a list, the card of the best buy-only plan) against the rent
-    offers the plan chose, the best rent offer of the card's own device, and the free-tier mix.
+    offers the plan chose (when it rents nothing: those of the best rent-only plan, the way to
+    rent it passed over), the best rent offer of the card's own device, and the free-tier mix.
     The full table stays in breakeven.csv and result.json. ``d`` is the plan's ``to_dict``."""
     s = plan.scenario
     device = plan.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
@@ -69,6 +70,9 @@ def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
     if not s.consider.buy:
         wanted |= {o for a in d["alternatives"] if a["strategy"] == "buy-only" for o in a["options"]}
     chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
+    if not chosen:
+        rent_ids = {b["rent"] for b in d["breakeven"]}
+        chosen = {o for a in d["alternatives"] if a["strategy"] == "rent-only" for o in a["options"] if o in rent_ids}
     out = []
     for card in (c for c in cards if c in wanted):
         pairs = [b for b in d["breakeven"] if b["buy"] == card]  # ordered: same device first, then cheapest
@@ -154,6 +158,7 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
     if d.get("uncertainty"):
         sections.append(uncertainty_section(plan, d, figure("uncertainty")))
     shown = breakeven_shown(plan, d) if d["breakeven"] else []
+    rents = any(a["kind"] == "rent" for ph in d["phases"] for a in ph["assignments"])
     sections.append(view.section(
         "Break-even: when buying beats renting",
         view.Table(("Buy", "Instead of renting", "Break-even [ref GPU-h]", "Date at the scenario's pace",
@@ -163,8 +168,10 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
                           b["date"] or ("—" if b["gpu_hours"] is None else "past the plan's work"),
                           b["why_not"] or "") for b in shown), frozenset({2})),
         "No card to buy is considered." if not d["breakeven"] else None,
-        (f"Each card you own or consider against the rent offers this plan chose, the same card rented and the "
-         f"free tiers ({len(shown)} of {len(d['breakeven'])} pairs; breakeven.csv and result.json list all). "
+        (f"Each card you own or consider against the rent offers "
+         f"{'this plan chose' if rents else 'the best rent-only plan would use'}, the same card rented"
+         f"{' and the free tiers' if any(b['rent'] == FREE_MIX for b in shown) else ''} "
+         f"({len(shown)} of {len(d['breakeven'])} pairs; breakeven.csv and result.json list all). "
          "Your time is left out on both sides.") if 0 < len(shown) < len(d["breakeven"]) else None,
         figure("breakeven") if shown else None))
     if len(d["pareto"]) > 1:

@@ -437,3 +437,21 @@ def test_text_markdown_and_html_lay_out_one_page():
     assert all(c in text for c in cells)
     assert page_html.count("<td") == len(cells)
     assert 'style="text-align:right"' in page_html  # numbers right-aligned, as in the terminal
+
+
+def test_a_plan_that_buys_shows_its_cards_against_the_way_to_rent_it_passed_over():
+    """When the plan rents nothing, the break-even page still answers 'against what?': each card
+    against the offers of the best rent-only plan (and the same card rented)."""
+    s = planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY, sets=(  # renting dear: a used 3090 wins
+        "phases.final.gpu_hours=600", "you.budget=5000", 'consider.rent=["runpod:rtx-3090", "runpod:rtx-4090"]',
+        "consider.free=[]", "catalog.rent[runpod:rtx-3090].price=1.2 USD/h", "catalog.rent[runpod:rtx-4090].price=1.5 USD/h"))
+    p = planner.plan(s, trials=10)
+    d = planner.to_dict(p)
+    assert d["purchases"] and not any(a["kind"] == "rent" for ph in d["phases"] for a in ph["assignments"])
+    rent_only = next(a for a in d["alternatives"] if a["strategy"] == "rent-only")["options"]
+    shown = planner.report.breakeven_shown(p, d)
+    assert rent_only and {b["buy"] for b in shown} == set(s.consider.buy)
+    for card in s.consider.buy:
+        assert {b["rent"] for b in shown if b["buy"] == card} >= set(rent_only), card
+    md = planner.report.render_markdown(p)
+    assert "against the rent offers the best rent-only plan would use, the same card rented (" in md  # no free tiers
