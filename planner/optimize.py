@@ -105,6 +105,13 @@ def prune(quotes: pd.DataFrame, dominated: dict[str, str] | None = None) -> pd.D
     return quotes[keep]
 
 
+def cheapest_rents(quotes: pd.DataFrame) -> set[str]:
+    """Per phase, the rent offer that does it on time for the least money and time: what a plan
+    that rents nothing passed over (its break-even in what-if rows)."""
+    q = quotes[(quotes["kind"] == "rent").to_numpy() & quotes["ok"].to_numpy(dtype=bool)]
+    return set(q.loc[q.groupby("phase")["cost_usd"].idxmin(), "option"]) if len(q) else set()
+
+
 _CARD_COSTS = Kept()
 
 
@@ -226,7 +233,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     advice either; what-if tables need neither);
     ``pareto`` adds the cost-vs-finish front of the last phase; ``alternatives``
     (on by default) solves once more per strategy. Without ``detail`` (a what-if row needs no
-    more), break-even is found only against the rent offers the plan chose and the free tiers,
+    more), break-even is found only against the rent offers the plan chose (if none, the cheapest
+    per phase: :func:`cheapest_rents`) and the free tiers,
     and options are excluded only for not being able to run, not phase by phase.
     """
     opts = build_options(s, catalog)
@@ -317,7 +325,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     others = _alternatives(s, quotes, opts, cards, best) if alternatives else []
     free_only = next((a for a in others if a.strategy == "free-only"), None)
     free_rate = free_only.total_cost_usd / sum(ph.gpu_hours for ph in s.phases) if free_only else None
-    chosen = None if detail else {a.option for ph in phases for a in ph.assignments if a.kind == "rent"}
+    chosen = None if detail else ({a.option for ph in phases for a in ph.assignments if a.kind == "rent"}
+                                  or cheapest_rents(all_quotes))
     pairs = breakeven.breakeven(s, opts, all_quotes, free_rate, rents=chosen)
     front = _pareto(s, quotes, opts, cards) if pareto else ()
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)

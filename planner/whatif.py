@@ -53,7 +53,7 @@ def summarize(plan) -> dict[str, Any]:
         "total_cost": d["total_cost"], "currency": d["currency"], "feasible": d["feasible"],
         "buy": bought, "kinds": "+".join(kinds), "plan": where,
         "finish": max(finishes) if finishes else None,
-        "breakeven_gpu_hours": decision_breakeven(plan.scenario, d),
+        "breakeven_gpu_hours": decision_breakeven(plan.scenario, d, plan.quotes),
     }
     if d.get("uncertainty"):  # how sure: the chosen plan's spread and its chance of being the cheapest
         u = d["uncertainty"]["plan"]
@@ -61,15 +61,20 @@ def summarize(plan) -> dict[str, Any]:
     return row
 
 
-def decision_breakeven(s, d: dict) -> float | None:
+def decision_breakeven(s, d: dict, quotes: pd.DataFrame | None = None) -> float | None:
     """The break-even of the decision that matters: the cards you own or consider against what
-    the plan chose instead (its rent offers, or the free tiers); the earliest such crossover.
+    the plan chose instead (its rent offers, or the free tiers; a plan that rents nothing, against
+    the cheapest rent of each phase among ``quotes``); the earliest such crossover.
     Not the minimum over every pair of the catalog (a card nobody considered against a machine
     nobody would rent)."""
     from .breakeven import FREE_MIX
 
     kinds = {a["kind"] for ph in d["phases"] for a in ph["assignments"]}
     chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
+    if not chosen:  # a plan that rents nothing: against the rent it passed over (optimize.cheapest_rents)
+        from .optimize import cheapest_rents
+
+        chosen = cheapest_rents(quotes) if quotes is not None else set()
     if "free" in kinds:
         chosen.add(FREE_MIX)
     hours = [b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None and b["rent"] in chosen

@@ -267,3 +267,20 @@ def test_what_ifs_that_reuse_tables_answer_as_plans_from_scratch():
         fresh.append(whatif.run_one(j))
     assert warm == fresh
     assert len({r["total_cost"] for r in warm}) > 3  # the perturbations do change answers
+
+
+def test_a_what_if_row_that_buys_gives_the_break_even_against_the_rent_it_passed_over(catalog, thesis_text):
+    """A plan that rents nothing still has a break-even of its decision in compare/sweep rows:
+    the considered cards against the cheapest rent offer of each phase (issue 15)."""
+    s = load_scenario_text(thesis_text, catalog.ids(), file="s.yaml", today=TODAY, sets=(  # renting dear
+        "phases.final.gpu_hours=600", "you.budget=5000", 'consider.rent=["runpod:rtx-3090", "runpod:rtx-4090"]',
+        "consider.free=[]", "catalog.rent[runpod:rtx-3090].price=1.2 USD/h", "catalog.rent[runpod:rtx-4090].price=1.5 USD/h"))
+    full = planner.plan(s, catalog, trials=0, alternatives=False)
+    assert full.purchases and all(a.kind != "rent" for ph in full.phases for a in ph.assignments)
+    q = full.quotes
+    rents = q[(q["kind"] == "rent") & q["ok"]]
+    cheapest = {g.sort_values("cost_usd")["option"].iloc[0] for _, g in rents.groupby("phase")}  # by hand
+    by_hand = min(b.gpu_hours for b in full.breakeven
+                  if b.gpu_hours is not None and b.rent in cheapest and b.buy in s.consider.buy)
+    row = whatif.summarize(planner.plan(s, catalog, trials=0, alternatives=False, detail=False))
+    assert row["buy"] != "nothing" and row["breakeven_gpu_hours"] == pytest.approx(by_hand, abs=0.05)  # to_dict rounds
