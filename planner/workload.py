@@ -334,6 +334,18 @@ def accumulation_slowdown(micro_batch: int, batch_size: int) -> float:
     return 1.0 + ACCUMULATION_SLOWDOWN_PER_HALVING * halvings
 
 
+def micro_batch(batch_size: int, most: int) -> int:
+    """The micro-batch for gradient accumulation: the largest divisor of the batch that fits
+    (``most`` samples), so equal micro-batches add up to exactly the batch (same math; 16 x 2 for
+    a batch of 32 where 31 would fit, not 31 + 1). 0 when not even one sample fits."""
+    if most < 1:
+        return 0
+    steps = -(-batch_size // min(most, batch_size))
+    while batch_size % steps:
+        steps += 1
+    return batch_size // steps
+
+
 def fit(need: MemoryNeed, vram_gb: float) -> Fit:
     """Does the workload fit, and at what speed cost?
 
@@ -352,22 +364,23 @@ def fit(need: MemoryNeed, vram_gb: float) -> Fit:
         return Fit("does-not-fit", f"needs {need.states_gb + need.overhead_gb:.1f} GB for weights, gradients and "
                    f"optimizer states alone, has {vram_gb:g} GB", math.inf, None)
     per_sample = need.activations_gb / need.batch_size
-    micro = min(need.batch_size, int(free / per_sample + 1e-9)) if per_sample > 0 else need.batch_size
+    micro = micro_batch(need.batch_size, int(free / per_sample + 1e-9) if per_sample > 0 else need.batch_size)
     if micro >= 1 and not forced:
         return Fit("fits-with-accumulation",
                    f"needs {need.total_gb:.1f} GB at batch {need.batch_size}, has {vram_gb:g} GB: "
-                   f"micro-batch {micro} with gradient accumulation",
+                   f"micro-batch {micro} x {need.batch_size // micro} steps of gradient accumulation",
                    accumulation_slowdown(micro, need.batch_size), micro)
     if need.checkpointing is False:
         return Fit("does-not-fit", f"activations of even one sample ({per_sample:.1f} GB) exceed the {free:.1f} GB "
                    "left, and activation_checkpointing is false", math.inf, None)
     kept = per_sample * need.checkpointed_fraction
-    micro = min(need.batch_size, int(free / kept + 1e-9)) if kept > 0 else need.batch_size
+    micro = micro_batch(need.batch_size, int(free / kept + 1e-9) if kept > 0 else need.batch_size)
     if micro >= 1:
         why = ("activation checkpointing (workload.activation_checkpointing: true)" if forced else
                f"activations of even one sample ({per_sample:.1f} GB) exceed the {free:.1f} GB left: "
                "activation checkpointing")
-        return Fit("fits-with-checkpointing", f"{why}, micro-batch {micro}",
+        steps = need.batch_size // micro
+        return Fit("fits-with-checkpointing", f"{why}, micro-batch {micro}" + (f" x {steps} steps" if steps > 1 else ""),
                    CHECKPOINTING_SLOWDOWN * accumulation_slowdown(micro, need.batch_size), micro)
     return Fit("does-not-fit", f"one sample needs {kept:.1f} GB of activations "
                f"even with checkpointing; {free:.1f} GB are left after weights and optimizer states", math.inf, None)

@@ -70,23 +70,36 @@ def test_fit_verdicts():
     need = workload.MemoryNeed(states_gb=2.0, activations_gb=9.0, overhead_gb=1.0, activations_source="measured",
                                batch_size=64, checkpointed_fraction=0.1)
     assert workload.fit(need, 24).verdict == "fits"
-    # 3 GB left for 9 GB / 64 samples: micro-batch 21, about 1.6 halvings of the batch
+    # 3 GB left for 9 GB / 64 samples: 21 would fit; 16 x 4 steps make the batch exactly, 2 halvings
     f = workload.fit(need, 6)
-    assert f.verdict == "fits-with-accumulation" and f.micro_batch == 21
-    assert f.slowdown == pytest.approx(1 + 0.05 * math.log2(64 / 21))
+    assert f.verdict == "fits-with-accumulation" and f.micro_batch == 16
+    assert f.slowdown == pytest.approx(1 + 0.05 * 2)
+    assert f.reason.endswith("micro-batch 16 x 4 steps of gradient accumulation")
     f = workload.fit(need, 2)
     assert f.verdict == "does-not-fit"
     assert f.reason == "needs 3.0 GB for weights, gradients and optimizer states alone, has 2 GB"
 
 
 def test_checkpointing_when_one_sample_does_not_fit():
-    # 1 sample = 4 GB of activations, 2 GB left; checkpointing keeps 10 %: 0.4 GB a sample -> micro-batch 5
+    # 1 sample = 4 GB of activations, 2 GB left; checkpointing keeps 10 %: 0.4 GB a sample -> 5 fit,
+    # micro-batch 4 x 2 steps
     need = workload.MemoryNeed(states_gb=5.0, activations_gb=32.0, overhead_gb=1.0, activations_source="measured",
                                batch_size=8, checkpointed_fraction=0.1)
     f = workload.fit(need, 8)
-    assert f.verdict == "fits-with-checkpointing" and f.micro_batch == 5
-    assert f.slowdown == pytest.approx(4 / 3 * (1 + 0.05 * math.log2(8 / 5)))
+    assert f.verdict == "fits-with-checkpointing" and f.micro_batch == 4
+    assert f.slowdown == pytest.approx(4 / 3 * (1 + 0.05 * 1))
     assert workload.fit(need, 6.1).verdict == "does-not-fit"
+
+
+@pytest.mark.parametrize("batch, most, micro", [
+    (32, 31, 16), (32, 32, 32), (64, 100, 64), (100, 30, 25), (48, 20, 16), (256, 212, 128), (37, 20, 1), (8, 0, 0)])
+def test_micro_batches_add_up_to_the_batch(batch, most, micro):
+    # equal micro-batches whose steps make exactly the batch, the largest that fits
+    m = workload.micro_batch(batch, most)
+    assert m == micro
+    if m:
+        assert batch % m == 0 and m <= most
+        assert all(batch % d or d > most for d in range(m + 1, batch + 1))  # brute force: no larger one
 
 
 def test_multi_gpu_efficiency_interpolates_measured_points():
