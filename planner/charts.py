@@ -177,32 +177,36 @@ def sweep_map(table: pd.DataFrame, keys: tuple[str, str], currency: str, labels:
 
 
 def sweep_chart(table: pd.DataFrame, key: str, currency: str, label: str | None = None) -> Figure:
-    """Total cost against the swept value, with the points where the chosen plan changes."""
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    """Total cost against the swept value, with the points where the chosen plan changes; each
+    region of one plan is shaded in that plan's colour, named in a legend under the axes (labels
+    inside the plot would sit on the curve or on each other where a region is one value wide)."""
+    from matplotlib.patches import Patch
+
     labels = [str(v) for v in table[key]]
     xs = range(len(labels))
-    ax.plot(xs, table["total_cost"], marker="o", label="cheapest plan")
     changed = table.index[table["plan_changes"]]
+    starts = [0, *[int(i) for i in changed]]
+    ends = [*starts[1:], len(table)]
+    plans = list(dict.fromkeys(plan_name(table.iloc[a]) for a in starts))
+    fig, ax = plt.subplots(figsize=(8, 4.8 + 0.22 * len(plans)))
+    colours = plt.get_cmap("Pastel1").colors
+    for a, b in zip(starts, ends):
+        ax.axvspan(a - 0.5, b - 0.5, color=colours[plans.index(plan_name(table.iloc[a])) % len(colours)], alpha=0.6,
+                   linewidth=0)
+    ax.plot(xs, table["total_cost"], marker="o", label="cheapest plan")
     if len(changed):
         ax.scatter(changed, table.loc[changed, "total_cost"], s=120, facecolors="none", edgecolors="red",
                    label="the chosen plan changes", zorder=3)
-    # name the plan chosen in each region (from a change to the next), under the curve
-    starts = [0, *[int(i) for i in changed]]
-    ends = [*starts[1:], len(table)]
-    bottom = ax.get_ylim()[0]
-    for k, (a, b) in enumerate(zip(starts, ends)):
-        if a > 0:
-            ax.axvline(a - 0.5, color="grey", linestyle=":", linewidth=1)
-        name = plan_name(table.iloc[a]).replace("; ", "\n")
-        ax.annotate(name, ((a + b - 1) / 2, bottom), xytext=(0, 6 + 10 * (k % 2)), textcoords="offset points",
-                    ha="center", fontsize=7, color="dimgrey")
+    ax.set_xlim(-0.5, len(table) - 0.5)
     ax.set_xticks(list(xs), labels, rotation=30, ha="right")
     ax.set_title(f"Total cost as {key} varies")
     ax.set_xlabel(label or key)
     ax.set_ylabel(f"Total cost [{currency}]")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
+    fig.legend([Patch(color=colours[i % len(colours)], alpha=0.6) for i in range(len(plans))], plans,
+               loc="lower center", ncol=1, fontsize=8, frameon=False, title="Plan chosen", title_fontsize=8)
+    fig.tight_layout(rect=(0, 0.04 + 0.055 * len(plans), 1, 1))
     return fig
 
 
@@ -227,20 +231,25 @@ def compare_chart(table: pd.DataFrame) -> Figure:
 
 def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
     """How far the total cost moves when each input goes down / up; each label says what moved
-    (counts move by whole steps and deadlines by whole days, so not always by the span); flips marked."""
-    t = table.iloc[::-1]
-    fig, ax = plt.subplots(figsize=(10, 0.45 * max(len(t), 4) + 1.5))
+    (counts move by whole steps and deadlines by whole days, so not always by the span); flips marked.
+    Inputs that move nothing (under half a cent, no flip) are left to the table, which lists them."""
     base = float(table["cost_base"].iloc[0]) if len(table) else 0.0
+    moves = (table["swing"] >= 0.005) | table["decision_flips"].astype(bool) if len(table) else []
+    t = table[moves].iloc[::-1]
+    still = len(table) - len(t)
+    fig, ax = plt.subplots(figsize=(10, 0.45 * max(len(t), 4) + 1.5))
     ys = range(len(t))
     ax.barh(ys, t["cost_low"] - base, left=base, color="tab:blue", label="input moved down")
     ax.barh(ys, t["cost_high"] - base, left=base, color="tab:orange", label="input moved up")
     names = [f"{r.input}: {r.low_value} / {r.value} / {r.high_value}{'  (flips the decision)' if r.decision_flips else ''}"
              for r in t.itertuples()]
-    ax.set_yticks(list(ys), names, fontsize=7)
+    ax.set_yticks(list(ys), names, fontsize=8)
     ax.axvline(base, color="black", linewidth=0.8)
-    ax.set_title(f"Sensitivity of the total cost (base {units.format_money(base, currency)}; "
-                 f"inputs moved about ±{span:.0%}: down / as given / up)")
-    ax.set_xlabel(f"Total cost [{currency}]")
+    ax.set_title(f"Sensitivity of the total cost (base {units.format_money(base, currency)})\n"
+                 f"inputs moved about ±{span:.0%}: down / as given / up", fontsize=11)
+    ax.set_xlabel(f"Total cost [{currency}]" + (f"; {still} input{'s' if still > 1 else ''} that "
+                                                 f"move{'' if still > 1 else 's'} nothing left to the table"
+                                                 if still else ""))
     ax.set_ylabel("Input")
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -367,6 +367,14 @@ RENDERERS.update(markdown=render_markdown, csv=render_csv)
 
 #: What-if columns that hold money (in the row's ``currency``).
 MONEY_COLUMNS = {"total_cost", "cost_change", "cost_low", "cost_base", "cost_high", "swing", "cost_p10", "cost_p90"}
+#: What-if columns as a page heads them (words that wrap, not identifiers); CSV and JSON keep the names.
+#: A swept key's column keeps its path.
+HEADERS = {"total_cost": "total cost", "cost_change": "cost change", "decision_changed": "decision changed",
+           "plan_changes": "plan changes", "breakeven_gpu_hours": "break-even [ref GPU-h]",
+           "low_value": "low value", "high_value": "high value", "cost_low": "cost low", "cost_base": "cost base",
+           "cost_high": "cost high", "decision_flips": "decision flips", "buy_low": "buy low", "buy_high": "buy high",
+           "kinds_low": "kinds low", "kinds_high": "kinds high", "cost_p10": "cost P10", "cost_p90": "cost P90",
+           "p_cheapest": "P(cheapest)"}
 
 
 def short_ids(ids) -> dict[str, str]:
@@ -388,7 +396,7 @@ def render_table(df: pd.DataFrame, fmt: str) -> str:
 def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     """A compare, sweep or sensitivity table as a page a projector shows: money at its currency's
     precision (the currency in the header when there is one), GPU-hours whole, yes/no for flags,
-    offer ids without their provider where unambiguous.
+    the plan one line per phase, offer ids without their provider where unambiguous.
     The CSV and JSON keep every column as it is."""
     df = df.copy()
     currencies = df["currency"].tolist() if "currency" in df else [None] * len(df)
@@ -397,6 +405,13 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
         df = df.drop(columns="currency")
     if "feasible" in df and df["feasible"].all():
         df = df.drop(columns="feasible")
+    notes = []
+    if "cost_base" in df and df["cost_base"].nunique() == 1 and one_currency:  # sensitivity: said once
+        notes.append(f"Cost with every input as given: {_money(float(df['cost_base'].iloc[0]), currencies[0])}.")
+        df = df.drop(columns="cost_base")
+    if "decision_flips" in df and not df["decision_flips"].astype(bool).any():
+        notes.append("No input moved this far changes what is bought or the kinds of option the plan uses.")
+        df = df.drop(columns=[c for c in ("decision_flips", "buy_low", "buy_high", "kinds_low", "kinds_high") if c in df])
     if "plan" in df:
         ids = {o for plan in df["plan"] for part in str(plan).split("; ")
                for o in part.split(": ", 1)[-1].split("+")}
@@ -410,9 +425,11 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
 
         df["plan"] = df["plan"].map(shorten)
 
-    def cell(column: str, v, currency: str | None) -> str:
+    def cell(column: str, v, currency: str | None) -> view.Cell:
         if v is None or (isinstance(v, float) and v != v):
             return "—"
+        if column == "plan":
+            return tuple(str(v).split("; "))  # one line per phase
         if isinstance(v, (bool, np.bool_)):
             return "yes" if v else "no"
         if isinstance(v, (float, np.floating, int, np.integer)) and column in MONEY_COLUMNS and currency:
@@ -422,8 +439,9 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
         return str(v)
 
     columns = list(df.columns)
-    headers = tuple(f"{c} [{currencies[0]}]" if one_currency and c in MONEY_COLUMNS else c for c in columns)
+    headers = tuple(HEADERS.get(c, c) + (f" [{currencies[0]}]" if one_currency and c in MONEY_COLUMNS else "")
+                    for c in columns)
     rows = tuple(tuple(cell(c, v, cur) for c, v in zip(columns, r)) for r, cur in
                  zip(df.itertuples(index=False), currencies))
     right = frozenset(i for i, c in enumerate(columns) if df[c].dtype.kind in "fi")
-    return view.Page(title, (view.section(None, view.Table(headers, rows, right)),))
+    return view.Page(title, (view.section(None, view.Table(headers, rows, right), *notes),))

@@ -1,12 +1,13 @@
 """A report as one view model, written out by small exporters.
 
 A :class:`Page` is sections of blocks: paragraphs (``**bold**`` and ```code```
-allowed), bullet lists, tables of formatted cells and figures. The plan report
-and every what-if page are built once as a Page; :func:`to_text`,
+allowed), bullet lists, tables of formatted cells (a cell of several lines is a
+tuple: one line per phase keeps a plan column narrow) and figures. The plan
+report and every what-if page are built once as a Page; :func:`to_text`,
 :func:`to_markdown` and :func:`to_html` only lay it out, so the terminal, the
 Markdown and the HTML say the same thing. HTML comes from markdown-it-py
-(CommonMark with tables), with figures embedded as inline SVG, so the page
-needs no other file.
+(CommonMark), with figures embedded as inline SVG, so the page needs no other
+file.
 """
 
 from __future__ import annotations
@@ -17,11 +18,18 @@ from dataclasses import dataclass, field
 from typing import Union
 
 
+Cell = Union[str, tuple[str, ...]]  # a tuple: the cell's lines
+
+
 @dataclass(frozen=True)
 class Table:
     headers: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
+    rows: tuple[tuple[Cell, ...], ...]
     right: frozenset[int] = frozenset()  # columns of numbers (right-aligned in text)
+
+
+def lines(cell: Cell) -> tuple[str, ...]:
+    return cell if isinstance(cell, tuple) else (cell,)
 
 
 @dataclass(frozen=True)
@@ -74,13 +82,18 @@ def _plain(text: str) -> str:
 
 
 def text_table(headers, rows, right=frozenset()) -> list[str]:
-    """Columns padded to their widest cell; numbers (``right``) right-aligned."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    """Columns padded to their widest line; numbers (``right``) right-aligned; a cell of several
+    lines makes its row that many lines."""
+    widths = [max([len(h), *(len(x) for r in rows for x in lines(r[i]))]) for i, h in enumerate(headers)]
 
     def line(cells):
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
-    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+    out = [line(headers), line(["-" * w for w in widths])]
+    for r in rows:
+        cells = [lines(c) for c in r]
+        out += [line([c[k] if k < len(c) else "" for c in cells]) for k in range(max(map(len, cells), default=1))]
+    return out
 
 
 def to_text(page: Page) -> str:
@@ -96,7 +109,7 @@ def to_text(page: Page) -> str:
                 out += [f"  - {_plain(item)}" for item in block.items]
             elif isinstance(block, Table):
                 out += text_table([_plain(h) for h in block.headers],
-                                  [[_plain(c) for c in r] for r in block.rows], block.right)
+                                  [[tuple(_plain(x) for x in lines(c)) for c in r] for r in block.rows], block.right)
     return "\n".join(out) + "\n"
 
 
@@ -104,8 +117,9 @@ def to_text(page: Page) -> str:
 
 
 def md_table(headers, rows, right=frozenset()) -> list[str]:
-    """A pipe table; numbers (``right``) right-aligned."""
-    esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
+    """A pipe table; numbers (``right``) right-aligned; a cell's lines joined by <br> (GitHub
+    and most Markdown viewers break the line there)."""
+    esc = [["<br>".join(x.replace("|", "\\|") for x in lines(c)) for c in r] for r in rows]
     rule = "|" + "|".join(" ---: " if i in right else " --- " for i in range(len(headers))) + "|"
     return ["| " + " | ".join(headers) + " |", rule, *("| " + " | ".join(r) + " |" for r in esc)]
 
@@ -133,10 +147,24 @@ def to_markdown(page: Page) -> str:
 # --------------------------------------------------------------------------- HTML
 
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;font-size:18px;"
-         "line-height:1.45;color:#111}table{border-collapse:collapse;margin:.5em 0;font-size:16px}"
+         "line-height:1.45;color:#111}table{border-collapse:collapse;margin:.5em 0;font-size:16px;display:block;overflow-x:auto}"
          "th,td{border:1px solid #bbb;padding:.25em .6em;text-align:left}th{background:#eee}"
          "td:not(:last-child){white-space:nowrap}code{font-size:.9em;background:#f3f3f3;padding:0 .2em;white-space:nowrap}"
          "figure{margin:1em 0}figure svg{max-width:100%;height:auto}h1{font-size:1.7em}")
+
+
+def _html_table(table: Table, md) -> str:
+    """A table with each cell's inline Markdown rendered (escaped: no raw HTML from a cell) and
+    its lines broken with <br>."""
+    right = ' style="text-align:right"'
+
+    def row(tag: str, cells) -> str:
+        return "<tr>" + "".join(
+            f"<{tag}{right if i in table.right else ''}>" + "<br>".join(md.renderInline(x) for x in lines(c))
+            + f"</{tag}>" for i, c in enumerate(cells)) + "</tr>"
+
+    return ("<table>\n<thead>\n" + row("th", table.headers) + "\n</thead>\n<tbody>\n"
+            + "\n".join(row("td", r) for r in table.rows) + "\n</tbody>\n</table>")
 
 
 def to_html(page: Page, svgs: dict[str, str] | None = None) -> str:
@@ -144,7 +172,7 @@ def to_html(page: Page, svgs: dict[str, str] | None = None) -> str:
     without one is left out: the page must not ask for another file)."""
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False})
     svgs = svgs or {}
     body = [f"<h1>{html.escape(page.title)}</h1>"]
     for sec in page.sections:
@@ -156,6 +184,8 @@ def to_html(page: Page, svgs: dict[str, str] | None = None) -> str:
                     svg = svgs[block.name]
                     body.append(f"<figure>{svg[svg.index('<svg'):]}<figcaption>{html.escape(block.title)}"
                                 "</figcaption></figure>")
+            elif isinstance(block, Table):
+                body.append(_html_table(block, md))
             else:
                 body.append(md.render("\n".join(_md_block(block))).strip())
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -253,7 +253,7 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
             continue  # free tiers (no price) and owned cards
         row = merged.row(kind, option)
         if kind == "rent":
-            value = f"{float(row['usd_per_hour']) / per:.6g} {s.currency}/h"
+            value = f"{float(row['usd_per_hour']) / per:.4g} {s.currency}/h"  # a price as people write it
             out.append((f"catalog.rent[{option}].price", value, scaled(value, 1 - span), scaled(value, 1 + span)))
             rate = row.get("interruptions_per_h")
             if bool(row.get("spot")) and rate == rate and rate:
@@ -261,7 +261,7 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
                 out.append((f"catalog.rent[{option}].interruptions", value, scaled(value, 1 - span),
                             scaled(value, 1 + span)))
         else:
-            value = f"{float(row['price_usd']) / per:.6g} {s.currency}"
+            value = f"{float(row['price_usd']) / per:.4g} {s.currency}"
             out.append((f"catalog.buy[{option}].price", value, scaled(value, 1 - span), scaled(value, 1 + span)))
     for ph in s.phases:
         if ph.deadline is None:
@@ -308,7 +308,8 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
         table.append({
             "input": path, "value": raw, "low_value": low_value, "high_value": high_value,
             "cost_low": low["total_cost"], "cost_base": ref["total_cost"], "cost_high": high["total_cost"],
-            "swing": round(abs(high["total_cost"] - low["total_cost"]), 2), "decision_flips": ",".join(flips) or "",
+            "swing": round(abs(high["total_cost"] - low["total_cost"]), 2), "currency": ref["currency"],
+            "decision_flips": ",".join(flips) or "",
             "buy_low": low["buy"], "buy_high": high["buy"], "kinds_low": low["kinds"], "kinds_high": high["kinds"],
         })
     df = pd.DataFrame(table)

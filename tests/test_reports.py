@@ -378,8 +378,11 @@ def test_sweep_chart_names_the_plan_of_each_region():
                                    "a: vast:rtx-3090-interruptible"],
                           "plan_changes": [False, True, False]})
     fig = charts.sweep_chart(table, "price", "USD")
-    texts = [t.get_text() for t in fig.axes[0].texts]
-    assert texts == ["vast:a100-40gb", "vast:rtx-3090-interruptible"]
+    named = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert named == ["vast:a100-40gb", "vast:rtx-3090-interruptible"]
+    spans = [p for p in fig.axes[0].patches if p.get_facecolor()[:3] != (1, 1, 1)]
+    assert [(p.get_x(), p.get_x() + p.get_width()) for p in spans] == [(-0.5, 0.5), (0.5, 2.5)]  # one per region
+    assert spans[0].get_facecolor() != spans[1].get_facecolor()
 
 
 def _page_requests(html: Path, tmp_path: Path) -> tuple[str, list[str]]:

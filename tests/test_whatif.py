@@ -80,6 +80,31 @@ def test_sensitivity_flags_the_input_that_flips_buy_versus_rent(load):
     assert rent["decision_flips"] == "down"  # renting at 0.10 USD/h beats the card
     assert "phases.train.deadline" in set(df["input"])
     assert not ((df["low_value"] == df["value"]) & (df["high_value"] == df["value"])).any()  # no no-op rows
+    # the page: money at its precision in the header's currency, the base said once, the decisions kept
+    from planner.report import whatif_page
+    from planner.view import to_text
+
+    assert set(df["currency"]) == {"USD"}
+    page = to_text(whatif_page(df, "s"))
+    assert "cost low [USD]" in page and "cost base" not in page and "buy high" in page
+    assert f"Cost with every input as given: {df['cost_base'].iloc[0]:,.2f} USD." in page
+    assert f"{row['cost_high']:,.2f}" in page
+
+
+def test_a_sensitivity_page_without_flips_leaves_out_the_decision_columns():
+    import pandas as pd
+
+    from planner.report import whatif_page
+    from planner.view import to_text
+
+    df = pd.DataFrame({"input": ["electricity"], "value": ["0.3 EUR/kWh"], "low_value": ["0.24 EUR/kWh"],
+                       "high_value": ["0.36 EUR/kWh"], "cost_low": [12345.678], "cost_base": [12400.0],
+                       "cost_high": [12454.32], "swing": [108.64], "currency": ["EUR"], "decision_flips": [""],
+                       "buy_low": ["nothing"], "buy_high": ["nothing"], "kinds_low": ["rent"], "kinds_high": ["rent"]})
+    page = to_text(whatif_page(df, "s"))
+    assert "12,345.68" in page and "1.235e+04" not in page  # not 4 significant digits
+    assert "buy low" not in page and "decision flips" not in page
+    assert "No input moved this far changes what is bought" in page
 
 
 def test_cli_commands_and_formats(tmp_path):
@@ -215,7 +240,7 @@ def test_what_if_pages_fit_a_projector():
     import pandas as pd
 
     from planner.report import short_ids, whatif_page
-    from planner.view import to_text
+    from planner.view import to_html, to_markdown, to_text
 
     assert short_ids(["vast:a100-40gb", "runpod:rtx-4090", "rtx-4090", "lambda:a100-40gb", "kaggle"]) == {
         "vast:a100-40gb": "vast:a100-40gb", "lambda:a100-40gb": "lambda:a100-40gb",  # two a100-40gb offers
@@ -226,10 +251,18 @@ def test_what_if_pages_fit_a_projector():
                        "plan": ["a: vast:a100-40gb; b: vast:rtx-3090+kaggle", "a: rtx-4090"]})
     page = whatif_page(df, "t")
     (table,) = page.sections[0].blocks
-    assert table.headers == ("variant", "total_cost [JPY]", "buy", "plan")
+    assert table.headers == ("variant", "total cost [JPY]", "buy", "plan")  # words; CSV and JSON keep the names
     assert [r[1] for r in table.rows] == ["1,234", "64"]
-    assert table.rows[0][3] == "a: a100-40gb; b: rtx-3090+kaggle"
-    assert "64.24000000000001" not in to_text(page)
+    assert table.rows[0][3] == ("a: a100-40gb", "b: rtx-3090+kaggle")  # one line per phase
+    text = to_text(page)
+    assert "64.24000000000001" not in text
+    assert text.splitlines()[5:8] == ["(base)              1,234  nothing   a: a100-40gb",
+                                      "                                     b: rtx-3090+kaggle",
+                                      "cheap                  64  rtx-4090  a: rtx-4090"]
+    assert "breakeven_gpu_hours" not in to_text(whatif_page(df.assign(breakeven_gpu_hours=[1.0, None]), "t"))
+    html = to_html(page)
+    assert "<td>a: a100-40gb<br>b: rtx-3090+kaggle</td>" in html
+    assert "a: a100-40gb<br>b: rtx-3090+kaggle" in to_markdown(page)
 
 
 def test_a_sweeps_axis_says_the_unit_of_bare_numbers():
@@ -284,3 +317,18 @@ def test_a_what_if_row_that_buys_gives_the_break_even_against_the_rent_it_passed
                   if b.gpu_hours is not None and b.rent in cheapest and b.buy in s.consider.buy)
     row = whatif.summarize(planner.plan(s, catalog, trials=0, alternatives=False, detail=False))
     assert row["buy"] != "nothing" and row["breakeven_gpu_hours"] == pytest.approx(by_hand, abs=0.05)  # to_dict rounds
+
+
+def test_the_tornado_draws_the_inputs_that_move_the_cost():
+    import pandas as pd
+
+    from planner import charts
+
+    df = pd.DataFrame({"input": ["a", "b", "c"], "value": ["1", "2", "3"], "low_value": ["0.8", "1.6", "2.4"],
+                       "high_value": ["1.2", "2.4", "3.6"], "cost_low": [90.0, 100.0, 100.0],
+                       "cost_base": [100.0] * 3, "cost_high": [110.0, 100.0, 100.0], "swing": [20.0, 0.0, 0.0],
+                       "decision_flips": ["", "up", ""]})
+    ax = charts.tornado(df, "USD", 0.2).axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["b: 1.6 / 2 / 2.4  (flips the decision)", "a: 0.8 / 1 / 1.2"]  # c moves nothing
+    assert ax.get_xlabel() == "Total cost [USD]; 1 input that moves nothing left to the table"
