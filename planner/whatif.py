@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import itertools
+import math
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -159,13 +160,26 @@ def parse_vary(option: str) -> tuple[str, list[Any]]:
         n = int(steps.group(1))
         if not 2 <= n <= MAX_SWEEP_VALUES:
             raise InputError([Problem("--vary", 0, 0, key, f"STEPS must be between 2 and {MAX_SWEEP_VALUES}, got {n}")])
-        return key, [f"{v:g} {unit}".strip() for v in np.linspace(float(start.group(1)), float(stop.group(1)), n)]
+        return key, [f"{number} {unit}".strip() for number in
+                     _evenly(float(start.group(1)), float(stop.group(1)), n)]
     values = [v.strip() for v in spec.split(",") if v.strip()]
     if not values:
         raise InputError([Problem("--vary", 0, 0, key, "no values given")])
     if len(values) > MAX_SWEEP_VALUES:
         raise InputError([Problem("--vary", 0, 0, key, f"at most {MAX_SWEEP_VALUES} values, got {len(values)}")])
     return key, values
+
+
+def _evenly(start: float, stop: float, n: int) -> list[str]:
+    """``n`` evenly spaced numbers from ``start`` to ``stop``, written to a tenth of the step
+    (0.2:1.2:20 gives 0.2, 0.253, ... 1.2, not 0.252632), never in exponent notation."""
+    step = abs(stop - start) / (n - 1)
+    decimals = max(0, 1 - math.floor(math.log10(step))) if step > 0 else 0
+    out = []
+    for v in np.linspace(start, stop, n):
+        text = f"{round(float(v), decimals):.{decimals}f}"
+        out.append(text.rstrip("0").rstrip(".") if "." in text else text)
+    return [("0" if x in ("-0", "") else x) for x in out]
 
 
 def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: int = 1, progress=None) -> pd.DataFrame:

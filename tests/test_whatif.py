@@ -52,6 +52,13 @@ def test_sweep_grid_and_lists():
     assert whatif.parse_vary("electricity=0.1:0.3:3 USD/kWh") == ("electricity", ["0.1 USD/kWh", "0.2 USD/kWh",
                                                                                   "0.3 USD/kWh"])
     assert whatif.parse_vary("consider.spot=true,false") == ("consider.spot", ["true", "false"])
+    # twenty prices read as people write them: to a tenth of the step, none repeated
+    _, prices = whatif.parse_vary("catalog.rent[x].price=0.2:1.2:20 USD/h")
+    assert prices[:3] == ["0.2 USD/h", "0.253 USD/h", "0.305 USD/h"] and prices[-1] == "1.2 USD/h"
+    assert len(set(prices)) == 20
+    assert all(abs(float(p.split()[0]) - (0.2 + i / 19)) <= 0.0005 for i, p in enumerate(prices))
+    assert whatif.parse_vary("phases.a.gpu_hours=1000:2000000:3")[1] == ["1000", "1000500", "2000000"]  # no 1e+06
+    assert whatif.parse_vary("electricity=-0.1:0.1:3")[1] == ["-0.1", "0", "0.1"]
 
 
 def test_sweep_marks_where_the_plan_changes(load):
