@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pricing.errors import InputError, Problem
+from pricing.values import opt_float
 from pricing.yamldoc import parse_document
 
 #: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
@@ -248,7 +249,8 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     """The base plan's row and the inputs outside the scenario file that decide its answer, as
     (path, value, low, high):
     the prices of the offers the plan and the other strategies' best plans use, the
-    interruption rates of the interruptible ones, and each phase's deadline moved by ``span``
+    interruption rates of the interruptible ones and free tiers (a default rate too: the least
+    known of them), the free tiers' weekly quotas, and each phase's deadline moved by ``span``
     of its window (whole days)."""
     from . import api
 
@@ -259,24 +261,28 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     used += [p["offer"] for p in d["purchases"]]
     per = s.usd_per_currency
     merged = catalog.with_entries(s.catalog_entries)
-    buy_ids, rent_ids = set(merged.buy["id"]), set(merged.rent["id"])
+    options = p.quotes.drop_duplicates("option").set_index("option")
     out: list[tuple[str, Any, Any, Any]] = []
-    for option in dict.fromkeys(used):
-        kind = "buy" if option in buy_ids else "rent" if option in rent_ids else None
-        if kind is None:
-            continue  # free tiers (no price) and owned cards
+
+    def moved(path: str, value: str) -> None:
+        out.append((path, value, scaled(value, 1 - span), scaled(value, 1 + span)))
+
+    rows: dict[tuple[str, str], float] = {}  # (kind, catalog id) -> the interruption rate the plan used
+    for o in dict.fromkeys(used):  # an option's offer is its catalog row (a free tier's, for each of its devices)
+        if o in options.index:
+            rows.setdefault((options.at[o, "kind"], options.at[o, "offer"]), float(options.at[o, "interruptions_per_h"]))
+    for (kind, option), rate in rows.items():
+        if kind not in ("buy", "rent", "free"):
+            continue  # owned cards
         row = merged.row(kind, option)
         if kind == "rent":
-            value = f"{float(row['usd_per_hour']) / per:.4g} {s.currency}/h"  # a price as people write it
-            out.append((f"catalog.rent[{option}].price", value, scaled(value, 1 - span), scaled(value, 1 + span)))
-            rate = row.get("interruptions_per_h")
-            if bool(row.get("spot")) and rate == rate and rate:
-                value = f"{float(rate):.6g}/h"
-                out.append((f"catalog.rent[{option}].interruptions", value, scaled(value, 1 - span),
-                            scaled(value, 1 + span)))
-        else:
-            value = f"{float(row['price_usd']) / per:.4g} {s.currency}"
-            out.append((f"catalog.buy[{option}].price", value, scaled(value, 1 - span), scaled(value, 1 + span)))
+            moved(f"catalog.rent[{option}].price", f"{float(row['usd_per_hour']) / per:.4g} {s.currency}/h")
+        if kind in ("rent", "free") and rate == rate and rate:  # the rate the plan used: published or default
+            moved(f"catalog.{kind}[{option}].interruptions", f"{rate:.4g}/h")
+        if kind == "free" and opt_float(row.get("quota_h_per_week")):
+            moved(f"catalog.free[{option}].quota", f"{float(row['quota_h_per_week']):g} h/week")
+        if kind == "buy":
+            moved(f"catalog.buy[{option}].price", f"{float(row['price_usd']) / per:.4g} {s.currency}")
     for ph in s.phases:
         if ph.deadline is None:
             continue

@@ -339,3 +339,24 @@ def test_the_tornado_draws_the_inputs_that_move_the_cost():
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["b: 1.6 / 2 / 2.4  (flips the decision)", "a: 0.8 / 1 / 1.2"]  # c moves nothing
     assert ax.get_xlabel() == "Total cost [USD]; 1 input that moves nothing left to the table"
+
+
+def test_sensitivity_moves_the_interruption_rates_and_quotas_the_plan_rests_on(catalog, thesis_text):
+    """A default interruption rate (no provider publishes one) is among the least known inputs:
+    sensitivity moves the rate each plan used, published or default, and the free tiers' quotas."""
+    def inputs(*sets):
+        moved = whatif.sensitivity_inputs(job(thesis_text, sets=sets), 0.2)[1]
+        return {path: (v, lo, hi) for path, v, lo, hi in moved}
+
+    s = load_scenario_text(thesis_text, catalog.ids(), file="s.yaml", today=TODAY)
+    d = planner.to_dict(planner.plan(s, catalog, trials=0))
+    spot = next(a for ph in d["phases"] for a in ph["assignments"] if a["option"] == "vast:rtx-3090-interruptible")
+    assert catalog.row("rent", "vast:rtx-3090-interruptible")["interruptions_per_h"] != \
+        catalog.row("rent", "vast:rtx-3090-interruptible")["interruptions_per_h"]  # blank: a default rate
+    assert inputs()["catalog.rent[vast:rtx-3090-interruptible].interruptions"] == ("0.1/h", "0.08/h", "0.12/h")
+    worse = plan_of(catalog, thesis_text, sets=("catalog.rent[vast:rtx-3090-interruptible].interruptions=0.12/h",))
+    assert spot["lost_hours"] > 0 and worse["total_cost"] > d["total_cost"]  # the set takes effect
+    # free tiers only: their rates and, where published, weekly quotas
+    free = inputs("consider.rent=[]", "consider.buy=[]", "phases.final.dataset_size=10 GB", "framework=tensorflow")
+    assert free["catalog.free[kaggle].quota"] == ("30 h/week", "24 h/week", "36 h/week")  # Kaggle's published quota
+    assert {"catalog.free[kaggle].interruptions", "catalog.free[colab-free].interruptions"} <= set(free)
