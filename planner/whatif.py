@@ -267,17 +267,17 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     def moved(path: str, value: str) -> None:
         out.append((path, value, scaled(value, 1 - span), scaled(value, 1 + span)))
 
-    rows: dict[tuple[str, str], float] = {}  # (kind, catalog id) -> the interruption rate the plan used
+    rows: dict[tuple[str, str], float | None] = {}  # (kind, catalog id) -> the interruption rate the plan used
     for o in dict.fromkeys(used):  # an option's offer is its catalog row (a free tier's, for each of its devices)
         if o in options.index:
-            rows.setdefault((options.at[o, "kind"], options.at[o, "offer"]), float(options.at[o, "interruptions_per_h"]))
+            rows.setdefault((options.at[o, "kind"], options.at[o, "offer"]), opt_float(options.at[o, "interruptions_per_h"]))
     for (kind, option), rate in rows.items():
         if kind not in ("buy", "rent", "free"):
             continue  # owned cards
         row = merged.row(kind, option)
         if kind == "rent":
             moved(f"catalog.rent[{option}].price", f"{float(row['usd_per_hour']) / per:.4g} {s.currency}/h")
-        if kind in ("rent", "free") and rate == rate and rate:  # the rate the plan used: published or default
+        if kind in ("rent", "free") and rate:  # the rate the plan used: published or default
             moved(f"catalog.{kind}[{option}].interruptions", f"{rate:.4g}/h")
         if kind == "free" and opt_float(row.get("quota_h_per_week")):
             moved(f"catalog.free[{option}].quota", f"{float(row['quota_h_per_week']):g} h/week")

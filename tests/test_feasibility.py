@@ -112,7 +112,7 @@ def test_parallel_runs_may_share_the_window(load):
 
 def test_deadline_is_inclusive_for_quotas(load):
     # a 30 h/week tier from Monday 2027-03-01 to Sunday 2027-03-14, both inclusive: two whole weeks, 60 h
-    text = f"""\
+    text = """\
 name: quota over two weeks
 start: 2027-03-01
 electricity: 0.20 USD/kWh

@@ -164,7 +164,7 @@ buy:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from .conftest import SCENARIOS, TODAY, examples  # noqa: E402
+from .conftest import TODAY, examples  # noqa: E402
 
 NUMERIC_KEYS = [
     "phases.final.gpu_hours", "phases.final.runs", "phases.final.checkpoint_every", "phases.final.checkpoint_size",
