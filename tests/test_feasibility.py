@@ -116,13 +116,13 @@ def test_deadline_is_inclusive_for_quotas(load):
 name: quota over two weeks
 start: 2027-03-01
 electricity: 0.20 USD/kWh
-workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+workload: {family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}
 phases:
-  train: {{gpu_hours: 200, deadline: 2027-03-14, checkpoint_every: 1 h, checkpoint_size: 0.01 GB}}
-consider: {{buy: [], rent: [], free: [q]}}
+  train: {gpu_hours: 200, deadline: 2027-03-14, checkpoint_every: 1 h, checkpoint_size: 0.01 GB}
+consider: {buy: [], rent: [], free: [q]}
 catalog:
   free:
-    - {{id: q, device: rtx-3090, quota: 30 h/week, setup: 0 min, needs_person: false, interruptions: 0}}
+    - {id: q, device: rtx-3090, quota: 30 h/week, setup: 0 min, needs_person: false, interruptions: 0}
 """
     p = _plan(load, text)
     (a,) = p.phase("train").assignments
