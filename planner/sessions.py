@@ -211,29 +211,41 @@ def _coefficients(p: Process, i: int, a: float, kmax: int):
     count k of segments this session already ran: F(i, k) = alpha + beta V(i) with
     alpha = C + D F(i+1, k+1), and V(i), a fresh session at segment i (whose setup may itself be
     interrupted), = cv + sv alpha[:, 0]. Rows of C and F are the rewards: wall time, sessions,
-    setup time, checkpoint time. None when V(i) diverges (a session can never get past i)."""
-    lam = p.interruptions_per_h
+    setup time, checkpoint time. None when V(i) diverges (a session can never get past i).
+
+    The step does not depend on the run's length, and past segment ``kmax`` not on ``i``
+    either: it is kept per process for every run of the same option and phase (a what-if that
+    moves the GPU-hours, the two shorter runs of a long one). The arrays are shared: read only."""
+    return _step(p.setup_first_h, p.setup_resume_h, p.session_limit_h, p.interruptions_per_h, p.checkpoint_every_h,
+                 p.checkpoint_write_h, min(i, kmax), a, kmax)
+
+
+@functools.lru_cache(maxsize=65536)
+def _step(setup_first_h: float, setup_resume_h: float, session_limit_h: float | None, lam: float,
+          checkpoint_every_h: float, checkpoint_write_h: float, i: int, a: float, kmax: int):
     k = np.arange(kmax)
     first = (i - k) == 0  # a session that reached segment i after k segments started at segment i-k
-    setup = np.where(first, p.setup_first_h, p.setup_resume_h)
-    if p.session_limit_h is None:
+    setup = np.where(first, setup_first_h, setup_resume_h)
+    if session_limit_h is None:
         room = np.full(kmax, np.inf)
     else:
-        room = p.session_limit_h - setup - k * (p.checkpoint_every_h + p.checkpoint_write_h)  # time left
+        room = session_limit_h - setup - k * (checkpoint_every_h + checkpoint_write_h)  # time left
     fits = room >= a - 1e-12
     ok = math.exp(-lam * a)
     c_step = np.zeros((4, kmax))
     c_step[0] = np.where(fits, _min_exp(lam, a), _min_exp(lam, np.maximum(room, 0.0)))
-    c_step[3] = np.where(fits, ok * p.checkpoint_write_h, 0.0)
+    c_step[3] = np.where(fits, ok * checkpoint_write_h, 0.0)
     d_step = np.where(fits, ok, 0.0)
     beta = np.where(fits, 1.0 - ok, 1.0)
-    s = p.setup_first_h if i == 0 else p.setup_resume_h
+    s = setup_first_h if i == 0 else setup_resume_h
     s_ok = math.exp(-lam * s)
     denom = 1.0 - (1.0 - s_ok) - s_ok * beta[0]  # F(i, 0) is a session that started at segment i
     if denom <= 1e-15:
         return None
-    c = np.array([_min_exp(lam, s), 1.0, _min_exp(lam, s), 0.0])
-    return c_step, d_step, beta, c / denom, s_ok / denom
+    cv = np.array([_min_exp(lam, s), 1.0, _min_exp(lam, s), 0.0]) / denom
+    for array in (c_step, d_step, beta, cv):
+        array.flags.writeable = False  # shared between calls
+    return c_step, d_step, beta, cv, s_ok / denom
 
 
 def _recursion(p: Process, seg: np.ndarray) -> Expectation:
