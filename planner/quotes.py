@@ -15,7 +15,7 @@ import pandas as pd
 from . import costs, sessions, units, workload
 from .costs import PART_NAMES
 from .scenario import Scenario
-from pricing.memo import Kept
+from pricing.memo import ByValue, Kept
 from pricing.values import float_or, missing, opt_float
 
 
@@ -42,7 +42,8 @@ def _fits(w, devices: pd.DataFrame, throughput: pd.DataFrame):
         speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
         ref = workload.place_reference(w, devices)
         ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
-        return speed, {d.id: d for d in devices.itertuples()}, ref_slowdown, {}
+        speeds = dict(zip(speed.index, zip(speed["relative_speed"], speed["speed_source"])))  # a row read per option
+        return speeds, {d.id: d for d in devices.itertuples()}, ref_slowdown, {}
 
     return _FITS.get((devices, throughput), (w,), make)
 
@@ -68,7 +69,7 @@ def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughp
             placed[(r.device, count)] = workload.place(w, d, count)
         f = placed[(r.device, count)].fit
         verdict, why = f.verdict, f.reason
-        rel = speed.at[r.device, "relative_speed"]
+        rel, source = speed[r.device]
         reason = None
         if verdict == "does-not-fit":
             reason = why
@@ -84,7 +85,7 @@ def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughp
             reason = "the tier grants no hours"
         rows.append(dict(option=r.option, verdict=verdict, fit_reason=why, slowdown=f.slowdown / ref_slowdown,
                          relative_speed=rel * workload.data_parallel_speed(count, w.sharding),
-                         speed_source=speed.at[r.device, "speed_source"], reason=reason))
+                         speed_source=source, reason=reason))
     return pd.DataFrame(rows, columns=["option", "verdict", "fit_reason", "slowdown", "relative_speed",
                                        "speed_source", "reason"])
 
@@ -142,6 +143,9 @@ def billed_hours(wall_h: float, sessions_n: float, startup_h: float, billing_s: 
 
 
 _USABLE, _PHASE_ROWS = Kept(), Kept(size=64)
+#: A phase's row for one option, by the phase's key and the option row's values: a what-if that
+#: changes one catalog row (a price, a rate) builds new tables, but re-prices only that row.
+_ROWS = ByValue(size=200_000)
 
 
 def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
@@ -149,7 +153,8 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
 
     A phase's rows depend only on the phase, its window, its checkpoint, electricity, your starts
     a day, host power and time value, and the usable options, so they are kept per process on exactly those (pricing.memo): a what-if
-    that moves one phase or a price re-prices only what it touches."""
+    that moves one phase or a price re-prices only what it touches — one row when it changes one
+    catalog row (each row is kept by its option's values too)."""
     def usable_rows():
         merged = opts.merge(feas, on="option")
         return merged[merged["reason"].isna()]
@@ -160,84 +165,86 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
         you = s.you  # the fields a quote reads (not the budget, which only the MILP reads)
         key = (ph, s.window(ph), s.last_day(ph), checkpoint_gb_of(s, ph), s.electricity_usd_per_kwh,
                you.attention_starts_per_day, you.host_power_w, you.time_value_usd_per_hour)
-        rows += _PHASE_ROWS.get((usable,), key, lambda: _phase_rows(s, ph, usable))
+        rows += _PHASE_ROWS.get((usable,), key, lambda: _phase_rows(s, ph, usable, key))
     return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
 
 
-def _phase_rows(s: Scenario, ph, usable: pd.DataFrame) -> list[dict]:
-    rows: list[dict] = []
+def _phase_rows(s: Scenario, ph, usable: pd.DataFrame, key: tuple) -> list[dict]:
+    return [_ROWS.get((key, tuple(None if v != v else v for v in r)),  # blank cells as None: NaN equals nothing
+                      lambda: _phase_row(s, ph, r)) for r in usable.itertuples(index=False)]
+
+
+def _phase_row(s: Scenario, ph, r) -> dict:
+    """Price one option ``r`` (a row of the usable options) for phase ``ph``."""
     begin, end = s.window(ph)
     last_day = s.last_day(ph)
     checkpoint_gb = checkpoint_gb_of(s, ph)
-    for r in usable.itertuples():
-        rented = r.kind == "rent"
-        local = r.kind in ("own", "buy")
-        proc = process_for(ph, r, s, checkpoint_gb)
-        cap = _capacity(s, r, opt_float(r.session_limit_h))  # an upper bound before the session model
-        if cap <= 0:
-            rows.append(_no_hours(ph, r, proc, cap))
-            continue
-        parallel = sessions.parallel_runs(r.kind, ph.runs)
-        # The session model's cost grows with the work; when even an overhead-free run could not
-        # end in time, price the share that fits in the window and scale (per-hour factors).
-        window_h = max((end - begin).days, 1) / 7.0 * cap * parallel / ph.runs
-        scale = max(1.0, proc.work_h / max(window_h, proc.checkpoint_every_h))
-        e = sessions.expected(dataclasses.replace(proc, work_h=proc.work_h / scale) if scale > 1 else proc)
-        if scale > 1:
-            e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
-                                    setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
-                                    wait_h=e.wait_h * scale, work_h=proc.work_h)
-        if e.sessions > 0 and math.isfinite(e.wall_h):
-            cap = _capacity(s, r, e.wall_h / e.sessions)
-        wall = e.wall_h * ph.runs
-        n_sessions = e.sessions * ph.runs
-        restarts = n_sessions if bool(r.needs_person) else 0.0
-        weeks = wall / (cap * parallel) if cap > 0 else math.inf
-        total_quota = opt_float(r.quota_h_total)
-        finish = sessions.finish_day(begin, weeks * 7)
-        reason = None
-        disk_problem = too_big(ph, r, checkpoint_gb)
-        fits_disk = not disk_problem  # ok: finishes alone in time; usable: may take a share
-        if not proc.feasible():
-            reason = (f"a {r.session_limit_h:g} h session cannot fit setup and one "
-                      f"{ph.checkpoint_every_h * 60:g} min checkpoint interval")
-        elif disk_problem:
-            reason = disk_problem
-        elif total_quota is not None and wall > total_quota:
-            reason = f"needs {wall:.0f} h, the tier grants {total_quota:g} h in all"
-        elif finish is None or finish > last_day:
-            when = f"finishes {finish}" if finish else "would run past the year 9999"
-            reason = f"{when}, after the {'deadline' if ph.deadline else 'horizon end'} {last_day}"
-        months_used = max(weeks * 7 / units.DAYS_PER_MONTH, 0.0)
-        billed = billed_hours(wall - e.wait_h * ph.runs, n_sessions, float_or(r.startup_min) / 60.0,
-                              opt_float(r.billing_s)) if rented else 0.0
-        parts = dict.fromkeys(PART_NAMES, 0.0)
-        if local:
-            parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, wall,
-                                                         s.electricity_usd_per_kwh)
-        elif rented:
-            parts["rent"] = billed * r.usd_per_hour
-            parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months_used,
-                                                 float_or(r.storage_usd_per_gb_month))
-            parts["egress"] = costs.egress_usd(checkpoint_gb * ph.runs, float_or(r.egress_usd_per_gb))
-        else:  # free tiers (0) and compute-unit subscriptions at their derived price per hour
-            parts["rent"] = wall * float_or(r.usd_per_hour)
-        parts["your_time"] = restarts * float_or(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
-        rows.append(dict(
-            phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
-            relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
-            fit_reason=r.fit_reason, spot=bool(r.spot) if not missing(r.spot) else False,
-            interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
-            wall_hours=wall, billed_hours=billed, sessions=n_sessions, restarts_by_hand=restarts,
-            lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs, wait_hours=e.wait_h * ph.runs,
-            session_limit_h=opt_float(r.session_limit_h),
-            checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, finish=finish,
-            units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group,
-            needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
-            ok=reason is None, usable=fits_disk, reason=reason, cost_usd=sum(parts.values()),
-            **{f"{k}_usd": v for k, v in parts.items()},
-        ))
-    return rows
+    rented = r.kind == "rent"
+    local = r.kind in ("own", "buy")
+    proc = process_for(ph, r, s, checkpoint_gb)
+    cap = _capacity(s, r, opt_float(r.session_limit_h))  # an upper bound before the session model
+    if cap <= 0:
+        return _no_hours(ph, r, proc, cap)
+    parallel = sessions.parallel_runs(r.kind, ph.runs)
+    # The session model's cost grows with the work; when even an overhead-free run could not
+    # end in time, price the share that fits in the window and scale (per-hour factors).
+    window_h = max((end - begin).days, 1) / 7.0 * cap * parallel / ph.runs
+    scale = max(1.0, proc.work_h / max(window_h, proc.checkpoint_every_h))
+    e = sessions.expected(dataclasses.replace(proc, work_h=proc.work_h / scale) if scale > 1 else proc)
+    if scale > 1:
+        e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
+                                setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
+                                wait_h=e.wait_h * scale, work_h=proc.work_h)
+    if e.sessions > 0 and math.isfinite(e.wall_h):
+        cap = _capacity(s, r, e.wall_h / e.sessions)
+    wall = e.wall_h * ph.runs
+    n_sessions = e.sessions * ph.runs
+    restarts = n_sessions if bool(r.needs_person) else 0.0
+    weeks = wall / (cap * parallel) if cap > 0 else math.inf
+    total_quota = opt_float(r.quota_h_total)
+    finish = sessions.finish_day(begin, weeks * 7)
+    reason = None
+    disk_problem = too_big(ph, r, checkpoint_gb)
+    fits_disk = not disk_problem  # ok: finishes alone in time; usable: may take a share
+    if not proc.feasible():
+        reason = (f"a {r.session_limit_h:g} h session cannot fit setup and one "
+                  f"{ph.checkpoint_every_h * 60:g} min checkpoint interval")
+    elif disk_problem:
+        reason = disk_problem
+    elif total_quota is not None and wall > total_quota:
+        reason = f"needs {wall:.0f} h, the tier grants {total_quota:g} h in all"
+    elif finish is None or finish > last_day:
+        when = f"finishes {finish}" if finish else "would run past the year 9999"
+        reason = f"{when}, after the {'deadline' if ph.deadline else 'horizon end'} {last_day}"
+    months_used = max(weeks * 7 / units.DAYS_PER_MONTH, 0.0)
+    billed = billed_hours(wall - e.wait_h * ph.runs, n_sessions, float_or(r.startup_min) / 60.0,
+                          opt_float(r.billing_s)) if rented else 0.0
+    parts = dict.fromkeys(PART_NAMES, 0.0)
+    if local:
+        parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, wall,
+                                                     s.electricity_usd_per_kwh)
+    elif rented:
+        parts["rent"] = billed * r.usd_per_hour
+        parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months_used,
+                                             float_or(r.storage_usd_per_gb_month))
+        parts["egress"] = costs.egress_usd(checkpoint_gb * ph.runs, float_or(r.egress_usd_per_gb))
+    else:  # free tiers (0) and compute-unit subscriptions at their derived price per hour
+        parts["rent"] = wall * float_or(r.usd_per_hour)
+    parts["your_time"] = restarts * float_or(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
+    return dict(
+        phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
+        relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
+        fit_reason=r.fit_reason, spot=bool(r.spot) if not missing(r.spot) else False,
+        interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
+        wall_hours=wall, billed_hours=billed, sessions=n_sessions, restarts_by_hand=restarts,
+        lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs, wait_hours=e.wait_h * ph.runs,
+        session_limit_h=opt_float(r.session_limit_h),
+        checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, finish=finish,
+        units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group,
+        needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
+        ok=reason is None, usable=fits_disk, reason=reason, cost_usd=sum(parts.values()),
+        **{f"{k}_usd": v for k, v in parts.items()},
+    )
 
 
 def _capacity(s: Scenario, r, session_h: float | None) -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-EVERY: list[Kept] = []
+EVERY: list[Kept | ByValue] = []
 
 
 def clear_all() -> None:
@@ -37,3 +37,21 @@ class Kept:
                 self._entries.clear()
             hit = self._entries[k] = (tables, make())
         return hit[1]
+
+
+class ByValue:
+    """Results by an equal key alone: the key holds every value a result depends on (a row of
+    a table, not the table), so a new table with the same row finds it."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._entries: dict[tuple, Any] = {}
+        EVERY.append(self)
+
+    def get(self, key: tuple, make: Callable[[], Any]) -> Any:
+        hit = self._entries.get(key)
+        if hit is None:
+            if len(self._entries) >= self.size:
+                self._entries.clear()
+            hit = self._entries[key] = make()
+        return hit
