@@ -145,7 +145,7 @@ def billed_hours(wall_h: float, sessions_n: float, startup_h: float, billing_s: 
 _USABLE, _PHASE_ROWS = Kept(), Kept(size=64)
 #: A phase's row for one option, by the phase's key and the option row's values: a what-if that
 #: changes one catalog row (a price, a rate) builds new tables, but re-prices only that row.
-_ROWS = ByValue(size=200_000)
+_ROWS = ByValue(size=20_000)  # about 2 KB a row: tens of MB at most
 
 
 def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
