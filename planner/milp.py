@@ -227,82 +227,103 @@ def work(xi: pd.DataFrame, s, unmet_index: dict[str, int]) -> Block:
                     np.ones(len(xi) + len(names)), hours, hours)
 
 
+def _rows(codes: np.ndarray, week: np.ndarray, cal: Calendar) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Constraint rows per (code, week), sorted by code then week: (each x's row, the first x
+    of each row, each row's code and week)."""
+    span = cal.n_weeks + 1
+    uniq, first, rid = np.unique(codes.astype(np.int64) * span + week.astype(np.int64), return_index=True,
+                                 return_inverse=True)
+    return rid.reshape(-1), first, uniq // span, uniq % span
+
+
 def concurrency(xi: pd.DataFrame, cal: Calendar) -> Block:
     """A run never runs on two machines at once: per phase and week, wall hours over every
     option <= runs x 24 h x the window's days that week."""
-    g = xi.groupby(["phase", "week"], sort=True)
-    rid = g.ngroup().to_numpy()
-    keys = g.size().index
-    upper = np.array([xi_runs * HOURS_PER_DAY * cal.days[p][w].sum()
-                      for (p, w), xi_runs in zip(keys, g["runs"].first())])
-    return Block.of("concurrency", [f"{p} week {cal.week_label(w)}" for p, w in keys], rid, xi["var"].to_numpy(),
-                    xi["wall_per_ref"].to_numpy(dtype=float), -np.inf, upper)
+    codes, names = pd.factorize(xi["phase"].to_numpy(), sort=True)
+    rid, first, code, week = _rows(codes, xi["week"].to_numpy(), cal)
+    runs = xi["runs"].to_numpy()[first]
+    upper = np.array([r * HOURS_PER_DAY * cal.days[names[c]][w].sum() for r, c, w in zip(runs, code, week)])
+    return Block.of("concurrency", [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(code, week)], rid,
+                    xi["var"].to_numpy(), xi["wall_per_ref"].to_numpy(dtype=float), -np.inf, upper)
 
 
-def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]):
-    """Rows per (group, week) over the x of ``kinds``, sorted by group then week, with the union
-    share of the group's phases: (the x, each x's row, the rows' kind, option, largest and
-    smallest weekly capacity and whether some x lacks units, the share). In numpy: this runs
-    twice per program."""
-    sel = xi[xi["kind"].isin(kinds)]
+@dataclass(frozen=True)
+class _Shared:
+    """Rows per (group, week) over some x, sorted by group then week (see :func:`_shared`)."""
+
+    sel: pd.DataFrame  # the x
+    rid: np.ndarray  # each x's row
+    labels: list[str]  # each row's "group week YYYY-MM-DD"
+    kind: np.ndarray  # each row's kind and option (of its first x)
+    option: np.ndarray
+    cap: np.ndarray  # largest and smallest weekly capacity of the row's x
+    cap_min: np.ndarray
+    units_known: np.ndarray  # every x of the row has its compute units a hour
+    share: np.ndarray  # the union share of the week over the group's phases
+
+
+def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]) -> _Shared:
+    """Rows per (group, week) over the x of ``kinds``, with the union share of the group's
+    phases. In numpy: this runs twice per program."""
+    sel = xi[xi["kind"].isin(kinds).to_numpy()]
     codes, names = pd.factorize(sel["group"].to_numpy(), sort=True)
-    span = cal.n_weeks + 1
-    key = codes.astype(np.int64) * span + sel["week"].to_numpy(dtype=np.int64)
-    uniq, first, rid = np.unique(key, return_index=True, return_inverse=True)
+    rid, first, group_code, week = _rows(codes, sel["week"].to_numpy(), cal)
     cap = sel["weekly_capacity_h"].to_numpy(dtype=float)
-    cap_max, cap_min = np.full(len(uniq), -np.inf), np.full(len(uniq), np.inf)
+    cap_max, cap_min = np.full(len(first), -np.inf), np.full(len(first), np.inf)
     np.maximum.at(cap_max, rid, cap)
     np.minimum.at(cap_min, rid, cap)
-    missing_units = np.zeros(len(uniq), dtype=bool)
+    missing_units = np.zeros(len(first), dtype=bool)
     np.logical_or.at(missing_units, rid, sel["units_per_hour"].isna().to_numpy())
-    group_code, week = uniq // span, uniq % span
-    agg = pd.DataFrame({"kind": sel["kind"].to_numpy()[first], "option": sel["option"].to_numpy()[first],
-                        "cap": cap_max, "cap_min": cap_min, "units_known": ~missing_units},
-                       index=pd.MultiIndex.from_arrays([np.asarray(names)[group_code], week], names=["group", "week"]))
     phases = [set() for _ in names]
     for c, p in zip(codes, sel["phase"].to_numpy()):
         phases[c].add(p)
-    share = (np.array([cal.union_share(sorted(ps)) for ps in phases])[group_code, week] if len(uniq)
+    share = (np.array([cal.union_share(sorted(ps)) for ps in phases])[group_code, week] if len(first)
              else np.zeros(0))
-    return sel, rid, agg, share
+    return _Shared(sel, rid, [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(group_code, week)],
+                   sel["kind"].to_numpy()[first], sel["option"].to_numpy()[first], cap_max, cap_min, ~missing_units,
+                   share)
 
 
 def machine(xi: pd.DataFrame, cal: Calendar, buy_index: dict[str, int]) -> Block:
     """A card runs one thing at a time: 24 h a day over the days any of its phases may use."""
-    sel, rid, agg, share = _shared(xi, cal, ["own", "buy"])
-    is_buy = (agg["kind"] == "buy").to_numpy()
+    g = _shared(xi, cal, ["own", "buy"])
+    is_buy = g.kind == "buy"
     buy_rows = np.flatnonzero(is_buy)
-    upper = np.where(is_buy, 0.0, HOURS_PER_WEEK * share)
-    return Block.of("machine", [f"{grp} week {cal.week_label(w)}" for grp, w in agg.index],
-                    np.concatenate([rid, buy_rows]),
-                    np.concatenate([sel["var"].to_numpy(), [buy_index[o] for o in agg["option"].to_numpy()[is_buy]]]),
-                    np.concatenate([sel["wall_per_ref"].to_numpy(dtype=float), -HOURS_PER_WEEK * share[is_buy]]),
+    upper = np.where(is_buy, 0.0, HOURS_PER_WEEK * g.share)
+    return Block.of("machine", g.labels, np.concatenate([g.rid, buy_rows]),
+                    np.concatenate([g.sel["var"].to_numpy(), [buy_index[o] for o in g.option[is_buy]]]),
+                    np.concatenate([g.sel["wall_per_ref"].to_numpy(dtype=float), -HOURS_PER_WEEK * g.share[is_buy]]),
                     -np.inf, upper)
 
 
 def account(xi: pd.DataFrame, cal: Calendar) -> Block:
     """A free tier's account: its weekly capacity (quota, session caps, starts), pro rata to the
     days its phases may use."""
-    sel, rid, agg, share = _shared(xi, cal, ["free"])
-    cap = np.where(agg["units_known"].astype(bool), agg["cap"], agg["cap_min"]).astype(float)
-    return Block.of("account", [f"{grp} week {cal.week_label(w)}" for grp, w in agg.index], rid,
-                    sel["var"].to_numpy(), sel["wall_per_ref"].to_numpy(dtype=float), -np.inf, cap * share)
+    g = _shared(xi, cal, ["free"])
+    cap = np.where(g.units_known, g.cap, g.cap_min).astype(float)
+    return Block.of("account", g.labels, g.rid, g.sel["var"].to_numpy(), g.sel["wall_per_ref"].to_numpy(dtype=float),
+                    -np.inf, cap * g.share)
 
 
 def subscription(xi: pd.DataFrame, cal: Calendar) -> Block:
     """A subscription's compute units a week (its monthly units spread over the month's weeks)."""
-    units = xi["units_per_hour"].astype(float).to_numpy()
-    sel = xi[np.isfinite(units) & xi["cap_h_per_month"].notna().to_numpy()]
-    if sel.empty:
+    units = xi["units_per_hour"].to_numpy(dtype=float)
+    months = xi["cap_h_per_month"].to_numpy(dtype=float)
+    at = np.flatnonzero(np.isfinite(units) & np.isfinite(months))
+    if not len(at):
         return Block.of("subscription", [], [], [], [], -np.inf, [])
-    sel = sel.assign(units_month=sel["cap_h_per_month"].astype(float) * sel["units_per_hour"].astype(float))
-    g = sel.groupby(["group", "week"], sort=True)
-    phases_of = sel.groupby("group")["phase"].unique()
-    share = np.array([cal.union_share(list(phases_of[grp]))[w] for grp, w in g.size().index])
-    return Block.of("subscription", [f"{grp} week {cal.week_label(w)}" for grp, w in g.size().index],
-                    g.ngroup().to_numpy(), sel["var"].to_numpy(),
-                    sel["wall_per_ref"].to_numpy(dtype=float) * sel["units_per_hour"].to_numpy(dtype=float),
-                    -np.inf, g["units_month"].max().to_numpy() / WEEKS_PER_MONTH * share)
+    codes, names = pd.factorize(xi["group"].to_numpy()[at], sort=True)
+    rid, first, group_code, week = _rows(codes, xi["week"].to_numpy()[at], cal)
+    units_month = np.full(len(first), -np.inf)
+    np.maximum.at(units_month, rid, months[at] * units[at])
+    phases = [set() for _ in names]
+    for c, p in zip(codes, xi["phase"].to_numpy()[at]):
+        phases[c].add(p)
+    union = [cal.union_share(sorted(ps)) for ps in phases]
+    share = np.array([union[c][w] for c, w in zip(group_code, week)])
+    return Block.of("subscription", [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(group_code, week)],
+                    rid, xi["var"].to_numpy()[at], xi["wall_per_ref"].to_numpy(dtype=float)[at] * units[at],
+                    -np.inf, units_month / WEEKS_PER_MONTH * share)
 
 
 def starts(xi: pd.DataFrame, cal: Calendar, starts_per_day: float) -> Block:
