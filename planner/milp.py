@@ -251,7 +251,8 @@ def concurrency(xi: pd.DataFrame, cal: Calendar) -> Block:
 class _Shared:
     """Rows per (group, week) over some x, sorted by group then week (see :func:`_shared`)."""
 
-    sel: pd.DataFrame  # the x
+    var: np.ndarray  # the x and their wall hours per reference hour
+    wall_per_ref: np.ndarray
     rid: np.ndarray  # each x's row
     labels: list[str]  # each row's "group week YYYY-MM-DD"
     kind: np.ndarray  # each row's kind and option (of its first x)
@@ -265,23 +266,24 @@ class _Shared:
 def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]) -> _Shared:
     """Rows per (group, week) over the x of ``kinds``, with the union share of the group's
     phases. In numpy: this runs twice per program."""
-    sel = xi[xi["kind"].isin(kinds).to_numpy()]
-    codes, names = pd.factorize(sel["group"].to_numpy(), sort=True)
-    rid, first, group_code, week = _rows(codes, sel["week"].to_numpy(), cal)
-    cap = sel["weekly_capacity_h"].to_numpy(dtype=float)
+    at = np.flatnonzero(np.isin(xi["kind"].to_numpy(), kinds))
+    codes, names = pd.factorize(xi["group"].to_numpy()[at], sort=True)
+    rid, first, group_code, week = _rows(codes, xi["week"].to_numpy()[at], cal)
+    cap = xi["weekly_capacity_h"].to_numpy(dtype=float)[at]
     cap_max, cap_min = np.full(len(first), -np.inf), np.full(len(first), np.inf)
     np.maximum.at(cap_max, rid, cap)
     np.minimum.at(cap_min, rid, cap)
     missing_units = np.zeros(len(first), dtype=bool)
-    np.logical_or.at(missing_units, rid, sel["units_per_hour"].isna().to_numpy())
+    np.logical_or.at(missing_units, rid, np.isnan(xi["units_per_hour"].to_numpy(dtype=float)[at]))
     phases = [set() for _ in names]
-    for c, p in zip(codes, sel["phase"].to_numpy()):
+    for c, p in zip(codes, xi["phase"].to_numpy()[at]):
         phases[c].add(p)
     share = (np.array([cal.union_share(sorted(ps)) for ps in phases])[group_code, week] if len(first)
              else np.zeros(0))
-    return _Shared(sel, rid, [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(group_code, week)],
-                   sel["kind"].to_numpy()[first], sel["option"].to_numpy()[first], cap_max, cap_min, ~missing_units,
-                   share)
+    return _Shared(xi["var"].to_numpy()[at], xi["wall_per_ref"].to_numpy(dtype=float)[at], rid,
+                   [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(group_code, week)],
+                   xi["kind"].to_numpy()[at][first], xi["option"].to_numpy()[at][first], cap_max, cap_min,
+                   ~missing_units, share)
 
 
 def machine(xi: pd.DataFrame, cal: Calendar, buy_index: dict[str, int]) -> Block:
@@ -291,8 +293,8 @@ def machine(xi: pd.DataFrame, cal: Calendar, buy_index: dict[str, int]) -> Block
     buy_rows = np.flatnonzero(is_buy)
     upper = np.where(is_buy, 0.0, HOURS_PER_WEEK * g.share)
     return Block.of("machine", g.labels, np.concatenate([g.rid, buy_rows]),
-                    np.concatenate([g.sel["var"].to_numpy(), [buy_index[o] for o in g.option[is_buy]]]),
-                    np.concatenate([g.sel["wall_per_ref"].to_numpy(dtype=float), -HOURS_PER_WEEK * g.share[is_buy]]),
+                    np.concatenate([g.var, [buy_index[o] for o in g.option[is_buy]]]),
+                    np.concatenate([g.wall_per_ref, -HOURS_PER_WEEK * g.share[is_buy]]),
                     -np.inf, upper)
 
 
@@ -301,8 +303,7 @@ def account(xi: pd.DataFrame, cal: Calendar) -> Block:
     days its phases may use."""
     g = _shared(xi, cal, ["free"])
     cap = np.where(g.units_known, g.cap, g.cap_min).astype(float)
-    return Block.of("account", g.labels, g.rid, g.sel["var"].to_numpy(), g.sel["wall_per_ref"].to_numpy(dtype=float),
-                    -np.inf, cap * g.share)
+    return Block.of("account", g.labels, g.rid, g.var, g.wall_per_ref, -np.inf, cap * g.share)
 
 
 def subscription(xi: pd.DataFrame, cal: Calendar) -> Block:
