@@ -139,7 +139,7 @@ def load_scenario(
 
 def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int | None = None,
          seed: int = 0, pareto: bool = False, alternatives: bool = True, detail: bool = True,
-         uncertainty: int | None = None):
+         breakevens: bool = True, uncertainty: int | None = None):
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied;
     ``uncertainty`` draws (default: the scenario's ``uncertainty`` key, 0 for none) add how sure
     the answer is (planner.uncertainty; needs ``alternatives``)."""
@@ -151,7 +151,7 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
     with solver_output_silenced():
         p = optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
                           trials=optimize.DEFAULT_TRIALS if trials is None else trials, seed=seed, pareto=pareto,
-                          alternatives=alternatives, detail=detail)
+                          alternatives=alternatives, detail=detail, breakevens=breakevens)
     n = scenario.uncertainty_samples if uncertainty is None else uncertainty
     if n and alternatives and p.alternatives:
         from .uncertainty import analyse

@@ -224,7 +224,7 @@ def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budg
 
 
 def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, seed: int = 0,
-         pareto: bool = False, alternatives: bool = True, detail: bool = True) -> Plan:
+         pareto: bool = False, alternatives: bool = True, detail: bool = True, breakevens: bool = True) -> Plan:
     """The cheapest plan for the scenario (see module docstring).
 
     ``catalog`` already holds the scenario's own entries; ``base_catalog``
@@ -236,6 +236,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     more), break-even is found only against the rent offers the plan chose (if none, the cheapest
     per phase: :func:`cheapest_rents`) and the free tiers,
     and options are excluded only for not being able to run, not phase by phase.
+    Without ``breakevens`` there is no break-even table (a sensitivity row reads none).
     """
     opts = build_options(s, catalog)
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
@@ -327,7 +328,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     free_rate = free_only.total_cost_usd / sum(ph.gpu_hours for ph in s.phases) if free_only else None
     chosen = None if detail else ({a.option for ph in phases for a in ph.assignments if a.kind == "rent"}
                                   or cheapest_rents(all_quotes))
-    pairs = breakeven.breakeven(s, opts, all_quotes, free_rate, rents=chosen)
+    pairs = breakeven.breakeven(s, opts, all_quotes, free_rate, rents=chosen) if breakevens else []
     front = _pareto(s, quotes, opts, cards) if pareto else ()
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
     in_use = opts[opts["option"].isin(used)][["option", "kind", "interruptions_default", "quota_h_per_week",

@@ -40,6 +40,7 @@ class Job:
     sets: tuple[str, ...] = ()
     catalog_files: tuple[str, ...] = ()
     uncertainty: int = 0  # draws of the uncertainty analysis (0: none)
+    breakevens: bool = True  # the row's break-even (sensitivity reads none)
 
 
 def summarize(plan) -> dict[str, Any]:
@@ -55,7 +56,7 @@ def summarize(plan) -> dict[str, Any]:
         "total_cost": d["total_cost"], "currency": d["currency"], "feasible": d["feasible"],
         "buy": bought, "kinds": "+".join(kinds), "plan": where,
         "finish": max(finishes) if finishes else None,
-        "breakeven_gpu_hours": decision_breakeven(plan.scenario, d, plan.quotes),
+        "breakeven_gpu_hours": decision_breakeven(plan.scenario, d, plan.quotes) if d["breakeven"] else None,
     }
     if d.get("uncertainty"):  # how sure: the chosen plan's spread and its chance of being the cheapest
         u = d["uncertainty"]["plan"]
@@ -94,7 +95,7 @@ def _plan(job: Job, alternatives: bool):
     s = load_scenario_text(job.text, catalog.ids(), file=job.file, today=job.today, variant=job.variant,
                            sets=job.sets)
     return s, catalog, api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=alternatives, detail=False,
-                                uncertainty=job.uncertainty)
+                                breakevens=job.breakevens, uncertainty=job.uncertainty)
 
 
 def run_one(job: Job) -> dict[str, Any]:
@@ -317,7 +318,7 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
     """Each input moved down and up by ``span``: cost range and whether the decision flips.
     ``planned``: what :func:`sensitivity_inputs` returned, when the caller asked it first."""
     ref, inputs = planned or sensitivity_inputs(base, span)
-    jobs = [dataclasses.replace(base, sets=base.sets + (f"{path}={value}",))
+    jobs = [dataclasses.replace(base, sets=base.sets + (f"{path}={value}",), breakevens=False)  # cost and decision
             for path, _, low, high in inputs for value in (low, high)]
     rows = [ref, *run_many(jobs, workers, progress)]
     table = []
