@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import pandas as pd
 
@@ -170,8 +171,17 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
 
 
 def _phase_rows(s: Scenario, ph, usable: pd.DataFrame, key: tuple) -> list[dict]:
-    return [_ROWS.get((key, tuple(None if v != v else v for v in r)),  # blank cells as None: NaN equals nothing
-                      lambda: _phase_row(s, ph, r)) for r in usable.itertuples(index=False)]
+    return [_ROWS.get((key, values), lambda: _phase_row(s, ph, r)) for r, values in _option_rows(usable)]
+
+
+_OPTION_ROWS = Kept()
+
+
+def _option_rows(usable: pd.DataFrame) -> list[tuple[Any, tuple]]:
+    """Each usable option as a row and as its values (blank cells as None: NaN equals nothing),
+    read once per table: every phase and every what-if that keeps the options reads them."""
+    return _OPTION_ROWS.get((usable,), (), lambda: [(r, tuple(None if v != v else v for v in r))
+                                                    for r in usable.itertuples(index=False)])
 
 
 def _phase_row(s: Scenario, ph, r) -> dict:
