@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -78,6 +79,33 @@ def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
         pairs = [b for b in d["breakeven"] if b["buy"] == card]  # ordered: same device first, then cheapest
         same = next((b for b in pairs if device.get(b["rent"]) == device.get(card)), None)
         out += [b for b in pairs if b["rent"] in chosen or b is same or b["rent"] == FREE_MIX]
+    return out
+
+
+def pace_notes(plan: Plan, shown: list[dict]) -> list[str]:
+    """Break-even dates assume the work goes at the scenario's pace (each phase spread evenly
+    over its window); say so for each card shown with a date that one card alone could not keep
+    up with: its reference GPU-hours a week in some phase (its weekly hours over its wall hours
+    per reference hour there) against the pace's."""
+    s = plan.scenario
+    q = plan.quotes
+    rate = {(p, o): (float(w), float(c)) for p, o, w, c in
+            zip(q["phase"], q["option"], q["wall_hours"], q["weekly_capacity_h"])}
+    out = []
+    for card in dict.fromkeys(b["buy"] for b in shown if b["date"]):
+        worst = None
+        for ph in s.phases:
+            wall_h, weekly_h = rate.get((ph.name, card), (math.nan, math.nan))
+            if not (wall_h > 0 and math.isfinite(wall_h)):
+                continue
+            can = weekly_h * ph.gpu_hours / wall_h  # reference GPU-h a week on this card
+            need = ph.gpu_hours / max(((ph.deadline or s.horizon_end) - ph.start).days, 1) * 7
+            if need > can * (1 + 1e-9) and (worst is None or need / can > worst[0]):
+                worst = (need / can, ph.name, need, can)
+        if worst:
+            out.append(f"`{card}` runs about {worst[3]:,.0f} reference GPU-h a week, and the scenario's pace needs "
+                       f"{worst[2]:,.0f} in '{worst[1]}': one card alone reaches its dates later (the strategies "
+                       "above plan what cards can do).")
     return out
 
 
@@ -173,6 +201,7 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
          f"{' and the free tiers' if any(b['rent'] == FREE_MIX for b in shown) else ''} "
          f"({len(shown)} of {len(d['breakeven'])} pairs; breakeven.csv and result.json list all). "
          "Your time is left out on both sides.") if 0 < len(shown) < len(d["breakeven"]) else None,
+        view.Bullets(tuple(pace_notes(plan, shown))),
         figure("breakeven") if shown else None))
     if len(d["pareto"]) > 1:
         sections.append(view.section(

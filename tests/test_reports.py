@@ -458,3 +458,25 @@ def test_a_plan_that_buys_shows_its_cards_against_the_way_to_rent_it_passed_over
         assert {b["rent"] for b in shown if b["buy"] == card} >= set(rent_only), card
     md = planner.report.render_markdown(p)
     assert "against the rent offers the best rent-only plan would use, the same card rented (" in md  # no free tiers
+
+
+def test_break_even_dates_a_card_cannot_keep_up_with_say_so():
+    """A break-even date assumes the scenario's pace; where one card has fewer hours a week than
+    that pace needs, the page says so (a supervisor saw a used 3090 'pay off' by June while the
+    buy-only plan took a 4090)."""
+    s = planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY, sets=(
+        "phases.final.gpu_hours=3000", "you.budget=5000", 'consider.rent=["runpod:*"]', "consider.free=[]"))
+    p = planner.plan(s, trials=0)
+    d = planner.to_dict(p)
+    shown = planner.report.breakeven_shown(p, d)
+    notes = planner.report.pace_notes(p, shown)
+    dated = {b["buy"] for b in shown if b["date"]}
+    assert dated and len(notes) == len(dated)  # every dated card here is slower than the pace
+    # final: 3 runs of 3,000 h between 2027-06-01 and 2027-08-15 (75 days): 9,000 / 75 x 7 = 840 h a week
+    assert all("the scenario's pace needs 840 in 'final'" in n for n in notes)
+    for card, note in zip(sorted(dated), sorted(notes)):
+        q = p.quotes[(p.quotes["phase"] == "final") & (p.quotes["option"] == card)].iloc[0]
+        assert f"`{card}` runs about {q['weekly_capacity_h'] * 9000 / q['wall_hours']:,.0f} reference" in note
+    assert notes[0].replace("`", "") in planner.report.render_text(p)
+    base = planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=0)
+    assert planner.report.pace_notes(base, planner.report.breakeven_shown(base, planner.to_dict(base))) == []
