@@ -245,8 +245,9 @@ def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
              for r in t.itertuples()]
     ax.set_yticks(list(ys), names, fontsize=8)
     ax.axvline(base, color="black", linewidth=0.8)
-    ax.set_title(f"Sensitivity of the total cost (base {units.format_money(base, currency)})\n"
-                 f"inputs moved about ±{span:.0%}: down / as given / up", fontsize=11)
+    fig.suptitle(f"Sensitivity of the total cost (base {units.format_money(base, currency)})\n"
+                 f"inputs moved about ±{span:.0%}, default rates across their sourced range\n"
+                 "labels: down / as given / up", fontsize=11)
     ax.set_xlabel(f"Total cost [{currency}]" + (f"; {still} input{'s' if still > 1 else ''} that "
                                                  f"move{'' if still > 1 else 's'} nothing left to the table"
                                                  if still else ""))

@@ -250,8 +250,9 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     """The base plan's row and the inputs outside the scenario file that decide its answer, as
     (path, value, low, high):
     the prices of the offers the plan and the other strategies' best plans use, the
-    interruption rates of the interruptible ones and free tiers (a default rate too: the least
-    known of them), the free tiers' weekly quotas, and each phase's deadline moved by ``span``
+    interruption rates of the interruptible ones and free tiers (a default rate, the least known
+    of them, across its sourced range instead), the free tiers' weekly quotas, and each phase's
+    deadline moved by ``span``
     of its window (whole days)."""
     from . import api
 
@@ -268,18 +269,26 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     def moved(path: str, value: str) -> None:
         out.append((path, value, scaled(value, 1 - span), scaled(value, 1 + span)))
 
-    rows: dict[tuple[str, str], float | None] = {}  # (kind, catalog id) -> the interruption rate the plan used
+    sourced = p.options.drop_duplicates("option").set_index("option") if p.options is not None else None
+    rows: dict[tuple[str, str], str] = {}  # (kind, catalog id) -> an option of it the plans use
     for o in dict.fromkeys(used):  # an option's offer is its catalog row (a free tier's, for each of its devices)
         if o in options.index:
-            rows.setdefault((options.at[o, "kind"], options.at[o, "offer"]), opt_float(options.at[o, "interruptions_per_h"]))
-    for (kind, option), rate in rows.items():
+            rows.setdefault((options.at[o, "kind"], options.at[o, "offer"]), o)
+    for (kind, option), o in rows.items():
         if kind not in ("buy", "rent", "free"):
             continue  # owned cards
         row = merged.row(kind, option)
         if kind == "rent":
             moved(f"catalog.rent[{option}].price", f"{float(row['usd_per_hour']) / per:.4g} {s.currency}/h")
-        if kind in ("rent", "free") and rate:  # the rate the plan used: published or default
-            moved(f"catalog.{kind}[{option}].interruptions", f"{rate:.4g}/h")
+        rate = opt_float(options.at[o, "interruptions_per_h"])  # the rate the plan used: published or default
+        if kind in ("rent", "free") and rate:
+            path, low, high = f"catalog.{kind}[{option}].interruptions", None, None
+            if sourced is not None and o in sourced.index and isinstance(sourced.at[o, "interruptions_default"], str):
+                low, high = (opt_float(sourced.at[o, c]) for c in ("interruptions_low_per_h", "interruptions_high_per_h"))
+            if low is not None and high is not None and low < high:  # a default: across its sourced range
+                out.append((path, f"{rate:.4g}/h", f"{low:.4g}/h", f"{high:.4g}/h"))
+            else:
+                moved(path, f"{rate:.4g}/h")
         if kind == "free" and opt_float(row.get("quota_h_per_week")):
             moved(f"catalog.free[{option}].quota", f"{float(row['quota_h_per_week']):g} h/week")
         if kind == "buy":

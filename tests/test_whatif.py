@@ -353,10 +353,14 @@ def test_sensitivity_moves_the_interruption_rates_and_quotas_the_plan_rests_on(c
     spot = next(a for ph in d["phases"] for a in ph["assignments"] if a["option"] == "vast:rtx-3090-interruptible")
     assert catalog.row("rent", "vast:rtx-3090-interruptible")["interruptions_per_h"] != \
         catalog.row("rent", "vast:rtx-3090-interruptible")["interruptions_per_h"]  # blank: a default rate
-    assert inputs()["catalog.rent[vast:rtx-3090-interruptible].interruptions"] == ("0.1/h", "0.08/h", "0.12/h")
+    # a default moves across its sourced range (tests/catalog/interruptions.csv: 0.1, 0.05-0.5), not by the span
+    assert inputs()["catalog.rent[vast:rtx-3090-interruptible].interruptions"] == ("0.1/h", "0.05/h", "0.5/h")
     worse = plan_of(catalog, thesis_text, sets=("catalog.rent[vast:rtx-3090-interruptible].interruptions=0.12/h",))
     assert spot["lost_hours"] > 0 and worse["total_cost"] > d["total_cost"]  # the set takes effect
     # free tiers only: their rates and, where published, weekly quotas
     free = inputs("consider.rent=[]", "consider.buy=[]", "phases.final.dataset_size=10 GB", "framework=tensorflow")
     assert free["catalog.free[kaggle].quota"] == ("30 h/week", "24 h/week", "36 h/week")  # Kaggle's published quota
     assert {"catalog.free[kaggle].interruptions", "catalog.free[colab-free].interruptions"} <= set(free)
+    # a rate the scenario gives is its own: it moves by the span
+    own = inputs("catalog.rent[vast:rtx-3090-interruptible].interruptions=0.06/h")
+    assert own["catalog.rent[vast:rtx-3090-interruptible].interruptions"] == ("0.06/h", "0.048/h", "0.072/h")
