@@ -4,13 +4,15 @@
     python bench/whatif.py [--repeat 3]
 
 Runs the installed CLI (a fresh process each time, as a user would), prints the best wall time
-of the repeats and the CPU seconds of that run (this process's children: user + system), so a
-busy machine shows as CPU far above twice the wall. Not pass/fail.
+of the repeats, the CPU seconds of that run (this process's children: user + system), so a
+busy machine shows as CPU far above twice the wall, and how many plans the command made
+(a sensitivity plans its base and each input down and up). Not pass/fail.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -30,15 +32,18 @@ CASES = {
 }
 
 
-def timed(args: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the children) of one CLI run."""
+def timed(args: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the children, plans made) of one CLI run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "planner.cli", *args], check=True, stdout=subprocess.DEVNULL,
-                   env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    out = subprocess.run([sys.executable, "-m", "planner.cli", *args, "--format", "json"], check=True,
+                         capture_output=True, text=True,
+                         env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}).stdout
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rows = len(json.loads(out))
+    plans = 2 * rows + 1 if args[0] == "sensitivity" else rows  # each input down and up, and the base
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), plans
 
 
 def main() -> None:
@@ -48,9 +53,9 @@ def main() -> None:
     print(f"{os.cpu_count()} cores; best of {args.repeat}")
     for name, cli in CASES.items():
         runs = [timed(cli) for _ in range(args.repeat)]
-        wall, cpu = min(runs)
-        print(f"{name:36s} {wall:5.1f} s wall, {cpu:5.1f} s CPU (all runs: "
-              f"{', '.join(f'{w:.1f}' for w, _ in runs)} s)")
+        wall, cpu, plans = min(runs)
+        print(f"{name:36s} {wall:5.1f} s wall, {cpu:5.1f} s CPU, {plans} plans (all runs: "
+              f"{', '.join(f'{w:.1f}' for w, _, _ in runs)} s)")
 
 
 if __name__ == "__main__":
