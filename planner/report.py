@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import math
@@ -216,9 +217,13 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
             f"no plan that finishes it before {d['pareto'][0]['finish']}, at any cost."))
     if plan.schedule is not None and len(plan.schedule):
         weeks = []
+        phases = {ph.name: ph for ph in plan.phases}
         for (phase, option), sel in plan.schedule.groupby(["phase", "option"], sort=False):
-            first, last, n = sel["week_start"].min(), sel["week_start"].max(), len(sel)
-            span = f"the week of {first}" if n == 1 else f"{n} weeks from {first} to {last}"
+            ph, n = phases[phase], len(sel)
+            # the days worked, not the weeks' Mondays: never before the phase starts or after it ends
+            first = max(sel["week_start"].min(), ph.start)
+            last = min(d for d in (sel["week_start"].max() + dt.timedelta(days=6), ph.finish_expected, ph.deadline) if d)
+            span = f"{'1 week' if n == 1 else f'{n} weeks'}, {first} to {last}"
             weeks.append(f"{phase} on `{option}`: {span}, {sel['gpu_hours'].sum() / n:,.1f} reference GPU-h "
                          "a week on average")
         sections.append(view.section("Schedule", view.Bullets(tuple(weeks)), figure("schedule")))

@@ -480,3 +480,21 @@ def test_break_even_dates_a_card_cannot_keep_up_with_say_so():
     assert notes[0].replace("`", "") in planner.report.render_text(p)
     base = planner.plan(planner.load_scenario(SCENARIOS / "thesis.yaml", today=TODAY), trials=0)
     assert planner.report.pace_notes(base, planner.report.breakeven_shown(base, planner.to_dict(base))) == []
+
+
+@pytest.mark.parametrize("name", ["thesis.yaml", "lab.yaml", "lora.yaml"])
+def test_the_schedule_names_days_inside_each_phase(name):
+    """The schedule says the days worked, not the Mondays of their weeks: thesis's final starts on
+    Tuesday 2027-06-01, and its first week began on Monday 2027-05-31 (work before the phase)."""
+    import re
+
+    p = planner.plan(planner.load_scenario(SCENARIOS / name, today=TODAY), trials=0)
+    text = planner.report.render_text(p)
+    lines = [ln for ln in text.split("\nSchedule\n", 1)[1].split("\n\n")[0].splitlines() if ln.startswith("  - ")]
+    assert lines
+    for ph in p.phases:
+        for ln in (ln for ln in lines if ln.startswith(f"  - {ph.name} on ")):
+            first, last = (dt.date.fromisoformat(x) for x in re.search(r"(\d{4}-\d\d-\d\d) to (\d{4}-\d\d-\d\d)", ln).groups())
+            assert ph.start <= first <= last <= (ph.finish_expected or ph.deadline), ln
+    if name == "thesis.yaml":
+        assert any("final on" in ln and ", 2027-06-01 to " in ln for ln in lines)
