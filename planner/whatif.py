@@ -256,43 +256,35 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     of its window (whole days)."""
     from . import api
 
-    s, catalog, p = _plan(dataclasses.replace(base, uncertainty=0), alternatives=True)
+    s, _, p = _plan(dataclasses.replace(base, uncertainty=0), alternatives=True)
     d = api.to_dict(p)
     used = [a["option"] for ph in d["phases"] for a in ph["assignments"]]
     used += [o for alt in d["alternatives"] for o in alt["options"]]
     used += [p["offer"] for p in d["purchases"]]
     per = s.usd_per_currency
-    merged = catalog.with_entries(s.catalog_entries)
-    options = p.quotes.drop_duplicates("option").set_index("option")
+    opts = p.options.drop_duplicates("option").set_index("option")  # as planned: defaults filled, prices in USD
     out: list[tuple[str, Any, Any, Any]] = []
 
     def moved(path: str, value: str) -> None:
         out.append((path, value, scaled(value, 1 - span), scaled(value, 1 + span)))
 
-    sourced = p.options.drop_duplicates("option").set_index("option") if p.options is not None else None
-    rows: dict[tuple[str, str], str] = {}  # (kind, catalog id) -> an option of it the plans use
-    for o in dict.fromkeys(used):  # an option's offer is its catalog row (a free tier's, for each of its devices)
-        if o in options.index:
-            rows.setdefault((options.at[o, "kind"], options.at[o, "offer"]), o)
-    for (kind, option), o in rows.items():
-        if kind not in ("buy", "rent", "free"):
-            continue  # owned cards
-        row = merged.row(kind, option)
+    # an option's offer is its catalog row (a free tier's, for each of its devices): one row per offer
+    rows = {(opts.at[o, "kind"], opts.at[o, "offer"]): opts.loc[o] for o in dict.fromkeys(used) if o in opts.index}
+    for (kind, offer), r in rows.items():
         if kind == "rent":
-            moved(f"catalog.rent[{option}].price", f"{float(row['usd_per_hour']) / per:.4g} {s.currency}/h")
-        rate = opt_float(options.at[o, "interruptions_per_h"])  # the rate the plan used: published or default
+            moved(f"catalog.rent[{offer}].price", f"{float(r['usd_per_hour']) / per:.4g} {s.currency}/h")
+        if kind == "buy":
+            moved(f"catalog.buy[{offer}].price", f"{float(r['purchase_usd']) / per:.4g} {s.currency}")
+        rate = opt_float(r["interruptions_per_h"])  # the rate the plan used: published or default
         if kind in ("rent", "free") and rate:
-            path, low, high = f"catalog.{kind}[{option}].interruptions", None, None
-            if sourced is not None and o in sourced.index and isinstance(sourced.at[o, "interruptions_default"], str):
-                low, high = (opt_float(sourced.at[o, c]) for c in ("interruptions_low_per_h", "interruptions_high_per_h"))
-            if low is not None and high is not None and low < high:  # a default: across its sourced range
-                out.append((path, f"{rate:.4g}/h", f"{low:.4g}/h", f"{high:.4g}/h"))
+            path = f"catalog.{kind}[{offer}].interruptions"
+            low, high = opt_float(r["interruptions_low_per_h"]), opt_float(r["interruptions_high_per_h"])
+            if isinstance(r["interruptions_default"], str) and low is not None and high is not None and low < high:
+                out.append((path, f"{rate:.4g}/h", f"{low:.4g}/h", f"{high:.4g}/h"))  # a default: its sourced range
             else:
                 moved(path, f"{rate:.4g}/h")
-        if kind == "free" and opt_float(row.get("quota_h_per_week")):
-            moved(f"catalog.free[{option}].quota", f"{float(row['quota_h_per_week']):g} h/week")
-        if kind == "buy":
-            moved(f"catalog.buy[{option}].price", f"{float(row['price_usd']) / per:.4g} {s.currency}")
+        if kind == "free" and opt_float(r["quota_h_per_week"]):
+            moved(f"catalog.free[{offer}].quota", f"{float(r['quota_h_per_week']):g} h/week")
     for ph in s.phases:
         if ph.deadline is None:
             continue
