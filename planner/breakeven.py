@@ -63,15 +63,23 @@ class Pace:
         return edges, days / units.DAYS_PER_MONTH
 
 
+def _pace_days(s: Scenario, ph) -> tuple[int, int]:
+    """The days (since the scenario's start) over which the pace spreads a phase: 'from' to the deadline."""
+    return (ph.start - s.start).days, ((ph.deadline or s.horizon_end) - s.start).days
+
+
+def pace_per_week(s: Scenario, ph) -> float:
+    """Reference GPU-hours a week the pace gives a phase."""
+    a, b = _pace_days(s, ph)
+    return ph.gpu_hours / max(b - a, 1) * 7
+
+
 def pace(s: Scenario) -> Pace:
     """Each phase's reference hours spread evenly over its window (from 'from' to the deadline)."""
-    knots = sorted({0, *((ph.start - s.start).days for ph in s.phases),
-                    *(((ph.deadline or s.horizon_end) - s.start).days for ph in s.phases)})
-    days = np.array(knots, dtype=float)
+    spans = [_pace_days(s, ph) for ph in s.phases]
+    days = np.array(sorted({0, *(d for span in spans for d in span)}), dtype=float)
     hours = np.zeros_like(days)
-    for ph in s.phases:
-        a = (ph.start - s.start).days
-        b = ((ph.deadline or s.horizon_end) - s.start).days
+    for ph, (a, b) in zip(s.phases, spans):
         hours += ph.gpu_hours * np.clip((days - a) / max(b - a, 1), 0.0, 1.0)
     return Pace(days, hours)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .breakeven import FREE_MIX
-from . import costs, units, view
+from . import breakeven, costs, units, view
 from .result import COST_PARTS, Plan, to_dict
 from .view import text_table
 
@@ -100,7 +100,7 @@ def pace_notes(plan: Plan, shown: list[dict]) -> list[str]:
             if not (wall_h > 0 and math.isfinite(wall_h)):
                 continue
             can = weekly_h * ph.gpu_hours / wall_h  # reference GPU-h a week on this card
-            need = ph.gpu_hours / max(((ph.deadline or s.horizon_end) - ph.start).days, 1) * 7
+            need = breakeven.pace_per_week(s, ph)
             if need > can * (1 + 1e-9) and (worst is None or need / can > worst[0]):
                 worst = (need / can, ph.name, need, can)
         if worst:
