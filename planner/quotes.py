@@ -143,45 +143,36 @@ def billed_hours(wall_h: float, sessions_n: float, startup_h: float, billing_s: 
     return wall_h + sessions_n * (startup_h + unit_h / 2.0)
 
 
-_USABLE, _PHASE_ROWS = Kept(), Kept(size=64)
+_OPTION_ROWS = Kept()
 #: A phase's row for one option, by the phase's key and the option row's values: a what-if that
-#: changes one catalog row (a price, a rate) builds new tables, but re-prices only that row.
+#: moves one phase re-prices that phase, and one that changes one catalog row (a price, a rate)
+#: builds new tables but re-prices only that row.
 _ROWS = ByValue(size=20_000)  # about 2 KB a row: tens of MB at most
 
 
 def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
     """Price every (phase, usable option): expected hours, dates and cost parts [USD].
 
-    A phase's rows depend only on the phase, its window, its checkpoint, electricity, your starts
-    a day, host power and time value, and the usable options, so they are kept per process on exactly those (pricing.memo): a what-if
-    that moves one phase or a price re-prices only what it touches — one row when it changes one
-    catalog row (each row is kept by its option's values too)."""
+    A row depends only on the phase, its window, its checkpoint, electricity, your starts a day,
+    host power and time value, and the option's own values, so it is kept per process on exactly
+    those (pricing.memo)."""
     def usable_rows():
         merged = opts.merge(feas, on="option")
         return merged[merged["reason"].isna()]
 
-    usable = _USABLE.get((opts, feas), (), usable_rows)
+    options = _OPTION_ROWS.get((opts, feas), (), lambda: _option_rows(usable_rows()))
     rows = []
     for ph in s.phases:
         you = s.you  # the fields a quote reads (not the budget, which only the MILP reads)
         key = (ph, s.window(ph), s.last_day(ph), checkpoint_gb_of(s, ph), s.electricity_usd_per_kwh,
                you.attention_starts_per_day, you.host_power_w, you.time_value_usd_per_hour)
-        rows += _PHASE_ROWS.get((usable,), key, lambda: _phase_rows(s, ph, usable, key))
+        rows += [_ROWS.get((key, values), lambda: _phase_row(s, ph, r)) for r, values in options]
     return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
 
 
-def _phase_rows(s: Scenario, ph, usable: pd.DataFrame, key: tuple) -> list[dict]:
-    return [_ROWS.get((key, values), lambda: _phase_row(s, ph, r)) for r, values in _option_rows(usable)]
-
-
-_OPTION_ROWS = Kept()
-
-
 def _option_rows(usable: pd.DataFrame) -> list[tuple[Any, tuple]]:
-    """Each usable option as a row and as its values (blank cells as None: NaN equals nothing),
-    read once per table: every phase and every what-if that keeps the options reads them."""
-    return _OPTION_ROWS.get((usable,), (), lambda: [(r, tuple(None if v != v else v for v in r))
-                                                    for r in usable.itertuples(index=False)])
+    """Each usable option as a row and as its values (blank cells as None: NaN equals nothing)."""
+    return [(r, tuple(None if v != v else v for v in r)) for r in usable.itertuples(index=False)]
 
 
 def _phase_row(s: Scenario, ph, r) -> dict:
