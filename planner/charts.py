@@ -187,12 +187,12 @@ def sweep_chart(table: pd.DataFrame, key: str, currency: str, label: str | None 
     changed = table.index[table["plan_changes"]]
     starts = [0, *[int(i) for i in changed]]
     ends = [*starts[1:], len(table)]
-    plans = list(dict.fromkeys(plan_name(table.iloc[a]) for a in starts))
+    names = [plan_name(table.iloc[a]) for a in starts]  # the plan of each region
+    plans = list(dict.fromkeys(names))
     fig, ax = plt.subplots(figsize=(8, 4.8 + 0.22 * len(plans)))
     colours = plt.get_cmap("Pastel1").colors
-    for a, b in zip(starts, ends):
-        ax.axvspan(a - 0.5, b - 0.5, color=colours[plans.index(plan_name(table.iloc[a])) % len(colours)], alpha=0.6,
-                   linewidth=0)
+    for a, b, name in zip(starts, ends, names):
+        ax.axvspan(a - 0.5, b - 0.5, color=colours[plans.index(name) % len(colours)], alpha=0.6, linewidth=0)
     ax.plot(xs, table["total_cost"], marker="o", label="cheapest plan")
     if len(changed):
         ax.scatter(changed, table.loc[changed, "total_cost"], s=120, facecolors="none", edgecolors="red",

@@ -371,6 +371,7 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     charts = {}
     if report_dir and len(parsed) in (1, 2):
         from .api import load_catalog
+        from .charts import sweep_chart, sweep_map  # matplotlib: only for a report (half a second)
         from .scenario import key_unit
 
         columns = load_catalog(catalog_files, today).columns
@@ -379,8 +380,6 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
             unit = key_unit(key, columns, s.currency)
             bare = all(re.fullmatch(r"\s*[-+0-9.eE]+\s*", str(v)) for v in values)
             labels.append(f"{key} [{unit}]" if unit and bare else key)
-    if report_dir:
-        from .charts import sweep_chart, sweep_map  # matplotlib: only for a report (half a second)
     if report_dir and len(parsed) == 1:
         charts = {"sweep": (f"Total cost and the plan chosen as {parsed[0][0]} varies",
                             sweep_chart(df, parsed[0][0], s.currency, labels[0]))}
