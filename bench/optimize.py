@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 import planner  # noqa: E402
 from planner import milp  # noqa: E402
-from planner.optimize import STRATEGIES, dominated_cards, net_purchases, prune  # noqa: E402
+from planner.optimize import STRATEGIES, card_costs, dominated_cards, dominated_rents, prune  # noqa: E402
 from planner.options import build_options  # noqa: E402
 from planner.quotes import exclusions, quote  # noqa: E402
 from planner.api import default_catalog  # noqa: E402
@@ -45,13 +45,13 @@ def measure(name: str, s) -> None:
           f"plan without {single * 1000:.0f} ms; total {p.total_usd:,.0f} USD, feasible {p.feasible}")
     # the MILP alone: building it (one function per constraint family) against HiGHS' solve
     opts = build_options(s, catalog)
-    purchase = net_purchases(s, opts)
+    cards = card_costs(s, opts)
     all_quotes = quote(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput))
-    quotes = prune(all_quotes, dominated_cards(all_quotes, purchase))
+    quotes = prune(all_quotes, {**dominated_cards(all_quotes, cards), **dominated_rents(all_quotes)})
     build_s, solve_s = [], []
     for _ in range(5):
         t = time.perf_counter()
-        program = milp.build(s, quotes, opts, purchase, STRATEGIES["hybrid"])
+        program = milp.build(s, quotes, opts, cards, STRATEGIES["hybrid"])
         build_s.append(time.perf_counter() - t)
         t = time.perf_counter()
         milp.solve(program)

@@ -5,31 +5,34 @@ solving) from one function per constraint family, each returning a
 :class:`Block` of named rows; :func:`solve` runs ``scipy.optimize.milp``;
 :func:`schedule` and :func:`finishes` read the solution back.
 
-Time is cut into weeks from the scenario's start; a :class:`Calendar` knows,
-day by day, which days of each week lie inside each phase's window (``from``
-and ``deadline`` inclusive), so a phase that covers two days of a week gets
-two days' worth of hours in it, whatever other phases do.
+Time is cut into buckets (:class:`Calendar`): at every week from the scenario's
+start, every day a phase's window opens or closes (``from`` and ``deadline``
+inclusive) and every day a free tier's weekly quota resets. Inside a bucket the
+open phases do not change, so every machine and every run is bounded bucket by
+bucket, each by its length in days: two phases never share a card's hours.
 
 Variables
-    x[p, o, w] >= 0   reference GPU-hours of phase p done on option o in week w
-                      (only weeks with days in the phase's window), at most the
-                      option's capacity over those days
+    x[p, o, b] >= 0   reference GPU-hours of phase p done on option o in bucket b
+                      (only buckets inside the phase's window), at most what the
+                      option's sessions and your starts allow over those days
     y[b] in {0, 1}    buy offer b is purchased
     h in {0, 1}       a host computer is bought (when the user has none)
     u[p] >= 0         work of phase p that no option can do in time (penalised)
 
 Constraint families (wall hours come from the session model as factors per reference hour)
-    work          sum_{o,w} x[p, o, w] + u[p] = gpu_hours[p]
-    concurrency   a run is sequential: per phase and week, wall hours over all options
-                  <= runs x 24 h x the window's days in that week
-    machine       a card you own or buy: wall hours of every phase <= 24 h x the days of the
-                  week inside any of their windows (x y[b] for a card bought)
-    account       a free tier's quota group: its weekly capacity, pro rata to those days
+    work          sum_{o,b} x[p, o, b] + u[p] = gpu_hours[p]
+    concurrency   a run is sequential: per phase and bucket, wall hours over all options
+                  <= runs x 24 h x the bucket's days
+    machine       a card you own or buy: per bucket, wall hours of every phase <= 24 h x the
+                  bucket's days (x y[b] for a card bought)
+    account       a free tier's account: per bucket, what its sessions and your starts allow
+    quota         a free tier's weekly quota, per quota week (the provider's reset day where
+                  known); a week the plan covers in part keeps its whole quota
     subscription  compute units a week
-    starts        sessions started by hand <= starts a day x days
+    starts        sessions started by hand <= starts a day x the bucket's days
     once          a tier's one-off hours
-    host          y[b] <= h and x[p, own, w] <= gpu_hours[p] h (only without a host machine)
-    budget        purchases + money per hour x <= budget
+    host          y[b] <= h and x[p, own, b] <= gpu_hours[p] h (only without a host machine)
+    budget        cash: purchases at their price + host + money per hour x <= budget
 
 Objective: purchases - resale + host + money and time per reference hour x,
 + a large penalty on u, + tie-breaks far below a cent (:data:`TIE_BREAKS`).
@@ -57,36 +60,86 @@ TIE_BREAKS = {"restart_by_hand": 1e-3, "wall_hour": 1e-4, "week": 1e-6, "option_
 HOURS_PER_DAY = 24.0
 
 
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
 @dataclass(frozen=True)
 class Calendar:
-    """Weeks from the scenario's start and, per phase, which of their days are in its window."""
+    """The plan's days cut into buckets: at every week from the scenario's start, every day a
+    phase's window opens or closes, and every day a free tier's weekly quota resets. Inside a
+    bucket the set of open phases is constant, so a machine's and a run's hours are bounded
+    bucket by bucket, each weighted by its length in days (as energy-system models weight their
+    snapshots; PyPSA's ``snapshot_weightings``): two phases that share a card on the same days
+    share its 24 hours a day, whatever their windows' weeks.
+
+    Days are offsets from ``start``; ``edges`` are the buckets' first days and the end.
+    """
 
     start: dt.date
     n_weeks: int
-    days: dict[str, np.ndarray]  # phase -> bool array (n_weeks, 7)
+    edges: np.ndarray  # int days, increasing: edges[0] = 0, edges[-1] = 7 n_weeks
+    windows: dict[str, tuple[int, int]]  # phase -> [first day, end day), clipped to the calendar
 
     @classmethod
-    def of(cls, s, deadline_override: dict[str, dt.date] | None = None) -> Calendar:
+    def of(cls, s, deadline_override: dict[str, dt.date] | None = None, resets: tuple[str, ...] = ()) -> Calendar:
+        """``resets``: the weekdays on which the quotas in play reset (cut there too)."""
         override = deadline_override or {}
-        windows = {ph.name: s.window(ph, override.get(ph.name)) for ph in s.phases}
-        last = max([s.horizon_end, *(end for _, end in windows.values())])
+        dated = {ph.name: s.window(ph, override.get(ph.name)) for ph in s.phases}
+        last = max([s.horizon_end, *(end for _, end in dated.values())])
         n_weeks = max(1, math.ceil((last - s.start).days / 7))
-        day = np.arange(n_weeks * 7)
-        days = {p: ((day >= (b - s.start).days) & (day < (e - s.start).days)).reshape(n_weeks, 7)
-                for p, (b, e) in windows.items()}
-        return cls(s.start, n_weeks, days)
+        total = 7 * n_weeks
+        windows = {p: (min(max((b - s.start).days, 0), total), min(max((e - s.start).days, 0), total))
+                   for p, (b, e) in dated.items()}
+        cuts = set(range(0, total + 1, 7))
+        for b, e in windows.values():
+            cuts |= {b, e}
+        for day in resets:
+            cuts |= set(range(cls.reset_offset(s.start, day), total, 7))
+        return cls(s.start, n_weeks, np.array(sorted(cuts), dtype=int), windows)
+
+    @staticmethod
+    def reset_offset(start: dt.date, weekday: str | None) -> int:
+        """Days from ``start`` to the first reset on ``weekday`` (0 without one: quota weeks then
+        run from the scenario's start weekday)."""
+        return (WEEKDAYS.index(weekday) - start.weekday()) % 7 if weekday in WEEKDAYS else 0
+
+    @cached_property
+    def first_day(self) -> np.ndarray:
+        return self.edges[:-1]
+
+    @cached_property
+    def days(self) -> np.ndarray:
+        """Each bucket's length [days]."""
+        return np.diff(self.edges)
+
+    @cached_property
+    def week(self) -> np.ndarray:
+        """The week (from the scenario's start) each bucket lies in."""
+        return self.first_day // 7
+
+    @property
+    def n_buckets(self) -> int:
+        return len(self.days)
+
+    def open(self, phase: str) -> np.ndarray:
+        """Whether each bucket lies inside the phase's window."""
+        b, e = self.windows[phase]
+        return (self.first_day >= b) & (self.edges[1:] <= e)
+
+    def quota_week(self, weekday: str | None) -> np.ndarray:
+        """The quota week each bucket lies in, for quotas that reset on ``weekday``."""
+        return (self.first_day - self.reset_offset(self.start, weekday)) // 7
 
     @cached_property
     def week_starts(self) -> list[dt.date]:
         return [self.start + dt.timedelta(days=7 * w) for w in range(self.n_weeks)]
 
-    def share(self, phase: str) -> np.ndarray:
-        """Share of each week inside the phase's window (0..1)."""
-        return self.days[phase].mean(axis=1)
+    def date(self, day: int) -> dt.date:
+        return self.start + dt.timedelta(days=int(day))
 
-    def union_share(self, phases) -> np.ndarray:
-        """Share of each week inside the window of any of ``phases``."""
-        return np.logical_or.reduce([self.days[p] for p in phases]).mean(axis=1)
+    def bucket_label(self, i: int) -> str:
+        first, last = self.date(self.edges[i]), self.date(self.edges[i + 1] - 1)
+        return first.isoformat() if first == last else f"{first.isoformat()}..{last.isoformat()}"
 
     def week_label(self, w: int) -> str:
         return (self.start + dt.timedelta(days=7 * int(w))).isoformat()
@@ -161,19 +214,19 @@ class Program:
 
 #: The quote columns the program reads.
 COLUMNS = ["phase", "option", "kind", "wall_hours", "sessions", "restarts_by_hand", "cost_usd", "your_time_usd",
-           "weekly_capacity_h", "units_per_hour", "cap_h_per_month", "quota_group", "needs_person", "quota_h_total"]
+           "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour",
+           "cap_h_per_month", "quota_group", "needs_person", "quota_h_total"]
 
 
 def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
-    """One x variable per (quote, week with days in the phase's window), with per-reference-hour
-    factors: each quote's row repeated over its phase's weeks, in quote then week order."""
+    """One x variable per (quote, bucket inside the phase's window), with per-reference-hour
+    factors: each quote's row repeated over its phase's buckets, in quote then bucket order."""
     phases = {ph.name: ph for ph in s.phases}
     names = quotes["phase"].to_numpy()
     gpu_h = np.array([phases[p].gpu_hours for p in names], dtype=float)
     runs = np.array([phases[p].runs for p in names], dtype=int)
-    shares = {p: cal.share(p) for p in phases}
-    weeks = {p: np.flatnonzero(share > 0) for p, share in shares.items()}
-    take = np.repeat(np.arange(len(names)), [len(weeks[p]) for p in names]).astype(int)
+    buckets = {p: np.flatnonzero(cal.open(p)) for p in phases}
+    take = np.repeat(np.arange(len(names)), [len(buckets[p]) for p in names]).astype(int)
     kind, option = quotes["kind"].to_numpy(), quotes["option"].to_numpy()
     group = np.array([f"machine:{o}" if k in ("own", "buy") else f"account:{g}" if k == "free" else f"rent:{o}"
                       for k, o, g in zip(kind, option, quotes["quota_group"].to_numpy())], dtype=object)
@@ -189,8 +242,10 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     for c, v in per_ref.items():
         xi[c] = v[take]
     xi["parallel"] = np.array([parallel_runs(k, r) for k, r in zip(kind, runs)], dtype=int)[take]
-    xi["week"] = np.concatenate([weeks[p] for p in names]) if len(names) else np.zeros(0, dtype=int)
-    xi["share"] = np.concatenate([shares[p][weeks[p]] for p in names]) if len(names) else np.zeros(0)
+    bucket = np.concatenate([buckets[p] for p in names]) if len(names) else np.zeros(0, dtype=int)
+    xi["bucket"] = bucket
+    xi["week"] = cal.week[bucket]
+    xi["days"] = cal.days[bucket]
     xi["var"] = np.arange(len(xi))
     xi["group"] = group[take]
     return xi
@@ -208,10 +263,11 @@ def _objective(xi: pd.DataFrame, n: int) -> np.ndarray:
 
 
 def _upper_bounds(xi: pd.DataFrame) -> np.ndarray:
-    """x[p, o, w] at most what the option can run over the phase's days of that week."""
-    cap = xi["weekly_capacity_h"].to_numpy(dtype=float) * xi["parallel"].to_numpy(dtype=float)
+    """x[p, o, b] at most what the option can run over the bucket's days: its sessions and your
+    starts allow (the weekly quota is a row of its own, per quota week)."""
+    cap = xi["open_capacity_h"].to_numpy(dtype=float) * xi["parallel"].to_numpy(dtype=float)
     wall = xi["wall_per_ref"].to_numpy(dtype=float)
-    return np.where(wall > 0, cap * xi["share"].to_numpy(dtype=float) / np.where(wall > 0, wall, 1.0), np.inf)
+    return np.where(wall > 0, cap * xi["days"].to_numpy(dtype=float) / 7.0 / np.where(wall > 0, wall, 1.0), np.inf)
 
 
 # --------------------------------------------------------------------------- constraint families
@@ -227,113 +283,142 @@ def work(xi: pd.DataFrame, s, unmet_index: dict[str, int]) -> Block:
                     np.ones(len(xi) + len(names)), hours, hours)
 
 
-def _rows(codes: np.ndarray, week: np.ndarray, cal: Calendar) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Constraint rows per (code, week), sorted by code then week: (each x's row, the first x
-    of each row, each row's code and week)."""
-    span = cal.n_weeks + 1
-    uniq, first, rid = np.unique(codes.astype(np.int64) * span + week.astype(np.int64), return_index=True,
+def _rows(codes: np.ndarray, period: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Constraint rows per (code, period), sorted by code then period: (each x's row, the first x
+    of each row, each row's code and period). Periods may be negative (a quota week that began
+    before the scenario's start)."""
+    period = period.astype(np.int64)
+    low = int(period.min(initial=0))
+    span = int(period.max(initial=0)) - low + 1
+    uniq, first, rid = np.unique(codes.astype(np.int64) * span + (period - low), return_index=True,
                                  return_inverse=True)
-    return rid.reshape(-1), first, uniq // span, uniq % span
+    return rid.reshape(-1), first, uniq // span, uniq % span + low
 
 
 def concurrency(xi: pd.DataFrame, cal: Calendar) -> Block:
-    """A run never runs on two machines at once: per phase and week, wall hours over every
-    option <= runs x 24 h x the window's days that week."""
+    """A run never runs on two machines at once: per phase and bucket, wall hours over every
+    option <= runs x 24 h x the bucket's days."""
     codes, names = pd.factorize(xi["phase"].to_numpy(), sort=True)
-    rid, first, code, week = _rows(codes, xi["week"].to_numpy(), cal)
-    runs = xi["runs"].to_numpy()[first]
-    upper = np.array([r * HOURS_PER_DAY * cal.days[names[c]][w].sum() for r, c, w in zip(runs, code, week)])
-    return Block.of("concurrency", [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(code, week)], rid,
+    rid, first, code, bucket = _rows(codes, xi["bucket"].to_numpy())
+    upper = xi["runs"].to_numpy()[first] * HOURS_PER_DAY * cal.days[bucket]
+    return Block.of("concurrency", [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(code, bucket)], rid,
                     xi["var"].to_numpy(), xi["wall_per_ref"].to_numpy(dtype=float), -np.inf, upper)
 
 
 @dataclass(frozen=True)
 class _Shared:
-    """Rows per (group, week) over some x, sorted by group then week (see :func:`_shared`)."""
+    """Rows per (group, bucket) over some x, sorted by group then bucket (see :func:`_shared`)."""
 
-    var: np.ndarray  # the x and their wall hours per reference hour
-    wall_per_ref: np.ndarray
+    at: np.ndarray  # positions of the x in the variable table
     rid: np.ndarray  # each x's row
-    labels: list[str]  # each row's "group week YYYY-MM-DD"
+    labels: list[str]  # each row's "group YYYY-MM-DD..YYYY-MM-DD"
     kind: np.ndarray  # each row's kind and option (of its first x)
     option: np.ndarray
-    cap: np.ndarray  # largest and smallest weekly capacity of the row's x
+    cap: np.ndarray  # largest and smallest open weekly capacity of the row's x
     cap_min: np.ndarray
     units_known: np.ndarray  # every x of the row has its compute units a hour
-    share: np.ndarray  # the union share of the week over the group's phases
+    days: np.ndarray  # the bucket's days
 
 
 def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]) -> _Shared:
-    """Rows per (group, week) over the x of ``kinds``, with the union share of the group's
-    phases. In numpy: this runs twice per program."""
+    """Rows per (group, bucket) over the x of ``kinds``. In numpy: this runs twice per program."""
     at = np.flatnonzero(np.isin(xi["kind"].to_numpy(), kinds))
     codes, names = pd.factorize(xi["group"].to_numpy()[at], sort=True)
-    rid, first, group_code, week = _rows(codes, xi["week"].to_numpy()[at], cal)
-    cap = xi["weekly_capacity_h"].to_numpy(dtype=float)[at]
+    rid, first, group_code, bucket = _rows(codes, xi["bucket"].to_numpy()[at])
+    cap = xi["open_capacity_h"].to_numpy(dtype=float)[at]
     cap_max, cap_min = np.full(len(first), -np.inf), np.full(len(first), np.inf)
     np.maximum.at(cap_max, rid, cap)
     np.minimum.at(cap_min, rid, cap)
     missing_units = np.zeros(len(first), dtype=bool)
     np.logical_or.at(missing_units, rid, np.isnan(xi["units_per_hour"].to_numpy(dtype=float)[at]))
-    phases = [set() for _ in names]
-    for c, p in zip(codes, xi["phase"].to_numpy()[at]):
-        phases[c].add(p)
-    share = (np.array([cal.union_share(sorted(ps)) for ps in phases])[group_code, week] if len(first)
-             else np.zeros(0))
-    return _Shared(xi["var"].to_numpy()[at], xi["wall_per_ref"].to_numpy(dtype=float)[at], rid,
-                   [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(group_code, week)],
+    return _Shared(at, rid, [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(group_code, bucket)],
                    xi["kind"].to_numpy()[at][first], xi["option"].to_numpy()[at][first], cap_max, cap_min,
-                   ~missing_units, share)
+                   ~missing_units, cal.days[bucket].astype(float))
 
 
 def machine(xi: pd.DataFrame, cal: Calendar, buy_index: dict[str, int]) -> Block:
-    """A card runs one thing at a time: 24 h a day over the days any of its phases may use."""
+    """A card runs one thing at a time: over each bucket, its wall hours over every phase <= 24 h
+    x the bucket's days (x y[b] for a card bought)."""
     g = _shared(xi, cal, ["own", "buy"])
     is_buy = g.kind == "buy"
     buy_rows = np.flatnonzero(is_buy)
-    upper = np.where(is_buy, 0.0, HOURS_PER_WEEK * g.share)
+    hours = HOURS_PER_DAY * g.days
+    upper = np.where(is_buy, 0.0, hours)
     return Block.of("machine", g.labels, np.concatenate([g.rid, buy_rows]),
-                    np.concatenate([g.var, [buy_index[o] for o in g.option[is_buy]]]),
-                    np.concatenate([g.wall_per_ref, -HOURS_PER_WEEK * g.share[is_buy]]),
+                    np.concatenate([xi["var"].to_numpy()[g.at], [buy_index[o] for o in g.option[is_buy]]]),
+                    np.concatenate([xi["wall_per_ref"].to_numpy(dtype=float)[g.at], -hours[is_buy]]),
                     -np.inf, upper)
 
 
 def account(xi: pd.DataFrame, cal: Calendar) -> Block:
-    """A free tier's account: its weekly capacity (quota, session caps, starts), pro rata to the
-    days its phases may use."""
+    """A free tier's account runs one session at a time: over each bucket, what its sessions and
+    your starts allow, pro rata to the bucket's days."""
     g = _shared(xi, cal, ["free"])
     cap = np.where(g.units_known, g.cap, g.cap_min).astype(float)
-    return Block.of("account", g.labels, g.rid, g.var, g.wall_per_ref, -np.inf, cap * g.share)
+    return Block.of("account", g.labels, g.rid, xi["var"].to_numpy()[g.at],
+                    xi["wall_per_ref"].to_numpy(dtype=float)[g.at], -np.inf, cap * g.days / 7.0)
+
+
+def quota(xi: pd.DataFrame, cal: Calendar) -> Block:
+    """A free tier's weekly quota, per quota week: weeks reset on the provider's weekday where
+    the catalog knows it, else on the scenario's start weekday. A quota week the plan covers
+    only in part keeps its whole quota, as the provider grants it (the account's rows bound
+    what those days can run)."""
+    hours = xi["quota_h_per_week"].to_numpy(dtype=float)
+    at = np.flatnonzero((xi["kind"].to_numpy() == "free") & np.isfinite(hours))
+    if not len(at):
+        return Block.of("quota", [], [], [], [], -np.inf, [])
+    reset = np.array([d if isinstance(d, str) else "" for d in xi["quota_reset"].to_numpy()[at]], dtype=object)
+    bucket = xi["bucket"].to_numpy()[at]
+    period = np.zeros(len(at), dtype=np.int64)
+    for day in set(reset):
+        mine = reset == day
+        period[mine] = cal.quota_week(day or None)[bucket[mine]]
+    codes, names = pd.factorize(xi["group"].to_numpy()[at], sort=True)
+    rid, first, group_code, week = _rows(codes, period)
+    limit = np.full(len(first), np.inf)
+    np.minimum.at(limit, rid, hours[at])
+    labels = [f"{names[c]} quota week from {cal.date(7 * w + cal.reset_offset(cal.start, r))}"
+              for c, w, r in zip(group_code, week, reset[first])]
+    return Block.of("quota", labels, rid, xi["var"].to_numpy()[at], xi["wall_per_ref"].to_numpy(dtype=float)[at],
+                    -np.inf, limit)
 
 
 def subscription(xi: pd.DataFrame, cal: Calendar) -> Block:
-    """A subscription's compute units a week (its monthly units spread over the month's weeks)."""
+    """A subscription's compute units, per week: its monthly units spread over the month's
+    weeks, pro rata to the days its phases may use that week."""
     units = xi["units_per_hour"].to_numpy(dtype=float)
     months = xi["cap_h_per_month"].to_numpy(dtype=float)
     at = np.flatnonzero(np.isfinite(units) & np.isfinite(months))
     if not len(at):
         return Block.of("subscription", [], [], [], [], -np.inf, [])
     codes, names = pd.factorize(xi["group"].to_numpy()[at], sort=True)
-    rid, first, group_code, week = _rows(codes, xi["week"].to_numpy()[at], cal)
+    rid, first, group_code, week = _rows(codes, xi["week"].to_numpy()[at])
     units_month = np.full(len(first), -np.inf)
     np.maximum.at(units_month, rid, months[at] * units[at])
-    phases = [set() for _ in names]
-    for c, p in zip(codes, xi["phase"].to_numpy()[at]):
-        phases[c].add(p)
-    union = [cal.union_share(sorted(ps)) for ps in phases]
-    share = np.array([union[c][w] for c, w in zip(group_code, week)])
+    days = _open_days(xi.iloc[at], cal, codes, len(names))
     return Block.of("subscription", [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(group_code, week)],
                     rid, xi["var"].to_numpy()[at], xi["wall_per_ref"].to_numpy(dtype=float)[at] * units[at],
-                    -np.inf, units_month / WEEKS_PER_MONTH * share)
+                    -np.inf, units_month / WEEKS_PER_MONTH * days[group_code, week] / 7.0)
+
+
+def _open_days(sel: pd.DataFrame, cal: Calendar, codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """(code, week) -> days of the week on which any phase of the code's x is open."""
+    out = np.zeros((n_codes, cal.n_weeks))
+    for c in range(n_codes):
+        phases = set(sel["phase"].to_numpy()[codes == c])
+        any_open = np.logical_or.reduce([cal.open(p) for p in phases])
+        np.add.at(out[c], cal.week[any_open], cal.days[any_open])
+    return out
 
 
 def starts(xi: pd.DataFrame, cal: Calendar, starts_per_day: float) -> Block:
-    """Sessions started by hand, over every tier that needs a person, per week."""
+    """Sessions started by hand, over every tier that needs a person, per bucket."""
     sel = xi[xi["needs_person"].fillna(False).astype(bool)]
-    weeks, rid = np.unique(sel["week"].to_numpy(), return_inverse=True)
-    union = cal.union_share(list(sel["phase"].unique())) if len(sel) else np.zeros(cal.n_weeks)
-    return Block.of("starts", [f"week {cal.week_label(w)}" for w in weeks], rid, sel["var"].to_numpy(),
-                    sel["sessions_per_ref"].to_numpy(dtype=float), -np.inf, starts_per_day * 7.0 * union[weeks])
+    buckets, rid = np.unique(sel["bucket"].to_numpy(), return_inverse=True)
+    return Block.of("starts", [cal.bucket_label(b) for b in buckets], rid, sel["var"].to_numpy(),
+                    sel["sessions_per_ref"].to_numpy(dtype=float), -np.inf,
+                    starts_per_day * cal.days[buckets].astype(float))
 
 
 def once(xi: pd.DataFrame) -> Block:
@@ -355,14 +440,16 @@ def host(xi: pd.DataFrame, s, buy_index: dict[str, int], host_index: int) -> Blo
     col = np.concatenate([np.ravel([[j, host_index] for j in b_cols]) if k else np.zeros(0),
                           np.ravel(np.column_stack([own["var"].to_numpy(), np.full(m, host_index)]))])
     val = np.concatenate([np.tile([1.0, -1.0], k), np.ravel(np.column_stack([np.ones(m), -big]))])
-    return Block.of("host", [*buy_index, *(f"{o} week {w}" for o, w in zip(own["option"], own["week"]))],
+    return Block.of("host", [*buy_index, *(f"{o} bucket {b}" for o, b in zip(own["option"], own["bucket"]))],
                     row, col, val, -np.inf, 0.0)
 
 
-def budget(xi: pd.DataFrame, purchase: dict[str, float], buy_index, host_index, host_usd, budget_usd) -> Block:
-    """Money spent (purchases, host, rent, electricity, storage, egress) <= the budget."""
+def budget(xi: pd.DataFrame, price: dict[str, float], buy_index, host_index, host_usd, budget_usd) -> Block:
+    """Cash out <= the budget: purchases at their price (resale comes back only after the
+    horizon, so it pays for nothing during the plan), the host, rent, electricity, storage and
+    egress; your time is not cash."""
     cols = [*xi["var"], *buy_index.values()] + ([host_index] if host_index is not None else [])
-    vals = [*xi["money_per_ref"].to_numpy(dtype=float), *(purchase[b] for b in buy_index)]
+    vals = [*xi["money_per_ref"].to_numpy(dtype=float), *(price[b] for b in buy_index)]
     vals += [host_usd] if host_index is not None else []
     return Block.of("budget", ["budget"], np.zeros(len(cols)), cols, vals, -np.inf, budget_usd)
 
@@ -370,20 +457,22 @@ def budget(xi: pd.DataFrame, purchase: dict[str, float], buy_index, host_index, 
 # --------------------------------------------------------------------------- build, solve, read back
 
 
-def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, purchase: dict[str, float], kinds: set[str],
+def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], kinds: set[str],
           deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None) -> Program:
     """Build the MILP for the quotes whose kind is in ``kinds``.
 
-    ``purchase[b]`` is the net purchase cost of buy option b (price - resale);
+    ``cards[b]`` is (price, resale at the horizon's end) of buy option b [USD]: the objective
+    counts a card net of its resale, the budget at its price (cash out);
     ``deadline_override`` moves phase deadlines (for the Pareto front).
     """
-    cal = Calendar.of(s, deadline_override)
     q = quotes.loc[quotes["kind"].isin(kinds).to_numpy() & quotes["usable"].to_numpy(dtype=bool)
                    & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
                    & quotes["option"].isin(opts.loc[opts["kind"].isin(kinds), "option"]).to_numpy(), COLUMNS]
+    resets = q.loc[(q["kind"] == "free").to_numpy() & q["quota_h_per_week"].notna().to_numpy(), "quota_reset"]
+    cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})))
     xi = _variables(s, cal, q)
     nx = len(xi)
-    buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(purchase))
+    buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(cards))
     buy_index = {b: nx + i for i, b in enumerate(buys)}
     unmet_index = {ph.name: nx + len(buys) + i for i, ph in enumerate(s.phases)}
     needs_host = s.you.buys_host
@@ -392,19 +481,19 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, purchase: dict[str, float
 
     c = _objective(xi, n)
     for b, j in buy_index.items():
-        c[j] = purchase[b]
+        c[j] = cards[b][0] - cards[b][1]
     for j in unmet_index.values():
         c[j] = UNMET_PENALTY_USD_PER_H
     if host_index is not None:
         c[host_index] = s.you.host_usd
 
     blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_index), account(xi, cal),
-              subscription(xi, cal), starts(xi, cal, s.you.attention_starts_per_day), once(xi)]
+              quota(xi, cal), subscription(xi, cal), starts(xi, cal, s.you.attention_starts_per_day), once(xi)]
     if host_index is not None:
         blocks.append(host(xi, s, buy_index, host_index))
     limit = budget_usd if budget_usd is not None else s.you.budget_usd
     if limit is not None and math.isfinite(limit):
-        blocks.append(budget(xi, purchase, buy_index, host_index, s.you.host_usd, limit))
+        blocks.append(budget(xi, {b: cards[b][0] for b in buys}, buy_index, host_index, s.you.host_usd, limit))
     blocks = [b for b in blocks if b.labels]
 
     integrality = np.zeros(n)
@@ -444,19 +533,31 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
 
 
 def schedule(program: Program, sol: Solution) -> pd.DataFrame:
-    """Week-by-week reference hours per (phase, option) with positive work."""
+    """Reference hours per (phase, option, bucket) with positive work, with the bucket's first
+    day, length and week."""
     xi = program.x_index
-    out = xi[["phase", "option", "kind", "week"]].copy()
+    out = xi[["phase", "option", "kind", "week", "bucket", "days"]].copy()
     out["gpu_hours"] = sol.x[: len(xi)]
     out["wall_hours"] = out["gpu_hours"] * xi["wall_per_ref"]
     out = out[out["gpu_hours"] > 1e-6].reset_index(drop=True)
+    cal = program.calendar
+    out["first_day"] = [cal.date(cal.edges[b]) for b in out["bucket"]]
     out["week_start"] = [program.week_starts[w] for w in out["week"]]
     return out
 
 
+def weekly(sched: pd.DataFrame) -> pd.DataFrame:
+    """The schedule week by week (phase, option, kind, week, week_start, gpu_hours, wall_hours):
+    what the report, its chart and schedule.csv show."""
+    cols = ["phase", "option", "kind", "week", "week_start"]
+    if sched.empty:
+        return pd.DataFrame(columns=[*cols, "gpu_hours", "wall_hours"])
+    return sched.groupby(cols, sort=False, as_index=False)[["gpu_hours", "wall_hours"]].sum()
+
+
 def days_needed(wall_h: np.ndarray, weekly_capacity_h: np.ndarray, parallel: np.ndarray, runs: int) -> float:
-    """Days one phase's wall hours in a week take: the runs share 24 h a day each, and no option
-    goes faster than its weekly capacity spread over the week."""
+    """Days one phase's wall hours in a bucket take: the runs share 24 h a day each, and no
+    option goes faster than its weekly capacity spread over the week."""
     wall_h = np.asarray(wall_h, dtype=float)
     rate = np.asarray(weekly_capacity_h, dtype=float) * np.asarray(parallel, dtype=float) / 7.0
     per_option = np.where(rate > 0, wall_h / np.where(rate > 0, rate, 1.0), np.inf)
@@ -464,20 +565,20 @@ def days_needed(wall_h: np.ndarray, weekly_capacity_h: np.ndarray, parallel: np.
 
 
 def finishes(s, program: Program, sched: pd.DataFrame) -> dict[str, dt.date]:
-    """The day each phase's last scheduled hour ends (expected): its last week's work starts on
-    the first day of that week inside the window and takes :func:`days_needed`."""
+    """The day each phase's last scheduled hour ends (expected): its last bucket's work starts
+    on that bucket's first day and takes :func:`days_needed`, never past the bucket (its
+    capacities hold bucket by bucket)."""
     out = {}
     xi = program.x_index
-    at = dict(zip(zip(xi["phase"], xi["option"], xi["week"]), zip(xi["weekly_capacity_h"], xi["parallel"])))
+    at = dict(zip(zip(xi["phase"], xi["option"], xi["bucket"]), zip(xi["open_capacity_h"], xi["parallel"])))
+    cal = program.calendar
     for p, sel in sched.groupby("phase"):
-        w = int(sel["week"].max())
-        last = sel[sel["week"] == w]
-        cap, parallel = np.array([at[(p, o, w)] for o in last["option"]], dtype=float).reshape(-1, 2).T
+        b = int(sel["bucket"].max())
+        last = sel[sel["bucket"] == b]
+        cap, parallel = np.array([at[(p, o, b)] for o in last["option"]], dtype=float).reshape(-1, 2).T
         days = days_needed(last["wall_hours"].to_numpy(), cap, parallel, s.phase(p).runs)
-        in_window = np.flatnonzero(program.calendar.days[p][w])
-        begin = program.week_starts[w] + dt.timedelta(days=int(in_window[0]))
-        final = program.week_starts[w] + dt.timedelta(days=int(in_window[-1]))
-        out[p] = min(finish_day(begin, days), final)  # capacities hold per week: never past the window
+        begin, final = cal.date(cal.edges[b]), cal.date(cal.edges[b + 1] - 1)
+        out[p] = min(finish_day(begin, days), final)
     return out
 
 

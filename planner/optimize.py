@@ -40,69 +40,79 @@ STRATEGIES = {
     "free-only": {"free"},
     "hybrid": {"own", "buy", "rent", "free"},
 }
-#: Rent offers per phase kept for the solver: the cheapest per reference hour
-#: that meet the deadline, plus the earliest to finish. Renting is not
-#: capacity-limited, so a dearer offer can only win on speed.
-RENT_KEPT_PER_PHASE = 4
-
-
-def dominated_cards(quotes: pd.DataFrame, net_usd: dict[str, float]) -> dict[str, str]:
+def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]]) -> dict[str, str]:
     """Cards to buy that no plan needs: {card: a card that dominates it}. A card dominates
     another when it costs no more net of resale and, in every phase the other can run, it can
     run too, costs no more (money and time), runs no slower and has no less weekly capacity:
-    swapping them in any plan keeps it feasible and no dearer. Of equal cards the first by id
-    stays (the MILP's own tie-break). Pruning them shrinks the integer part of the program."""
+    swapping them in any plan keeps it feasible and no dearer (each card is a machine of its
+    own; the budget counts the price, so a dominator must cost no more net of resale and no
+    more up front). Of equal cards the first by id stays (the MILP's own tie-break). Pruning
+    them shrinks the integer part of the program."""
     wall_h = quotes["wall_hours"].to_numpy(dtype=float)
     q = quotes[(quotes["kind"].to_numpy() == "buy") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
-               & quotes["option"].isin(net_usd).to_numpy()]
+               & quotes["option"].isin(cards).to_numpy()]
     if q.empty:
         return {}
-    card_of, cards = pd.factorize(q["option"], sort=True)
-    phase_of, phases = pd.factorize(q["phase"], sort=True)
-    cards = list(cards)
+    return _dominated(q, np.array([(cards[c][0] - cards[c][1], cards[c][0]) for c in sorted(set(q["option"]))]))
 
-    def table(values, fill):  # card x phase; a phase the card cannot run is never better
-        out = np.full((len(cards), len(phases)), fill)
-        out[card_of, phase_of] = values
+
+def dominated_rents(quotes: pd.DataFrame) -> dict[str, str]:
+    """Rent offers no plan needs: {offer: an offer that dominates it}. An offer dominates another
+    when, in every phase the other can take a share of, it can too, costs no more per reference
+    hour (money, and money plus time), takes no more wall hours (so no more of the run's hours
+    in any bucket), offers no fewer hours a week and needs no person. Rent offers share no
+    constraint but the run's concurrency (wall hours) and the budget (money), so moving any
+    share from the dominated offer to its dominator keeps every plan feasible and no dearer.
+    Of equal offers the first by id stays. Nothing else is pruned: an offer too slow to finish
+    a phase alone may still do most of it beside a fast one."""
+    wall_h = quotes["wall_hours"].to_numpy(dtype=float)
+    q = quotes[(quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)]
+    if q.empty:
+        return {}
+    return _dominated(q, np.zeros((q["option"].nunique(), 1)))
+
+
+def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
+    """{option: the option that dominates it} over the quotes ``q`` of one kind: ``fixed_usd``
+    (options sorted by id x figures) is what choosing it costs apart from its hours (a card: net
+    of resale, and its price for the budget); a dominator is no dearer in any of them."""
+    opt_of, options = pd.factorize(q["option"], sort=True)
+    phase_of, phases = pd.factorize(q["phase"], sort=True)
+    options = list(options)
+
+    def table(values, fill):  # option x phase; a phase the option cannot run is never better
+        out = np.full((len(options), len(phases)), fill)
+        out[opt_of, phase_of] = values
         return out
 
     cost_usd = q["cost_usd"].to_numpy(dtype=float)
     cost, wall = table(cost_usd, np.inf), table(q["wall_hours"].to_numpy(dtype=float), np.inf)
     money = table(cost_usd - q["your_time_usd"].to_numpy(dtype=float), np.inf)
     cap = table(q["weekly_capacity_h"].to_numpy(dtype=float), 0.0)
-    net = np.array([net_usd[c] for c in cards])
+    open_cap = table(q["open_capacity_h"].to_numpy(dtype=float), 0.0)
+    person = table(q["needs_person"].to_numpy(dtype=float), 1.0)
     eps = 1e-9
-    # better[i, j]: card i is at least as good as card j everywhere
-    better = ((net[:, None] <= net[None, :] + eps)
+    # better[i, j]: option i is at least as good as option j everywhere
+    better = ((fixed_usd[:, None, :] <= fixed_usd[None, :, :] + eps).all(axis=2)
               & (cost[:, None, :] <= cost[None, :, :] + eps).all(axis=2)
               & (money[:, None, :] <= money[None, :, :] + eps).all(axis=2)
               & (wall[:, None, :] <= wall[None, :, :] + eps).all(axis=2)
-              & (cap[:, None, :] >= cap[None, :, :] - eps).all(axis=2))
+              & (cap[:, None, :] >= cap[None, :, :] - eps).all(axis=2)
+              & (open_cap[:, None, :] >= open_cap[None, :, :] - eps).all(axis=2)
+              & (person[:, None, :] <= person[None, :, :]).all(axis=2))
     out = {}
-    for j, card in enumerate(cards):
+    for j, option in enumerate(options):
         for i in np.flatnonzero(better[:, j]):
-            if i != j and (not better[j, i] or i < j) and cards[i] not in out:
-                out[card] = cards[i]
+            if i != j and (not better[j, i] or i < j) and options[i] not in out:
+                out[option] = options[i]
                 break
     return out
 
 
 def prune(quotes: pd.DataFrame, dominated: dict[str, str] | None = None) -> pd.DataFrame:
-    """Drop quotes that cannot matter: rent offers beyond, per phase, the cheapest few that meet
-    the deadline and the earliest to finish; cards to buy that another dominates."""
-    kind, option, phase = (quotes[c].to_numpy() for c in ("kind", "option", "phase"))
-    ok, cost = quotes["ok"].to_numpy(dtype=bool), quotes["cost_usd"].to_numpy(dtype=float)
-    finish = quotes["finish"].to_numpy()
-    dated = quotes["finish"].notna().to_numpy()
-    keep = (kind != "rent") & ~np.isin(option, list(dominated or {}))
-    rent = np.flatnonzero(kind == "rent")
-    for p in dict.fromkeys(phase[rent]):
-        rows = rent[phase[rent] == p]
-        cheapest = sorted(rows[ok[rows]], key=lambda i: (cost[i], option[i]))
-        keep[cheapest[:RENT_KEPT_PER_PHASE]] = True
-        if dated[rows].any():  # the earliest to finish (the cheaper of equals, then the first)
-            keep[min(rows[dated[rows]], key=lambda i: (finish[i], cost[i]))] = True
-    return quotes[keep]
+    """Drop the quotes of options another dominates (:func:`dominated_cards`,
+    :func:`dominated_rents`): provably never in a cheapest plan."""
+    return quotes[~quotes["option"].isin(list(dominated or {})).to_numpy()]
 
 
 def cheapest_rents(quotes: pd.DataFrame) -> set[str]:
@@ -122,16 +132,6 @@ def card_costs(s: Scenario, opts: pd.DataFrame) -> dict[str, tuple[float, float]
         o["option"]: purchase_cost(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()})
 
 
-def net_of_resale(cards: dict[str, tuple[float, float]]) -> dict[str, float]:
-    """Purchase minus resale at the horizon, per buy option [USD]: the MILP's cost of a card."""
-    return {b: price - resale for b, (price, resale) in cards.items()}
-
-
-def net_purchases(s: Scenario, opts: pd.DataFrame) -> dict[str, float]:
-    """:func:`net_of_resale` of the scenario's buy options."""
-    return net_of_resale(card_costs(s, opts))
-
-
 @dataclasses.dataclass
 class Solved:
     """A solved program and what is read off it, each once: schedule, finishes, purchases and
@@ -144,7 +144,12 @@ class Solved:
 
     @cached_property
     def schedule(self) -> pd.DataFrame:
+        """Reference hours per (phase, option, bucket) (:func:`milp.schedule`)."""
         return milp.schedule(self.program, self.sol)
+
+    @cached_property
+    def weekly(self) -> pd.DataFrame:
+        return milp.weekly(self.schedule)
 
     @cached_property
     def finishes(self) -> dict[str, dt.date]:
@@ -182,6 +187,12 @@ class Solved:
         return self.purchase_usd - self.resale_usd + float(self.running_usd.sum())
 
     @property
+    def cash_usd(self) -> float:
+        """Cash out during the plan, what the budget caps: purchases at their price, the host and
+        running costs (resale comes back only after the horizon) [USD]."""
+        return self.purchase_usd + float(self.running_usd.sum())
+
+    @property
     def total_usd(self) -> float:
         """Money plus the user's time [USD]."""
         xi = self.program.x_index
@@ -213,7 +224,7 @@ class Solved:
 
 
 def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None) -> Solved:
-    program = milp.build(s, quotes, opts, net_of_resale(cards), kinds, deadline_override, budget_usd)
+    program = milp.build(s, quotes, opts, cards, kinds, deadline_override, budget_usd)
     sol = milp.solve(program)
     if not sol.ok:
         raise SolverError(
@@ -242,7 +253,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
     all_quotes = quote(s, opts, feas)
     cards = card_costs(s, opts)
-    dominated = dominated_cards(all_quotes, net_of_resale(cards))
+    dominated = {**dominated_cards(all_quotes, cards), **dominated_rents(all_quotes)}
     quotes = prune(all_quotes, dominated)
     warnings = _warnings(s, opts, catalog)
     if opts.empty:
@@ -254,10 +265,12 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     if unmet and s.you.budget_usd is not None:
         unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf)
         if not unbounded.unmet:
-            money = unbounded.money_usd
-            items = ", ".join(f"{what} {s.money(usd)}" for what, usd in unbounded.money_items().items())
-            over_budget = (f"the cheapest plan that meets every deadline costs {s.money(money)} ({items}); the budget "
-                           "counts all money spent, the electricity of cards you own included: a budget of "
+            money = unbounded.cash_usd
+            items = ", ".join(f"{what} {s.money(unbounded.cards[what[4:]][0] if what[4:] in unbounded.cards else usd)}"
+                              for what, usd in unbounded.money_items().items())
+            over_budget = (f"the cheapest plan that meets every deadline spends {s.money(money)} in cash ({items}); "
+                           "the budget caps cash out during the plan: cards at their price (resale comes back only "
+                           "after the horizon), the electricity of cards you own included: a budget of "
                            f"{s.money(money)} or later deadlines would fix it")
             warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
                             f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)} "
@@ -358,7 +371,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         + tuple(f"{path} is given as a range ({low:g} to {high:g} in the planner's units: h, GB, USD, ...); "
                 f"the plan uses the middle, {(low + high) / 2:g}" for path, (low, high) in s.ranges.items()),
         assumed_figures=tuple(assumed),
-        schedule=sched,
+        schedule=best.weekly,
         pareto=tuple(front),
         breakeven=tuple(pairs),
         problem_size=(program.n_vars, program.n_constraints),
@@ -506,14 +519,14 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.Da
             continue
         if not r.ok:
             rows.append(dict(option=r.option, phase=r.phase, reason=r.reason))
+        elif r.option in dominated and r.kind == "buy":
+            rows.append(dict(option=r.option, phase=r.phase,
+                             reason=f"never better than buying {dominated[r.option]}: no cheaper net of resale or up "
+                                    "front, no faster and no cheaper to run in any phase"))
         elif r.option in dominated:
             rows.append(dict(option=r.option, phase=r.phase,
-                             reason=f"never better than buying {dominated[r.option]}: no cheaper net of resale, no "
-                                    "faster and no cheaper to run in any phase"))
-        elif (r.phase, r.option) not in kept_ids:
-            rows.append(dict(option=r.option, phase=r.phase,
-                             reason=f"dearer than the {RENT_KEPT_PER_PHASE} cheapest rent offers that finish in time "
-                                    f"({s.money(r.cost_usd)} for the phase)"))
+                             reason=f"never better than renting {dominated[r.option]}: no cheaper and no faster in "
+                                    f"any phase ({s.money(r.cost_usd)} for this phase)"))
         elif r.phase in plan_cost:
             more = r.cost_usd - plan_cost[r.phase]
             reason = (f"dearer: {s.money(r.cost_usd)} for the phase on its own, {s.money(more)} more than the "

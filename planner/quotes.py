@@ -28,8 +28,8 @@ QUOTE_COLUMNS = [
     "spot", "interruptions_per_h", "device_hours",
     "wall_hours", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "checkpoint_hours",
     "wait_hours", "session_limit_h",
-    "weekly_capacity_h", "units_per_hour", "quota_group", "needs_person", "quota_h_total", "cap_h_per_month",
-    "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
+    "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour", "quota_group",
+    "needs_person", "quota_h_total", "cap_h_per_month", "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
 ]
 _FITS, _EXCLUSIONS = Kept(), Kept()
 
@@ -196,8 +196,10 @@ def _phase_row(s: Scenario, ph, r) -> dict:
         e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
                                 setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
                                 wait_h=e.wait_h * scale, work_h=proc.work_h)
+    session_h = e.wall_h / e.sessions if e.sessions > 0 and math.isfinite(e.wall_h) else opt_float(r.session_limit_h)
     if e.sessions > 0 and math.isfinite(e.wall_h):
-        cap = _capacity(s, r, e.wall_h / e.sessions)
+        cap = _capacity(s, r, session_h)
+    open_cap = _capacity(s, r, session_h, weekly_quota=False)
     wall = e.wall_h * ph.runs
     n_sessions = e.sessions * ph.runs
     restarts = n_sessions if bool(r.needs_person) else 0.0
@@ -240,7 +242,8 @@ def _phase_row(s: Scenario, ph, r) -> dict:
         wall_hours=wall, billed_hours=billed, sessions=n_sessions, restarts_by_hand=restarts,
         lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs, wait_hours=e.wait_h * ph.runs,
         session_limit_h=opt_float(r.session_limit_h),
-        checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, finish=finish,
+        checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, open_capacity_h=open_cap,
+        quota_h_per_week=opt_float(r.quota_h_per_week), quota_reset=r.quota_reset, finish=finish,
         units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group,
         needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
         ok=reason is None, usable=fits_disk, reason=reason, cost_usd=sum(parts.values()),
@@ -248,11 +251,13 @@ def _phase_row(s: Scenario, ph, r) -> dict:
     )
 
 
-def _capacity(s: Scenario, r, session_h: float | None) -> float:
+def _capacity(s: Scenario, r, session_h: float | None, weekly_quota: bool = True) -> float:
     """Weekly wall hours of option ``r`` for sessions lasting ``session_h``; a subscription's
-    monthly compute units bound it too."""
-    cap = sessions.weekly_capacity_h(session_h, opt_float(r.quota_h_per_week), bool(r.needs_person),
-                                     s.you.attention_starts_per_day)
+    monthly compute units bound it too. Without ``weekly_quota``: what sessions and your starts
+    allow at most, the rate inside a week before the quota runs out (a quota week the plan
+    covers only in part still grants its whole quota)."""
+    quota = opt_float(r.quota_h_per_week) if weekly_quota else None
+    cap = sessions.weekly_capacity_h(session_h, quota, bool(r.needs_person), s.you.attention_starts_per_day)
     if opt_float(r.cap_h_per_month) is not None:
         cap = min(cap, r.cap_h_per_month / units.WEEKS_PER_MONTH)
     return cap
@@ -261,7 +266,8 @@ def _capacity(s: Scenario, r, session_h: float | None) -> float:
 def _no_hours(ph, r, proc: sessions.Process, cap: float) -> dict:
     """A quote for an option that offers no hours at all."""
     row = dict.fromkeys(QUOTE_COLUMNS)
-    row.update(phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
+    row.update(phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer, open_capacity_h=cap,
+               quota_h_per_week=opt_float(r.quota_h_per_week), quota_reset=r.quota_reset,
                relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
                fit_reason=r.fit_reason, spot=False, device_hours=proc.work_h * ph.runs,
                wall_hours=math.inf, billed_hours=math.nan, sessions=0, restarts_by_hand=0, lost_hours=math.nan,

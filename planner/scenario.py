@@ -33,6 +33,7 @@ ATTENTIONS = ("auto", "eager", "memory-efficient")
 SHARDINGS = ("none", "zero2", "zero3")
 FRAMEWORKS = ("pytorch", "tensorflow", "jax", "paddlepaddle")
 CONDITIONS = ("new", "used")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 DEFAULT_HORIZON_MONTHS = 24.0
 DEFAULT_CHECKPOINT_EVERY_H = 1.0
@@ -520,7 +521,7 @@ YOU = {
                        attr="attention_starts_per_day", default=DEFAULT_ATTENTION_PER_DAY,
                        doc="how often you can start a session by hand"),
     "budget": Field(_q(_money, maximum=1e12, unit="USD"), attr="budget_usd",
-                    doc="cap on all money spent; none when absent"),
+                    doc="cap on cash spent during the plan: cards at their price (resale comes back only after the horizon), host, rent, electricity, storage; none when absent"),
     "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd",
                         doc="what a host computer costs when host_machine is false"),
 }
@@ -583,6 +584,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "session_limit": ("session_limit_h", Field(_q(_hours, positive=True))),
         "idle_timeout": ("idle_timeout_min", Field(_q(_minutes))),
         "quota": ("quota_h_per_week", Field(_q(_hours_per_week))),
+        "quota_reset": ("quota_reset", Field(_enum(WEEKDAYS))),
         "setup": ("setup_min", Field(_q(_minutes))),
         "interruptions": ("interruptions_per_h", Field(_q(_per_hour))),
         "persistent_storage": ("persistent_storage", Field(_bool)),
@@ -1037,9 +1039,9 @@ class _Validator:
             elif begin > _years_after(start, MAX_SPAN_YEARS):
                 self.add(path + ("from",), f"phase starts {begin}, more than {MAX_SPAN_YEARS} years after the "
                          f"scenario's start {start}")
-            elif deadline is not None and deadline <= begin:
+            elif deadline is not None and deadline < begin:  # both inclusive: a one-day phase is valid
                 where = path + ("deadline",)
-                self.add(where, f"deadline {deadline} is not after the phase's start {begin}; "
+                self.add(where, f"deadline {deadline} is before the phase's start {begin}; "
                          "move the deadline later or 'from' earlier")
             out.append(build(Phase, PHASE, {**p, "from": begin}, name=name))
         return tuple(out)

@@ -39,7 +39,7 @@ CASES = [
     ("zero-hours", "gpu_hours: 250 ", "gpu_hours: 0 ",
      "25:16: phases.prototyping.gpu_hours: expected a value above zero, got 0"),
     ("deadline-before-from", "deadline: 2027-08-15", "deadline: 2027-05-15",
-     "35:15: phases.final.deadline: deadline 2027-05-15 is not after the phase's start 2027-06-01; "
+     "35:15: phases.final.deadline: deadline 2027-05-15 is before the phase's start 2027-06-01; "
      "move the deadline later or 'from' earlier"),
     ("unknown-device-id", "reference_gpu: rtx-3060-12gb", "reference_gpu: rtx-3060-12g",
      "21:18: workload.reference_gpu: unknown device 'rtx-3060-12g' (did you mean 'rtx-3060-12gb'"),

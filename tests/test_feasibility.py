@@ -231,7 +231,7 @@ def test_budget_names_the_electricity_of_a_card_you_own(load):
     text = EARLY_FINAL.replace("you: {own: [rtx-3060-12gb]}", "you: {own: [rtx-3060-12gb], budget: 0 USD}")
     p = _plan(load, text)
     problem = p.phase("early").shortfall
-    assert "electricity for own:rtx-3060-12gb" in problem and "counts all money spent" in problem
+    assert "electricity for own:rtx-3060-12gb" in problem and "caps cash out during the plan" in problem
 
 
 def test_a_failed_solve_is_never_a_plan(load, monkeypatch, tmp_path):

@@ -96,8 +96,10 @@ def test_free_tier_calendar_by_hand(load):
     assert a.sessions == 10
     assert a.wall_hours == pytest.approx(9 * 12 + 0.002 + 1.002)
     assert a.lost_hours == pytest.approx(109.004 - 100 - 9 * 0.002 - 100 * 0.002)
-    # 109.004 h at 30 h a week = 3.633 weeks = 25.43 days from 00:00 of 2027-01-04: it ends on the 26th day
-    assert p.phases[0].finish_expected == dt.date(2027, 1, 29)
+    # 109.004 h at 30 h a week: three quota weeks from Monday 2027-01-04 (90 h), then 19.004 h from 00:00
+    # of Monday 2027-01-25; no person is needed, so the tier runs around the clock while the quota lasts:
+    # 19 h end that day (a quota is not spread evenly over its week)
+    assert p.phases[0].finish_expected == dt.date(2027, 1, 25)
     assert p.total_usd == 0
 
 
