@@ -283,9 +283,7 @@ def _positive_int(v, ctx):
     return v
 
 
-#: Checkpointing more often than this is not a training setup (a write takes longer); the
-#: session model's cost grows with checkpoints per session, so it is also a bound.
-MIN_CHECKPOINT_EVERY_H = 1 / 60
+MIN_CHECKPOINT_EVERY_H = units.MIN_CHECKPOINT_EVERY_H
 
 
 def _checkpoint_every(v, ctx):

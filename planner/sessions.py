@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .units import HOURS_PER_WEEK
+from .units import HOURS_PER_WEEK, MIN_CHECKPOINT_EVERY_H
 
 #: A run with a session limit longer than three times this many segments (and four sessions' worth)
 #: is extended linearly from two shorter ones (see :func:`expected`).
@@ -412,13 +412,15 @@ def recommended_interval(p: Process) -> float:
     With a limit, a session has room for ``U = limit - setup`` hours; the
     interval is ``U / m - C`` for the smallest number of segments ``m`` that
     makes it no longer than Young's optimum. Without a limit and without
-    interruptions there is nothing to recommend (inf).
+    interruptions there is nothing to recommend (inf). Never less than a minute
+    (:data:`MIN_CHECKPOINT_EVERY_H`): a free checkpoint write (0 GB) sends Young's
+    optimum to zero, and no training setup checkpoints every few seconds.
     """
-    young = young_interval_h(p.checkpoint_write_h, p.interruptions_per_h)
+    young = max(young_interval_h(p.checkpoint_write_h, p.interruptions_per_h), MIN_CHECKPOINT_EVERY_H)
     if p.session_limit_h is None:
         return young  # inf without interruptions: nothing to recommend
     room = p.session_limit_h - p.setup_resume_h
     if room <= p.checkpoint_write_h:
         return p.checkpoint_every_h
     m = max(1, math.ceil(room / (young + p.checkpoint_write_h))) if math.isfinite(young) else 1
-    return min(room / m - p.checkpoint_write_h, p.work_h)
+    return max(min(room / m - p.checkpoint_write_h, p.work_h), min(MIN_CHECKPOINT_EVERY_H, p.work_h))

@@ -19,6 +19,10 @@ DAYS_PER_MONTH = 30.44  # SCENARIO.md: a month is 30.44 days
 HOURS_PER_MONTH = DAYS_PER_MONTH * 24
 HOURS_PER_YEAR = 365.25 * 24
 HOURS_PER_WEEK = 7 * 24
+#: Checkpointing more often than this is not a training setup (a write takes longer); the
+#: session model's cost grows with checkpoints per session, so it bounds both what a scenario
+#: may ask and what the planner recommends [h].
+MIN_CHECKPOINT_EVERY_H = 1 / 60
 WEEKS_PER_MONTH = DAYS_PER_MONTH / 7
 
 DURATION_H = {

@@ -172,3 +172,18 @@ def test_recursion_with_vanishing_interruptions_counts_whole_sessions(work_h, ev
     assert len(seg) > 30  # long enough for the repeated steps to matter
     for field in ("wall_h", "sessions", "setup_h", "checkpoint_h"):
         assert getattr(e, field) == pytest.approx(getattr(exact, field), rel=1e-6)
+
+
+def test_a_free_checkpoint_write_is_never_recommended_more_often_than_a_minute():
+    # checkpoint_size: 0 GB writes in no time, so Young's sqrt(2C/lambda) is 0; the recommendation is
+    # bounded at one minute (the least a scenario may ask), and the session model prices it quickly:
+    # 150 h in 12 h sessions of one-minute segments is 9,000 segments, not millions
+    p = Process(work_h=150.0, checkpoint_every_h=0.5, checkpoint_write_h=0.0, setup_first_h=0.1, setup_resume_h=0.1,
+                session_limit_h=12.0, interruptions_per_h=0.2)
+    rec = recommended_interval(p)
+    assert rec == pytest.approx(1 / 60)
+    e = expected(dataclasses.replace(p, checkpoint_every_h=rec))
+    # a minute's segments lose half a minute per interruption on average: wall ~ work + setups + little loss
+    assert 150.0 < e.wall_h < 150.0 * 1.05
+    # a run shorter than a minute is its own interval
+    assert recommended_interval(dataclasses.replace(p, work_h=0.01)) == pytest.approx(0.01)
