@@ -136,13 +136,6 @@ def checkpoint_gb_of(s: Scenario, ph) -> float:
     return ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else workload.checkpoint_gb(s.workload)
 
 
-def billed_hours(wall_h: float, sessions_n: float, startup_h: float, billing_s: float | None) -> float:
-    """Expected billed hours: wall time plus startup per session, each session rounded up to
-    the billing unit (on average half a unit more)."""
-    unit_h = (billing_s or 0.0) / 3600.0
-    return wall_h + sessions_n * (startup_h + unit_h / 2.0)
-
-
 _OPTION_ROWS = Kept()
 #: A phase's row for one option, by the phase's key and the option row's values: a what-if that
 #: moves one phase re-prices that phase, and one that changes one catalog row (a price, a rate)
@@ -220,8 +213,9 @@ def _phase_row(s: Scenario, ph, r) -> dict:
         when = f"finishes {finish}" if finish else "would run past the year 9999"
         reason = f"{when}, after the {'deadline' if ph.deadline else 'horizon end'} {last_day}"
     months_used = max(weeks * 7 / units.DAYS_PER_MONTH, 0.0)
-    billed = billed_hours(wall - e.wait_h * ph.runs, n_sessions, float_or(r.startup_min) / 60.0,
-                          opt_float(r.billing_s)) if rented else 0.0
+    billed = ph.runs * sessions.billed_hours(proc, e.wall_h - e.wait_h, e.sessions, float_or(r.startup_min) / 60.0,
+                                             (opt_float(r.billing_s) or 0.0) / 3600.0,
+                                             exact=scale == 1) if rented else 0.0
     parts = dict.fromkeys(PART_NAMES, 0.0)
     if local:
         parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, wall,

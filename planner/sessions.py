@@ -298,7 +298,17 @@ def _recursion(p: Process, seg: np.ndarray) -> Expectation:
 
 
 def _deterministic(p: Process, seg: np.ndarray) -> Expectation:
-    """Without interruptions the process is deterministic: count whole sessions.
+    """Without interruptions the process is deterministic: count whole sessions
+    (:func:`_sessions_without_interruptions`)."""
+    lengths = _sessions_without_interruptions(p, seg)
+    sessions = sum(k for _, k in lengths)
+    wall = sum(h * k for h, k in lengths)
+    setup = p.setup_first_h + (sessions - 1) * p.setup_resume_h
+    return Expectation(wall, float(sessions), setup, len(seg) * p.checkpoint_write_h, p.work_h)
+
+
+def _sessions_without_interruptions(p: Process, seg: np.ndarray) -> tuple[tuple[float, int], ...]:
+    """Each session's wall hours, as (hours, how many), of a run that is never interrupted.
 
     A first session holds ``k0`` full segments, each resumed one ``k1``; the
     finishing session also fits the (shorter) last segment; every other
@@ -306,10 +316,9 @@ def _deterministic(p: Process, seg: np.ndarray) -> Expectation:
     """
     n, last = len(seg), float(seg[-1])
     step = p.checkpoint_every_h + p.checkpoint_write_h
-    ckpt = n * p.checkpoint_write_h
     eps = 1e-9
     if p.session_limit_h is None or (n - 1) * step + last <= p.session_limit_h - p.setup_first_h + eps:
-        return Expectation(p.setup_first_h + (n - 1) * step + last, 1.0, p.setup_first_h, ckpt, p.work_h)
+        return ((p.setup_first_h + (n - 1) * step + last, 1),)
     limit = p.session_limit_h
     k0 = int(math.floor((limit - p.setup_first_h) / step + eps))
     k1 = int(math.floor((limit - p.setup_resume_h) / step + eps))
@@ -317,10 +326,24 @@ def _deterministic(p: Process, seg: np.ndarray) -> Expectation:
     f = int(math.floor((limit - p.setup_resume_h - last) / step + eps))  # full segments a finishing session fits
     extra = max(0, math.ceil((m - 1 - f) / k1)) if k1 > 0 else 0  # resumed sessions that run to the limit
     tail = p.setup_resume_h + (m - 1 - extra * k1) * step + last
-    sessions = 2 + extra
-    wall = limit * (1 + extra) + tail
-    setup = p.setup_first_h + (1 + extra) * p.setup_resume_h
-    return Expectation(wall, float(sessions), setup, ckpt, p.work_h)
+    return ((limit, 1 + extra), (tail, 1))
+
+
+def billed_hours(p: Process, wall_h: float, sessions: float, startup_h: float, billing_unit_h: float,
+                 exact: bool = True) -> float:
+    """Billed hours of one run [h]: each session's startup and wall hours, rounded up to the
+    billing unit. Without interruptions the sessions are known, so the rounding is exact (100 h
+    in 10 h sessions with 30 min setup and hourly billing: 11 sessions of 10 h and one of 1.5 h,
+    112 billed hours); with them, each session is taken to round up by half a unit on average
+    (sessions end at random times; ``wall_h`` and ``sessions`` are the run's expectations, waits
+    for a paused machine excluded). Without ``exact`` (``p`` stands for a share of the run),
+    the average rounding is used in any case."""
+    if exact and p.interruptions_per_h == 0.0 and p.feasible():
+        lengths = _sessions_without_interruptions(p, p.segments() + p.checkpoint_write_h)
+        if billing_unit_h <= 0:
+            return sum((startup_h + h) * k for h, k in lengths)
+        return sum(math.ceil((startup_h + h) / billing_unit_h - 1e-9) * billing_unit_h * k for h, k in lengths)
+    return wall_h + sessions * (startup_h + billing_unit_h / 2.0)
 
 
 @dataclass(frozen=True)

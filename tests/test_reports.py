@@ -29,12 +29,13 @@ UPDATE = os.environ.get("PLANNER_UPDATE_GOLDEN") == "1"
 def test_breakeven_by_hand(load):
     # card: 1000 USD, resale 40 % whatever the months, (350 + 100) W at 0.20 USD/kWh, at the reference speed;
     # rent: 0.50 USD/h, billed by the second. Per reference GPU-hour: the card costs 0.45 x 0.20 x 1.0002
-    # (checkpoint writes) and renting 0.5 x (1.001 + rounding); equal after 600 / (rent - electricity) hours.
+    # (checkpoint writes) and renting 0.5 x 1.001 (one uninterrupted session of 100.1 h: whole seconds, no
+    # rounding); equal after 600 / (rent - electricity) hours.
     s = load(BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
     p = planner.plan(s, trials=10)
     (pair,) = p.breakeven
     elec = 0.45 * 0.20 * LOCAL_WALL / 100
-    rent = 0.5 * (RENT_WALL + 0.5 / 3600) / 100
+    rent = 0.5 * RENT_WALL / 100
     assert pair.buy == "my-card" and pair.rent == "uni-cluster"
     assert pair.gpu_hours == pytest.approx(600 / (rent - elec), rel=1e-6)
     assert pair.date is None  # the scenario's own 100 hours never get there

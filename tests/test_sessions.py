@@ -187,3 +187,20 @@ def test_a_free_checkpoint_write_is_never_recommended_more_often_than_a_minute()
     assert 150.0 < e.wall_h < 150.0 * 1.05
     # a run shorter than a minute is its own interval
     assert recommended_interval(dataclasses.replace(p, work_h=0.01)) == pytest.approx(0.01)
+
+
+def test_billed_hours_without_interruptions_round_each_known_session():
+    # 100 h of work in 1 h checkpoint intervals (free writes), 10 h sessions, 30 min setup, hourly billing:
+    # each session fits 9 intervals (0.5 + 9 = 9.5 h) and runs to its 10 h limit, losing the last 0.5 h;
+    # 100 intervals = 11 sessions of 9 and a 12th of one: 11 x 10 h + (0.5 + 1) h = 111.5 wall-h, billed
+    # 11 x 10 + 2 = 112 h (a whole unit per session, not half a unit on average: 111.5 + 12 x 0.5 = 117.5)
+    p = Process(work_h=100.0, checkpoint_every_h=1.0, checkpoint_write_h=0.0, setup_first_h=0.5,
+                setup_resume_h=0.5, session_limit_h=10.0)
+    e = expected(p)
+    assert e.wall_h == pytest.approx(111.5) and e.sessions == 12
+    assert sessions.billed_hours(p, e.wall_h, e.sessions, 0.0, 1.0) == pytest.approx(112.0)
+    # a 6-minute startup a session is billed too: 11 x ceil(10.1) + ceil(1.6) = 11 x 11 + 2
+    assert sessions.billed_hours(p, e.wall_h, e.sessions, 0.1, 1.0) == pytest.approx(123.0)
+    # with interruptions the sessions end at random: half a unit a session on average
+    q = dataclasses.replace(p, interruptions_per_h=0.1)
+    assert sessions.billed_hours(q, 120.0, 15.0, 0.0, 1.0) == pytest.approx(120.0 + 15 * 0.5)
