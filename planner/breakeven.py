@@ -42,9 +42,10 @@ class Pace:
     hours: np.ndarray  # cumulative hours at the knots
 
     def dates_of(self, s: Scenario, hours: np.ndarray) -> list[dt.date | None]:
-        """The day the pace reaches each of ``hours`` (None for NaN and past the total)."""
+        """The day the pace reaches each of ``hours`` (None for NaN and past the total): the day
+        whose 24 hours hold that moment (reached at 18:00 of day 10 or at its 24:00: day 10)."""
         hours = np.asarray(hours, dtype=float)
-        day = np.ceil(np.interp(np.nan_to_num(hours), self.hours, self.days) - 1e-9)
+        day = np.maximum(np.ceil(np.interp(np.nan_to_num(hours), self.hours, self.days) - 1e-9) - 1, 0)
         ok = np.isfinite(hours) & (hours <= self.hours[-1] + 1e-9)
         return [s.start + dt.timedelta(days=int(d)) if k else None for d, k in zip(day, ok)]
 
@@ -64,8 +65,10 @@ class Pace:
 
 
 def _pace_days(s: Scenario, ph) -> tuple[int, int]:
-    """The days (since the scenario's start) over which the pace spreads a phase: 'from' to the deadline."""
-    return (ph.start - s.start).days, ((ph.deadline or s.horizon_end) - s.start).days
+    """The days (since the scenario's start) over which the pace spreads a phase: its window,
+    from 00:00 of 'from' to 24:00 of the deadline (both inclusive: :meth:`Scenario.window`)."""
+    begin, end = s.window(ph)
+    return (begin - s.start).days, (end - s.start).days
 
 
 def pace_per_week(s: Scenario, ph) -> float:
@@ -108,7 +111,7 @@ def _resale_usd(args: tuple, months: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Curves:
-    """Money spent by each day's end at the scenario's pace (day 0 is the start), for one pair:
+    """Money spent by each day's end at the scenario's pace (the first point: before the start), for one pair:
     buying (the card sold that day) and renting. They are the solver's own pieces read at day
     ends, so the first day buying is no dearer is the pair's break-even date (test_breakeven)."""
 
@@ -129,7 +132,8 @@ def curves(s: Scenario, pair: Pair, p: Pace | None = None) -> Curves:
     hours = edges[:-1]  # by the end of day 0, 1, ...: the solver's piece edges
     day = np.arange(len(hours), dtype=float)
     buy = pair.buy_fixed_usd - pair.resale_usd(day / units.DAYS_PER_MONTH) + pair.buy_usd_per_hour * hours
-    return Curves([s.start + dt.timedelta(days=int(d)) for d in day], hours, buy, pair.rent_usd_per_hour * hours)
+    # the knot at day d is 24:00 of the day before (the start's knot: nothing done yet, the day before)
+    return Curves([s.start + dt.timedelta(days=int(d) - 1) for d in day], hours, buy, pair.rent_usd_per_hour * hours)
 
 
 def per_ref_hour(quotes: pd.DataFrame, s: Scenario) -> dict[str, float]:

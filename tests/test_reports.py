@@ -42,11 +42,13 @@ def test_breakeven_by_hand(load):
 
 
 def test_breakeven_date_at_the_scenarios_pace(load):
-    # 2000 h spread evenly over 2027-01-04 .. 2027-12-31 (361 days): 1463 h are reached after 264 days
+    # 2000 h spread evenly over 2027-01-04 .. 2027-12-31, both days inclusive (362 days): the break-even's
+    # hours are reached t = h / 2000 x 362 days after 00:00 of Jan 4, on the day that holds that moment
+    # (t = 264.6 days: 14:24 of the 265th day, 2027-09-25)
     s = load(BASE.format(hours=2000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
     (pair,) = planner.plan(s, trials=10).breakeven
-    days = pair.gpu_hours / 2000 * 361
-    assert pair.date == dt.date(2027, 1, 4) + dt.timedelta(days=math.ceil(days))
+    days = pair.gpu_hours / 2000 * 362
+    assert pair.date == dt.date(2027, 1, 4) + dt.timedelta(days=math.ceil(days) - 1)
 
 
 def test_breakeven_with_falling_resale_matches_a_fine_grid():
@@ -357,7 +359,7 @@ def test_break_even_date_is_where_the_charted_curves_cross(name, sets):
         dated += pair.date is not None
         if pair.date is not None:  # and the curves are the money the solver compared: by hand at that day
             k = c.dates.index(pair.date)
-            days = (pair.date - s.start).days
+            days = (pair.date - s.start).days + 1  # kept to 24:00 of that day
             resale = costs.resale_usd(*pair.resale[:1], days / 30.44, *pair.resale[1:])
             assert c.buy_usd[k] == pytest.approx(pair.buy_fixed_usd - resale + pair.buy_usd_per_hour * c.hours[k])
             assert c.rent_usd[k] == pytest.approx(pair.rent_usd_per_hour * c.hours[k])
@@ -473,8 +475,9 @@ def test_break_even_dates_a_card_cannot_keep_up_with_say_so():
     notes = planner.report.pace_notes(p, shown)
     dated = {b["buy"] for b in shown if b["date"]}
     assert dated and len(notes) == len(dated)  # every dated card here is slower than the pace
-    # final: 3 runs of 3,000 h between 2027-06-01 and 2027-08-15 (75 days): 9,000 / 75 x 7 = 840 h a week
-    assert all("the scenario's pace needs 840 in 'final'" in n for n in notes)
+    # final: 3 runs of 3,000 h from 2027-06-01 to 2027-08-15, both days inclusive (76 days): 9,000 / 76 x 7
+    # = 829 h a week
+    assert all("the scenario's pace needs 829 in 'final'" in n for n in notes)
     for card, note in zip(sorted(dated), sorted(notes)):
         q = p.quotes[(p.quotes["phase"] == "final") & (p.quotes["option"] == card)].iloc[0]
         assert f"`{card}` runs about {q['weekly_capacity_h'] * 9000 / q['wall_hours']:,.0f} reference" in note
