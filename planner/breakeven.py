@@ -3,17 +3,17 @@
 For a buy offer and a rent offer, both as the scenario would use them, the
 cost of doing H reference GPU-hours of the scenario's work is
 
-    buy(H)  = price + host - resale(months kept) + electricity per ref-hour x H
+    buy(H)  = price + host - resale(horizon) + electricity per ref-hour x H
     rent(H) = rent, storage and setup per ref-hour x H
 
 (per-hour factors from the quotes, averaged over the phases by their work;
-the user's time is left out on both sides). The card is kept until the
-scenario's own pace reaches H — each phase's hours spread evenly over its
-window — or the horizon's end, and sold then, so resale falls as H grows and
-the curves are not straight lines. The break-even is the smallest H where
-buying has cost no more than renting, found exactly piece by piece (resale is
-constant while the card is kept the same number of whole days), for all the
-rent offers of one card at once.
+the user's time is left out on both sides). The card is kept for the
+scenario's horizon and sold then, as every plan that buys it does, so the
+break-even agrees with the plans: at more hours than the break-even, the
+buy-only plan of that card is no dearer than renting. The date is the day the
+scenario's own pace — each phase's hours spread evenly over its window —
+reaches H. :func:`crossovers` also takes a resale that steps with the hours
+(a card sold when the work ends), for callers who ask that question.
 """
 
 from __future__ import annotations
@@ -49,19 +49,11 @@ class Pace:
         ok = np.isfinite(hours) & (hours <= self.hours[-1] + 1e-9)
         return [s.start + dt.timedelta(days=int(d)) if k else None for d, k in zip(day, ok)]
 
-    def pieces(self, s: Scenario) -> tuple[np.ndarray, np.ndarray]:
-        """The hours over which a card is kept the same whole number of days, as
-        (edges_h, months): piece k is ``(edges_h[k], edges_h[k+1]]`` and the card is sold after
-        ``months[k]``; past the scenario's work it is kept to the horizon's end (last edge inf).
-        A card that does ``h`` hours is kept until the day the pace reaches them (h in
-        ``(reached[d-1], reached[d]]`` means ``d`` days), at most to the horizon's end."""
-        horizon_days = (s.horizon_end - s.start).days
-        last = min(int(math.ceil(self.days[-1])), horizon_days)
-        day = np.arange(0, last + 1, dtype=float)
-        reached = np.interp(day, self.days, self.hours)  # hours done by the end of each day
-        edges = np.concatenate([reached, [np.inf]])
-        days = np.concatenate([day[1:], [horizon_days]])
-        return edges, days / units.DAYS_PER_MONTH
+    def daily(self, s: Scenario) -> tuple[np.ndarray, np.ndarray]:
+        """(knots, hours): reference GPU-hours done by 00:00 of each day from the start to the
+        last day of the work (knot d is 24:00 of the day before day d)."""
+        day = np.arange(0, int(math.ceil(self.days[-1])) + 1, dtype=float)
+        return day, np.interp(day, self.days, self.hours)
 
 
 def _pace_days(s: Scenario, ph) -> tuple[int, int]:
@@ -111,9 +103,9 @@ def _resale_usd(args: tuple, months: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Curves:
-    """Money spent by each day's end at the scenario's pace (the first point: before the start), for one pair:
-    buying (the card sold that day) and renting. They are the solver's own pieces read at day
-    ends, so the first day buying is no dearer is the pair's break-even date (test_breakeven)."""
+    """Money spent by each day's end at the scenario's pace (the first point: before the start), for
+    one pair: buying (the card resold at the horizon's end) and renting, the lines the solver
+    compares, so the first day buying is no dearer is the pair's break-even date."""
 
     dates: list
     hours: np.ndarray  # reference GPU-hours done by each day's end
@@ -128,10 +120,8 @@ class Curves:
 def curves(s: Scenario, pair: Pair, p: Pace | None = None) -> Curves:
     """The pair's cost curves over the scenario's work (see :class:`Curves`)."""
     p = pace(s) if p is None else p
-    edges, _ = p.pieces(s)
-    hours = edges[:-1]  # by the end of day 0, 1, ...: the solver's piece edges
-    day = np.arange(len(hours), dtype=float)
-    buy = pair.buy_fixed_usd - pair.resale_usd(day / units.DAYS_PER_MONTH) + pair.buy_usd_per_hour * hours
+    day, hours = p.daily(s)
+    buy = pair.buy_fixed_usd - pair.resale_usd(np.full_like(day, s.horizon_months)) + pair.buy_usd_per_hour * hours
     # the knot at day d is 24:00 of the day before (the start's knot: nothing done yet, the day before)
     return Curves([s.start + dt.timedelta(days=int(d) - 1) for d in day], hours, buy, pair.rent_usd_per_hour * hours)
 
@@ -180,7 +170,7 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
     if free_mix_usd_per_hour is not None:
         rent_rate[FREE_MIX] = free_mix_usd_per_hour
     out = []
-    edges, months = p.pieces(s)
+    edges, months = np.array([0.0, np.inf]), np.array([float(s.horizon_months)])  # kept for the horizon
     rows = opts.drop_duplicates("option").set_index("option")
     devices = rows["device"].to_dict()
     cards = rows[rows["kind"] == "buy"][["device", "purchase_usd", "condition", "resale_usd", "resale_fraction"]]

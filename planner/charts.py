@@ -48,7 +48,7 @@ def _money_over_time(fig, ax, title: str, ylabel: str, legend: bool, fontsize: i
 
 def breakeven_chart(plan: Plan) -> Figure:
     """The break-even pairs the report lists: money spent by each day at the scenario's pace
-    buying each card (sold that day) and renting each offer; a dot where a card pays off, on the
+    buying each card (resold at the horizon's end, as the plans do) and renting each offer; a dot where a card pays off, on the
     date the table gives (both come from breakeven.curves)."""
     from .report import breakeven_shown
     from .result import to_dict
@@ -71,7 +71,7 @@ def breakeven_chart(plan: Plan) -> Figure:
         if when is not None:
             ax.plot([when], [float(c.buy_usd[c.dates.index(when)]) * per], "o", color=drawn[f"buy {pair.buy}"],
                     markeredgecolor="black", label=f"{pair.buy} pays off against {pair.rent} on {when}")
-    return _money_over_time(fig, ax, "Buying (sold that day) against renting, at the scenario's pace",
+    return _money_over_time(fig, ax, "Buying (resold at the horizon) against renting, at the scenario's pace",
                             f"Money spent by then [{cur}]", bool(shown), 7)
 
 

@@ -41,6 +41,20 @@ def test_breakeven_by_hand(load):
     assert pair.date is None  # the scenario's own 100 hours never get there
 
 
+@pytest.mark.parametrize("side", [-1, 1])
+def test_break_even_agrees_with_the_plans_on_either_side(load, side):
+    # The default resale model (the scenario gives none): the card is kept for the horizon and sold
+    # then, as the buy-only plan does. Below the break-even renting is cheaper, above it buying is
+    # (the old curve sold the card on the break-even day, at a better resale than any plan gets).
+    text = BASE.replace(", resale: 40%", "")
+    s = load(text.format(hours=500, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
+    (pair,) = planner.plan(s, trials=0).breakeven
+    hours = pair.gpu_hours * (1 + 0.01 * side)
+    s = load(text.format(hours=f"{hours:.3f}", deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
+    by = {a.strategy: a.total_cost_usd for a in planner.plan(s, trials=0).alternatives}
+    assert (by["buy-only"] < by["rent-only"]) == (side > 0)
+
+
 def test_breakeven_date_at_the_scenarios_pace(load):
     # 2000 h spread evenly over 2027-01-04 .. 2027-12-31, both days inclusive (362 days): the break-even's
     # hours are reached t = h / 2000 x 362 days after 00:00 of Jan 4, on the day that holds that moment
@@ -359,8 +373,7 @@ def test_break_even_date_is_where_the_charted_curves_cross(name, sets):
         dated += pair.date is not None
         if pair.date is not None:  # and the curves are the money the solver compared: by hand at that day
             k = c.dates.index(pair.date)
-            days = (pair.date - s.start).days + 1  # kept to 24:00 of that day
-            resale = costs.resale_usd(*pair.resale[:1], days / 30.44, *pair.resale[1:])
+            resale = costs.resale_usd(*pair.resale[:1], s.horizon_months, *pair.resale[1:])  # sold at the horizon
             assert c.buy_usd[k] == pytest.approx(pair.buy_fixed_usd - resale + pair.buy_usd_per_hour * c.hours[k])
             assert c.rent_usd[k] == pytest.approx(pair.rent_usd_per_hour * c.hours[k])
     assert dated > 0 or not sets
