@@ -103,9 +103,11 @@ def process_for(ph, r, s: Scenario, checkpoint_gb: float, checkpoint_every_h: fl
                                                                   persistent or mounted, ph.dataset_size_gb)
     restore_h = 0.0 if persistent else sessions.copy_hours(checkpoint_gb, transfer)
     write_rate = LOCAL_DISK_GB_PER_H if local else transfer
+    per_ref_h = r.slowdown / r.relative_speed  # device hours per reference hour
+    experiment_h = ph.run_length_h * per_ref_h if ph.run_length_h is not None else None
     return sessions.Process(
-        work_h=ph.gpu_hours_per_run / r.relative_speed * r.slowdown,
-        checkpoint_every_h=checkpoint_every_h or ph.checkpoint_every_h,
+        work_h=ph.gpu_hours_per_run * per_ref_h,
+        checkpoint_every_h=checkpoint_every_h or sessions.experiment_interval_h(ph.checkpoint_every_h, experiment_h),
         checkpoint_write_h=sessions.copy_hours(checkpoint_gb, write_rate),
         setup_first_h=setup_h,
         setup_resume_h=setup_h + restore_h,

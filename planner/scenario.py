@@ -499,7 +499,7 @@ PHASE = {
     "from": Field(_date, attr="start", doc="first day the phase may use; default: the scenario's start"),
     "deadline": Field(_date, doc="last day the phase may use (inclusive); default: the horizon's end"),
     "run_length": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS),
-                        attr="run_length_h", doc="one experiment's length"),
+                        attr="run_length_h", doc="one experiment's length on the reference GPU: the phase is many experiments, each starting fresh and saved at its end, so an interruption loses at most one checkpoint interval of one experiment"),
     "checkpoint_every": Field(_checkpoint_every, attr="checkpoint_every_h", default=DEFAULT_CHECKPOINT_EVERY_H,
                               doc="work lost to an interruption is at most this"),
     "checkpoint_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="checkpoint_size_gb",

@@ -329,6 +329,18 @@ def _sessions_without_interruptions(p: Process, seg: np.ndarray) -> tuple[tuple[
     return ((limit, 1 + extra), (tail, 1))
 
 
+def experiment_interval_h(checkpoint_every_h: float, experiment_h: float | None) -> float:
+    """The checkpoint interval of a phase made of experiments of ``experiment_h`` device hours,
+    each starting fresh (``run_length``): every experiment is cut into equal intervals no longer
+    than ``checkpoint_every_h``, so the last one ends with the experiment, whose results are kept.
+    An interruption then loses at most one interval of the experiment it hits, never work of a
+    finished experiment (a 20-minute experiment checkpointed every hour loses at most 20
+    minutes). Without experiments, the phase's own interval [h]."""
+    if experiment_h is None or not experiment_h > 0:
+        return checkpoint_every_h
+    return experiment_h / max(1, math.ceil(experiment_h / checkpoint_every_h - 1e-9))
+
+
 def billed_hours(p: Process, wall_h: float, sessions: float, startup_h: float, billing_unit_h: float,
                  exact: bool = True) -> float:
     """Billed hours of one run [h]: each session's startup and wall hours, rounded up to the

@@ -324,3 +324,26 @@ def test_messages_speak_the_scenarios_currency():
     texts = [e["reason"] for e in d["excluded"]] + d["warnings"] + [b.get("why_not") or "" for b in d["breakeven"]]
     assert any("EUR" in x for x in texts)
     assert not [x for x in texts if " USD" in x and "USD/kWh" not in x]
+
+
+def test_run_length_bounds_the_work_an_interruption_loses(load):
+    """A phase of experiments (run_length) checkpoints at each experiment's end too: a 15-minute
+    experiment checkpointed every hour loses at most its own 15 minutes, and the plan says so."""
+    from planner import sessions
+
+    assert sessions.experiment_interval_h(1.0, 0.25) == 0.25  # the experiment is the interval
+    assert sessions.experiment_interval_h(0.5, 2.0) == 0.5  # four whole intervals an experiment
+    assert sessions.experiment_interval_h(0.5, 0.75) == pytest.approx(0.375)  # two equal ones, not 0.5 + 0.25
+    assert sessions.experiment_interval_h(0.5, None) == 0.5
+
+    def lost(run_length: str) -> float:
+        text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="", free="my-free").replace(
+            "needs_person: false, interruptions: 0", "needs_person: false, interruptions: 0.5/h").replace(
+            "    checkpoint_size: 0.36 GB", f"    checkpoint_size: 0.36 GB\n    checkpoint_every: 1 h{run_length}")
+        (a,) = planner.plan(load(text), trials=0).phases[0].assignments
+        return a.lost_hours
+
+    whole, short = lost(""), lost("\n    run_length: 15 min")
+    # interrupted every 2 h on average, a 1 h interval loses about half an hour each time; 15 min one, 8 min
+    assert short < whole / 2.5
+    assert lost("\n    run_length: 200 h") == pytest.approx(whole)  # one experiment: the phase's own interval
