@@ -213,7 +213,7 @@ class Program:
 
 
 #: The quote columns the program reads.
-COLUMNS = ["phase", "option", "kind", "wall_hours", "sessions", "restarts_by_hand", "cost_usd", "your_time_usd",
+COLUMNS = ["phase", "option", "kind", "wall_hours", "wall_hours_conf", "sessions", "restarts_by_hand", "cost_usd", "your_time_usd",
            "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour",
            "cap_h_per_month", "quota_group", "needs_person", "quota_h_total"]
 
@@ -232,6 +232,7 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
                       for k, o, g in zip(kind, option, quotes["quota_group"].to_numpy())], dtype=object)
     per_ref = {
         "wall_per_ref": quotes["wall_hours"].to_numpy(dtype=float) / gpu_h,
+        "wall_conf_per_ref": quotes["wall_hours_conf"].to_numpy(dtype=float) / gpu_h,
         "sessions_per_ref": quotes["sessions"].to_numpy(dtype=float) / gpu_h,
         "restarts_per_ref": quotes["restarts_by_hand"].to_numpy(dtype=float) / gpu_h,
         "cost_per_ref": quotes["cost_usd"].to_numpy(dtype=float) / gpu_h,
@@ -266,7 +267,7 @@ def _upper_bounds(xi: pd.DataFrame) -> np.ndarray:
     """x[p, o, b] at most what the option can run over the bucket's days: its sessions and your
     starts allow (the weekly quota is a row of its own, per quota week)."""
     cap = xi["open_capacity_h"].to_numpy(dtype=float) * xi["parallel"].to_numpy(dtype=float)
-    wall = xi["wall_per_ref"].to_numpy(dtype=float)
+    wall = xi["wall_conf_per_ref"].to_numpy(dtype=float)
     return np.where(wall > 0, cap * xi["days"].to_numpy(dtype=float) / 7.0 / np.where(wall > 0, wall, 1.0), np.inf)
 
 
@@ -302,7 +303,7 @@ def concurrency(xi: pd.DataFrame, cal: Calendar) -> Block:
     rid, first, code, bucket = _rows(codes, xi["bucket"].to_numpy())
     upper = xi["runs"].to_numpy()[first] * HOURS_PER_DAY * cal.days[bucket]
     return Block.of("concurrency", [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(code, bucket)], rid,
-                    xi["var"].to_numpy(), xi["wall_per_ref"].to_numpy(dtype=float), -np.inf, upper)
+                    xi["var"].to_numpy(), xi["wall_conf_per_ref"].to_numpy(dtype=float), -np.inf, upper)
 
 
 @dataclass(frozen=True)
@@ -346,7 +347,7 @@ def machine(xi: pd.DataFrame, cal: Calendar, buy_index: dict[str, int]) -> Block
     upper = np.where(is_buy, 0.0, hours)
     return Block.of("machine", g.labels, np.concatenate([g.rid, buy_rows]),
                     np.concatenate([xi["var"].to_numpy()[g.at], [buy_index[o] for o in g.option[is_buy]]]),
-                    np.concatenate([xi["wall_per_ref"].to_numpy(dtype=float)[g.at], -hours[is_buy]]),
+                    np.concatenate([xi["wall_conf_per_ref"].to_numpy(dtype=float)[g.at], -hours[is_buy]]),
                     -np.inf, upper)
 
 
@@ -356,7 +357,7 @@ def account(xi: pd.DataFrame, cal: Calendar) -> Block:
     g = _shared(xi, cal, ["free"])
     cap = np.where(g.units_known, g.cap, g.cap_min).astype(float)
     return Block.of("account", g.labels, g.rid, xi["var"].to_numpy()[g.at],
-                    xi["wall_per_ref"].to_numpy(dtype=float)[g.at], -np.inf, cap * g.days / 7.0)
+                    xi["wall_conf_per_ref"].to_numpy(dtype=float)[g.at], -np.inf, cap * g.days / 7.0)
 
 
 def quota(xi: pd.DataFrame, cal: Calendar) -> Block:
@@ -380,7 +381,7 @@ def quota(xi: pd.DataFrame, cal: Calendar) -> Block:
     np.minimum.at(limit, rid, hours[at])
     labels = [f"{names[c]} quota week from {cal.date(7 * w + cal.reset_offset(cal.start, r))}"
               for c, w, r in zip(group_code, week, reset[first])]
-    return Block.of("quota", labels, rid, xi["var"].to_numpy()[at], xi["wall_per_ref"].to_numpy(dtype=float)[at],
+    return Block.of("quota", labels, rid, xi["var"].to_numpy()[at], xi["wall_conf_per_ref"].to_numpy(dtype=float)[at],
                     -np.inf, limit)
 
 
@@ -398,7 +399,7 @@ def subscription(xi: pd.DataFrame, cal: Calendar) -> Block:
     np.maximum.at(units_month, rid, months[at] * units[at])
     days = _open_days(xi.iloc[at], cal, codes, len(names))
     return Block.of("subscription", [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(group_code, week)],
-                    rid, xi["var"].to_numpy()[at], xi["wall_per_ref"].to_numpy(dtype=float)[at] * units[at],
+                    rid, xi["var"].to_numpy()[at], xi["wall_conf_per_ref"].to_numpy(dtype=float)[at] * units[at],
                     -np.inf, units_month / WEEKS_PER_MONTH * days[group_code, week] / 7.0)
 
 
@@ -426,7 +427,7 @@ def once(xi: pd.DataFrame) -> Block:
     sel = xi[xi["quota_h_total"].notna()]
     groups, rid = np.unique(sel["group"].to_numpy(), return_inverse=True)
     limit = pd.Series(sel["quota_h_total"].to_numpy(dtype=float)).groupby(rid).min().to_numpy()
-    return Block.of("once", list(groups), rid, sel["var"].to_numpy(), sel["wall_per_ref"].to_numpy(dtype=float),
+    return Block.of("once", list(groups), rid, sel["var"].to_numpy(), sel["wall_conf_per_ref"].to_numpy(dtype=float),
                     -np.inf, limit)
 
 
@@ -539,6 +540,7 @@ def schedule(program: Program, sol: Solution) -> pd.DataFrame:
     out = xi[["phase", "option", "kind", "week", "bucket", "days"]].copy()
     out["gpu_hours"] = sol.x[: len(xi)]
     out["wall_hours"] = out["gpu_hours"] * xi["wall_per_ref"]
+    out["wall_hours_conf"] = out["gpu_hours"] * xi["wall_conf_per_ref"]
     out = out[out["gpu_hours"] > 1e-6].reset_index(drop=True)
     cal = program.calendar
     out["first_day"] = [cal.date(cal.edges[b]) for b in out["bucket"]]
@@ -564,10 +566,11 @@ def days_needed(wall_h: np.ndarray, weekly_capacity_h: np.ndarray, parallel: np.
     return float(max(wall_h.sum() / (runs * HOURS_PER_DAY), per_option.max(initial=0.0)))
 
 
-def finishes(s, program: Program, sched: pd.DataFrame) -> dict[str, dt.date]:
-    """The day each phase's last scheduled hour ends (expected): its last bucket's work starts
-    on that bucket's first day and takes :func:`days_needed`, never past the bucket (its
-    capacities hold bucket by bucket)."""
+def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours") -> dict[str, tuple[dt.date, float, dt.date]]:
+    """When each phase's last scheduled hour ends, as (first day of its last bucket, days from
+    00:00 of that day, the bucket's last day): its last bucket's work starts on that bucket's
+    first day and takes :func:`days_needed`. ``wall``: the expected wall hours, or
+    ``wall_hours_conf``, those not exceeded at the scenario's confidence."""
     out = {}
     xi = program.x_index
     at = dict(zip(zip(xi["phase"], xi["option"], xi["bucket"]), zip(xi["open_capacity_h"], xi["parallel"])))
@@ -576,10 +579,16 @@ def finishes(s, program: Program, sched: pd.DataFrame) -> dict[str, dt.date]:
         b = int(sel["bucket"].max())
         last = sel[sel["bucket"] == b]
         cap, parallel = np.array([at[(p, o, b)] for o in last["option"]], dtype=float).reshape(-1, 2).T
-        days = days_needed(last["wall_hours"].to_numpy(), cap, parallel, s.phase(p).runs)
-        begin, final = cal.date(cal.edges[b]), cal.date(cal.edges[b + 1] - 1)
-        out[p] = min(finish_day(begin, days), final)
+        days = days_needed(last[wall].to_numpy(), cap, parallel, s.phase(p).runs)
+        out[p] = (cal.date(cal.edges[b]), days, cal.date(cal.edges[b + 1] - 1))
     return out
+
+
+def finishes(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours") -> dict[str, dt.date]:
+    """The day each phase's last scheduled hour ends (:func:`finish_times`), never past its
+    bucket (the capacities hold bucket by bucket)."""
+    return {p: min(finish_day(begin, days), final)
+            for p, (begin, days, final) in finish_times(s, program, sched, wall).items()}
 
 
 def purchases(program: Program, sol: Solution) -> list[str]:

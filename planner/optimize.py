@@ -156,6 +156,16 @@ class Solved:
         return milp.finishes(self.s, self.program, self.schedule)
 
     @cached_property
+    def finishes_conf(self) -> dict[str, dt.date]:
+        """The finish not exceeded at the scenario's confidence: the program plans capacity with
+        the wall hours at that confidence, so it holds inside each phase's window."""
+        return milp.finishes(self.s, self.program, self.schedule, wall="wall_hours_conf")
+
+    @cached_property
+    def finish_times(self) -> dict[str, tuple[dt.date, float, dt.date]]:
+        return milp.finish_times(self.s, self.program, self.schedule)
+
+    @cached_property
     def bought(self) -> list[str]:
         return milp.purchases(self.program, self.sol)
 
@@ -295,6 +305,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         sel = sched[sched["phase"] == ph.name]
         assignments = []
         p50 = p90 = finishes.get(ph.name)
+        at_conf = best.finishes_conf.get(ph.name)
+        chance = 1.0
         for option, share in sel.groupby("option", sort=False)["gpu_hours"].sum().sort_values(ascending=False).items():
             c = q_idx.loc[(ph.name, option)]
             f = share / ph.gpu_hours
@@ -323,18 +335,28 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
             )
             assignments.append(a)
             if p50 is not None and c["weekly_capacity_h"] > 0:
-                cap = c["weekly_capacity_h"] * sessions.parallel_runs(c["kind"], ph.runs)
-                late50 = (spread["wall_p50"] - a.wall_hours) / cap * 7
-                late90 = (spread["wall_p90"] - a.wall_hours) / cap * 7
-                p50 = max(p50, finishes[ph.name] + dt.timedelta(days=math.ceil(max(late50, 0) - 1e-9)))
-                p90 = max(p90, finishes[ph.name] + dt.timedelta(days=math.ceil(max(late90, 0) - 1e-9)))
+                # more wall hours than expected push the phase's end at this option's rate a day
+                rate = c["weekly_capacity_h"] * sessions.parallel_runs(c["kind"], ph.runs) / 7
+                begin, days, _ = best.finish_times[ph.name]
+
+                def shifted(wall_h: float) -> dt.date:
+                    return sessions.finish_day(begin, days + max(wall_h - a.wall_hours, 0.0) / rate)
+
+                p50, p90 = max(p50, shifted(spread["wall_p50"])), max(p90, shifted(spread["wall_p90"]))
+                # the promise rests on the program's own model (wall hours at the confidence fit the
+                # buckets): on time while the extra wall hours fit in the days left after the
+                # expected finish, at this option's rate
+                days_left = (s.last_day(ph) - begin).days + 1 - days
+                chance *= _at_chance(s, c, f)["chance"](a.wall_hours + days_left * rate)
         shortfall_text = None
-        meets = ph.name not in unmet
-        if not meets:
+        done = ph.name not in unmet
+        meets = done and at_conf is not None and at_conf <= s.last_day(ph)
+        if not done:
             shortfall_text = _infeasible_text(s, ph, all_quotes, unmet[ph.name], over_budget)
-        phases.append(PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, finishes.get(ph.name) if meets else None,
-                                p50 if meets else None, p90 if meets else None, meets, tuple(assignments),
-                                shortfall_text))
+        phases.append(PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, finishes.get(ph.name) if done else None,
+                                p50 if done else None, p90 if done else None, meets, tuple(assignments),
+                                shortfall_text, at_conf if done else None, s.you.confidence,
+                                chance if done else 0.0))
 
     others = _alternatives(s, quotes, opts, cards, best) if alternatives else []
     free_only = next((a for a in others if a.strategy == "free-only"), None)
@@ -356,7 +378,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                         f"scenario's start; check it or override it in the scenario's 'catalog'")
     return Plan(
         scenario=s,
-        feasible=not unmet,
+        feasible=all(ph.meets_deadline for ph in phases),
         purchases=tuple(purchases),
         phases=tuple(phases),
         cost_usd=parts,
@@ -434,9 +456,14 @@ def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over
         return f"no option can run '{ph.name}'; widen 'consider' or see 'excluded'"
     fastest = q.sort_values(["finish", "cost_usd"]).iloc[0]
     cost = (f", costing {s.money(fastest['cost_usd'])}" if math.isfinite(fastest["cost_usd"]) else "")
-    return (f"no plan finishes '{ph.name}' ({ph.gpu_hours:,.0f} reference GPU-h) by {end}: "
-            f"{unmet_h:,.0f} h stay undone. The fastest option, {fastest['option']}, finishes "
-            f"{fastest['finish']}{cost}. A deadline on or after {fastest['finish']} or fewer GPU-hours would fix it.")
+    # where interruptions make wall hours uncertain, the capacity was planned at the confidence: say so
+    conf = f"{round(100 * s.you.confidence, 1):g} %"
+    uncertain = bool((q["wall_hours_conf"].to_numpy(dtype=float) > q["wall_hours"].to_numpy(dtype=float) + 1e-9).any())
+    return (f"no plan finishes '{ph.name}' ({ph.gpu_hours:,.0f} reference GPU-h) by {end}"
+            + (f" at {conf} confidence" if uncertain else "") + f": {unmet_h:,.0f} h stay undone. The fastest option, "
+            f"{fastest['option']}, finishes {fastest['finish']}{cost}. A deadline on or after {fastest['finish']}"
+            + (f", fewer GPU-hours or a lower you.confidence (now {conf})" if uncertain else " or fewer GPU-hours")
+            + " would fix it.")
 
 
 def _assumed_defaults(s: Scenario, base_catalog) -> list[str]:
@@ -500,6 +527,25 @@ def _spread(s: Scenario, ph, r, c: pd.Series, share: float, trials: int, seed: i
         lost_p10=float(np.quantile(sm.lost_h, 0.1)), lost_p90=float(np.quantile(sm.lost_h, 0.9)),
         cost_p50=float(np.quantile(cost, 0.5)), cost_p90=float(np.quantile(cost, 0.9)),
     )
+
+
+def _at_chance(s: Scenario, c: pd.Series, share: float) -> dict:
+    """The wall hours at the scenario's confidence and the chance of staying within some wall
+    hours, for ``share`` of a phase on quote ``c``: the program's own model (the quote's normal
+    approximation, sessions.wall_sd_h, scaled to the share as the program scales it), so that
+    the chance stated agrees with the capacity planned."""
+    from statistics import NormalDist
+
+    wall, conf = c["wall_hours"] * share, c["wall_hours_conf"] * share
+    z = NormalDist().inv_cdf(s.you.confidence)
+    sd = (conf - wall) / z if math.isfinite(conf) and z > 0 else 0.0
+
+    def chance(wall_h: float) -> float:
+        if not math.isfinite(wall):
+            return 0.0
+        return float(wall_h >= wall - 1e-9) if sd <= 0 else NormalDist(wall, sd).cdf(wall_h)
+
+    return dict(wall_conf=conf, chance=chance)
 
 
 def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.DataFrame, sched: pd.DataFrame,

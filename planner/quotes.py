@@ -26,7 +26,7 @@ LOCAL_DISK_GB_PER_H = 1800.0
 QUOTE_COLUMNS = [
     "phase", "option", "kind", "device", "offer", "relative_speed", "speed_source", "verdict", "fit_reason",
     "spot", "interruptions_per_h", "device_hours",
-    "wall_hours", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "checkpoint_hours",
+    "wall_hours", "wall_hours_conf", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "checkpoint_hours",
     "wait_hours", "session_limit_h",
     "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour", "quota_group",
     "needs_person", "quota_h_total", "cap_h_per_month", "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
@@ -160,7 +160,7 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
     for ph in s.phases:
         you = s.you  # the fields a quote reads (not the budget, which only the MILP reads)
         key = (ph, s.window(ph), s.last_day(ph), checkpoint_gb_of(s, ph), s.electricity_usd_per_kwh,
-               you.attention_starts_per_day, you.host_power_w, you.time_value_usd_per_hour)
+               you.attention_starts_per_day, you.host_power_w, you.time_value_usd_per_hour, you.confidence)
         rows += [_ROWS.get((key, values), lambda: _phase_row(s, ph, r)) for r, values in options]
     return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
 
@@ -186,7 +186,9 @@ def _phase_row(s: Scenario, ph, r) -> dict:
     # end in time, price the share that fits in the window and scale (per-hour factors).
     window_h = max((end - begin).days, 1) / 7.0 * cap * parallel / ph.runs
     scale = max(1.0, proc.work_h / max(window_h, proc.checkpoint_every_h))
-    e = sessions.expected(dataclasses.replace(proc, work_h=proc.work_h / scale) if scale > 1 else proc)
+    part = dataclasses.replace(proc, work_h=proc.work_h / scale) if scale > 1 else proc
+    e = sessions.expected(part)
+    sd_run = sessions.wall_sd_h(part, e) * math.sqrt(scale)  # independent parts: variances add
     if scale > 1:
         e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
                                 setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
@@ -198,7 +200,9 @@ def _phase_row(s: Scenario, ph, r) -> dict:
     wall = e.wall_h * ph.runs
     n_sessions = e.sessions * ph.runs
     restarts = n_sessions if bool(r.needs_person) else 0.0
-    weeks = wall / (cap * parallel) if cap > 0 else math.inf
+    # wall hours not exceeded at the scenario's confidence (runs independent): capacity and dates
+    wall_conf = sessions.wall_at_chance_h(wall, sd_run * math.sqrt(ph.runs), s.you.confidence)
+    weeks = wall_conf / (cap * parallel) if cap > 0 else math.inf
     total_quota = opt_float(r.quota_h_total)
     finish = sessions.finish_day(begin, weeks * 7)
     reason = None
@@ -235,7 +239,8 @@ def _phase_row(s: Scenario, ph, r) -> dict:
         relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
         fit_reason=r.fit_reason, spot=bool(r.spot) if not missing(r.spot) else False,
         interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
-        wall_hours=wall, billed_hours=billed, sessions=n_sessions, restarts_by_hand=restarts,
+        wall_hours=wall, wall_hours_conf=wall_conf, billed_hours=billed, sessions=n_sessions,
+        restarts_by_hand=restarts,
         lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs, wait_hours=e.wait_h * ph.runs,
         session_limit_h=opt_float(r.session_limit_h),
         checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, open_capacity_h=open_cap,
@@ -266,7 +271,7 @@ def _no_hours(ph, r, proc: sessions.Process, cap: float) -> dict:
                quota_h_per_week=opt_float(r.quota_h_per_week), quota_reset=r.quota_reset,
                relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
                fit_reason=r.fit_reason, spot=False, device_hours=proc.work_h * ph.runs,
-               wall_hours=math.inf, billed_hours=math.nan, sessions=0, restarts_by_hand=0, lost_hours=math.nan,
+               wall_hours=math.inf, wall_hours_conf=math.inf, billed_hours=math.nan, sessions=0, restarts_by_hand=0, lost_hours=math.nan,
                setup_hours=math.nan, checkpoint_hours=math.nan, weekly_capacity_h=cap,
                units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group, needs_person=bool(r.needs_person),
                quota_h_total=opt_float(r.quota_h_total), cap_h_per_month=opt_float(r.cap_h_per_month),

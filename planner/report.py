@@ -29,6 +29,22 @@ def _h(x: float | None) -> str:
     return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else f"{x:,.0f}"
 
 
+def _percent(x: float) -> str:
+    """A chance as a whole percentage ("97 %"); the model's tails are not to be trusted to the
+    last percent, so above 99 % it reads "> 99 %" and below 1 % "< 1 %"."""
+    pct = 100.0 * x
+    if pct >= 99.5:
+        return "> 99 %"
+    if 0.0 < pct < 0.5:
+        return "< 1 %"
+    return f"{pct:.0f} %"
+
+
+def _confidence(x: float) -> str:
+    """A confidence as written: 90 %, 97.5 %."""
+    return f"{round(100.0 * x, 1):g} %"
+
+
 def explain(a, reference: str) -> str:
     """One assignment in words: speed, sessions, losses, the checkpoint advice, the spread."""
     if a.wall_hours != a.wall_hours or a.wall_hours == float("inf"):
@@ -136,7 +152,11 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
                      for p in d["purchases"]) or "buy nothing"
     where = "; ".join(f"{ph['name']} on " + " + ".join(f"`{a['option']}`" for a in ph["assignments"])
                       for ph in d["phases"] if ph["assignments"])
-    verdict = "meets every deadline" if d["feasible"] else "**cannot meet every deadline**"
+    conf = s.you.confidence
+    chances = ", ".join(f"{ph['name']} {_percent(ph['on_time_chance'])}" for ph in d["phases"]
+                        if ph["on_time_chance"] is not None)
+    verdict = (f"meets every deadline at {_confidence(conf)} confidence (the chance each phase ends in time: {chances})"
+               if d["feasible"] else "**cannot meet every deadline**")
     time_part = d["cost_breakdown"]["your_time"]
     sections = [
         view.section("The question",
@@ -158,15 +178,16 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
             rows.append((ph["name"], f"`{a['option']}`" if a else "—",
                          f"{a['gpu_hours'] if a else ph['gpu_hours']:,.1f}",
                          f"{a['wall_hours']:,.1f}" if a and a["wall_hours"] is not None else "—",
-                         str(a["sessions"]) if a else "—", ph["finish_expected"] or "—", ph["finish_p90"] or "—",
-                         ph["deadline"] or "—", "yes" if ph["meets_deadline"] else "**NO**",
+                         str(a["sessions"]) if a else "—", ph["finish_expected"] or "—", ph["finish_confident"] or "—",
+                         ph["deadline"] or "—",
+                         f"yes ({_percent(ph['on_time_chance'])})" if ph["meets_deadline"] else "**NO**",
                          amount(a["cost"]) if a else "—"))
     notes = [f"{ph.name} on `{a.option}`: " + explain(a, ref).replace("\n    ", " — ")
              for ph in plan.phases for a in ph.assignments]
     notes += [f"**{ph.name}: {ph.shortfall}**" for ph in plan.phases if ph.shortfall]
     sections.append(view.section(
         "The plan",
-        view.Table(("Phase", "Option", "Work [ref GPU-h]", "Wall [h]", "Sessions", "Finish", "Finish P90",
+        view.Table(("Phase", "Option", "Work [ref GPU-h]", "Wall [h]", "Sessions", "Finish", f"Finish P{_confidence(conf)[:-2]}",
                     "Deadline", "On time", f"Cost [{cur}]"), tuple(rows), frozenset({2, 3, 4, 9})),
         view.Bullets(tuple(notes))))
     parts = [(k.replace("_", " "), amount(d["cost_breakdown"][k])) for k in COST_PARTS if d["cost_breakdown"][k]]

@@ -63,6 +63,9 @@ class PhasePlan:
     meets_deadline: bool
     assignments: tuple[Assignment, ...]
     shortfall: str | None = None  # why the deadline cannot be met, and what would fix it
+    finish_confident: dt.date | None = None  # the finish at the scenario's confidence: the one promised
+    confidence: float = 0.9  # you.confidence
+    on_time_chance: float | None = None  # the chance the phase ends by its deadline (or the horizon's end)
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,9 @@ def to_dict(plan: Plan) -> dict[str, Any]:
                 "finish_expected": _date(ph.finish_expected),
                 "finish_p50": _date(ph.finish_p50),
                 "finish_p90": _date(ph.finish_p90),
+                "finish_confident": _date(ph.finish_confident),
+                "confidence": _num(ph.confidence, 3),
+                "on_time_chance": _num(ph.on_time_chance, 3) if ph.on_time_chance is not None else None,
                 "meets_deadline": ph.meets_deadline,
                 "problem": ph.shortfall,  # the JSON key stays (OUTPUT.md: none renamed)
                 "assignments": [

@@ -38,6 +38,9 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 DEFAULT_HORIZON_MONTHS = 24.0
 DEFAULT_CHECKPOINT_EVERY_H = 1.0
 DEFAULT_ATTENTION_PER_DAY = 2.0
+#: A deadline is met when the finish at this chance is on time (the report's P90 finish is the one
+#: promised); capacity is planned with the wall hours at this chance.
+DEFAULT_CONFIDENCE = 0.9
 DEFAULT_HOST_POWER_W = 100.0
 
 
@@ -93,6 +96,7 @@ class You:
     attention_starts_per_day: float
     budget_usd: float | None
     host_price_usd: float | None
+    confidence: float = DEFAULT_CONFIDENCE
 
     # One rule for "a card needs a host computer" (SCENARIO.md: host_machine false adds a host's
     # cost; you.host_price gives it). Every module asks these, none re-derives them.
@@ -446,6 +450,16 @@ def _frameworks(v, ctx):
     return tuple(_enum(FRAMEWORKS)(x, ctx) for x in v)
 
 
+def _confidence(v, ctx):
+    x = units.parse_fraction(v)
+    if not 0.5 <= x <= 0.999:
+        raise ValueError(f"expected a chance from 50% to 99.9%, got {v!r}")
+    return x
+
+
+_confidence.unit = "fraction"  # type: ignore[attr-defined]
+
+
 def _money_or_fraction(v, ctx):
     """Resale: money ("300 USD") or a share of the price ("40%")."""
     if isinstance(v, str) and v.strip().endswith("%"):
@@ -522,6 +536,9 @@ YOU = {
                     doc="cap on cash spent during the plan: cards at their price (resale comes back only after the horizon), host, rent, electricity, storage; none when absent"),
     "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd",
                         doc="what a host computer costs when host_machine is false"),
+    "confidence": Field(_confidence, default=DEFAULT_CONFIDENCE,
+                        doc="a deadline is met when the finish at this chance is on time (90%: the P90 finish); "
+                            "capacity is planned with the wall hours at this chance"),
 }
 
 CONSIDER = {

@@ -4,8 +4,9 @@ The planner cuts time into buckets (weeks, split where a phase window opens or c
 resets) and prunes options it proves useless. The reference here knows none of that: one
 variable per (phase, option, day) for every usable quote, every rule of the contract stated per
 day (a run is sequential, a card runs 24 h a day, an account one session at a time, starts by
-hand a day), quotas per quota week, and the budget as cash. It reads only the per-option
-figures of the session model (wall hours, money, sessions per reference hour, weekly hours),
+hand a day), quotas per quota week, and the budget as cash; capacity counts the wall hours not
+exceeded at the scenario's confidence. It reads only the per-option figures of the session
+model (wall hours, at the confidence too, money, sessions per reference hour, weekly hours),
 which tests/test_sessions.py checks against a simulation. The planner must find the same
 optimum: never dearer (a pruned partner, a coarse bucket that forbids a mix) and never cheaper
 (a card booked twice in a day).
@@ -57,13 +58,15 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
     def per_ref(i, col):
         return float(q.iloc[i][col]) / s.phase(q.iloc[i]["phase"]).gpu_hours
 
+    def wall(i):  # capacity is planned with the wall hours at the scenario's confidence
+        return per_ref(i, "wall_hours_conf")
+
     c = np.zeros(n)
     ub = np.full(n, np.inf)
     for j, (p, o, d, i) in enumerate(xs):
         c[j] = per_ref(i, "cost_usd")
-        wall = per_ref(i, "wall_hours")
         parallel = s.phase(p).runs if q.iloc[i]["kind"] == "rent" else 1
-        ub[j] = float(q.iloc[i]["open_capacity_h"]) * parallel / 7.0 / wall  # a day's worth of sessions
+        ub[j] = float(q.iloc[i]["open_capacity_h"]) * parallel / 7.0 / wall(i)  # a day's worth of sessions
     for k, b in enumerate(buys):
         c[nx + k] = cards[b][0] - cards[b][1]
         ub[nx + k] = 1
@@ -73,11 +76,11 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
     for d in days:
         today = [j for j, x in enumerate(xs) if x[2] == d]
         for ph in s.phases:  # a run never on two machines at once
-            mine = {j: per_ref(xs[j][3], "wall_hours") for j in today if xs[j][0] == ph.name}
+            mine = {j: wall(xs[j][3]) for j in today if xs[j][0] == ph.name}
             if mine:
                 rows.append((mine, ph.runs * 24.0))
         for o in {xs[j][1] for j in today if q.iloc[xs[j][3]]["kind"] in ("own", "buy")}:  # 24 h a day a card
-            mine = {j: per_ref(xs[j][3], "wall_hours") for j in today if xs[j][1] == o}
+            mine = {j: wall(xs[j][3]) for j in today if xs[j][1] == o}
             if o in buys:
                 mine[nx + buys.index(o)] = -24.0
             rows.append((mine, 0.0 if o in buys else 24.0))
@@ -85,7 +88,7 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
         for g in groups:  # an account: one session at a time
             mine = [j for j in today if q.iloc[xs[j][3]]["kind"] == "free" and q.iloc[xs[j][3]]["quota_group"] == g]
             cap = max(float(q.iloc[xs[j][3]]["open_capacity_h"]) for j in mine)
-            rows.append(({j: per_ref(xs[j][3], "wall_hours") for j in mine}, cap / 7.0))
+            rows.append(({j: wall(xs[j][3]) for j in mine}, cap / 7.0))
         by_hand = {j: per_ref(xs[j][3], "sessions") for j in today if bool(q.iloc[xs[j][3]]["needs_person"])}
         if by_hand:
             rows.append((by_hand, s.you.attention_starts_per_day))
@@ -97,7 +100,7 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
         reset = q.iloc[xs[mine[0]][3]]["quota_reset"]
         offset = (WEEKDAYS.index(reset) - s.start.weekday()) % 7 if isinstance(reset, str) else 0
         for week in {(xs[j][2] - offset) // 7 for j in mine}:
-            rows.append(({j: per_ref(xs[j][3], "wall_hours") for j in mine if (xs[j][2] - offset) // 7 == week},
+            rows.append(({j: wall(xs[j][3]) for j in mine if (xs[j][2] - offset) // 7 == week},
                          float(quota)))
     if s.you.budget_usd is not None:  # cash: purchases at their price
         money = {j: per_ref(i, "cost_usd") - per_ref(i, "your_time_usd") for j, (_, _, _, i) in enumerate(xs)}
@@ -159,8 +162,10 @@ def test_a_partner_too_slow_to_finish_alone_still_does_most_of_the_work(load, ca
     assert not q.at["spot", "ok"] and q.at["spot", "usable"]  # too slow alone, usable as a share
     assert {"fast", "spot"} <= used == ref_used
     assert p.total_usd == pytest.approx(ref_cost, abs=0.01)
-    # the spot share fills the run's 7 x 24 h: spot wall + fast wall = 168 h
-    walls = {a.option: a.wall_hours for a in p.phases[0].assignments}
+    # the spot share fills the run's 7 x 24 h, counting its wall hours at 90 % confidence
+    conf = q["wall_hours_conf"] / q["wall_hours"]
+    walls = {a.option: a.wall_hours * conf[a.option] for a in p.phases[0].assignments}
+    assert conf["spot"] > 1.01 and conf["fast"] == 1.0  # interruptions spread the spot's wall hours
     assert sum(walls.values()) == pytest.approx(168.0, abs=1e-3)
 
 
@@ -284,3 +289,52 @@ def test_the_plan_is_the_day_by_day_optimum(load, catalog, text):
     else:
         assert p.feasible
         assert p.total_usd == pytest.approx(ref[0], rel=1e-6, abs=0.01)
+
+
+# --------------------------------------------------------------------------- deadlines met with a stated chance
+
+LIKELY = """\
+name: a free tier that runs up to the deadline
+start: 2027-01-04
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: {hours}, from: 2027-01-04, deadline: 2027-01-10, checkpoint_every: 1 h, checkpoint_size: 0.36 GB}}
+you: {{confidence: {confidence}}}
+consider: {{buy: [], rent: [], free: [tier]}}
+catalog:
+  free:
+    - {{id: tier, device: rtx-3090, session_limit: 24 h, setup: 6 min, needs_person: false, interruptions: 0.25/h}}
+"""
+
+
+def _finish_chance(s, catalog, window_h: float) -> float:
+    """The chance, by simulation, that the phase's one run on the tier ends within ``window_h``."""
+    from planner import sessions
+    from planner.quotes import checkpoint_gb_of, process_for
+
+    cat = catalog.with_entries(s.catalog_entries)
+    opts = build_options(s, cat)
+    feas = exclusions(s, opts, cat.devices, cat.throughput)
+    row = next(opts.merge(feas, on="option").itertuples())
+    ph = s.phases[0]
+    proc = process_for(ph, row, s, checkpoint_gb_of(s, ph))
+    return float(np.mean(sessions.simulate(proc, 20_000, 7).wall_h <= window_h))
+
+
+def test_a_deadline_is_met_at_the_stated_confidence(load, catalog):
+    # 7 days of a tier interrupted every 4 h on average, checkpointed hourly: 142 reference hours take
+    # about 166 wall-h on average, within the week's 168 h, but more than 168 h in a third of the
+    # futures. Planned on expected hours it was headlined "meets every deadline"; at 90 % it is not
+    # planned as met, at 60 % it is, with the chance the simulation gives.
+    strict = load(LIKELY.format(hours=142, confidence="90%"))
+    loose = load(LIKELY.format(hours=142, confidence="60%"))
+    chance = _finish_chance(strict, catalog, 7 * 24)
+    assert 0.6 < chance < 0.75
+    p90, p60 = planned(strict, catalog)[0], planned(loose, catalog)[0]
+    assert not p90.feasible and "at 90 % confidence" in p90.phases[0].shortfall
+    assert p60.feasible and p60.phases[0].on_time_chance == pytest.approx(chance, abs=0.05)
+    # a plan that meets the deadline at 90 % does so in 90 % of simulated futures or more
+    fewer = load(LIKELY.format(hours=134, confidence="90%"))
+    p = planned(fewer, catalog)[0]
+    assert p.feasible and p.phases[0].on_time_chance >= 0.9
+    assert _finish_chance(fewer, catalog, 7 * 24) >= 0.9

@@ -204,3 +204,25 @@ def test_billed_hours_without_interruptions_round_each_known_session():
     # with interruptions the sessions end at random: half a unit a session on average
     q = dataclasses.replace(p, interruptions_per_h=0.1)
     assert sessions.billed_hours(q, 120.0, 15.0, 0.0, 1.0) == pytest.approx(120.0 + 15 * 0.5)
+
+
+@pytest.mark.parametrize("p, runs", [
+    (Process(100, 0.5, 0.01, 0.2, 0.25, 12.0, 0.1), 1),  # session limits and disconnects
+    (Process(100, 0.5, 0.01, 0.2, 0.25, None, 0.5), 1),  # a preemption every 2 h
+    (Process(85, 0.5, 0.003, 0.1, 0.1, None, 0.1, 0.5), 1),  # a paused machine that waits to resume
+    (Process(61.4, 1.0, 0.01, 0.1, 0.12, None, 0.1, 0.5), 3),  # three runs in a row
+    (Process(300, 1.0, 0.01, 0.1, 0.12, 9, 0.05), 1),
+])
+def test_wall_hours_at_a_chance_match_the_simulation(p, runs):
+    # the compound-Poisson normal approximation the program plans with, against 20,000 simulated runs
+    e = expected(p)
+    sd = sessions.wall_sd_h(p, e) * math.sqrt(runs)
+    sm = simulate(p, 20_000, 3, runs=runs)
+    for chance in (0.5, 0.9):
+        approx = sessions.wall_at_chance_h(e.wall_h * runs, sd, chance)
+        assert approx == pytest.approx(np.quantile(sm.wall_h, chance), rel=0.01)
+    # the spread itself: never much below the simulated one (a session limit's known losses make it
+    # smaller than the approximation, which then errs on the safe side)
+    assert 0.85 * np.std(sm.wall_h) <= sd <= 1.5 * np.std(sm.wall_h)
+    # never interrupted: no spread
+    assert sessions.wall_sd_h(dataclasses.replace(p, interruptions_per_h=0.0), e) == 0.0
