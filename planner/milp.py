@@ -35,7 +35,9 @@ Constraint families (wall hours come from the session model as factors per refer
     budget        cash: purchases at their price + host + money per hour x <= budget
 
 Objective: purchases - resale + host + money and time per reference hour x,
-+ a large penalty on u, + tie-breaks far below a cent (:data:`TIE_BREAKS`).
++ a large penalty on u, + tie-breaks far below a cent (:data:`TIE_BREAKS`); the
+hours are solved again as a linear program with the purchases fixed, so exact
+ties follow the documented order rather than the search's stopping gap.
 """
 
 from __future__ import annotations
@@ -52,10 +54,10 @@ from .sessions import finish_day, parallel_runs
 from .units import HOURS_PER_WEEK, WEEKS_PER_MONTH
 
 UNMET_PENALTY_USD_PER_H = 1e7
-#: Plans of equal cost are told apart, in this order of weight, by: fewer sessions
-#: started by hand, fewer wall hours (less overhead), earlier weeks, and last the
-#: option id in alphabetical order (so equal free tiers never swap between runs).
-#: Each weight is far below a cent over any real plan and far above HiGHS' tolerances.
+#: Plans of equal cost are told apart, in this order of weight, by: fewer sessions started by
+#: hand, fewer wall hours (less overhead), earlier weeks, and last the option id in alphabetical
+#: order (so equal free tiers never swap between runs). Each weight is far below a cent over any
+#: real plan, so no plan spends money on them, and far above the linear solver's tolerances.
 TIE_BREAKS = {"restart_by_hand": 1e-3, "wall_hour": 1e-4, "week": 1e-6, "option_rank": 1e-7}
 HOURS_PER_DAY = 24.0
 
@@ -169,7 +171,7 @@ class Block:
 class Program:
     """A built MILP with the maps needed to read its solution."""
 
-    c: np.ndarray
+    c: np.ndarray  # cost [USD] plus the tie-breaks
     blocks: list[Block]
     integrality: np.ndarray
     bounds: Bounds
@@ -252,15 +254,16 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     return xi
 
 
-def _objective(xi: pd.DataFrame, n: int) -> np.ndarray:
+def _objective(xi: pd.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(cost per variable [USD], tie-breaks per variable) for the x; the rest is set by build."""
     rank = xi["option"].map({o: i for i, o in enumerate(sorted(xi["option"].unique()))}).to_numpy(dtype=float)
-    c = np.zeros(n)
-    c[: len(xi)] = (xi["cost_per_ref"].to_numpy(dtype=float)
-                    + TIE_BREAKS["restart_by_hand"] * xi["restarts_per_ref"].to_numpy(dtype=float)
-                    + TIE_BREAKS["wall_hour"] * xi["wall_per_ref"].to_numpy(dtype=float)
-                    + TIE_BREAKS["week"] * xi["week"].to_numpy(dtype=float)
-                    + TIE_BREAKS["option_rank"] * rank)
-    return c
+    cost, ties = np.zeros(n), np.zeros(n)
+    cost[: len(xi)] = xi["cost_per_ref"].to_numpy(dtype=float)
+    ties[: len(xi)] = (TIE_BREAKS["restart_by_hand"] * xi["restarts_per_ref"].to_numpy(dtype=float)
+                       + TIE_BREAKS["wall_hour"] * xi["wall_per_ref"].to_numpy(dtype=float)
+                       + TIE_BREAKS["week"] * xi["week"].to_numpy(dtype=float)
+                       + TIE_BREAKS["option_rank"] * rank)
+    return cost, ties
 
 
 def _upper_bounds(xi: pd.DataFrame) -> np.ndarray:
@@ -480,7 +483,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     host_index = nx + len(buys) + len(s.phases) if needs_host else None
     n = nx + len(buys) + len(s.phases) + (1 if needs_host else 0)
 
-    c = _objective(xi, n)
+    c, ties = _objective(xi, n)
     for b, j in buy_index.items():
         c[j] = cards[b][0] - cards[b][1]
     for j in unmet_index.values():
@@ -504,7 +507,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
         integrality[j], ub[j] = 1, 1
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
-    return Program(c, blocks, integrality, Bounds(np.zeros(n), ub), xi, buy_index, unmet_index, host_index, cal)
+    return Program(c + ties, blocks, integrality, Bounds(np.zeros(n), ub), xi, buy_index, unmet_index, host_index, cal)
 
 
 @dataclass(frozen=True)
@@ -518,17 +521,32 @@ class Solution:
 def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     """Solve with HiGHS; the unmet-work slack keeps every program feasible but the budget.
 
+    HiGHS stops a mixed-integer search within a relative gap (1e-7: 7e-5 USD on a 700 USD plan),
+    which can exceed the tie-breaks' weights, so an exact tie could go either way. The hours are
+    therefore solved again as a linear program with the purchases fixed, which HiGHS solves to
+    optimality: among plans of equal cost the documented order (:data:`TIE_BREAKS`) decides.
+    (Equal cards never reach the program: dominance pruning keeps the first by id.)
+
     ``ok`` is false when HiGHS returns no proven optimum (time limit, numerical trouble):
     the caller must not read such a solution as a plan.
     """
     if program.n_vars == 0:
         return Solution(True, np.zeros(0), 0.0, "empty")
-    from scipy.optimize import milp
+    from scipy.optimize import Bounds, milp
 
-    res = milp(program.c, constraints=program.constraints(), integrality=program.integrality,
-               bounds=program.bounds, options={"time_limit": time_limit_s, "mip_rel_gap": 1e-7})
+    constraints = program.constraints()
+    options = {"time_limit": time_limit_s, "mip_rel_gap": 1e-7}
+    res = milp(program.c, constraints=constraints, integrality=program.integrality, bounds=program.bounds,
+               options=options)
     if res.x is None:
         return Solution(False, np.zeros(program.n_vars), math.inf, res.message)
+    if res.status == 0 and program.integrality.any():
+        fixed = program.integrality > 0
+        lower, upper = program.bounds.lb.copy(), program.bounds.ub.copy()
+        lower[fixed] = upper[fixed] = np.round(res.x[fixed])
+        exact = milp(program.c, constraints=constraints, bounds=Bounds(lower, upper), options=options)
+        if exact.status == 0 and exact.x is not None:
+            res = exact
     x = np.where(np.abs(res.x) < 1e-7, 0.0, res.x)
     return Solution(res.status == 0, x, float(program.c @ x), res.message)
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import itertools
 import json
 import math
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import assume, given, settings
@@ -323,3 +325,33 @@ def test_a_cheaper_but_slower_card_does_not_dominate():
     found = optimize.dominated_cards(quotes, {"slow": (300.0, 0.0), "fast": (500.0, 0.0),
                                               "same-but-dear": (900.0, 0.0)})
     assert found == {"same-but-dear": "fast"}
+
+
+def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatch):
+    """Two ways to do 10 h at the same cost, the first with fewer wall hours (the documented
+    tie-break), and a card to buy or not: the mixed-integer search may stop within its gap at
+    the worse of the two (simulated here); the hours are then solved exactly, purchases fixed."""
+    import pandas as pd
+    from scipy import optimize
+    from scipy.optimize import Bounds
+
+    from planner.milp import Block, Calendar
+
+    c = np.array([1.0 + 1e-4, 1.0 + 2e-4, 0.0])  # equal cost, tie-breaks 1e-4 and 2e-4 an hour; a card, unused
+    work = Block.of("work", ["a"], [0, 0], [0, 1], [1.0, 1.0], 10.0, 10.0)
+    program = milp.Program(c, [work], np.array([0, 0, 1]), Bounds(np.zeros(3), np.array([np.inf, np.inf, 1.0])),
+                           pd.DataFrame(), {}, {}, None, Calendar(dt.date(2027, 1, 4), 1, np.array([0, 7]), {}))
+    real = optimize.milp
+    calls = []
+
+    def gap_stop(c, **kw):  # the search ends at the worse tie, within its relative gap
+        res = real(c, **kw)
+        calls.append(kw.get("integrality"))
+        if len(calls) == 1:
+            res.x = np.array([0.0, 10.0, 0.0])
+        return res
+
+    monkeypatch.setattr(optimize, "milp", gap_stop)
+    sol = milp.solve(program)
+    assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0])
+    assert len(calls) == 2 and calls[1] is None  # the second solve is a linear program
