@@ -25,7 +25,7 @@ import pandas as pd
 
 from . import breakeven, milp, sessions, workload
 from .options import build_options, stale_rows
-from .quotes import checkpoint_gb_of, exclusions, process_for, purchase_cost, quote
+from .quotes import checkpoint_gb_of, exclusions, money_by_part, process_for, purchase_cost, quote
 from .result import Alternative, Assignment, ParetoPoint, PhasePlan, Plan, Purchase
 from .costs import COST_PARTS, PART_NAMES
 from pricing.errors import SolverError
@@ -512,14 +512,11 @@ def _spread(s: Scenario, ph, r, c: pd.Series, share: float, trials: int, seed: i
                     wall_p50=wall, wall_p90=wall, lost_p10=lost, lost_p90=lost, cost_p50=cost, cost_p90=cost)
     sm = sessions.simulate(proc, trials, seed, runs=ph.runs, startup_h=float_or(r.startup_min) / 60.0 if rented else 0.0,
                            billing_h=(opt_float(r.billing_s) or 0.0) / 3600.0 or None)
-    # cost scales with the sampled hours: billed for rent, wall for electricity and pay-per-hour tiers
-    if rented:
-        variable = sm.billed_h / max(c["billed_hours"] * share, 1e-12) * c["rent_usd"] * share
-        fixed = (c["cost_usd"] - c["rent_usd"]) * share
-    else:
-        variable = sm.wall_h / max(c["wall_hours"] * share, 1e-12) * (c["cost_usd"] - c["your_time_usd"]) * share
-        fixed = c["your_time_usd"] * share
-    cost = fixed + variable
+    # the one pricing formula at the sampled hours (storage for as long as the run takes)
+    ratio = sm.wall_h / max(c["wall_hours"] * share, 1e-12)
+    restarts = sm.sessions if bool(r.needs_person) else 0.0 * sm.sessions
+    cost = sum(money_by_part(s, ph, r, sm.wall_h, sm.billed_h, restarts, c["storage_months"] * ratio,
+                             share=share).values())
     return dict(
         recommended_min=rec_h * 60 if math.isfinite(rec_h) else None,
         saved_h=saved_h,

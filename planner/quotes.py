@@ -29,7 +29,8 @@ QUOTE_COLUMNS = [
     "wall_hours", "wall_hours_conf", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "checkpoint_hours",
     "wait_hours", "session_limit_h",
     "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour", "quota_group",
-    "needs_person", "quota_h_total", "cap_h_per_month", "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
+    "needs_person", "quota_h_total", "cap_h_per_month", "wall_hours_rate_low", "wall_hours_rate_high",
+    "billed_hours_rate_low", "billed_hours_rate_high", "storage_months", "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
 ]
 _FITS, _EXCLUSIONS = Kept(), Kept()
 
@@ -222,18 +223,8 @@ def _phase_row(s: Scenario, ph, r) -> dict:
     billed = ph.runs * sessions.billed_hours(proc, e.wall_h - e.wait_h, e.sessions, float_or(r.startup_min) / 60.0,
                                              (opt_float(r.billing_s) or 0.0) / 3600.0,
                                              exact=scale == 1) if rented else 0.0
-    parts = dict.fromkeys(PART_NAMES, 0.0)
-    if local:
-        parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, wall,
-                                                     s.electricity_usd_per_kwh)
-    elif rented:
-        parts["rent"] = billed * r.usd_per_hour
-        parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months_used,
-                                             float_or(r.storage_usd_per_gb_month))
-        parts["egress"] = costs.egress_usd(checkpoint_gb * ph.runs, float_or(r.egress_usd_per_gb))
-    else:  # free tiers (0) and compute-unit subscriptions at their derived price per hour
-        parts["rent"] = wall * float_or(r.usd_per_hour)
-    parts["your_time"] = restarts * float_or(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
+    parts = money_by_part(s, ph, r, wall, billed, restarts, months_used)
+    low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)
     return dict(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
         relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
@@ -247,9 +238,62 @@ def _phase_row(s: Scenario, ph, r) -> dict:
         quota_h_per_week=opt_float(r.quota_h_per_week), quota_reset=r.quota_reset, finish=finish,
         units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group,
         needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
+        wall_hours_rate_low=low, wall_hours_rate_high=high, billed_hours_rate_low=billed_low,
+        billed_hours_rate_high=billed_high, storage_months=months_used,
         ok=reason is None, usable=fits_disk, reason=reason, cost_usd=sum(parts.values()),
         **{f"{k}_usd": v for k, v in parts.items()},
     )
+
+
+def money_by_part(s: Scenario, ph, r, wall_h, billed_h, restarts, months, share=1.0, rent_factor=1.0,
+                  electricity_factor=1.0, time_value_factor=1.0) -> dict[str, Any]:
+    """Money of a phase's share on option ``r`` by part [USD]: the one pricing formula. The quote
+    calls it with the session model's expected hours, the Monte Carlo spread with sampled hours,
+    the uncertainty analysis with hours and prices drawn (``*_factor``: the draw over the price
+    used); scalars or numpy arrays alike.
+
+    Electricity: (board + host power) x wall hours x price (cards you own or buy). Rent: billed
+    hours x price (rented); wall hours x the derived price (compute-unit subscriptions; free
+    tiers cost 0). Storage: dataset and checkpoint kept for ``months``; egress: each run's final
+    checkpoint downloaded (both for ``share`` of the phase: the hours are already the share's).
+    Your time: the setup of each session started by hand."""
+    checkpoint_gb = checkpoint_gb_of(s, ph)
+    zero = 0.0 * wall_h
+    parts = dict.fromkeys(PART_NAMES, zero)
+    if r.kind in ("own", "buy"):
+        parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, wall_h,
+                                                     s.electricity_usd_per_kwh * electricity_factor)
+    elif r.kind == "rent":
+        parts["rent"] = billed_h * r.usd_per_hour * rent_factor
+        parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months,
+                                             float_or(r.storage_usd_per_gb_month)) * share + zero
+        parts["egress"] = costs.egress_usd(checkpoint_gb * ph.runs, float_or(r.egress_usd_per_gb)) * share + zero
+    else:  # free tiers (0) and compute-unit subscriptions at their derived price per hour
+        parts["rent"] = wall_h * float_or(r.usd_per_hour) * rent_factor
+    parts["your_time"] = (restarts * float_or(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
+                          * time_value_factor + zero)
+    return parts
+
+
+def _at_range_ends(proc: sessions.Process, r, scale: float, runs: int) -> tuple[float, float, float, float]:
+    """Expected wall and billed hours of the phase at the low and high ends of the option's
+    default interruption range (wall low, wall high, billed low, billed high; NaN without a
+    range): the uncertainty analysis interpolates between them and the rate used, since the
+    overhead is convex in the rate (and a paused machine's waits are not billed)."""
+    low, high = opt_float(r.interruptions_low_per_h), opt_float(r.interruptions_high_per_h)
+    if low is None or high is None or not isinstance(r.interruptions_default, str):
+        return math.nan, math.nan, math.nan, math.nan
+    part = dataclasses.replace(proc, work_h=proc.work_h / scale)
+    walls, billed = [], []
+    for rate in (low, high):
+        at = dataclasses.replace(part, interruptions_per_h=rate)
+        e = sessions.expected(at)
+        walls.append(e.wall_h * scale * runs)
+        billed.append(scale * runs * sessions.billed_hours(at, e.wall_h - e.wait_h, e.sessions,
+                                                          float_or(r.startup_min) / 60.0,
+                                                          (opt_float(r.billing_s) or 0.0) / 3600.0, exact=False)
+                      if r.kind == "rent" else 0.0)
+    return walls[0], walls[1], billed[0], billed[1]
 
 
 def _capacity(s: Scenario, r, session_h: float | None, weekly_quota: bool = True) -> float:

@@ -37,7 +37,7 @@ import pandas as pd
 
 from pricing.values import missing, opt_float
 
-from . import workload
+from . import quotes, workload
 from .optimize import card_costs
 
 #: Median |estimate / measured - 1| of the speed model, leave one device out, by (family,
@@ -179,12 +179,30 @@ def _factor(by_name: dict[str, Input], name: str, n: int) -> np.ndarray:
     return np.ones(n) if i is None or not i.base else i.draws / i.base
 
 
+def _at_rate(c: pd.Series, option: pd.Series, rate: Input | None, hours: str) -> np.ndarray | float:
+    """The phase's expected ``hours`` ("wall_hours" or "billed_hours") at each drawn interruption
+    rate: the quadratic through the session model's values at the low end of the default's
+    range, the rate used and the high end (quote ``c``'s, for ``option``). Without a drawn rate,
+    the quote's hours."""
+    used = float(c[hours])
+    ends = [float(c[f"{hours}_rate_low"]), float(c[f"{hours}_rate_high"])]
+    if rate is None or not np.isfinite(ends).all():
+        return used
+    xs = np.array([float(option["interruptions_low_per_h"]), rate.base, float(option["interruptions_high_per_h"])])
+    ys = np.array([ends[0], used, ends[1]])
+    keep = np.unique(xs, return_index=True)[1]
+    if len(keep) < 3:  # the rate used at an end of its range: a straight line
+        return np.interp(rate.draws, xs[keep], ys[keep])
+    return np.polyval(np.polyfit(xs, ys, 2), rate.draws)
+
+
 def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, device: pd.Series
              ) -> StrategyOutcome:
     """One strategy's fixed plan re-priced under every draw (see the module docstring); ``q`` is
     the plan's quotes by (phase, option), ``device`` each option's device."""
     s = plan.scenario
     phases = {ph.name: ph for ph in s.phases}
+    opts = plan.options.drop_duplicates("option").set_index("option", drop=False)
     cost = np.zeros(n)
     elec = _factor(by_name, "electricity", n)
     time_value = _factor(by_name, "you.time_value", n)
@@ -195,15 +213,18 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         share = hours / ph.gpu_hours
         work = _factor(by_name, f"phases.{phase}.gpu_hours", n)
         speed = _factor(by_name, f"speed {device[option]} ({c['speed_source']})", n)
-        rate = _factor(by_name, f"interruptions {option}", n)
         price = _factor(by_name, f"price {option}", n) if c["kind"] != "buy" else np.ones(n)
-        wall, lost = float(c["wall_hours"]), float(c["lost_hours"]) if not missing(c["lost_hours"]) else 0.0
-        # the session hours scale with the work over the speed; the lost hours also with the rate
-        r = work / speed * ((wall - lost) + lost * rate) / wall if wall > 0 else work
+        wall, billed = float(c["wall_hours"]), float(c["billed_hours"])
+        # the session hours scale with the work over the speed, and with the interruption rate as
+        # the session model has them (convex in the rate: through its values at the range's ends)
+        drawn = by_name.get(f"interruptions {option}")
+        r = work / speed * (_at_rate(c, opts.loc[option], drawn, "wall_hours") / wall if wall > 0 else 1.0)
+        rb = work / speed * (_at_rate(c, opts.loc[option], drawn, "billed_hours") / billed if billed > 0 else 1.0)
         ratio[phase] = np.maximum(ratio.get(phase, 0.0), r)
-        cost += share * (float(c["electricity_usd"]) * r * elec + float(c["rent_usd"]) * r * price
-                         + float(c["storage_usd"]) * r + float(c["egress_usd"]) * work
-                         + float(c["your_time_usd"]) * r * time_value)
+        cost += sum(quotes.money_by_part(
+            s, ph, opts.loc[option], wall * share * r, billed * share * rb,
+            float(c["restarts_by_hand"]) * share * r, float(c["storage_months"]) * r, share=share,
+            rent_factor=price, electricity_factor=elec, time_value_factor=time_value).values())
     cards = card_costs(s, plan.options)
     for b in alt.bought:
         price_usd, resale_usd = cards[b]

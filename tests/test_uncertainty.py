@@ -160,3 +160,24 @@ def test_rank_correlation_is_spearmans():
     x = rng.normal(size=400)
     y = np.exp(x) + rng.normal(size=400)
     assert uncertainty._spearman(x, y) == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+
+
+def test_re_pricing_at_a_drawn_interruption_rate_agrees_with_pricing_at_that_rate(load, thesis_text):
+    """The uncertainty analysis re-prices a fixed plan at each drawn rate; the session model's
+    overhead is convex in the rate, so scaling only the lost hours understated it. Its cost at a
+    rate must be what the quotes cost when planned at that rate, for the same hours."""
+    option = "vast:rtx-3090-interruptible"  # a default rate, 0.1/h, its range 0.05-0.5
+    p = planner.plan(load(thesis_text), trials=0)
+    alt = next(a for a in p.alternatives if a.strategy == "rent-only")
+    assert any(o == option for _, o, _ in alt.hours)
+    rates = np.array([0.05, 0.2, 0.35, 0.5])
+    drawn = uncertainty.Input(f"interruptions {option}", rates, 0.1, "/h", "test")
+    q = p.quotes.set_index(["phase", "option"])
+    device = p.quotes.drop_duplicates("option").set_index("option")["device"]
+    got = uncertainty.evaluate(p, alt, {drawn.name: drawn}, len(rates), q, device).cost_usd
+    for rate, cost in zip(rates, got):
+        at = planner.plan(load(thesis_text, sets=(f"catalog.rent[{option}].interruptions={rate}/h",)), trials=0)
+        qa = at.quotes.set_index(["phase", "option"])
+        phases = {ph.name: ph.gpu_hours for ph in at.scenario.phases}
+        expected = sum(qa.at[(ph, o), "cost_usd"] * h / phases[ph] for ph, o, h in alt.hours)
+        assert cost == pytest.approx(expected, rel=0.005), rate
