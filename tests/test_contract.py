@@ -338,3 +338,28 @@ def test_a_deadline_is_met_at_the_stated_confidence(load, catalog):
     p = planned(fewer, catalog)[0]
     assert p.feasible and p.phases[0].on_time_chance >= 0.9
     assert _finish_chance(fewer, catalog, 7 * 24) >= 0.9
+
+
+def _later(text: str, days: int) -> str:
+    """Every phase's deadline ``days`` later."""
+    import re
+
+    return re.sub(r"deadline: (\d{4}-\d\d-\d\d)",
+                  lambda m: f"deadline: {dt.date.fromisoformat(m.group(1)) + dt.timedelta(days=days)}", text)
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small(), st.sampled_from(["fast", "slow", "spot"]), st.integers(1, 6))
+def test_more_offers_lower_prices_and_later_deadlines_never_cost_more(load, catalog, text, offer, days):
+    """Three orders a user relies on, on every generated scenario (none filtered out): an offer
+    added, a price lowered or a deadline moved later never makes the plan dearer or infeasible."""
+    base = planned(load(text), catalog)[0]
+    fewer = planned(load(text.replace(f"rent: [fast, slow, spot]", "rent: [" + ", ".join(
+        o for o in ("fast", "slow", "spot") if o != offer) + "]")), catalog)[0]
+    cheaper = planned(load(text.replace("price: 0.5 USD/h", "price: 0.4 USD/h").replace(
+        "price: 3.0 USD/h", "price: 2.5 USD/h")), catalog)[0]
+    later = planned(load(_later(text, days)), catalog)[0]
+    for more, less in ((base, fewer), (cheaper, base), (later, base)):
+        assert more.feasible or not less.feasible
+        if less.feasible:
+            assert more.total_usd <= less.total_usd + 0.005
