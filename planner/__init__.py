@@ -6,7 +6,7 @@ For notebooks::
     s = planner.load_scenario("scenarios/thesis.yaml")
     p = planner.plan(s)
     p.quotes          # every (phase, option) priced, a DataFrame
-    planner.to_dict(p)  # the JSON object of OUTPUT.md
+    planner.to_dict(p)  # the JSON object of docs/output.md
 """
 
 __version__ = "0.1.0"

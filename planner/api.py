@@ -189,7 +189,7 @@ def solver_output_silenced():
 
 
 def to_dict(plan) -> dict:
-    """The JSON object of OUTPUT.md for a plan."""
+    """The JSON object of docs/output.md for a plan."""
     from .result import to_dict as _to_dict
 
     return _to_dict(plan)

@@ -168,7 +168,7 @@ def keys(fmt):
 
 # --------------------------------------------------------------------------- fit
 
-FIT_FLAGS = {  # flag -> workload key of SCENARIO.md
+FIT_FLAGS = {  # flag -> workload key of docs/scenario.md
     "params": "params", "family": "family", "precision": "precision", "optimizer": "optimizer",
     "batch_size": "batch_size", "sequence_length": "sequence_length", "image_size": "image_size",
     "activation_memory": "activation_memory", "reference": "reference_gpu", "method": "method",

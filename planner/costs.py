@@ -8,11 +8,11 @@ import numpy as np
 
 from pricing.values import opt_float
 
-#: The named parts of an option's running cost (OUTPUT.md's cost_breakdown adds purchase,
+#: The named parts of an option's running cost (docs/output.md's cost_breakdown adds purchase,
 #: resale and host).
 PART_NAMES = ("electricity", "rent", "storage", "egress", "your_time")
 
-#: Every named part of a plan's total, in report order (OUTPUT.md's cost_breakdown).
+#: Every named part of a plan's total, in report order (docs/output.md's cost_breakdown).
 COST_PARTS = ("purchase", "resale", "host", *PART_NAMES)
 
 #: Default resale model: a new card loses RESALE_FIRST_YEAR_LOSS of its price

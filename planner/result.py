@@ -1,7 +1,7 @@
 """The answer: a plan with purchases, per-phase assignments, costs and dates.
 
 Money is kept in USD here; :func:`to_dict` converts to the scenario's
-currency and produces the JSON object of ../shared/OUTPUT.md.
+currency and produces the JSON object of docs/output.md.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def _num(x: float, ndigits: int = 2) -> float | None:
 
 
 def to_dict(plan: Plan) -> dict[str, Any]:
-    """The JSON object of OUTPUT.md (money in the scenario's currency)."""
+    """The JSON object of docs/output.md (money in the scenario's currency)."""
     s = plan.scenario
     per = 1.0 / s.usd_per_currency
 
@@ -185,7 +185,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
                 "confidence": _num(ph.confidence, 3),
                 "on_time_chance": _num(ph.on_time_chance, 3) if ph.on_time_chance is not None else None,
                 "meets_deadline": ph.meets_deadline,
-                "problem": ph.shortfall,  # the JSON key stays (OUTPUT.md: none renamed)
+                "problem": ph.shortfall,  # the JSON key stays (docs/output.md: none renamed)
                 "assignments": [
                     {
                         "option": a.option, "kind": a.kind, "device": a.device,

@@ -1,6 +1,6 @@
 """Scenario files: parse, apply variant and ``--set`` overrides, validate.
 
-The contract is ../shared/SCENARIO.md. Precedence, lowest to highest:
+The format is docs/scenario.md. Precedence, lowest to highest:
 defaults < the file < the chosen variant < ``--set`` overrides. Every applied
 override is recorded as ``key: old -> new`` in :attr:`Scenario.overrides`.
 
@@ -98,7 +98,7 @@ class You:
     host_price_usd: float | None
     confidence: float = DEFAULT_CONFIDENCE
 
-    # One rule for "a card needs a host computer" (SCENARIO.md: host_machine false adds a host's
+    # One rule for "a card needs a host computer" (docs/scenario.md: host_machine false adds a host's
     # cost; you.host_price gives it). Every module asks these, none re-derives them.
     @property
     def buys_host(self) -> bool:
@@ -164,8 +164,8 @@ class Scenario:
 
     def window(self, ph: Phase, deadline: dt.date | None = None) -> tuple[dt.date, dt.date]:
         """A phase's window as [begin, end): ``from`` and ``deadline`` are inclusive days, so
-        work may run from 00:00 of ``from`` to 24:00 of the deadline (SCENARIO.md, "Dates and
-        runs"); without a deadline, to the horizon's end. ``deadline`` overrides the phase's."""
+        work may run from 00:00 of ``from`` to 24:00 of the deadline (docs/scenario.md, "What the keys
+        mean in a plan"); without a deadline, to the horizon's end. ``deadline`` overrides the phase's."""
         last = deadline or ph.deadline
         return ph.start, (last + dt.timedelta(days=1)) if last else self.horizon_end
 
@@ -304,7 +304,7 @@ _OFFER_ID = re.compile(r"[a-z0-9][a-z0-9._:+-]*")
 
 
 def _offer_id(v, ctx):
-    """A catalog id: lowercase letters, digits and . _ : + - (SCENARIO.md's identifiers)."""
+    """A catalog id: lowercase letters, digits and . _ : + - (docs/scenario.md's identifiers)."""
     text = _text(v, ctx)
     if not _OFFER_ID.fullmatch(text):
         raise ValueError(f"expected an id of lowercase letters, digits, '-', '.', ':' such as rtx-3090-used "
@@ -634,7 +634,7 @@ REQUIRED_SECTIONS = ("name", "workload", "phases")
 def key_unit(path: str, columns, currency: str) -> str:
     """The unit a bare number takes for the key at ``path`` (a --set/--vary path such as
     ``phases.final.gpu_hours`` or ``catalog.rent[ID].price``): the key's unit, money in the
-    scenario's currency (SCENARIO.md: bare amounts are in it); '' when it has none."""
+    scenario's currency (docs/scenario.md: bare amounts are in it); '' when it has none."""
     parts = re.sub(r"\[[^\]]*\]", "[]", path).split(".")
     if len(parts) >= 3 and parts[0] == "phases":
         parts[1] = "<name>"
@@ -667,7 +667,7 @@ def schema_rows(columns, schema: Mapping[str, Any] = None, prefix: str = "") -> 
         elif isinstance(f, dict):
             rows += schema_rows(columns, f, f"{path}.")
         else:
-            rows.append({"key": path, "unit": "", "default": "", "doc": "named changes of the file, see SCENARIO.md"})
+            rows.append({"key": path, "unit": "", "default": "", "doc": "named changes of the file (docs/scenario.md, Sections)"})
     return rows
 
 
@@ -730,7 +730,7 @@ def _split_path(key: str) -> tuple:
 def _catalog_entry_for(path: tuple, data: dict, ids: CatalogIds) -> None:
     """``catalog.KIND[ID]...`` names a row of the shipped catalog (or a catalog file) that the
     scenario's own ``catalog:`` does not list yet: add ``{id: ID}`` there, so that the override
-    changes that row field by field (SCENARIO.md: an entry whose id exists overrides the row)."""
+    changes that row field by field (docs/scenario.md: an entry whose id exists overrides the row)."""
     if len(path) < 4 or path[0] != "catalog" or path[1] not in ("buy", "rent", "free") or isinstance(path[2], int):
         return
     kind, offer = path[1], path[2]
@@ -919,7 +919,7 @@ class _Validator:
         self.ctx = ctx
         self.problems: list[Problem] = []
         self.origin: dict[tuple, Override] = {}
-        self.ranges: dict[str, tuple[float, float]] = {}  # quantities given as ranges (SCENARIO.md)
+        self.ranges: dict[str, tuple[float, float]] = {}  # quantities given as ranges (docs/scenario.md)
 
     # -- problems
     def add(self, path: tuple, message: str, at_key: bool = False) -> None:
@@ -1145,7 +1145,7 @@ def load_catalog_text(text: str, ids: CatalogIds, *, file: str, today: dt.date) 
 
 
 def workload_of(wl: Mapping[str, Any]) -> Workload:
-    """A Workload from checked ``workload:`` values, with the documented defaults (SCENARIO.md)."""
+    """A Workload from checked ``workload:`` values, with the documented defaults (docs/scenario.md)."""
     return build(Workload, WORKLOAD, wl)
 
 

@@ -14,7 +14,7 @@ Every uncertain input gets a distribution from its source (:func:`inputs`):
   sourced range, its mode the rate the plan used;
 - resale by the default model: uniform within +-23 % of it (the 500-800 USD spread of used
   RTX 3090 prices in 2026 around its 650 USD middle, local-llm.net);
-- the scenario's own ranges (SCENARIO.md, ``200..300`` or ``250 h +- 20%``):
+- the scenario's own ranges (docs/scenario.md, ``200..300`` or ``250 h +- 20%``):
   uniform over the range, for GPU-hours, electricity and the value of your time.
 
 Each strategy's best plan (and the chosen plan, the hybrid) is then re-priced
@@ -353,7 +353,7 @@ def quantiles(x: np.ndarray) -> tuple[float, float, float]:
 
 
 def to_dict(u: Uncertainty, usd_per_currency: float) -> dict:
-    """The JSON ``uncertainty`` key (OUTPUT.md): money in the scenario's currency."""
+    """The JSON ``uncertainty`` key (docs/output.md): money in the scenario's currency."""
     def day(x: float) -> str:
         return (u.start + dt.timedelta(days=int(x))).isoformat()
 

@@ -7,7 +7,7 @@ returns a float in the canonical unit named by the function: hours, GB
 another kind raises :class:`QuantityError` whose text says what was expected;
 the scenario loader adds the file position and key path.
 
-Units follow SCENARIO.md, "Quantities".
+Units follow docs/scenario.md, "Quantities".
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-DAYS_PER_MONTH = 30.44  # SCENARIO.md: a month is 30.44 days
+DAYS_PER_MONTH = 30.44  # docs/scenario.md: a month is 30.44 days
 HOURS_PER_MONTH = DAYS_PER_MONTH * 24
 HOURS_PER_YEAR = 365.25 * 24
 HOURS_PER_WEEK = 7 * 24
@@ -88,7 +88,7 @@ def _split(value: object, expected: str) -> tuple[float, str]:
 
 
 def split_range(value: object) -> tuple[str, str] | None:
-    """A range as written in a scenario (SCENARIO.md, 'Ranges'), as its two ends, or None.
+    """A range as written in a scenario (docs/scenario.md, 'Ranges'), as its two ends, or None.
 
     ``200..300`` and ``200 h..300 h`` (a unit after the second end applies to both);
     ``250 h ± 20%`` (also ``+/-``) and ``0.4 USD/h ± 0.1``: the ends are the middle less and

@@ -135,7 +135,7 @@ TF32_ARCHITECTURES = {"ampere", "ada", "hopper", "blackwell"}
 #: Prior weight of compute (vs memory bandwidth) in the spec-based speed
 #: estimate, used only where too few measured devices exist to fit it.
 #: CNNs and transformers are mostly bound by matrix throughput, RNNs by
-#: memory bandwidth (DESIGN.md).
+#: memory bandwidth (docs/model.md).
 COMPUTE_WEIGHT = {"cnn": 0.5, "transformer": 0.5, "rnn": 0.2}
 
 #: TPU speed relative to the GPU spec formula at the same bf16 TFLOPS and

@@ -2,7 +2,7 @@
 
 The loader (:mod:`pricing.loader`) rejects rows it cannot read (types, references,
 duplicates). These rules find rows that read fine and are wrong all the same, each
-one found in the 2026-11 audit (../shared/research/catalog-audit-2026-11.md):
+one found in the catalog audit of 2026-11 (rows checked against dated provider lists):
 
 - a spot price at or above its instance's on-demand price (a zone without spot
   capacity copied as spot, or a placeholder equal to the on-demand price);

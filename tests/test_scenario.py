@@ -122,7 +122,7 @@ def test_shipped_scenarios_and_all_their_variants_validate(load):
 
 def test_any_catalog_row_can_be_changed_by_id_in_brackets(load, catalog):
     """--set 'catalog.rent[ID].price=...' changes one field of a shipped row (ids contain dots and
-    colons); the row keeps its other fields; a misspelt id gets did-you-mean (SCENARIO.md)."""
+    colons); the row keeps its other fields; a misspelt id gets did-you-mean (docs/scenario.md)."""
     from planner.scenario import _split_path
 
     assert _split_path("catalog.rent[aws:g5.xlarge].price") == ("catalog", "rent", "aws:g5.xlarge", "price")
@@ -154,7 +154,7 @@ def test_any_catalog_row_can_be_changed_by_id_in_brackets(load, catalog):
     ("250 +/- 50", 200, 250, 300),
 ])
 def test_a_quantity_may_be_a_range_and_the_plan_uses_its_middle(load, written, low, middle, high):
-    """SCENARIO.md, 'Ranges': the plan uses the middle; the range is kept for the uncertainty analysis."""
+    """docs/scenario.md, 'Quantities and units': the plan uses the middle; the range is kept for the uncertainty analysis."""
     s = load(MINIMAL.replace("gpu_hours: 100", f"gpu_hours: {written}"))
     assert s.phases[0].gpu_hours == pytest.approx(middle)
     assert s.ranges["phases.train.gpu_hours"] == (pytest.approx(low), pytest.approx(high))

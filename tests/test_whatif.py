@@ -274,7 +274,7 @@ def test_what_if_pages_fit_a_projector():
 
 def test_a_sweeps_axis_says_the_unit_of_bare_numbers():
     """A bare number in --vary takes the key's unit, money in the scenario's currency
-    (SCENARIO.md): the chart's axis says which (issue 15)."""
+    (docs/scenario.md): the chart's axis says which (issue 15)."""
     from planner.api import shipped_catalog
     from planner.scenario import key_unit
 
