@@ -557,9 +557,9 @@ def pricing_check(catalog_files, today, days):
 
     Errors: unreadable rows, spot priced at or above on-demand, an instance mapped to another GPU
     or form factor, dates after today, prices far off a refreshed provider list. Warnings: stale
-    prices and old "new card" prices that scenarios starting today are not offered."""
+    prices and old card prices (new or used) that scenarios starting today are not offered."""
     from pricing.checks import lint
-    from pricing.views import NEW_OFFER_MAX_AGE_DAYS, STALE_AFTER_DAYS, old_new_offers, stale
+    from pricing.views import OFFER_MAX_AGE_DAYS, STALE_AFTER_DAYS, old_offers, stale
 
     from .api import load_catalog, refreshed_rows, shipped_catalog
 
@@ -585,9 +585,9 @@ def pricing_check(catalog_files, today, days):
         oldest = group.sort_values("age_days").iloc[-1]
         click.echo(f"  {table}: {len(ids)} rows, oldest {oldest['id']} ({oldest['as_of']}, {oldest['age_days']} days): "
                    + ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else ""))
-    launch = catalog.buy[old_new_offers(catalog.buy, today)]
+    launch = catalog.buy[old_offers(catalog.buy, today)]
     if not launch.empty:
-        click.echo(f"old new-card prices: {len(launch)} 'new' offer(s) priced over {NEW_OFFER_MAX_AGE_DAYS} days before "
+        click.echo(f"old card prices: {len(launch)} buy offer(s) priced over {OFFER_MAX_AGE_DAYS} days before "
                    f"{today}, not offered to scenarios starting now: " + ", ".join(launch["id"][:8])
                    + (", ..." if len(launch) > 8 else ""))
     if findings:

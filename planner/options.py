@@ -14,7 +14,7 @@ import pandas as pd
 
 from pricing.memo import Kept
 from pricing.values import missing
-from pricing.views import STALE_AFTER_DAYS, free_rows, old_new_offers  # one staleness rule, the catalog's
+from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one staleness rule, the catalog's
 
 from .scenario import Scenario
 
@@ -40,14 +40,14 @@ def current_buy_offers(buy: pd.DataFrame, on: dt.date) -> pd.DataFrame:
 
     Historical offers (launch prices, 2022's used market) stay in the catalog
     so that a scenario starting then is priced as of then; a scenario starting
-    today sees today's offers. A "new" offer priced more than a year before ``on`` is left
-    out (the card is no longer sold at that price). User-added rows (no date) always count.
+    today sees today's offers. An offer, new or used, priced more than a year before ``on`` is
+    left out (the card is no longer sold at that price). User-added rows (no date) always count.
     """
     dated = buy["as_of"].map(lambda d: d if isinstance(d, dt.date) else on)
     eligible = buy[dated <= on].assign(_date=dated)
     eligible = eligible.sort_values(["_date", "id"])
     latest = eligible.groupby(["device", "condition", "count"], sort=False).tail(1)
-    latest = latest[~old_new_offers(latest, on)]  # a 2020 launch price is no offer in 2027
+    latest = latest[~old_offers(latest, on)]  # a 2020 launch or used price is no offer in 2027
     return buy.loc[buy.index.isin(latest.index)]
 
 

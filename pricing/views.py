@@ -159,15 +159,17 @@ def stale(catalog, today: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame
     return pd.DataFrame(out, columns=["table", "id", "as_of", "age_days"])
 
 
-#: A "new" card's price older than this is a launch or past street price, not what the card costs
-#: now: by default a scenario is not offered it (a scenario dated near it still is).
-NEW_OFFER_MAX_AGE_DAYS = 365
+#: A card's price older than this, new or used, is a launch price or a past market, not what the
+#: card costs now: by default a scenario is not offered it (a scenario dated near it still is).
+#: Used prices move as much as new ones (a used RTX 3090 lost 11-18 % a year, 2020-2026), so a
+#: 2020 used price is no offer in 2027 either.
+OFFER_MAX_AGE_DAYS = 365
 
 
-def old_new_offers(buy: pd.DataFrame, on: dt.date, days: int = NEW_OFFER_MAX_AGE_DAYS) -> pd.Series:
-    """Mask of "new" buy offers whose price is more than ``days`` older than ``on``."""
+def old_offers(buy: pd.DataFrame, on: dt.date, days: int = OFFER_MAX_AGE_DAYS) -> pd.Series:
+    """Mask of buy offers, new or used, whose price is more than ``days`` older than ``on``."""
     age = buy["as_of"].map(lambda d: (on - d).days if isinstance(d, dt.date) else 0)
-    return (buy["condition"] == "new") & (age > days)
+    return age > days
 
 
 def spot_above_on_demand(catalog) -> pd.DataFrame:

@@ -181,14 +181,15 @@ def test_colab_offers_only_devices_it_still_has_with_dated_rates(shipped):
 
 
 def test_launch_prices_are_not_offered_years_later(shipped):
-    from pricing.views import old_new_offers
+    from pricing.views import old_offers
 
     from planner.options import current_buy_offers
 
     buy = shipped.buy
     offered_2027 = set(current_buy_offers(buy, dt.date(2027, 1, 4))["id"])
-    launch = set(buy.loc[old_new_offers(buy, dt.date(2027, 1, 4)), "id"])
+    launch = set(buy.loc[old_offers(buy, dt.date(2027, 1, 4)), "id"])
     assert "gtx-1060-6gb" in launch and not (offered_2027 & launch)
+    assert {"gtx-1080-ti-used-2020-02", "rtx-3080-used"} <= launch  # a 2020 or 2022 used price neither
     # a historical scenario dated near the launch still sees it
     assert "rtx-3090" in set(current_buy_offers(buy, dt.date(2020, 10, 1))["id"])
 

@@ -347,3 +347,19 @@ def test_run_length_bounds_the_work_an_interruption_loses(load):
     # interrupted every 2 h on average, a 1 h interval loses about half an hour each time; 15 min one, 8 min
     assert short < whole / 2.5
     assert lost("\n    run_length: 200 h") == pytest.approx(whole)  # one experiment: the phase's own interval
+
+
+def test_a_used_price_from_years_ago_is_no_offer_today():
+    """A used card's price ages like a new one's: a scenario starting in 2027 is not offered a
+    2020 used price (it was offered before: a 1080 Ti at 2020's 800 USD in a 2027 plan)."""
+    import pandas as pd
+
+    from planner.options import current_buy_offers
+
+    buy = pd.DataFrame([
+        dict(id="old-used", device="gtx-1080-ti", condition="used", count=1, as_of=dt.date(2020, 2, 1)),
+        dict(id="fresh-used", device="rtx-3090", condition="used", count=1, as_of=dt.date(2026, 6, 1)),
+        dict(id="mine", device="rtx-4090", condition="used", count=1, as_of=None),  # yours: no date, always
+    ])
+    assert set(current_buy_offers(buy, dt.date(2027, 1, 4))["id"]) == {"fresh-used", "mine"}
+    assert set(current_buy_offers(buy, dt.date(2020, 6, 1))["id"]) == {"old-used", "mine"}
