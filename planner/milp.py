@@ -30,6 +30,7 @@ Constraint families (wall hours come from the session model as factors per refer
                   known); a week the plan covers in part keeps its whole quota
     subscription  compute units a week
     starts        sessions started by hand <= starts a day x the bucket's days
+    supply        a rent offer with a known supply: its instances at once, over every phase
     once          a tier's one-off hours
     host          y[b] <= h and x[p, own, b] <= gpu_hours[p] h (only without a host machine)
     budget        cash: purchases at their price + host + money per hour x <= budget
@@ -217,7 +218,7 @@ class Program:
 #: The quote columns the program reads.
 COLUMNS = ["phase", "option", "kind", "wall_hours", "wall_hours_conf", "sessions", "restarts_by_hand", "cost_usd", "your_time_usd",
            "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour",
-           "cap_h_per_month", "quota_group", "needs_person", "quota_h_total"]
+           "cap_h_per_month", "quota_group", "needs_person", "quota_h_total", "supply"]
 
 
 def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
@@ -244,7 +245,9 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     xi["runs"] = runs[take]
     for c, v in per_ref.items():
         xi[c] = v[take]
-    xi["parallel"] = np.array([parallel_runs(k, r) for k, r in zip(kind, runs)], dtype=int)[take]
+    supply = quotes["supply"].to_numpy(dtype=float)
+    xi["parallel"] = np.array([parallel_runs(k, r, None if not n == n else int(n)) for k, r, n in zip(kind, runs, supply)],
+                              dtype=int)[take]
     bucket = np.concatenate([buckets[p] for p in names]) if len(names) else np.zeros(0, dtype=int)
     xi["bucket"] = bucket
     xi["week"] = cal.week[bucket]
@@ -416,6 +419,20 @@ def _open_days(sel: pd.DataFrame, cal: Calendar, codes: np.ndarray, n_codes: int
     return out
 
 
+def supply(xi: pd.DataFrame, cal: Calendar) -> Block:
+    """A rent offer with a known supply: per bucket, its instances over every phase <= the
+    instances to be had at that price at once (wall hours <= supply x 24 h x the bucket's days)."""
+    n = xi["supply"].to_numpy(dtype=float)
+    at = np.flatnonzero((xi["kind"].to_numpy() == "rent") & np.isfinite(n))
+    if not len(at):
+        return Block.of("supply", [], [], [], [], -np.inf, [])
+    codes, names = pd.factorize(xi["option"].to_numpy()[at], sort=True)
+    rid, first, code, bucket = _rows(codes, xi["bucket"].to_numpy()[at])
+    return Block.of("supply", [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(code, bucket)], rid,
+                    xi["var"].to_numpy()[at], xi["wall_conf_per_ref"].to_numpy(dtype=float)[at], -np.inf,
+                    n[at][first] * HOURS_PER_DAY * cal.days[bucket])
+
+
 def starts(xi: pd.DataFrame, cal: Calendar, starts_per_day: float) -> Block:
     """Sessions started by hand, over every tier that needs a person, per bucket."""
     sel = xi[xi["needs_person"].fillna(False).astype(bool)]
@@ -492,7 +509,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
         c[host_index] = s.you.host_usd
 
     blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_index), account(xi, cal),
-              quota(xi, cal), subscription(xi, cal), starts(xi, cal, s.you.attention_starts_per_day), once(xi)]
+              quota(xi, cal), subscription(xi, cal), supply(xi, cal), starts(xi, cal, s.you.attention_starts_per_day),
+              once(xi)]
     if host_index is not None:
         blocks.append(host(xi, s, buy_index, host_index))
     limit = budget_usd if budget_usd is not None else s.you.budget_usd

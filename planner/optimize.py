@@ -336,7 +336,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
             assignments.append(a)
             if p50 is not None and c["weekly_capacity_h"] > 0:
                 # more wall hours than expected push the phase's end at this option's rate a day
-                rate = c["weekly_capacity_h"] * sessions.parallel_runs(c["kind"], ph.runs) / 7
+                supply = opt_float(c["supply"])
+                rate = c["weekly_capacity_h"] * sessions.parallel_runs(c["kind"], ph.runs, int(supply) if supply else None) / 7
                 begin, days, _ = best.finish_times[ph.name]
 
                 def shifted(wall_h: float) -> dt.date:

@@ -29,7 +29,7 @@ QUOTE_COLUMNS = [
     "wall_hours", "wall_hours_conf", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "checkpoint_hours",
     "wait_hours", "session_limit_h",
     "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour", "quota_group",
-    "needs_person", "quota_h_total", "cap_h_per_month", "wall_hours_rate_low", "wall_hours_rate_high",
+    "needs_person", "quota_h_total", "cap_h_per_month", "wall_hours_rate_low", "wall_hours_rate_high", "supply",
     "billed_hours_rate_low", "billed_hours_rate_high", "storage_months", "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
 ]
 _FITS, _EXCLUSIONS = Kept(), Kept()
@@ -182,7 +182,8 @@ def _phase_row(s: Scenario, ph, r) -> dict:
     cap = _capacity(s, r, opt_float(r.session_limit_h))  # an upper bound before the session model
     if cap <= 0:
         return _no_hours(ph, r, proc, cap)
-    parallel = sessions.parallel_runs(r.kind, ph.runs)
+    supply = opt_float(r.supply)
+    parallel = sessions.parallel_runs(r.kind, ph.runs, int(supply) if supply else None)
     # The session model's cost grows with the work; when even an overhead-free run could not
     # end in time, price the share that fits in the window and scale (per-hour factors).
     window_h = max((end - begin).days, 1) / 7.0 * cap * parallel / ph.runs
@@ -235,7 +236,7 @@ def _phase_row(s: Scenario, ph, r) -> dict:
         lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs, wait_hours=e.wait_h * ph.runs,
         session_limit_h=opt_float(r.session_limit_h),
         checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, open_capacity_h=open_cap,
-        quota_h_per_week=opt_float(r.quota_h_per_week), quota_reset=r.quota_reset, finish=finish,
+        quota_h_per_week=opt_float(r.quota_h_per_week), quota_reset=r.quota_reset, supply=supply, finish=finish,
         units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group,
         needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
         wall_hours_rate_low=low, wall_hours_rate_high=high, billed_hours_rate_low=billed_low,

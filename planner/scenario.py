@@ -592,6 +592,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "session_limit": ("session_limit_h", Field(_q(_hours, positive=True))),
         "interruptions": ("interruptions_per_h", Field(_q(_per_hour))),
         "setup": ("setup_min", Field(_q(_minutes))),
+        "supply": ("supply", Field(_positive_int)),
         "frameworks": ("frameworks", Field(_frameworks)),
     },
     "free": {

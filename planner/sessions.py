@@ -69,10 +69,13 @@ def sessions_count(expected_sessions: float, wall_h: float, session_limit_h: flo
     return n
 
 
-def parallel_runs(kind: str, runs: int) -> int:
+def parallel_runs(kind: str, runs: int, supply: int | None = None) -> int:
     """How many of a phase's runs one option can carry at once: a rented offer starts one
-    instance per run; a card (owned or bought) and a free tier's account run one at a time."""
-    return runs if kind == "rent" else 1
+    instance per run, as many as it has at that price (``supply``); a card (owned or bought) and
+    a free tier's account run one at a time."""
+    if kind != "rent":
+        return 1
+    return runs if supply is None else max(1, min(runs, int(supply)))
 
 
 def finish_day(begin: dt.date, days: float) -> dt.date | None:

@@ -3,8 +3,8 @@
 The planner cuts time into buckets (weeks, split where a phase window opens or closes or a quota
 resets) and prunes options it proves useless. The reference here knows none of that: one
 variable per (phase, option, day) for every usable quote, every rule of the contract stated per
-day (a run is sequential, a card runs 24 h a day, an account one session at a time, starts by
-hand a day), quotas per quota week, and the budget as cash; capacity counts the wall hours not
+day (a run is sequential, a card runs 24 h a day, an account one session at a time, a rent offer
+as many instances as it has, starts by hand a day), quotas per quota week, and the budget as cash; capacity counts the wall hours not
 exceeded at the scenario's confidence. It reads only the per-option figures of the session
 model (wall hours, at the confidence too, money, sessions per reference hour, weekly hours),
 which tests/test_sessions.py checks against a simulation. The planner must find the same
@@ -65,7 +65,9 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
     ub = np.full(n, np.inf)
     for j, (p, o, d, i) in enumerate(xs):
         c[j] = per_ref(i, "cost_usd")
-        parallel = s.phase(p).runs if q.iloc[i]["kind"] == "rent" else 1
+        supply = q.iloc[i]["supply"]
+        parallel = (min(s.phase(p).runs, int(supply) if supply == supply and supply is not None else s.phase(p).runs)
+                    if q.iloc[i]["kind"] == "rent" else 1)
         ub[j] = float(q.iloc[i]["open_capacity_h"]) * parallel / 7.0 / wall(i)  # a day's worth of sessions
     for k, b in enumerate(buys):
         c[nx + k] = cards[b][0] - cards[b][1]
@@ -84,6 +86,11 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
             if o in buys:
                 mine[nx + buys.index(o)] = -24.0
             rows.append((mine, 0.0 if o in buys else 24.0))
+        for o in {xs[j][1] for j in today if q.iloc[xs[j][3]]["kind"] == "rent"}:  # instances to be had at once
+            mine = [j for j in today if xs[j][1] == o]
+            supply = q.iloc[xs[mine[0]][3]]["supply"]
+            if supply == supply and supply is not None:
+                rows.append(({j: wall(xs[j][3]) for j in mine}, float(supply) * 24.0))
         groups = {q.iloc[xs[j][3]]["quota_group"] for j in today if q.iloc[xs[j][3]]["kind"] == "free"}
         for g in groups:  # an account: one session at a time
             mine = [j for j in today if q.iloc[xs[j][3]]["kind"] == "free" and q.iloc[xs[j][3]]["quota_group"] == g]
@@ -256,6 +263,7 @@ def small(draw):
     own = draw(st.sampled_from(["[]", "[rtx-3060-12gb]"]))
     reset = draw(st.sampled_from(["", ", quota_reset: saturday", ", quota_reset: wednesday"]))
     budget = draw(st.sampled_from(["", "budget: 400 USD, "]))
+    supply = draw(st.sampled_from(["", ", supply: 1"]))
     return f"""\
 name: generated
 start: {start}
@@ -272,7 +280,7 @@ catalog:
   rent:
     - {{id: fast, device: a100-40gb, price: {draw(st.sampled_from([1.5, 3.0]))} USD/h, billing: 1 s, setup: 0 min}}
     - {{id: slow, device: t4, price: {draw(st.sampled_from([0.1, 0.3]))} USD/h, billing: 1 s, setup: 0 min}}
-    - {{id: spot, device: a100-40gb, price: 0.5 USD/h, spot: true, billing: 1 s, interruptions: 0.5/h}}
+    - {{id: spot, device: a100-40gb, price: 0.5 USD/h, spot: true, billing: 1 s, interruptions: 0.5/h{supply}}}
   free:
     - {{id: tier, device: t4, quota: {draw(st.sampled_from([10, 30]))} h/week, session_limit: 9 h{reset}}}
 """
@@ -363,3 +371,29 @@ def test_more_offers_lower_prices_and_later_deadlines_never_cost_more(load, cata
         assert more.feasible or not less.feasible
         if less.feasible:
             assert more.total_usd <= less.total_usd + 0.005
+
+
+SUPPLY = """\
+name: twenty runs, two cheap instances
+start: 2027-01-04
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  sweep: {{gpu_hours: 20, runs: 20, from: 2027-01-04, deadline: 2027-01-06, checkpoint_size: 0.36 GB}}
+consider: {{buy: [], rent: [floor, list], free: []}}
+catalog:
+  rent:
+    - {{id: floor, device: a100-40gb, price: 0.40 USD/h, billing: 1 s, startup: 0 min, setup: 0 min{supply}}}
+    - {{id: list, device: a100-40gb, price: 1.20 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+def test_a_marketplace_offer_rents_no_more_instances_than_it_has(load, catalog):
+    # 20 runs of 20 reference h (400 in all, about 218 wall-h on an A100) in 3 days: at the floor price of a marketplace with 2 instances,
+    # at most 2 x 72 = 144 wall-h; the rest at the list price. Unlimited, all 200 h at the floor.
+    unlimited, _ = planned(load(SUPPLY.format(supply="")), catalog)
+    two, _ = planned(load(SUPPLY.format(supply=", supply: 2")), catalog)
+    walls = {a.option: a.wall_hours for a in two.phases[0].assignments}
+    assert {a.option for a in unlimited.phases[0].assignments} == {"floor"}
+    assert walls["floor"] == pytest.approx(2 * 72, rel=1e-6) and walls["list"] > 0
+    assert two.total_usd == pytest.approx(reference_optimum(load(SUPPLY.format(supply=", supply: 2")), catalog)[0],
+                                          abs=0.01)
