@@ -559,7 +559,7 @@ def pricing_check(catalog_files, today, days):
     or form factor, dates after today, prices far off a refreshed provider list. Warnings: stale
     prices and old card prices (new or used) that scenarios starting today are not offered."""
     from pricing.checks import lint
-    from pricing.views import OFFER_MAX_AGE_DAYS, STALE_AFTER_DAYS, old_offers, stale
+    from pricing.views import FRESH_DAYS, OFFER_MAX_AGE_DAYS, STALE_AFTER_DAYS, fresh_shares, old_offers, stale
 
     from .api import load_catalog, refreshed_rows, shipped_catalog
 
@@ -585,6 +585,8 @@ def pricing_check(catalog_files, today, days):
         oldest = group.sort_values("age_days").iloc[-1]
         click.echo(f"  {table}: {len(ids)} rows, oldest {oldest['id']} ({oldest['as_of']}, {oldest['age_days']} days): "
                    + ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else ""))
+    click.echo(f"dated within {FRESH_DAYS} days of {today}: " + "; ".join(
+        f"{table} {fresh} of {total} rows ({fresh / total:.0%})" for table, fresh, total in fresh_shares(catalog, today)))
     launch = catalog.buy[old_offers(catalog.buy, today)]
     if not launch.empty:
         click.echo(f"old card prices: {len(launch)} buy offer(s) priced over {OFFER_MAX_AGE_DAYS} days before "

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pricing import checks
+
 from .scenario import Workload
 
 #: Bytes per parameter for weights + gradients + optimizer states.
@@ -117,8 +119,8 @@ ACTIVATION_FACTOR = {"fp32": 2.0, "mixed": 1.6}
 #: measured peaks for Llama 2 7B LoRA in bf16 (tests/test_workload.py).
 ADAPTER_ACTIVATION_FACTOR = {"fp32": 2.0, "mixed": 1.0}
 
-#: Architectures with tensor cores, where mixed precision runs on them.
-TENSOR_ARCHITECTURES = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"}
+#: Architectures with tensor cores, where mixed precision runs on them (the catalog's rule).
+TENSOR_ARCHITECTURES = set(checks.TENSOR_ARCHITECTURES)
 
 #: Where a tensor-core GPU's FP16 tensor rate is unpublished (the RTX 50
 #: consumer cards list only FP4 "AI TOPS"), assume the FP32-accumulate tensor

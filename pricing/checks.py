@@ -9,6 +9,8 @@ one found in the catalog audit of 2026-11 (rows checked against dated provider l
 - an offer whose instance name names another GPU or another form factor (an
   Azure T4 VM mapped to a V100; an "A100 PCIe" instance mapped to the SXM card);
 - a date after the day of the check;
+- a device without a spec the speed model reads (the RTX 5090's blank tensor rate made it
+  slower than an RTX 4090);
 - a price far off the provider's own list, where a refreshed layer knows the list.
 
 Each finding is a :class:`Finding` located at file:line:column, so a catalog
@@ -22,6 +24,10 @@ import re
 from dataclasses import dataclass
 
 import pandas as pd
+
+#: GPU architectures with tensor cores: mixed precision runs on them, so the speed model reads
+#: their FP16 tensor rate (NVIDIA's architecture whitepapers, Volta 2017 to Blackwell 2025).
+TENSOR_ARCHITECTURES = frozenset({"volta", "turing", "ampere", "ada", "hopper", "blackwell"})
 
 #: A price this many times off the provider's list (either way) is an error.
 OFF_LIST_FACTOR = 1.25
@@ -166,9 +172,28 @@ def off_list(catalog, listed: pd.DataFrame) -> list[Finding]:
     return out
 
 
+def missing_specs(catalog) -> list[Finding]:
+    """Devices without a figure the speed model reads: memory bandwidth and FP32 rate for every
+    GPU, the FP16 tensor rate for tensor-core GPUs and TPUs. A blank is no estimate: with the
+    tensor rate blank the RTX 5090 came out slower than an RTX 4090."""
+    out = []
+    for _, r in catalog.devices.iterrows():
+        needed = ["memory_bandwidth_gb_per_s"]
+        needed += ["fp16_tensor_tflops"] if r["kind"] == "tpu" else ["fp32_tflops"]
+        if r["kind"] != "tpu" and r["architecture"] in TENSOR_ARCHITECTURES:
+            needed.append("fp16_tensor_tflops")
+        for column in needed:
+            value = r[column]
+            if value is None or (isinstance(value, float) and value != value):
+                out.append(_finding(catalog, "devices", r, column,
+                                    "blank, but the speed model reads it for every device without measured "
+                                    "throughput: fill it from the datasheet, with its source"))
+    return out
+
+
 def lint(catalog, today: dt.date, shipped=None, listed: pd.DataFrame | None = None) -> list[Finding]:
     """Every rule above, in file order; ``shipped`` rows are judged against the ``listed`` prices."""
-    found = spot_not_cheaper(catalog) + wrong_device(catalog) + future_dates(catalog, today)
+    found = spot_not_cheaper(catalog) + wrong_device(catalog) + future_dates(catalog, today) + missing_specs(catalog)
     if shipped is not None and listed is not None and not listed.empty:
         found += off_list(shipped, listed)
     return sorted(set(found), key=lambda f: (f.file, f.line, f.column, f.path))

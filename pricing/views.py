@@ -159,6 +159,22 @@ def stale(catalog, today: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame
     return pd.DataFrame(out, columns=["table", "id", "as_of", "age_days"])
 
 
+#: A price row dated this recently counts as fresh in ``pricing check``'s summary (a catalog
+#: release should have most rent rows and every free tier this fresh).
+FRESH_DAYS = 120
+
+
+def fresh_shares(catalog, today: dt.date, days: int = FRESH_DAYS) -> list[tuple[str, int, int]]:
+    """(table, rows dated within ``days`` of ``today``, rows) for the priced tables."""
+    out = []
+    for table in ("rent", "free", "buy"):
+        dates = catalog.tables[table]["as_of"]
+        fresh = sum(1 for d in dates if isinstance(d, dt.date) and 0 <= (today - d).days <= days)
+        if len(dates):
+            out.append((table, fresh, len(dates)))
+    return out
+
+
 #: A card's price older than this, new or used, is a launch price or a past market, not what the
 #: card costs now: by default a scenario is not offered it (a scenario dated near it still is).
 #: Used prices move as much as new ones (a used RTX 3090 lost 11-18 % a year, 2020-2026), so a

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 import shutil
@@ -13,6 +14,8 @@ from click.testing import CliRunner
 
 import pricing
 from planner.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 from .conftest import SCENARIOS, TEST_CATALOG
 
@@ -80,6 +83,12 @@ def test_check_passes_on_the_shipped_catalog_and_lists_stale_rows(monkeypatch):
     assert result.exit_code == 0, result.output
     assert result.output.startswith("integrity: ok")
     assert "stale:" in result.output and "lint: ok" in result.output
+    # the share of fresh rent rows, counted here from the file itself
+    import csv
+
+    rows = list(csv.DictReader((ROOT / "pricing" / "data" / "rent.csv").open()))
+    fresh = sum(0 <= (dt.date(2026, 11, 22) - dt.date.fromisoformat(r["as_of"])).days <= 120 for r in rows)
+    assert f"rent {fresh} of {len(rows)} rows ({fresh / len(rows):.0%})" in result.output
 
 
 def _line_of(path, row_id: str) -> int:
@@ -183,3 +192,22 @@ def test_catalog_file_errors_are_located(tmp_path):
     result = invoke("pricing", "list", "--rent", "--catalog", str(lab))
     assert result.exit_code == 2
     assert f"{lab}:2:34: rent.0.prise: unknown key (did you mean 'price'" in result.output
+
+
+def test_check_fails_on_a_spec_the_speed_model_needs(tmp_path):
+    """A blank FP16 tensor rate on a tensor-core card made the RTX 5090 slower than a 4090: every
+    device must carry what the speed model reads (a Pascal card has no tensor rate to give)."""
+    from pricing.checks import missing_specs
+
+    data = tmp_path / "data"
+    shutil.copytree(TEST_CATALOG, data, ignore=shutil.ignore_patterns("README.md"))
+    path = data / "devices.csv"
+    before = {f.path for f in missing_specs(pricing.load_catalog(data))}
+    lines = path.read_text().splitlines()
+    line = _line_of(path, "rtx-4090")
+    assert ",82.6,165," in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(",82.6,165,", ",82.6,,", 1)
+    path.write_text("\n".join(lines) + "\n")
+    found = [f for f in missing_specs(pricing.load_catalog(data)) if f.path not in before]
+    assert [(f.path, f.line, f.column) for f in found] == [("devices.rtx-4090.fp16_tensor_tflops", line, 9)]
+    assert not any(".gtx-1080-ti." in p for p in before)  # no tensor cores: nothing to fill
