@@ -341,3 +341,22 @@ def test_a_reference_gpu_too_small_for_the_workload_is_called_out(load, catalog)
     warnings = planner.plan(s, catalog, trials=20, alternatives=False).warnings
     assert not any("reference GPU" in w for w in warnings)
     assert any("trainable parameters assumed" in w for w in warnings)
+
+
+def test_one_measured_card_does_not_drag_its_whole_architecture(catalog):
+    """An unmeasured card takes its architecture's typical miss only where two or more cards of it
+    are measured: Lambda's one Blackwell card, a B200 run limited by its input pipeline, made
+    every GeForce Blackwell card slower than the Ada card it replaces. Here Volta with one
+    measured card (the V100 32GB, the Titan V's rows left out) and the unmeasured V100 16GB."""
+    from planner.workload import relative_speed
+
+    t = catalog.throughput[catalog.throughput["device"] != "titan-v"]
+    slow = t.assign(throughput=t["throughput"].where(t["device"] != "v100-32gb", t["throughput"] * 0.5))
+    for family in ("transformer", "cnn"):
+        before = relative_speed(catalog.devices, t, "rtx-3090", family, "mixed")
+        after = relative_speed(catalog.devices, slow, "rtx-3090", family, "mixed")
+        assert after.at["v100-32gb", "relative_speed"] == pytest.approx(
+            0.5 * before.at["v100-32gb", "relative_speed"], rel=1e-6)
+        # the spec fit moves a little with one point among a dozen; the shift would move it by half
+        assert after.at["v100-16gb", "relative_speed"] == pytest.approx(
+            before.at["v100-16gb", "relative_speed"], rel=0.1)
