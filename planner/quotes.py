@@ -41,7 +41,7 @@ def _fits(w, devices: pd.DataFrame, throughput: pd.DataFrame):
     (workload, tables) in a process (pricing.memo: a what-if varies prices and hours far more
     often than the model)."""
     def make():
-        speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
+        speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision, w.measured_speed)
         ref = workload.place_reference(w, devices)
         ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
         speeds = dict(zip(speed.index, zip(speed["relative_speed"], speed["speed_source"])))  # a row read per option

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import fnmatch
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,6 +68,8 @@ class Workload:
     attention: str
     activation_checkpointing: bool | str
     sharding: str
+    #: speeds you measured: (device, times as fast, than this device; None: the reference GPU)
+    measured_speed: tuple[tuple[str, float, str | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -442,6 +445,31 @@ def _devices(v, ctx):
     return tuple(_device(x, ctx) for x in v)
 
 
+def _measured_speeds(v, ctx):
+    """``{rtx-5090: 2.4}`` (times the reference GPU) or ``{rtx-5090: 1.35 x rtx-4090}``; the
+    canonical form, a tuple of (device, factor, base), stays as it is."""
+    if isinstance(v, tuple) and all(isinstance(x, tuple) and len(x) == 3 for x in v):
+        return v
+    if not isinstance(v, dict):
+        raise ValueError(f"expected a mapping of device ids to speeds such as {{rtx-5090: 1.35 x rtx-4090}}, got {v!r}")
+    out = []
+    for device, speed in v.items():
+        base = None
+        if isinstance(speed, str) and re.search(r"[a-z]", speed.split("x", 1)[-1] if "x" in speed else ""):
+            number, _, base_id = speed.partition("x")
+            base = _device(base_id.strip(), ctx)
+            speed = number.strip()
+        try:
+            factor = float(speed)
+        except (TypeError, ValueError):
+            raise ValueError(f"{device}: expected a speed such as 2.4 (times the reference GPU) or "
+                             f"'1.35 x rtx-4090', got {speed!r}") from None
+        if not (math.isfinite(factor) and 0 < factor <= 1000):
+            raise ValueError(f"{device}: expected a speed above 0 and at most 1000 times another card, got {speed!r}")
+        out.append((_device(device, ctx), factor, base))
+    return tuple(sorted(out, key=lambda x: x[0]))
+
+
 def _frameworks(v, ctx):
     if isinstance(v, str):
         v = [v]
@@ -504,6 +532,9 @@ WORKLOAD = {
     "attention": Field(_enum(ATTENTIONS), default="auto", doc=" | ".join(ATTENTIONS)),
     "activation_checkpointing": Field(_auto_or_bool, default="auto", doc="auto (only when needed to fit) | true | false"),
     "sharding": Field(_enum(SHARDINGS), default="none", doc="none | zero2 | zero3: states split across a machine's GPUs"),
+    "measured_speed": Field(_measured_speeds, default=(),
+                            doc="speeds you measured for this workload, per device: times reference_gpu (2.4) "
+                                "or times another device ('1.35 x rtx-4090'); they replace the catalog's"),
 }
 
 PHASE = {

@@ -531,7 +531,7 @@ def calibrate(devices: pd.DataFrame, throughput: pd.DataFrame, family: str, prec
 
 
 def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: str, family: str,
-                   precision: str) -> pd.DataFrame:
+                   precision: str, yours: tuple[tuple[str, float, str | None], ...] = ()) -> pd.DataFrame:
     """Speed of each device relative to ``reference`` for this family and precision.
 
     Each device gets a score on the measured scale: its fitted score where
@@ -539,8 +539,10 @@ def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: s
     (:func:`calibrate`; TPUs scaled by TPU_FAMILY_FACTOR), shifted by the
     median miss of the measured devices of its architecture. Relative speed is
     the ratio of the device's and the reference's scores: ``measured`` when
-    both are measured, ``estimated`` otherwise. Returns ``relative_speed``
-    and ``speed_source`` indexed by device id.
+    both are measured, ``estimated`` otherwise. Speeds you measured (``yours``:
+    device, times as fast, than which device, None for the reference) replace
+    the table's, with the source ``yours``. Returns ``relative_speed`` and
+    ``speed_source`` indexed by device id.
     """
     cal = calibrate(devices, throughput, family, precision)
     measured = measured_scores(throughput, family, precision)
@@ -560,13 +562,16 @@ def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: s
     out = pd.DataFrame({"relative_speed": np.exp(score - score[reference]), "speed_source": source},
                        index=score.index)
     out.loc[reference, "speed_source"] = "reference"
+    for device, factor, base in yours:
+        base_speed = 1.0 if base in (None, reference) else float(out.at[base, "relative_speed"])
+        out.loc[device, ["relative_speed", "speed_source"]] = [factor * base_speed, "yours"]
     return out
 
 
 def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, count: int = 1) -> pd.DataFrame:
     """One row per device (``count`` of them in one machine): memory, need, verdict,
     micro-batch and relative speed."""
-    speed = relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision)
+    speed = relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision, w.measured_speed)
     rows = []
     for d in devices.itertuples():
         p = place(w, d, count)

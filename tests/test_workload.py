@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import planner
+from pricing.errors import InputError
 from planner import workload
 from planner.cli import main
 from planner.scenario import workload_of
@@ -360,3 +361,26 @@ def test_one_measured_card_does_not_drag_its_whole_architecture(catalog):
         # the spec fit moves a little with one point among a dozen; the shift would move it by half
         assert after.at["v100-16gb", "relative_speed"] == pytest.approx(
             before.at["v100-16gb", "relative_speed"], rel=0.1)
+
+
+def test_a_speed_you_measured_replaces_the_estimate(load):
+    """Many users have measured their own card: 'rtx-5090: 1.35 x rtx-4090' is 1.35 times whatever
+    the 4090 runs at for this workload, '2.1' times the reference GPU; both are marked yours."""
+    text = """\
+name: my measurements
+start: 2027-01-04
+workload: {family: transformer, params: 86M, reference_gpu: rtx-3090, measured_speed: %s}
+phases: {final: {gpu_hours: 180, deadline: 2027-08-15}}
+consider: {buy: [], rent: ["runpod:rtx-5090", "runpod:rtx-4090"], free: []}
+"""
+    base = planner.plan(load(text % "{}"), trials=0).quotes.set_index("option")
+    mine = planner.plan(load(text % "{rtx-5090: 1.35 x rtx-4090, rtx-4090: 1.6}"), trials=0).quotes.set_index("option")
+    assert mine.at["runpod:rtx-4090", "relative_speed"] == pytest.approx(1.6)
+    assert mine.at["runpod:rtx-5090", "relative_speed"] == pytest.approx(1.35 * 1.6)
+    assert set(mine["speed_source"]) == {"yours"} and base.at["runpod:rtx-5090", "speed_source"] == "estimated"
+    # the work's device hours follow: 180 reference h at 2.16x
+    assert mine.at["runpod:rtx-5090", "device_hours"] == pytest.approx(180 / (1.35 * 1.6))
+    with pytest.raises(InputError, match="did you mean 'rtx-4090'"):
+        load(text % "{rtx-5090: 1.35 x rtx-409}")
+    with pytest.raises(InputError, match="expected a speed"):
+        load(text % "{rtx-5090: fast}")
