@@ -75,7 +75,10 @@ def _split(value: object, expected: str) -> tuple[float, str]:
     if isinstance(value, (int, float)):
         if value != value or value in (float("inf"), float("-inf")):
             raise QuantityError(f"expected {expected} (a finite number), got {value!r}")
-        return float(value), ""
+        try:
+            return float(value), ""
+        except OverflowError:  # an integer of hundreds of digits
+            raise QuantityError(f"expected {expected}, got a number of {len(str(value))} digits") from None
     if not isinstance(value, str):
         raise QuantityError(f"expected {expected}, got {type(value).__name__}")
     m = _QUANTITY.match(value)

@@ -248,8 +248,8 @@ def _convert(kind: str, value: Any, path: str) -> Any:
     if kind == "float":
         try:
             x = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"expected a number, got {value!r}") from None
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"expected a number, got {str(value)[:40]!r}") from None
         if not math.isfinite(x) or x < 0:
             raise ValueError(f"expected a number of zero or more, got {value!r}")
         return x

@@ -69,9 +69,29 @@ def _mark(m: yaml.Mark) -> tuple[int, int]:
     return (m.line + 1, m.column + 1)
 
 
+def _too_deep(text: str, file: str) -> Problem | None:
+    """The first place ``text`` nests deeper than MAX_DEPTH, read from its tokens (the scanner
+    does not recurse; the composer does, and 25,000 brackets crash it, segfault and all)."""
+    starts = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
+              yaml.FlowSequenceStartToken)
+    ends = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+    depth = 0
+    for token in yaml.scan(text, Loader=_LOADER):
+        if isinstance(token, starts):
+            depth += 1
+            if depth > MAX_DEPTH + 1:  # the document's own mapping is a level
+                return Problem(file, *_mark(token.start_mark), "", f"nested too deeply (more than {MAX_DEPTH} levels)")
+        elif isinstance(token, ends):
+            depth -= 1
+    return None
+
+
 def parse_document(text: str, file: str) -> Document:
     """Parse YAML ``text``; syntax errors and duplicate keys raise InputError."""
     try:
+        deep = _too_deep(text, file)
+        if deep is not None:
+            raise InputError([deep])
         root = yaml.compose(text, Loader=_LOADER)
     except RecursionError:
         raise InputError([Problem(file, 0, 0, "", f"nested too deeply (more than {MAX_DEPTH} levels)")]) from None
@@ -114,16 +134,28 @@ def _key_text(key_node, constructor) -> str:
     return str(constructor.construct_object(key_node))
 
 
-def _merged(node, doc, problems, path) -> list[tuple]:
+def _merged(node, doc, problems, path, budget, within=()) -> list[tuple]:
     """The (key, value) node pairs of a mapping with its ``<<`` merges resolved: explicit keys
-    first, then the merged mappings' keys they do not override (YAML merge key spec)."""
+    first, then the merged mappings' keys they do not override (YAML merge key spec). Every
+    pair a merge brings counts against the document's budget (a merge bomb multiplies them);
+    a mapping that merges itself, directly or through others, is a problem."""
     own, merged = [], []
+    within = (*within, id(node))
+    if len(within) > MAX_DEPTH:
+        raise _TooBig
     for key_node, value_node in node.value:
         if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _MERGE_TAG:
             sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
             for src in sources:
-                if isinstance(src, yaml.MappingNode):
-                    merged += _merged(src, doc, problems, path)
+                if isinstance(src, yaml.MappingNode) and id(src) in within:
+                    line, col = _mark(src.start_mark)
+                    problems.append(Problem(doc.file, line, col, dotted(path), "'<<' merges a mapping into itself"))
+                elif isinstance(src, yaml.MappingNode):
+                    pairs = _merged(src, doc, problems, path, budget, within)
+                    budget[0] -= len(pairs)
+                    if budget[0] < 0:
+                        raise _TooBig
+                    merged += pairs
                 else:
                     line, col = _mark(src.start_mark)
                     problems.append(Problem(doc.file, line, col, dotted(path),
@@ -152,7 +184,7 @@ def _build(node, path, doc, constructor, problems, depth, budget):
         return None
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
-        for key_node, value_node in _merged(node, doc, problems, path):
+        for key_node, value_node in _merged(node, doc, problems, path, budget):
             if not isinstance(key_node, yaml.ScalarNode):
                 line, col = _mark(key_node.start_mark)
                 problems.append(Problem(doc.file, line, col, dotted(path), "a key must be a plain word, not a list or mapping"))

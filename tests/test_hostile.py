@@ -12,7 +12,7 @@ import planner
 from planner.cli import main
 from pricing.errors import InputError
 
-from .conftest import MINIMAL
+from .conftest import MINIMAL, SCENARIOS
 
 BOMB = """\
 a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]
@@ -196,3 +196,44 @@ def test_fuzz_hostile_values_end_in_a_plan_or_a_located_error(catalog, thesis_te
         return
     result = planner.plan(s, catalog, trials=10, alternatives=False)
     assert result.total_usd == result.total_usd
+
+
+def _cli(*args, timeout=60):
+    """The CLI in its own process: a crash in the YAML parser must not take the test runner down."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", "from planner.cli import main; main()", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("name, text, message", [
+    # 25,000 brackets segfaulted the parser (exit 139) before the depth check ran
+    ("flow", "name: " + "[" * 25_000 + "\n", "1:57: nested too deeply (more than 50 levels)"),
+    ("braces", "name: " + "{a: " * 5_000 + "\n", "nested too deeply (more than 50 levels)"),
+    ("self-merge", "x: &a {<<: *a}\nname: t\n", "1:4: x: '<<' merges a mapping into itself"),
+    # each level merges the previous ten times: 27 s at 7 levels, minutes at 9
+    ("merge-bomb", "m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10}\n" + "".join(
+        f"m{i}: &m{i} {{<<: [{', '.join([f'*m{i - 1}'] * 10)}]}}\n" for i in range(1, 10)) + "name: bomb\n",
+     "expands to more than 100,000 values"),
+    ("merge-chain", "m0: &m0 {a: 1}\n" + "".join(f"m{i}: &m{i} {{<<: *m{i - 1}}}\n" for i in range(1, 3000))
+     + "name: chain\n", "expands to more than 100,000 values"),
+])
+def test_hostile_yaml_is_a_located_error_in_its_own_process(tmp_path, name, text, message):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    result = _cli("validate", str(path))
+    assert result.returncode == 2, (result.returncode, result.stderr[-500:])
+    assert f"{path}:" in result.stderr + result.stdout and message in result.stderr + result.stdout
+    assert "internal error" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("key, value", [
+    ("phases.final.gpu_hours", "1" + "0" * 400), ("workload.params", "7" * 401), ("you.budget", "9" * 401),
+    ("electricity", "1" * 401), ("horizon", "2" * 401), ("phases.final.runs", "3" * 401),
+])
+def test_an_integer_of_hundreds_of_digits_is_a_located_error(thesis_text, tmp_path, key, value):
+    # OverflowError (exit 1, "internal error") before: float() of a 401-digit integer
+    result = run("validate", str(SCENARIOS / "thesis.yaml"), "--set", f"{key}={value}")
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output and key in result.output
