@@ -9,6 +9,9 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg")
+# names, ids and values are drawn as written: a '$...$' pair in a variant's name is no formula
+# (matplotlib would parse it as mathtext and fail on '$\\frac{$')
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402

@@ -368,9 +368,7 @@ def render_rows(frames: dict, headers: dict, fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
         parts = [df.assign(table=t)[["table", *df.columns]] if len(frames) > 1 else df for t, df in frames.items()]
-        pd.concat(parts, ignore_index=True).map(lambda v: ";".join(v) if isinstance(v, tuple) else v).to_csv(
-            buf, index=False, lineterminator="\n")
-        return buf.getvalue()
+        return view.csv_text(pd.concat(parts, ignore_index=True).map(lambda v: ";".join(v) if isinstance(v, tuple) else v))
     out = []
     for t, df in frames.items():
         cols = [c for c in headers[t] if c in df.columns]
@@ -412,7 +410,7 @@ def plan_rows(plan: Plan) -> pd.DataFrame:
 
 
 def render_csv(plan: Plan) -> str:
-    return plan_rows(plan).to_csv(index=False, lineterminator="\n")
+    return view.csv_text(plan_rows(plan))
 
 
 RENDERERS.update(markdown=render_markdown, csv=render_csv)

@@ -77,8 +77,8 @@ def section(title: str | None, *blocks: Block | None) -> Section:
 
 
 def _plain(text: str) -> str:
-    """Inline Markdown as terminal text: no ** or backticks."""
-    return re.sub(r"`([^`]*)`", r"\1", re.sub(r"\*\*(.+?)\*\*", r"\1", text))
+    """Inline Markdown as terminal text: no ** or backticks, no control characters."""
+    return plain_text(re.sub(r"`([^`]*)`", r"\1", re.sub(r"\*\*(.+?)\*\*", r"\1", text)))
 
 
 def text_table(headers, rows, right=frozenset()) -> list[str]:
@@ -97,11 +97,12 @@ def text_table(headers, rows, right=frozenset()) -> list[str]:
 
 
 def to_text(page: Page) -> str:
-    out = [page.title, "=" * len(page.title)]
+    title = plain_text(page.title)
+    out = [title, "=" * len(title)]
     for sec in page.sections:
         out.append("")
         if sec.title:
-            out += [sec.title, "-" * len(sec.title)]
+            out += [plain_text(sec.title), "-" * len(plain_text(sec.title))]
         for block in sec.blocks:
             if isinstance(block, str):
                 out.append(_plain(block))
@@ -113,32 +114,65 @@ def to_text(page: Page) -> str:
     return "\n".join(out) + "\n"
 
 
+# --------------------------------------------------------------------------- CSV
+
+#: A spreadsheet runs a cell that starts with one of these as a formula (OWASP, "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(df) -> str:
+    """A table as CSV for spreadsheets: a text cell that a spreadsheet would run as a formula
+    (a name like ``=cmd|...``) starts with an apostrophe, as spreadsheet-safe CSV writers do;
+    numbers stay numbers."""
+    safe = df.map(lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA_STARTS) else v)
+    return safe.to_csv(index=False, lineterminator="\n")
+
+
 # --------------------------------------------------------------------------- Markdown
+
+#: Control characters other than tab and newline: terminal escapes in a name must not reach a terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain_text(text: str) -> str:
+    """User text as it may reach a terminal: control characters (escape sequences) removed."""
+    return _CONTROL.sub("", text)
+
+
+def md_escape(text: str) -> str:
+    """Page text as Markdown that no name can turn into a link, an image or HTML: outside code
+    spans, a ']' that a '(', ':' or '[' follows (a link, a link definition, a reference) is
+    broken with a backslash and '<' is an entity (no autolink, no tag); '[USD]' stays as it
+    reads. Inside code spans text is literal anyway."""
+    parts = plain_text(text).split("`")
+    for i in range(0, len(parts), 2):  # outside code spans
+        parts[i] = re.sub(r"\](?=[(:\[])", r"]\\", parts[i].replace("<", "&lt;"))
+    return "`".join(parts)
 
 
 def md_table(headers, rows, right=frozenset()) -> list[str]:
     """A pipe table; numbers (``right``) right-aligned; a cell's lines joined by <br> (GitHub
     and most Markdown viewers break the line there)."""
-    esc = [["<br>".join(x.replace("|", "\\|") for x in lines(c)) for c in r] for r in rows]
+    esc = [["<br>".join(md_escape(x).replace("|", "\\|") for x in lines(c)) for c in r] for r in rows]
     rule = "|" + "|".join(" ---: " if i in right else " --- " for i in range(len(headers))) + "|"
-    return ["| " + " | ".join(headers) + " |", rule, *("| " + " | ".join(r) + " |" for r in esc)]
+    return ["| " + " | ".join(md_escape(h) for h in headers) + " |", rule, *("| " + " | ".join(r) + " |" for r in esc)]
 
 
 def _md_block(block: Block) -> list[str]:
     if isinstance(block, str):
-        return [block]
+        return [md_escape(block)]
     if isinstance(block, Bullets):
-        return [f"- {item}" for item in block.items]
+        return [f"- {md_escape(item)}" for item in block.items]
     if isinstance(block, Table):
         return md_table(block.headers, block.rows, block.right)
     return [f"![{block.title}]({block.name}.png)"]
 
 
 def to_markdown(page: Page) -> str:
-    out = [f"# {page.title}", ""]
+    out = [f"# {md_escape(page.title)}", ""]
     for sec in page.sections:
         if sec.title:
-            out += [f"## {sec.title}", ""]
+            out += [f"## {md_escape(sec.title)}", ""]
         for block in sec.blocks:
             out += [*_md_block(block), ""]
     return "\n".join(out)
@@ -160,7 +194,7 @@ def _html_table(table: Table, md) -> str:
 
     def row(tag: str, cells) -> str:
         return "<tr>" + "".join(
-            f"<{tag}{right if i in table.right else ''}>" + "<br>".join(md.renderInline(x) for x in lines(c))
+            f"<{tag}{right if i in table.right else ''}>" + "<br>".join(md.renderInline(md_escape(x)) for x in lines(c))
             + f"</{tag}>" for i, c in enumerate(cells)) + "</tr>"
 
     return ("<table>\n<thead>\n" + row("th", table.headers) + "\n</thead>\n<tbody>\n"
@@ -172,7 +206,8 @@ def to_html(page: Page, svgs: dict[str, str] | None = None) -> str:
     without one is left out: the page must not ask for another file)."""
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": False})
+    # no link, image or raw HTML from any text: the page needs no network and calls nowhere
+    md = MarkdownIt("commonmark", {"html": False}).disable(["link", "image", "autolink"])
     svgs = svgs or {}
     body = [f"<h1>{html.escape(page.title)}</h1>"]
     for sec in page.sections:

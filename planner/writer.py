@@ -40,10 +40,10 @@ def report_files(plan: Plan) -> dict[str, bytes]:
     files["result.json"] = report.render_json(plan).encode("utf-8")
     files["plan.csv"] = report.render_csv(plan).encode("utf-8")
     d = to_dict(plan)
-    files["schedule.csv"] = pd.DataFrame(d["schedule"], columns=["phase", "option", "week_start", "gpu_hours",
-                                                                 "wall_hours"]).to_csv(index=False).encode("utf-8")
-    files["breakeven.csv"] = pd.DataFrame(d["breakeven"], columns=["buy", "rent", "gpu_hours", "date", "why_not"]
-                                          ).to_csv(index=False).encode("utf-8")
+    files["schedule.csv"] = view.csv_text(pd.DataFrame(d["schedule"], columns=[
+        "phase", "option", "week_start", "gpu_hours", "wall_hours"])).encode("utf-8")
+    files["breakeven.csv"] = view.csv_text(pd.DataFrame(d["breakeven"], columns=[
+        "buy", "rent", "gpu_hours", "date", "why_not"])).encode("utf-8")
     return files
 
 

@@ -515,3 +515,47 @@ def test_the_schedule_names_days_inside_each_phase(name):
             assert ph.start <= first <= last <= (ph.finish_expected or ph.deadline), ln
     if name == "thesis.yaml":
         assert any("final on" in ln and ", 2027-06-01 to " in ln for ln in lines)
+
+
+EVIL = '![x](http://h/x.png) <img src=http://h/y onerror=alert(1)> [t](http://h/t) $\\frac{$ \x1b]0;title\x07'
+
+
+def test_user_text_never_makes_a_report_call_out(tmp_path, thesis_text):
+    """A scenario's name and a variant's name are plain text: no live image or link in report.html
+    (headless Chromium fetched one: a tracking beacon in a page promised to need no network), none
+    in report.md, no formula for a spreadsheet in the CSV, no terminal escape, no mathtext crash."""
+    from html.parser import HTMLParser
+
+    text = re.sub(r"(?m)^name: .*$", lambda m: "name: " + json.dumps(EVIL), thesis_text, count=1)
+    text = text.replace("variants:", "variants:\n  " + json.dumps("=cmd|' /C calc'!A0 $\\frac{$") + ": {electricity: 0.10 USD/kWh}", 1)
+    path = tmp_path / "evil.yaml"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "r"
+    result = CliRunner().invoke(main, ["run", str(path), "--report", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+
+    class Attributes(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.urls = set(), []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.add(tag)
+            fetched = {"src", "href", "xlink:href", "srcset", "action", "formaction", "poster", "data", "background"}
+            self.urls += [v for k, v in attrs if v and (k in fetched and not v.startswith("#")
+                                                        or k == "style" and "url(" in v)]
+
+    page = Attributes()
+    page.feed((out / "report.html").read_text(encoding="utf-8"))
+    assert not page.urls and not {"a", "img", "script", "iframe"} & page.tags
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "](http" not in md and "<img" not in md
+    # a what-if table names the variant: its CSV must not start a cell with a formula
+    table = tmp_path / "w"
+    result = CliRunner().invoke(main, ["compare", str(path), "--all", "--report", str(table), "--format", "csv"])
+    assert result.exit_code in (0, 3), result.output
+    csv_text = (table / "table.csv").read_text(encoding="utf-8")
+    assert "=cmd" in csv_text and not any(cell.startswith("=") for line in csv_text.splitlines()
+                                           for cell in line.split(","))
+    assert (table / "report.html").exists()  # the chart with '$\frac{$' in a label was drawn
