@@ -152,21 +152,29 @@ class Catalog:
             if not rows:
                 continue
             t = tables[table].copy()
+            at: dict[Any, tuple[str, Any]] = {row_id: ("row", i) for i, row_id in zip(t.index, t["id"])}  # not a scan a row
+            defaults = _defaults(self.columns, table)
+            added: list[dict[str, Any]] = []
             for row in rows:
-                hit = t.index[t["id"] == row["id"]]
-                if len(hit):
+                where, hit = at.get(row["id"], (None, None))
+                if where == "row":
                     for col, value in row.items():
                         if col == "source":
-                            value = f"{value} (overrides the catalog row: {t.at[hit[0], 'source']})"
-                        t.at[hit[0], col] = value
-                    t.at[hit[0], "layer"] = layer
-                    t.at[hit[0], "_line"] = row.get("_line", float("nan"))
+                            value = f"{value} (overrides the catalog row: {t.at[hit, 'source']})"
+                        t.at[hit, col] = value
+                    t.at[hit, "layer"] = layer
+                    t.at[hit, "_line"] = row.get("_line", float("nan"))
+                elif where == "added":  # a new row given twice: the later one's fields win
+                    added[hit].update(row)
                 else:
-                    new = _defaults(self.columns, table)
+                    new = dict(defaults)
                     new.update(_derive_new(table, row))
                     new.update(row)
                     new["layer"] = layer
-                    t = pd.concat([t, pd.DataFrame([new])], ignore_index=True)
+                    at[row["id"]] = ("added", len(added))
+                    added.append(new)
+            if added:
+                t = pd.concat([t, pd.DataFrame(added)], ignore_index=True)
             tables[table] = _finish(table, t)
         touched = any(rows for rows in entries.values())
         layers = self.layers + ((layer, as_of, source),) if touched else self.layers
