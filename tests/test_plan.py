@@ -154,7 +154,8 @@ def test_run_text_shows_each_phase_and_total():
 
 
 def test_exit_3_when_a_deadline_cannot_be_met():
-    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--set", "phases.final.gpu_hours=300000"])
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--set", "phases.final.gpu_hours=300000",
+                                       "--set", "you.budget=100000000"])
     assert result.exit_code == 3
     assert "NO" in result.output and "no plan finishes 'final'" in result.output
 
