@@ -155,9 +155,10 @@ def test_run_text_shows_each_phase_and_total():
 
 def test_exit_3_when_a_deadline_cannot_be_met():
     result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--set", "phases.final.gpu_hours=300000",
+                                       "--set", "phases.final.deadline=2027-06-10",
                                        "--set", "you.budget=100000000"])
     assert result.exit_code == 3
-    assert "NO" in result.output and "no plan finishes 'final'" in result.output
+    assert "NO" in result.output and "no plan finishes 'final'" in result.output, result.output
 
 
 def test_variant_flows_into_the_report():
