@@ -12,12 +12,13 @@ import functools
 import json
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import click
 
 from . import __version__
-from pricing.errors import InputError, Problem, SolverError, did_you_mean
+from pricing.errors import InputError, LayerWarning, Problem, SolverError, did_you_mean
 
 EXIT_INPUT = 2
 EXIT_INFEASIBLE = 3
@@ -58,6 +59,11 @@ def scenario_options(f):
     return f
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning the user can act on, in one line (a bad refreshed layer), without Python's source line."""
+    click.echo(f"planner: warning: {message}", err=True)
+
+
 def handle_errors(f):
     """Input errors become messages and exit 2; bugs say how to see the traceback."""
 
@@ -65,7 +71,10 @@ def handle_errors(f):
     def wrapper(*args, **kwargs):
         debug = click.get_current_context().find_root().params.get("debug")
         try:
-            return f(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("default", LayerWarning)
+                warnings.showwarning = _one_line_warning
+                return f(*args, **kwargs)
         except InputError as exc:
             for p in exc.problems:
                 click.echo(str(p), err=True)
@@ -406,6 +415,9 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
         fraction = units.parse_fraction(span)
     except units.QuantityError as exc:
         raise InputError([Problem("--span", 0, 0, "", str(exc))]) from None
+    if not 0 < fraction < 1:
+        raise InputError([Problem("--span", 0, 0, "", f"expected a share above 0% and below 100%, got {span!r}: "
+                                  "each input moves down and up by it, and down by all of it is nothing")])
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     base = _job(scenario, variant, sets, today, catalog_files)
     planned = sensitivity_inputs(base, fraction)  # plans the base: which offers are in play
@@ -495,7 +507,7 @@ def pricing_refresh(providers, clear, today, fmt):
     import shutil
 
     from pricing.checks import off_list
-    from pricing.refresh import PROVIDERS, RefreshError, fetch, layer_dir, to_layer, write_layer
+    from pricing.refresh import PROVIDERS, RefreshError, layer_dir, refresh
 
     from .api import shipped_catalog
 
@@ -511,17 +523,14 @@ def pricing_refresh(providers, clear, today, fmt):
     if unknown:
         raise click.BadParameter(f"unknown provider {unknown[0]!r}{did_you_mean(unknown[0], PROVIDERS)} "
                                  f"(gpuhunt's offline providers: {', '.join(PROVIDERS)})", param_hint="--provider")
+    shipped = shipped_catalog()
+    version = importlib.metadata.version("gpuhunt")
     try:
-        fetched = fetch(providers or tuple(PROVIDERS))
+        rows, unmapped, meta, fetched = refresh(providers, today, shipped.rent, version)
     except RefreshError as exc:
         click.echo(f"refresh failed: {exc}", err=True)
         sys.exit(1)
-    shipped = shipped_catalog()
-    version = importlib.metadata.version("gpuhunt")
-    rows, unmapped = to_layer(fetched, dict(zip(shipped.rent["id"], shipped.rent["device"])), today, version)
-    meta = dict(fetched_on=today.isoformat(), gpuhunt=version, versions=dict(fetched.versions), rows=len(rows),
-                unmapped=len(unmapped), missing=dict(fetched.missing))
-    directory = write_layer(rows, meta)
+    directory = layer_dir()
     known = set(shipped.rent["id"])
     updated = int(rows["id"].isin(known).sum())
     off = off_list(shipped, rows)
@@ -585,6 +594,15 @@ def pricing_check(catalog_files, today, days):
         oldest = group.sort_values("age_days").iloc[-1]
         click.echo(f"  {table}: {len(ids)} rows, oldest {oldest['id']} ({oldest['as_of']}, {oldest['age_days']} days): "
                    + ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else ""))
+    from pricing.refresh import delisted, read_layer
+
+    layer = read_layer()
+    if layer is not None:
+        gone = delisted(shipped_catalog().rent, *layer)
+        if gone:
+            click.echo(f"not in the refreshed provider lists ({layer[1].get('fetched_on', '?')}): {len(gone)} shipped "
+                       "offer(s), perhaps no longer sold that way (or under a GPU name the refresh leaves out): "
+                       + ", ".join(gone[:8]) + (", ..." if len(gone) > 8 else ""))
     click.echo(f"dated within {FRESH_DAYS} days of {today}: " + "; ".join(
         f"{table} {fresh} of {total} rows ({fresh / total:.0%})" for table, fresh, total in fresh_shares(catalog, today)))
     launch = catalog.buy[old_offers(catalog.buy, today)]

@@ -60,8 +60,9 @@ def dominated_rents(quotes: pd.DataFrame) -> dict[str, str]:
     """Rent offers no plan needs: {offer: an offer that dominates it}. An offer dominates another
     when, in every phase the other can take a share of, it can too, costs no more per reference
     hour (money, and money plus time), takes no more wall hours (so no more of the run's hours
-    in any bucket), offers no fewer hours a week and needs no person. Rent offers share no
-    constraint but the run's concurrency (wall hours) and the budget (money), so moving any
+    in any bucket), offers no fewer hours a week and no fewer instances at once (``supply``), and
+    needs no person. Rent offers share no constraint but the run's concurrency (wall hours),
+    their own supply and the budget (money), so moving any
     share from the dominated offer to its dominator keeps every plan feasible and no dearer.
     Of equal offers the first by id stays. Nothing else is pruned: an offer too slow to finish
     a phase alone may still do most of it beside a fast one."""
@@ -91,6 +92,8 @@ def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
     cap = table(q["weekly_capacity_h"].to_numpy(dtype=float), 0.0)
     open_cap = table(q["open_capacity_h"].to_numpy(dtype=float), 0.0)
     person = table(q["needs_person"].to_numpy(dtype=float), 1.0)
+    supply = q["supply"].to_numpy(dtype=float) if "supply" in q else np.full(len(q), np.nan)
+    supply = table(np.where(np.isnan(supply), np.inf, supply), 0.0)  # instances to be had at once
     eps = 1e-9
     # better[i, j]: option i is at least as good as option j everywhere
     better = ((fixed_usd[:, None, :] <= fixed_usd[None, :, :] + eps).all(axis=2)
@@ -99,7 +102,8 @@ def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
               & (wall[:, None, :] <= wall[None, :, :] + eps).all(axis=2)
               & (cap[:, None, :] >= cap[None, :, :] - eps).all(axis=2)
               & (open_cap[:, None, :] >= open_cap[None, :, :] - eps).all(axis=2)
-              & (person[:, None, :] <= person[None, :, :]).all(axis=2))
+              & (person[:, None, :] <= person[None, :, :]).all(axis=2)
+              & (supply[:, None, :] >= supply[None, :, :]).all(axis=2))
     out = {}
     for j, option in enumerate(options):
         for i in np.flatnonzero(better[:, j]):

@@ -99,6 +99,9 @@ def write_files(files: dict[str, bytes], directory: str | Path, force: bool = Fa
         where = exc.filename or target
         raise InputError([Problem(str(target), 0, 0, "--report", f"no permission to write {where}; choose a "
                                   "directory you can write to")]) from None
+    except OSError as exc:  # a full disk, a read-only file system: the previous report stays
+        raise InputError([Problem(str(target), 0, 0, "--report", f"cannot write the report ({exc.strerror or exc}); "
+                                  "the previous report, if any, is unchanged")]) from None
 
 
 def check_target(directory: str | Path, force: bool = False) -> tuple[Path, list[str]]:
@@ -113,6 +116,7 @@ def check_target(directory: str | Path, force: bool = False) -> tuple[Path, list
         target = target.resolve()
     if target.exists() and not target.is_dir():
         raise InputError([Problem(str(target), 0, 0, "--report", "exists and is not a directory")])
+    _check_writable(target)
     ours = _planner_files(target)
     foreign = sorted(p.name for p in target.iterdir() if p.name not in ours) if target.exists() else []
     if foreign and not force:
@@ -123,10 +127,56 @@ def check_target(directory: str | Path, force: bool = False) -> tuple[Path, list
     return target, foreign
 
 
+def _check_writable(target: Path) -> None:
+    """Before any planning: the report can be written where asked (its nearest existing
+    ancestor is a directory this process can create files in), so a wrong DIR costs no waiting
+    and no answer is followed by an error."""
+    ancestor = target if target.exists() else target.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError([Problem(str(target), 0, 0, "--report", f"{ancestor} is a file, not a directory: a "
+                                  "report cannot go under it")])
+    try:
+        probe = Path(tempfile.mkdtemp(prefix=".planner-probe-", dir=ancestor))
+        probe.rmdir()
+    except OSError as exc:
+        raise InputError([Problem(str(target), 0, 0, "--report", f"cannot write in {ancestor} "
+                                  f"({exc.strerror or exc}); choose a directory you can write to")]) from None
+
+
+def _process_tag() -> str:
+    """This process, as no later process can be: its PID and its start time (clock ticks since
+    boot, from /proc; a reused PID starts later). Names the temporary directories of a write."""
+    try:
+        start = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        start = "0"
+    return f"{os.getpid()}-{start}"
+
+
+def _alive(tag: str) -> bool:
+    """Whether the process that wrote a directory tagged ``tag`` (PID-START) still runs."""
+    pid, _, start = tag.partition("-")
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, another user's
+        return True
+    try:
+        now = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return True
+    return now == start
+
+
 def _write_files(files: dict[str, bytes], target: Path, foreign: list[str]) -> list[str]:
     target.parent.mkdir(parents=True, exist_ok=True)
     recover_leftovers(target)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{os.getpid()}-", dir=target.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{_process_tag()}-", dir=target.parent))
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; a report is for reading
     try:
         for name, data in files.items():
@@ -175,7 +225,7 @@ def _swap_in(new: Path, target: Path) -> None:
     if _exchange(new, target):
         shutil.rmtree(new, ignore_errors=True)  # now holds the previous report
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{os.getpid()}-", dir=target.parent))
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{_process_tag()}-", dir=target.parent))
     os.rmdir(old)
     os.replace(target, old)
     try:
@@ -188,29 +238,30 @@ def _swap_in(new: Path, target: Path) -> None:
 
 def recover_leftovers(target: Path) -> None:
     """Undo what a killed earlier write left beside ``target``: a previous report moved aside
-    (``.NAME.old-PID-*``) comes back when ``target`` is missing; half-written ``.NAME.new-PID-*``
-    directories and stale copies are removed. A directory whose writer (PID) still runs is
-    another write under way, and left alone."""
+    (``.NAME.old-PID-START-*``) comes back when ``target`` is missing; half-written
+    ``.NAME.new-PID-START-*`` directories and stale copies are removed. A directory whose writer
+    still runs (the same PID with the same start time: a PID reused after a reboot is another
+    process) is another write under way, and left alone. Names are matched literally."""
     parent = target.parent
     if not parent.is_dir():
         return
 
     def dead(p: Path) -> bool:
-        pid = p.name[len(target.name) + 6:].split("-")[0]  # after ".NAME.old-" / ".NAME.new-"
-        if not pid.isdigit():
-            return True
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return True
-        except OSError:  # exists, another user's
-            return False
-        return int(pid) == os.getpid()  # our own leftovers are dead too
+        rest = p.name[len(target.name) + 6:]  # after ".NAME.old-" / ".NAME.new-": PID-START-random
+        pid, _, more = rest.partition("-")
+        start = more.partition("-")[0]
+        if pid.isdigit() and int(pid) == os.getpid():
+            return True  # our own leftovers are dead too
+        return not _alive(f"{pid}-{start}")
 
-    olds = sorted((p for p in parent.glob(f".{target.name}.old-*") if dead(p)), key=lambda p: p.stat().st_mtime)
+    def named(kind: str) -> list[Path]:  # the names taken literally: 'r?' is no pattern
+        prefix = f".{target.name}.{kind}-"
+        return [p for p in parent.iterdir() if p.name.startswith(prefix)]
+
+    olds = sorted((p for p in named("old") if dead(p)), key=lambda p: p.stat().st_mtime)
     if olds and not target.exists():
         os.replace(olds.pop(), target)
-    for leftover in [*olds, *(p for p in parent.glob(f".{target.name}.new-*") if dead(p))]:
+    for leftover in [*olds, *(p for p in named("new") if dead(p))]:
         shutil.rmtree(leftover, ignore_errors=True)
 
 

@@ -104,12 +104,11 @@ def spot_not_cheaper(catalog) -> list[Finding]:
 
 
 def _form_factor(text: str) -> str | None:
+    """The form factor a name says, or None when it says none or more than one (an instance
+    named both 'sxm' and 'pcie' is left out, never guessed)."""
     words = re.split(r"[^a-z0-9]+", text.lower())
-    for word in words:
-        for token in FORM_FACTORS:
-            if word.startswith(token):
-                return token
-    return None
+    said = {token for word in words for token in FORM_FACTORS if word.startswith(token)}
+    return said.pop() if len(said) == 1 else None
 
 
 def wrong_device(catalog) -> list[Finding]:

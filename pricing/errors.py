@@ -52,3 +52,7 @@ def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
 class SolverError(Exception):
     """The optimiser returned no proven plan (time limit, numerical trouble): not the
     user's mistake, and never to be shown as a plan. The CLI prints it and exits 1."""
+
+
+class LayerWarning(UserWarning):
+    """A refreshed price layer that cannot be read: plans go on with the shipped catalog."""

@@ -14,10 +14,19 @@ Free tiers and buy prices have no such source and stay hand-curated.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import logging
+import math
 import os
+import re
+import shutil
+import socket
+import stat
 import statistics
+import tempfile
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from .checks import KNOWN_FORM_FACTORS, _form_factor
+from .errors import LayerWarning
 from .ids import layer_dir  # noqa: F401  (where the layer lives; re-exported)
 
 #: gpuhunt's offline providers and the catalog's provider names for them.
@@ -68,6 +78,17 @@ RUNPOD_SLUGS = {"a100-80gb": "a100-sxm-80gb"}
 LAYER_COLUMNS = ["id", "provider", "instance", "region", "device", "count", "usd_per_hour", "spot", "as_of",
                  "source", "notes"]
 
+#: A server that accepts and never answers must not hang a refresh [s].
+TIMEOUT_S = 30
+#: Larger catalog files than this are not a provider's list (gpuhunt's largest, AWS, is a few MB);
+#: neither is a layer file larger than this [bytes].
+MAX_FILE_BYTES = 64 * 2**20
+#: An hourly price above this is not an instance price (an 8x B200 box is about 100 USD/h) [USD/h].
+MAX_USD_PER_HOUR = 10_000.0
+#: A local catalog directory holding this file is a test fixture: its prices are never stored as
+#: a layer to plan with (PLANNER_FIXTURE_LAYER=1 lets tests do it in their own data directory).
+FIXTURE_MARKER = "FIXTURE"
+
 
 class RefreshError(Exception):
     """A refresh that could not fetch anything (no network, no catalog): the shipped catalog still works."""
@@ -82,6 +103,56 @@ class Fetched:
     missing: Mapping[str, str]  # provider -> why it could not be read
 
 
+@contextlib.contextmanager
+def _quiet_and_bounded():
+    """gpuhunt's and urllib's logging silenced (offline, they printed 587 lines of tracebacks)
+    and every socket given a timeout (a server that accepts and never answers hung forever)."""
+    loggers = [logging.getLogger(name) for name in ("gpuhunt", "urllib3", "requests")]
+    saved = [(lg.level, lg.propagate, lg.disabled) for lg in loggers]
+    old_timeout = socket.getdefaulttimeout()
+    for lg in loggers:
+        lg.disabled = True
+    socket.setdefaulttimeout(TIMEOUT_S)
+    try:
+        yield
+    finally:
+        socket.setdefaulttimeout(old_timeout)
+        for lg, (level, propagate, disabled) in zip(loggers, saved):
+            lg.setLevel(level)
+            lg.propagate, lg.disabled = propagate, disabled
+
+
+def _readable(path: Path) -> str | None:
+    """Why a local catalog file cannot be read as one (None when it can): a regular file of at
+    most MAX_FILE_BYTES of UTF-8 text, never a directory, a FIFO or a device."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file"
+    if st.st_size > MAX_FILE_BYTES:
+        return f"{path} holds {st.st_size:,} bytes, more than a provider's list ({MAX_FILE_BYTES:,})"
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return f"{path} is not UTF-8 text"
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    return None
+
+
+def catalog_date(version: str) -> dt.date | None:
+    """The date a gpuhunt catalog version names (``20261120``, ``v-2026-11-20``), or None."""
+    m = re.search(r"(20\d\d)-?(\d\d)-?(\d\d)", version or "")
+    if not m:
+        return None
+    try:
+        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
 def fetch(providers: Iterable[str] = tuple(PROVIDERS)) -> Fetched:
     """Read gpuhunt's offline catalogs (network unless ``GPUHUNT_CATALOG_DIR`` names a local copy)."""
     try:
@@ -89,36 +160,58 @@ def fetch(providers: Iterable[str] = tuple(PROVIDERS)) -> Fetched:
     except ImportError as exc:  # pragma: no cover - a dependency of the package
         raise RefreshError(f"gpuhunt is not installed ({exc}); pip install gpuhunt") from None
     local = os.environ.get("GPUHUNT_CATALOG_DIR")
-    catalog = gpuhunt.Catalog(balance_resources=False, auto_reload=False)
     versions: dict[str, str] = {}
     missing: dict[str, str] = {}
     wanted = [p for p in providers if p in PROVIDERS]
-    if local:
-        version_file = Path(local) / "version"
-        version = version_file.read_text().strip() if version_file.is_file() else "local"
-        versions = {p: f"{version} ({local})" for p in wanted}
-    else:
-        try:
-            catalog.load()
-        except Exception as exc:  # gpuhunt raises GPUHuntError or urllib's errors
-            raise RefreshError(f"cannot fetch gpuhunt's catalogs ({type(exc).__name__}: {exc}); "
-                               "the shipped catalog and any earlier refresh still work") from None
-        versions = {p: c.version for p, c in catalog.catalog.items() if p in wanted}
     rows = []
-    for provider in wanted:
-        if not local and provider not in catalog.catalog:
-            missing[provider] = "not in gpuhunt's published catalogs"
-            continue
-        try:
-            items = catalog.query(provider=provider, min_gpu_count=1)
-        except FileNotFoundError:
-            missing[provider] = f"no {provider}.csv in {local}"
-            versions.pop(provider, None)
-            continue
-        for it in items:
-            rows.append(dict(provider=provider, instance=it.instance_name, location=it.location, price=it.price,
-                             gpu_name=it.gpu_name, gpu_memory=it.gpu_memory, gpu_count=it.gpu_count,
-                             gpu_vendor=getattr(it.gpu_vendor, "value", it.gpu_vendor), spot=bool(it.spot)))
+    with _quiet_and_bounded():
+        catalog = gpuhunt.Catalog(balance_resources=False, auto_reload=False)
+        if local:
+            base = Path(local)
+            if not base.is_dir():
+                raise RefreshError(f"GPUHUNT_CATALOG_DIR={local} is not a directory")
+            version_file = base / "version"
+            version = "local"
+            if version_file.exists():
+                why = _readable(version_file)
+                if why or version_file.stat().st_size > 1000:
+                    raise RefreshError(why or f"{version_file} is not a catalog version (over 1,000 bytes)")
+                version = version_file.read_text(encoding="utf-8").strip()
+            versions = {p: f"{version} ({local})" for p in wanted}
+            for p in list(wanted):
+                f = base / f"{p}.csv"
+                if f.exists() or f.is_symlink():
+                    why = _readable(f)
+                    if why:
+                        missing[p] = why
+                        versions.pop(p, None)
+        else:
+            try:
+                catalog.load()
+            except Exception as exc:  # gpuhunt raises GPUHuntError or urllib's errors
+                raise RefreshError(f"cannot fetch gpuhunt's catalogs ({type(exc).__name__}: {str(exc)[:200]}); "
+                                   "the shipped catalog and any earlier refresh still work") from None
+            versions = {p: c.version for p, c in catalog.catalog.items() if p in wanted}
+        for provider in wanted:
+            if provider in missing:
+                continue
+            if not local and provider not in catalog.catalog:
+                missing[provider] = "not in gpuhunt's published catalogs"
+                continue
+            try:
+                items = catalog.query(provider=provider, min_gpu_count=1)
+            except FileNotFoundError:
+                missing[provider] = f"no {provider}.csv in {local}"
+                versions.pop(provider, None)
+                continue
+            except Exception as exc:  # a malformed file: one line, the provider left out
+                missing[provider] = f"cannot read its catalog ({type(exc).__name__}: {str(exc)[:120]})"
+                versions.pop(provider, None)
+                continue
+            for it in items:
+                rows.append(dict(provider=provider, instance=it.instance_name, location=it.location, price=it.price,
+                                 gpu_name=it.gpu_name, gpu_memory=it.gpu_memory, gpu_count=it.gpu_count,
+                                 gpu_vendor=getattr(it.gpu_vendor, "value", it.gpu_vendor), spot=bool(it.spot)))
     if not rows and missing:
         raise RefreshError("gpuhunt gave no offers: " + "; ".join(f"{p}: {why}" for p, why in missing.items()))
     cols = ["provider", "instance", "location", "price", "gpu_name", "gpu_memory", "gpu_count", "gpu_vendor", "spot"]
@@ -160,14 +253,20 @@ def _offer_id(provider: str, offer: Mapping, device: str | None) -> str:
 
 
 def to_layer(fetched: Fetched, shipped_devices: Mapping[str, str], fetched_on: dt.date,
-             gpuhunt_version: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+             gpuhunt_version: str = "", shipped_regions: Mapping[str, str] | None = None
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(layer rows in the rent table's columns, unmapped offers with the reason).
 
     ``shipped_devices`` maps the shipped catalog's rent ids to their devices, so a known
-    instance keeps the device the catalog gives it. Locations are aggregated per offer id:
-    the median price, with minimum, maximum and count in the notes. A spot location priced
-    at or above the on-demand median is no spot capacity and is left out.
+    instance keeps the device the catalog gives it. A known offer is priced in the shipped
+    row's region where the provider lists it there (``shipped_regions``: prices stay
+    comparable, one region against one region); otherwise locations are aggregated per offer
+    id: the median price, with minimum, maximum and count in the notes. A spot location priced
+    at or above the on-demand median is no spot capacity and is left out; a price that is not
+    a finite number between 0 and MAX_USD_PER_HOUR is no price. ``as_of`` is the date of the
+    provider's catalog version (its own date, not the day of the fetch) where it names one.
     """
+    shipped_regions = shipped_regions or {}
     offers = fetched.offers
     if offers.empty:
         return pd.DataFrame(columns=LAYER_COLUMNS), pd.DataFrame(columns=["provider", "instance", "why"])
@@ -186,8 +285,14 @@ def to_layer(fetched: Fetched, shipped_devices: Mapping[str, str], fetched_on: d
         instance = f"tpu-{offer['instance']}" if offer["gpu_vendor"] == "google" else str(offer["instance"])
         g = groups.setdefault(offer_id, dict(provider=offer["provider"], instance=instance,
                                              device=device, count=count, spot=offer["spot"], prices=[]))
-        g["prices"].append((float(offer["price"]), str(offer["location"])))
-    on_demand = {i: statistics.median(p for p, _ in g["prices"]) for i, g in groups.items() if not g["spot"]}
+        try:
+            price = float(offer["price"])
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(price) and 0 < price <= MAX_USD_PER_HOUR:
+            g["prices"].append((price, str(offer["location"])))
+    on_demand = {i: statistics.median(p for p, _ in g["prices"]) for i, g in groups.items()
+                 if not g["spot"] and g["prices"]}
     rows = []
     for offer_id, g in sorted(groups.items()):
         prices = [(p, loc) for p, loc in g["prices"] if p > 0]
@@ -197,16 +302,24 @@ def to_layer(fetched: Fetched, shipped_devices: Mapping[str, str], fetched_on: d
         if not prices:
             continue
         values = [p for p, _ in prices]
-        median = round(statistics.median(values), 5)
+        region = shipped_regions.get(offer_id)
+        in_region = [p for p, loc in prices if region and loc == region]
+        if in_region:
+            price, where = round(statistics.median(in_region), 5), region
+        else:
+            price, where = round(statistics.median(values), 5), f"median of {len(values)} location(s)"
         provider = PROVIDERS[g["provider"]]
+        dated = catalog_date(fetched.versions.get(g["provider"], ""))
         rows.append(dict(
             id=offer_id, provider=provider, instance=g["instance"],
-            region=f"median of {len(values)} location(s)", device=g["device"], count=g["count"],
-            usd_per_hour=median, spot=g["spot"], as_of=fetched_on,
+            region=where, device=g["device"], count=g["count"],
+            usd_per_hour=price, spot=g["spot"], as_of=dated or fetched_on,
             source=f"gpuhunt{' ' + gpuhunt_version if gpuhunt_version else ''} {g['provider']} catalog "
                    f"{fetched.versions.get(g['provider'], '?')} (planner pricing refresh {fetched_on})",
-            notes=f"median of {len(values)} location(s): min {min(values):g}, max {max(values):g} USD/h"
-                  + ("; spot locations at or above on-demand left out" if g["spot"] else "")))
+            notes=(f"{where} (as the shipped row); " if in_region else "")
+                  + f"median of {len(values)} location(s): min {min(values):g}, max {max(values):g} USD/h"
+                  + ("; spot locations at or above on-demand left out" if g["spot"] else "")
+                  + ("" if dated else f"; the catalog names no date: as of the fetch ({fetched_on})")))
     gone = pd.DataFrame([dict(provider=p, instance=i, why=w) for (p, i), w in sorted(unmapped.items())],
                         columns=["provider", "instance", "why"])
     return pd.DataFrame(rows, columns=LAYER_COLUMNS), gone
@@ -215,29 +328,121 @@ def to_layer(fetched: Fetched, shipped_devices: Mapping[str, str], fetched_on: d
 # --------------------------------------------------------------------------- the layer on disk
 
 
+def layer_problem(rows: pd.DataFrame) -> str | None:
+    """Why ``rows`` are no layer to plan with (None when they are): the rent columns, ids,
+    devices, finite prices above zero and at most MAX_USD_PER_HOUR, dates."""
+    missing = [c for c in LAYER_COLUMNS if c not in rows.columns]
+    if missing:
+        return f"columns missing: {', '.join(missing)}"
+    if rows.empty:
+        return "no rows"
+    price = pd.to_numeric(rows["usd_per_hour"], errors="coerce")
+    bad = rows["id"][~(price.notna() & (price > 0) & (price <= MAX_USD_PER_HOUR) & price.map(math.isfinite))]
+    if len(bad):
+        return f"{len(bad)} row(s) without a price between 0 and {MAX_USD_PER_HOUR:,.0f} USD/h (first: {bad.iloc[0]})"
+    if rows["id"].isna().any() or rows["device"].isna().any():
+        return "a row without an id or a device"
+    return None
+
+
 def write_layer(rows: pd.DataFrame, meta: Mapping, directory: Path | None = None) -> Path:
-    """Write rent.csv and layer.json; the previous layer is replaced whole (write, then rename)."""
+    """Write rent.csv and layer.json as one directory that replaces the previous layer whole: the
+    new one is written beside it, then swapped in by renames (a kill at any moment leaves the
+    old layer or the new one, never a mix; :func:`read_layer` finishes an interrupted swap).
+    Rows that are no layer (:func:`layer_problem`) are refused before anything is written."""
     directory = directory or layer_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    tmp_csv, tmp_meta = directory / "rent.csv.tmp", directory / "layer.json.tmp"
-    rows.to_csv(tmp_csv, index=False)
-    tmp_meta.write_text(json.dumps(dict(meta), indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp_csv, directory / "rent.csv")
-    os.replace(tmp_meta, directory / "layer.json")
+    why = layer_problem(rows)
+    if why:
+        raise RefreshError(f"the refreshed rows are no layer to plan with ({why}); the earlier layer stays")
+    parent = directory.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.new-", dir=parent))
+        rows.to_csv(tmp / "rent.csv", index=False)
+        (tmp / "layer.json").write_text(json.dumps(dict(meta), indent=2, default=str) + "\n", encoding="utf-8")
+        old = parent / f".{directory.name}.old"
+        if old.exists():
+            shutil.rmtree(old)
+        if directory.exists():
+            os.replace(directory, old)
+        os.replace(tmp, directory)
+        if old.exists():
+            shutil.rmtree(old)
+    except OSError as exc:
+        with contextlib.suppress(Exception):
+            shutil.rmtree(tmp)
+        raise RefreshError(f"cannot write the refreshed layer in {parent} ({exc.strerror or exc}); "
+                           "the earlier layer stays") from None
     return directory
 
 
 def read_layer(directory: Path | None = None) -> tuple[pd.DataFrame, dict] | None:
-    """The refreshed rows and their metadata, or None when no refresh was made."""
+    """The refreshed rows and their metadata, or None when no refresh was made. A layer that
+    cannot be read (edited by hand, cut short, too large) is skipped with a LayerWarning that
+    names the file and how to remove it: plans go on with the shipped catalog."""
     directory = directory or layer_dir()
+    old = directory.parent / f".{directory.name}.old"
+    if not directory.exists() and old.is_dir():  # a swap cut short between its two renames
+        with contextlib.suppress(OSError):
+            os.replace(old, directory)
     csv, meta = directory / "rent.csv", directory / "layer.json"
-    if not (csv.is_file() and meta.is_file()):
+    if not (csv.exists() or meta.exists()):
         return None
-    rows = pd.read_csv(csv, dtype={"id": str, "instance": str, "region": str})
-    rows["as_of"] = rows["as_of"].map(dt.date.fromisoformat)
-    rows["spot"] = rows["spot"].astype(bool)
-    info = json.loads(meta.read_text(encoding="utf-8"))
+    try:
+        for f in (csv, meta):
+            why = _readable(f)
+            if why:
+                raise ValueError(why)
+        rows = pd.read_csv(csv, dtype={"id": str, "instance": str, "region": str})
+        why = layer_problem(rows)
+        if why:
+            raise ValueError(f"{csv}: {why}")
+        rows["as_of"] = rows["as_of"].map(lambda d: dt.date.fromisoformat(str(d)))
+        rows["spot"] = rows["spot"].map(lambda v: str(v).strip().lower() == "true")
+        info = json.loads(meta.read_text(encoding="utf-8"))
+        if not isinstance(info, dict):
+            raise ValueError(f"{meta}: not a mapping")
+    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        warnings.warn(LayerWarning(f"the refreshed prices in {directory} cannot be read ({str(exc)[:200]}); "
+                                   "plans use the shipped catalog: 'planner pricing refresh --clear' removes the "
+                                   "layer, 'planner pricing refresh' makes a new one"), stacklevel=2)
+        return None
     return rows, info
+
+
+def refresh(providers: Iterable[str], today: dt.date, shipped_rent: pd.DataFrame, gpuhunt_version: str,
+            directory: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame, dict, Fetched]:
+    """Fetch, map and store a refreshed layer: (its rows, the unmapped offers, its metadata, what
+    was fetched). Refreshing some providers keeps the earlier layer's rows of the others. A
+    fixture catalog (FIXTURE_MARKER) is never stored as prices to plan with."""
+    providers = tuple(providers) or tuple(PROVIDERS)
+    local = os.environ.get("GPUHUNT_CATALOG_DIR")
+    if local and (Path(local) / FIXTURE_MARKER).exists() and os.environ.get("PLANNER_FIXTURE_LAYER") != "1":
+        raise RefreshError(f"{local} is a test fixture ({FIXTURE_MARKER}): its prices are test inputs, never "
+                           "prices to plan with; unset GPUHUNT_CATALOG_DIR to fetch gpuhunt's catalogs")
+    fetched = fetch(providers)
+    rows, unmapped = to_layer(fetched, dict(zip(shipped_rent["id"], shipped_rent["device"])), today,
+                              gpuhunt_version, dict(zip(shipped_rent["id"], shipped_rent["region"].fillna(""))))
+    directory = directory or layer_dir()
+    earlier = read_layer(directory)
+    versions = dict(fetched.versions)
+    if earlier is not None and set(providers) != set(PROVIDERS):
+        kept_names = {PROVIDERS[p] for p in PROVIDERS if p not in providers}
+        old_rows, old_info = earlier
+        rows = pd.concat([old_rows[old_rows["provider"].isin(kept_names)], rows], ignore_index=True)
+        versions = {**{p: v for p, v in old_info.get("versions", {}).items() if p not in providers}, **versions}
+    meta = dict(fetched_on=today.isoformat(), gpuhunt=gpuhunt_version, versions=versions, rows=len(rows),
+                unmapped=len(unmapped), missing=dict(fetched.missing))
+    write_layer(rows, meta, directory)
+    return rows, unmapped, meta, fetched
+
+
+def delisted(shipped_rent: pd.DataFrame, layer_rows: pd.DataFrame, info: Mapping) -> list[str]:
+    """Shipped offer ids of the providers the layer refreshed that their current lists no longer
+    carry (GCP's on-demand a3-highgpu-1g, sold only as spot or flex-start): worth a second look."""
+    refreshed = {PROVIDERS[p] for p in info.get("versions", {}) if p in PROVIDERS}
+    listed = set(layer_rows["id"])
+    return sorted(i for i, p in zip(shipped_rent["id"], shipped_rent["provider"]) if p in refreshed and i not in listed)
 
 
 def newer_rows(layer: pd.DataFrame, rent: pd.DataFrame) -> pd.DataFrame:

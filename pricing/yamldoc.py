@@ -215,5 +215,6 @@ def _build(node, path, doc, constructor, problems, depth, budget):
     try:
         return constructor.construct_object(node)
     except (yaml.YAMLError, ValueError, OverflowError) as exc:
-        problems.append(doc.problem(path, f"cannot read value {node.value!r}: {exc}"))
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]  # one line, not the parser's context
+        problems.append(doc.problem(path, f"cannot read value {str(node.value)[:80]!r}: {what}"))
         return None

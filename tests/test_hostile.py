@@ -237,3 +237,18 @@ def test_an_integer_of_hundreds_of_digits_is_a_located_error(thesis_text, tmp_pa
     result = run("validate", str(SCENARIOS / "thesis.yaml"), "--set", f"{key}={value}")
     assert result.exit_code == 2, result.output
     assert "internal error" not in result.output and key in result.output
+
+
+def test_small_ones_from_the_hostile_input_audit(tmp_path):
+    from pricing.checks import _form_factor
+
+    # --span 100% blamed a --set nobody gave
+    result = run("sensitivity", str(SCENARIOS / "thesis.yaml"), "--span", "100%")
+    assert result.exit_code == 2 and result.output.startswith("--span") and "--set" not in result.output
+    # an unknown tag: one line, not the parser's '  in "<unicode string>"'
+    path = tmp_path / "tag.yaml"
+    path.write_text("name: !foo bar\n")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1 and "!foo" in result.output
+    # a GPU name that says both form factors is left out, never taken for SXM
+    assert _form_factor("h100-sxm-pcie") is None and _form_factor("p5.48xlarge-sxm5") == "sxm"

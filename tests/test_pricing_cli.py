@@ -132,6 +132,7 @@ def test_check_flags_prices_far_off_the_refreshed_list(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(Path(__file__).resolve().parent / "gpuhunt"))
+    monkeypatch.setenv("PLANNER_FIXTURE_LAYER", "1")  # the fixture's prices, in this test's own data dir
     assert invoke("pricing", "refresh", "--today", "2026-11-22").exit_code == 0
     data = tmp_path / "data"
     shutil.copytree(TEST_CATALOG, data, ignore=shutil.ignore_patterns("README.md"))

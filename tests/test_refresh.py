@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -30,6 +31,7 @@ def data_home(tmp_path, monkeypatch):
     """An empty user data dir and gpuhunt pointed at the fixture catalog."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(FIXTURE))
+    monkeypatch.setenv("PLANNER_FIXTURE_LAYER", "1")  # this test's own data dir may hold fixture prices
     return tmp_path / "data"
 
 
@@ -52,7 +54,8 @@ def test_locations_aggregate_to_the_median_with_count(layer):
     g5 = rows.loc["aws:g5.xlarge"]
     assert g5["usd_per_hour"] == 1.006  # median of 1.006, 1.006, 1.123
     assert g5["region"] == "median of 3 location(s)" and "min 1.006, max 1.123" in g5["notes"]
-    assert g5["as_of"] == ON and "gpuhunt test aws catalog v-fixture-2026-11-20" in g5["source"]
+    # dated by the provider's catalog (its version names 2026-11-20), not by the day of the fetch
+    assert g5["as_of"] == dt.date(2026, 11, 20) and "gpuhunt test aws catalog v-fixture-2026-11-20" in g5["source"]
     gcp = rows.loc["gcp:a2-ultragpu-1g"]
     assert gcp["usd_per_hour"] == pytest.approx((5.0688 + 5.524) / 2)  # median of two is their mean
 
@@ -139,6 +142,7 @@ def test_clear_goes_back_to_the_shipped_catalog(data_home):
 
 
 def test_no_offers_is_a_clear_failure_and_the_shipped_catalog_still_works(data_home, tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()
     monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(tmp_path / "empty"))
     result = CliRunner().invoke(main, ["pricing", "refresh"])
     assert result.exit_code == 1
@@ -170,3 +174,130 @@ def test_unknown_provider_gets_a_did_you_mean(data_home):
 def test_to_layer_of_nothing_is_empty():
     rows, unmapped = to_layer(Fetched(pd.DataFrame(), {}, {}), {}, ON)
     assert rows.empty and unmapped.empty
+
+
+# --------------------------------------------------------------------------- hostile catalogs and layers (issue 29)
+
+
+def _copy_fixture(tmp_path) -> Path:
+    import shutil
+
+    local = tmp_path / "catalog"
+    shutil.copytree(FIXTURE, local)
+    return local
+
+
+def test_the_fixture_is_never_stored_as_prices_to_plan_with(tmp_path, monkeypatch):
+    # run through the CLI, the test fixtures became a user's live layer dated today
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(FIXTURE))
+    monkeypatch.delenv("PLANNER_FIXTURE_LAYER", raising=False)
+    result = CliRunner().invoke(main, ["pricing", "refresh"])
+    assert result.exit_code == 1 and "test fixture" in result.output and read_layer() is None
+
+
+def test_refreshing_one_provider_keeps_the_others(data_home):
+    assert CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"]).exit_code == 0
+    before, _ = read_layer()
+    result = CliRunner().invoke(main, ["pricing", "refresh", "--provider", "runpod", "--today", "2026-11-23"])
+    assert result.exit_code == 0, result.output
+    after, info = read_layer()
+    assert sorted(after["id"]) == sorted(before["id"])  # 17 rows stayed 17 (it kept 5 before)
+    assert set(info["versions"]) == {"aws", "gcp", "lambdalabs", "oci", "runpod"}
+
+
+@pytest.mark.parametrize("damage", ["nan-price", "not-utf8", "directory", "dev-zero", "fifo", "negative"])
+def test_a_bad_provider_file_is_one_line_and_leaves_the_earlier_layer(data_home, tmp_path, monkeypatch, damage):
+    assert CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"]).exit_code == 0
+    before, _ = read_layer()
+    local = _copy_fixture(tmp_path)
+    aws = local / "aws.csv"
+    if damage == "nan-price":
+        aws.write_text(aws.read_text().replace(",1.006,", ",nan,").replace(",1.123,", ",inf,"))
+    elif damage == "not-utf8":
+        aws.write_bytes(b"\xff\xfe\x00garbage" * 100)
+    elif damage == "directory":
+        aws.unlink()
+        aws.mkdir()
+    elif damage == "dev-zero":
+        aws.unlink()
+        aws.symlink_to("/dev/zero")  # read whole, it was a MemoryError at 3.7 GB
+    elif damage == "fifo":
+        aws.unlink()
+        os.mkfifo(aws)  # opened, it blocked forever
+    elif damage == "negative":
+        for f in local.glob("*.csv"):
+            lines = f.read_text().splitlines()
+            f.write_text("\n".join([lines[0], *(re.sub(r",(\d+\.?\d*),", r",-\1,", x, count=1) for x in lines[1:])]) + "\n")
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(local))
+    result = CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-23"])
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    after = read_layer()
+    if damage == "negative":  # nothing left to store: refused, the good layer stays
+        assert result.exit_code == 1 and "earlier layer stays" in result.output
+        assert sorted(after[0]["id"]) == sorted(before["id"])
+    else:
+        assert result.exit_code == 0, result.output
+        rows = after[0]
+        assert rows["usd_per_hour"].map(lambda p: 0 < p < 1e4).all()
+        if damage != "nan-price":
+            assert "aws: not refreshed" in result.output and not rows["provider"].eq("aws").any()
+
+
+def test_a_damaged_layer_is_skipped_with_one_line_that_says_how_to_clear_it(data_home):
+    assert CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"]).exit_code == 0
+    csv = data_home / "gpu-planner" / "refreshed" / "rent.csv"
+    csv.write_text(csv.read_text().replace("1.006", "inf", 1))
+    for args in (["validate", str(SCENARIOS / "thesis.yaml")], ["pricing", "list", "--rent"],
+                 ["run", str(SCENARIOS / "thesis.yaml"), "--trials", "10"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code in (0, 3), result.output
+        assert "internal error" not in result.output
+        if args[0] != "validate":  # validate reads only the ids
+            assert "warning: the refreshed prices in" in result.output and "--clear" in result.output
+    assert CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"]).exit_code == 0
+    huge = data_home / "gpu-planner" / "refreshed" / "layer.json"
+    huge.write_text("{" + " " * 2_000_000 + "}")
+    assert read_layer() is not None  # 2 MB is a (silly) layer, not an attack; the cap is far above
+    huge.write_text("[1, 2]")
+    with pytest.warns(Warning, match="cannot be read"):
+        assert read_layer() is None
+
+
+def test_a_kill_during_a_refresh_leaves_the_old_layer_or_the_new_one(data_home, tmp_path):
+    """kill -9 at random moments of write_layer: the layer read afterwards is whole (its rows and
+    its metadata agree), never a mix of an old rent.csv and a new layer.json."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pricing.refresh import write_layer
+
+    directory = tmp_path / "layer" / "refreshed"
+    rows = pd.DataFrame([dict(id=f"x:{i}", provider="x", instance=str(i), region="r", device="t4", count=1,
+                              usd_per_hour=1.0 + i, spot=False, as_of="2026-11-20", source="s", notes="")
+                         for i in range(2000)])
+    write_layer(rows, {"n": 0}, directory)
+    script = f"""
+import pandas as pd, sys
+from pathlib import Path
+from pricing.refresh import write_layer
+rows = pd.read_csv({str(tmp_path / 'rows.csv')!r})
+n = 1
+while True:
+    rows["usd_per_hour"] = 1.0 + n
+    write_layer(rows, {{"n": n}}, Path({str(directory)!r}))
+    n += 1
+"""
+    rows.to_csv(tmp_path / "rows.csv", index=False)
+    for trial in range(8):
+        proc = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1])
+        time.sleep(0.6 + 0.13 * trial)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        got = read_layer(directory)
+        assert got is not None
+        layer, info = got
+        assert layer["usd_per_hour"].nunique() == 1
+        assert info["n"] == 0 or float(layer["usd_per_hour"].iloc[0]) == 1.0 + info["n"]

@@ -559,3 +559,45 @@ def test_user_text_never_makes_a_report_call_out(tmp_path, thesis_text):
     assert "=cmd" in csv_text and not any(cell.startswith("=") for line in csv_text.splitlines()
                                            for cell in line.split(","))
     assert (table / "report.html").exists()  # the chart with '$\frac{$' in a label was drawn
+
+
+def test_a_report_that_cannot_be_written_says_so_before_planning(tmp_path, monkeypatch):
+    """DIR under a file, and a disk that fills at the write: exit 2 with the place, never an
+    'internal error' after the whole answer was printed."""
+    import errno
+
+    import planner.api
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    planned = []
+    monkeypatch.setattr(planner.api, "plan", lambda *a, **k: planned.append(1))
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--report", str(blocker / "r")])
+    assert result.exit_code == 2 and "is a file, not a directory" in result.output and not planned
+    monkeypatch.undo()
+
+    def full(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--trials", "10", "--report",
+                                       str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert "cannot write the report (No space left on device)" in result.output
+    assert "internal error" not in result.output and not (tmp_path / "r").exists()
+
+
+def test_leftovers_are_matched_by_name_and_by_process_not_by_pattern_or_pid_alone(tmp_path):
+    from planner import writer
+
+    neighbour = tmp_path / ".rx.old-1-0-abc"  # a neighbour report 'rx''s backup
+    neighbour.mkdir()
+    writer.recover_leftovers(tmp_path / "r?")  # 'r?' is a name, not a pattern
+    assert neighbour.exists() and not (tmp_path / "r?").exists()
+    # PID 1 runs, but not since 0 ticks after boot: a reused PID is another process
+    start = Path("/proc/1/stat").read_text().rsplit(")", 1)[1].split()[19]
+    stale, live = tmp_path / f".r.new-1-0-x", tmp_path / f".r.new-1-{start}-y"
+    stale.mkdir()
+    live.mkdir()
+    writer.recover_leftovers(tmp_path / "r")
+    assert not stale.exists() and live.exists()
