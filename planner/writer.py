@@ -10,6 +10,7 @@ the other files are left alone.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import io
@@ -131,7 +132,7 @@ def _check_writable(target: Path) -> None:
     """Before any planning: the report can be written where asked (its nearest existing
     ancestor is a directory this process can create files in), so a wrong DIR costs no waiting
     and no answer is followed by an error."""
-    ancestor = target if target.exists() else target.parent
+    ancestor = target.parent  # where the report is written first (then swapped in): never inside it
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
@@ -140,6 +141,9 @@ def _check_writable(target: Path) -> None:
     try:
         probe = Path(tempfile.mkdtemp(prefix=".planner-probe-", dir=ancestor))
         probe.rmdir()
+    except PermissionError:
+        raise InputError([Problem(str(target), 0, 0, "--report", f"no permission to write {ancestor}; choose a "
+                                  "directory you can write to")]) from None
     except OSError as exc:
         raise InputError([Problem(str(target), 0, 0, "--report", f"cannot write in {ancestor} "
                                   f"({exc.strerror or exc}); choose a directory you can write to")]) from None
@@ -258,9 +262,16 @@ def recover_leftovers(target: Path) -> None:
         prefix = f".{target.name}.{kind}-"
         return [p for p in parent.iterdir() if p.name.startswith(prefix)]
 
-    olds = sorted((p for p in named("old") if dead(p)), key=lambda p: p.stat().st_mtime)
+    def mtime(p: Path) -> float:  # another writer may remove it meanwhile
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return -1.0
+
+    olds = sorted((p for p in named("old") if dead(p) and mtime(p) >= 0), key=mtime)
     if olds and not target.exists():
-        os.replace(olds.pop(), target)
+        with contextlib.suppress(OSError):  # another writer put one back first
+            os.replace(olds.pop(), target)
     for leftover in [*olds, *(p for p in named("new") if dead(p))]:
         shutil.rmtree(leftover, ignore_errors=True)
 

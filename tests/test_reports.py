@@ -173,7 +173,7 @@ def test_a_failure_part_way_leaves_the_previous_report(tmp_path, monkeypatch, th
     writer.write_files(thesis_files, out)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     monkeypatch.setattr(Path, "write_bytes", _failing_call(Path.write_bytes, 5, "disk full"))
-    with pytest.raises(OSError):
+    with pytest.raises(InputError, match="cannot write the report \\(disk full\\)"):  # a located exit 2
         writer.write_files({n: b"new " + data for n, data in thesis_files.items()}, out)
     assert {q.name: q.read_bytes() for q in out.iterdir()} == before
     assert not [q for q in tmp_path.iterdir() if q.name.startswith(".rep.")]  # no leftovers
@@ -258,7 +258,7 @@ def test_a_failure_between_the_two_renames_restores_the_previous_report(tmp_path
     monkeypatch.setattr(writer, "_exchange", lambda a, b: False)
     second_fails = _failing_call(os.replace, 2, "the second rename fails")
     monkeypatch.setattr(os, "replace", second_fails)
-    with pytest.raises(OSError, match="second rename"):
+    with pytest.raises(InputError, match="second rename"):
         writer.write_files({n: b"new " + data for n, data in thesis_files.items()}, out)
     assert second_fails.calls == 3  # aside, (failed) in, back
     assert {q.name: q.read_bytes() for q in out.iterdir()} == before
