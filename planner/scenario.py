@@ -266,6 +266,8 @@ MAX_SPAN_YEARS = 30
 MAX_GPU_HOURS = 1e6  # 114 GPU-years
 MIN_HOURS = 0.01  # 36 s: less work than a session's setup is a typing mistake
 MAX_RUNS = 10_000
+#: Devices in a machine or instances to be had at once: no offer counts more.
+MAX_COUNT = 100_000
 #: Phases a scenario may have: a plan of 100 phases takes about 3 s on two cores, of 1,000 more
 #: than a user waits (bench: the lab's phases repeated); a real project has a handful.
 MAX_PHASES = 100
@@ -289,7 +291,7 @@ def _date(v, ctx):
 
 def _positive_int(v, ctx):
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"expected a whole number of at least 1, got {v!r}")
+        raise ValueError(f"expected a whole number of at least 1, got {str(v)[:40]!r}")
     return v
 
 
@@ -327,7 +329,7 @@ def _int_at_most(largest: int):
     def convert(v, ctx):
         n = _positive_int(v, ctx)
         if n > largest:
-            raise ValueError(f"expected a whole number from 1 to {largest:,}, got {v!r}")
+            raise ValueError(f"expected a whole number from 1 to {largest:,}, got {str(v)[:40]!r}")
         return n
     return convert
 
@@ -346,7 +348,7 @@ def _samples(v, ctx):
 def _runs(v, ctx):
     n = _positive_int(v, ctx)
     if n > MAX_RUNS:
-        raise ValueError(f"expected at most {MAX_RUNS:,} runs, got {v!r}")
+        raise ValueError(f"expected at most {MAX_RUNS:,} runs, got {str(v)[:40]!r}")
     return n
 
 
@@ -607,7 +609,7 @@ _COMMON_ENTRY = {
 ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
     "buy": {
         **_COMMON_ENTRY,
-        "count": ("count", Field(_positive_int)),
+        "count": ("count", Field(_int_at_most(MAX_COUNT))),
         "condition": ("condition", Field(_enum(CONDITIONS))),
         "price": ("price_usd", Field(_q(_money))),
         "resale": ("resale", Field(_money_or_fraction, doc="money, or a share of the price (60%); default: "
@@ -618,7 +620,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         **_COMMON_ENTRY,
         "provider": ("provider", Field(_text)),
         "region": ("region", Field(_text)),
-        "count": ("count", Field(_positive_int)),
+        "count": ("count", Field(_int_at_most(MAX_COUNT))),
         "price": ("usd_per_hour", Field(_q(_usd_per_hour))),
         "spot": ("spot", Field(_bool)),
         "billing": ("billing_s", Field(_q(_seconds, positive=True))),
@@ -626,7 +628,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "session_limit": ("session_limit_h", Field(_q(_hours, positive=True))),
         "interruptions": ("interruptions_per_h", Field(_q(_per_hour))),
         "setup": ("setup_min", Field(_q(_minutes))),
-        "supply": ("supply", Field(_positive_int)),
+        "supply": ("supply", Field(_int_at_most(MAX_COUNT))),
         "frameworks": ("frameworks", Field(_frameworks)),
     },
     "free": {

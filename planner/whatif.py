@@ -145,6 +145,8 @@ def compare(jobs: Sequence[Job], labels: Sequence[tuple[str | None, str]], worke
 
 #: A sweep is for a meeting: a few hundred plans at most.
 MAX_SWEEP_VALUES = 500
+#: No input of a plan reaches this (a million GPU-hours, a trillion of money are the file's own limits).
+MAX_SWEEP_NUMBER = 1e12
 
 
 def parse_vary(option: str) -> tuple[str, list[Any]]:
@@ -162,8 +164,11 @@ def parse_vary(option: str) -> tuple[str, list[Any]]:
         n = int(steps.group(1))
         if not 2 <= n <= MAX_SWEEP_VALUES:
             raise InputError([Problem("--vary", 0, 0, key, f"STEPS must be between 2 and {MAX_SWEEP_VALUES}, got {n}")])
-        return key, [f"{number} {unit}".strip() for number in
-                     _evenly(float(start.group(1)), float(stop.group(1)), n)]
+        low, high = float(start.group(1)), float(stop.group(1))
+        if not (math.isfinite(low) and math.isfinite(high) and max(abs(low), abs(high)) <= MAX_SWEEP_NUMBER):
+            raise InputError([Problem("--vary", 0, 0, key, f"START and STOP must be numbers of at most "
+                                      f"{MAX_SWEEP_NUMBER:,.0f}, got {spec[:60]!r}")])
+        return key, [f"{number} {unit}".strip() for number in _evenly(low, high, n)]
     values = [v.strip() for v in spec.split(",") if v.strip()]
     if not values:
         raise InputError([Problem("--vary", 0, 0, key, "no values given")])

@@ -246,6 +246,10 @@ def _read_yaml(path: Path, problems: list[Problem]):
     return rows, positions
 
 
+#: Devices in a machine, instances at once: no catalog row counts more.
+MAX_COUNT = 100_000
+
+
 def _convert(kind: str, value: Any, path: str) -> Any:
     """Convert one raw cell to its column type; raise ValueError saying what was expected."""
     if kind in ("str", "id") or kind.startswith("ref:"):
@@ -268,6 +272,8 @@ def _convert(kind: str, value: Any, path: str) -> Any:
             raise ValueError(f"expected a whole number, got {value!r}") from None
         if x < 1:
             raise ValueError(f"expected a whole number of at least 1, got {value!r}")
+        if x > MAX_COUNT:
+            raise ValueError(f"expected a whole number of at most {MAX_COUNT:,}, got {str(value)[:40]!r}")
         return x
     if kind == "bool":
         if isinstance(value, bool):
