@@ -3,7 +3,9 @@ quickly and in bounded memory, never in an internal error."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -252,3 +254,76 @@ def test_small_ones_from_the_hostile_input_audit(tmp_path):
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1 and "!foo" in result.output
     # a GPU name that says both form factors is left out, never taken for SXM
     assert _form_factor("h100-sxm-pcie") is None and _form_factor("p5.48xlarge-sxm5") == "sxm"
+
+
+# --------------------------------------------------------------------------- the audit's categories, generated
+
+LOCATED = re.compile(r"^(\S+:\d+:\d+: |--set: |--vary: |--catalog: )", re.M)
+
+
+@st.composite
+def hostile_files(draw):
+    """A scenario text from one of the audit's categories of hostile YAML."""
+    kind = draw(st.sampled_from(["flow", "braces", "block", "merge-bomb", "self-merge", "merge-chain", "alias-bomb"]))
+    if kind == "flow":
+        return "name: " + "[" * draw(st.integers(51, 3000)) + "\n"
+    if kind == "braces":
+        return "name: " + "{a: " * draw(st.integers(51, 2000)) + "\n"
+    if kind == "block":
+        n = draw(st.integers(51, 120))
+        return "name: x\n" + "".join(" " * i + f"k{i}:\n" for i in range(n)) + " " * n + "v: 1\n"
+    if kind == "merge-bomb":
+        width, levels = draw(st.integers(5, 12)), draw(st.integers(6, 10))
+        text = "m0: &m0 {" + ", ".join(f"k{i}: {i}" for i in range(width)) + "}\n"
+        text += "".join(f"m{i}: &m{i} {{<<: [{', '.join([f'*m{i - 1}'] * width)}]}}\n" for i in range(1, levels))
+        return text + "name: bomb\n"
+    if kind == "self-merge":
+        return draw(st.sampled_from(["x: &a {<<: *a}\nname: t\n", "x: &a {b: {<<: *a}}\nname: t\n",
+                                     "x: &a [{<<: *a}]\nname: t\n"]))
+    if kind == "merge-chain":
+        n = draw(st.integers(60, 3000))
+        return "m0: &m0 {a: 1}\n" + "".join(f"m{i}: &m{i} {{<<: *m{i - 1}}}\n" for i in range(1, n)) + "name: c\n"
+    width = draw(st.integers(8, 12))
+    levels = draw(st.integers(6, 9))
+    text = "a0: &a0 [" + ", ".join(["x"] * width) + "]\n"
+    return text + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]\n" for i in range(1, levels))
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=hostile_files())
+def test_fuzz_hostile_yaml_is_a_located_input_error(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("fuzz") / "s.yaml"
+    path.write_text(text)
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2, result.output[-300:]
+    assert LOCATED.search(result.output) and "internal error" not in result.output
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(key=st.sampled_from(["phases.final.gpu_hours", "workload.params", "you.budget", "electricity", "horizon",
+                            "phases.final.runs", "you.host_power", "catalog.rent[vast:a100-80gb].price",
+                            "catalog.buy[rtx-3090-used].count", "phases.final.checkpoint_size"]),
+       digits=st.integers(300, 700), form=st.sampled_from(["{}", "0x{}", "-{}", "{} h", "{}..{}"]))
+def test_fuzz_huge_numbers_are_located_input_errors(key, digits, form):
+    number = "9" * digits
+    result = run("validate", str(SCENARIOS / "thesis.yaml"), "--set", f"{key}={form.format(number, number)}")
+    assert result.exit_code == 2 and result.output.startswith("--set: ") and "internal error" not in result.output
+
+
+NAMES = ["![x](http://h/x.png)", "<img src=http://h/y onerror=alert(1)>", "[t](http://h/t)", "=cmd|' /C calc'!A0",
+         "+1+1", "@SUM(1)", "$\\frac{$", "\x1b]0;title\x07", "<script>fetch('http://h')</script>", "a\x00b"]
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.lists(st.sampled_from(NAMES) | st.text(min_size=1, max_size=20), min_size=1, max_size=3).map("".join))
+def test_fuzz_names_give_a_plan_whose_json_reads_back(thesis_text, name):
+    """Any name is plain text: a plan (exit 0 or 3) whose JSON parses and carries it, control
+    characters aside; or a located error for what YAML cannot hold."""
+    text = re.sub(r"(?m)^name: .*$", lambda m: "name: " + json.dumps(name), thesis_text, count=1)
+    try:
+        s = planner.scenario.load_scenario_text(text, planner.api.default_catalog().ids(), file="n.yaml", today=TODAY)
+    except InputError as exc:
+        assert all(p.line > 0 for p in exc.problems)
+        return
+    d = json.loads(json.dumps(planner.to_dict(planner.plan(s, trials=0, alternatives=False))))
+    assert d["scenario"] == s.name

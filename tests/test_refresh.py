@@ -301,3 +301,27 @@ while True:
         layer, info = got
         assert layer["usd_per_hour"].nunique() == 1
         assert info["n"] == 0 or float(layer["usd_per_hour"].iloc[0]) == 1.0 + info["n"]
+
+
+def test_fuzz_a_corrupted_layer_never_breaks_a_command(data_home):
+    """Random damage to the stored layer (cut short, bytes overwritten, either file): every
+    command still answers, with the layer or with a one-line warning, never an internal error."""
+    import random
+
+    assert CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"]).exit_code == 0
+    directory = data_home / "gpu-planner" / "refreshed"
+    good = {name: (directory / name).read_bytes() for name in ("rent.csv", "layer.json")}
+    rng = random.Random(7)
+    for trial in range(25 if os.environ.get("PLANNER_TESTS") == "full" else 6):
+        name = rng.choice(sorted(good))
+        data = bytearray(good[name])
+        if rng.random() < 0.5:
+            data = data[: rng.randrange(len(data))]
+        else:
+            for _ in range(rng.randrange(1, 20)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        for other, original in good.items():
+            (directory / other).write_bytes(original)
+        (directory / name).write_bytes(bytes(data))
+        result = CliRunner().invoke(main, ["pricing", "list", "--rent", "--format", "json"])
+        assert result.exit_code == 0 and "internal error" not in result.output, (trial, name, result.output[-300:])
