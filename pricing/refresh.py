@@ -80,9 +80,10 @@ LAYER_COLUMNS = ["id", "provider", "instance", "region", "device", "count", "usd
 
 #: A server that accepts and never answers must not hang a refresh [s].
 TIMEOUT_S = 30
-#: Larger catalog files than this are not a provider's list (gpuhunt's largest, AWS, is a few MB);
+#: Larger catalog files than this are not a provider's list (gpuhunt's largest, AWS, is a few MB;
+#: a million rows would be 60-100 MB and a minute of work);
 #: neither is a layer file larger than this [bytes].
-MAX_FILE_BYTES = 64 * 2**20
+MAX_FILE_BYTES = 32 * 2**20
 #: An hourly price above this is not an instance price (an 8x B200 box is about 100 USD/h) [USD/h].
 MAX_USD_PER_HOUR = 10_000.0
 #: A local catalog directory holding this file is a test fixture: its prices are never stored as
