@@ -25,9 +25,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import planner  # noqa: E402
-from planner.api import default_catalog  # noqa: E402
-from planner.scenario import load_scenario_text  # noqa: E402
+import planner
+from planner.api import default_catalog
+from planner.scenario import load_scenario_text
 
 TODAY = dt.date(2026, 11, 22)
 EVERYTHING = {"buy": ["*"], "rent": ["*"], "free": ["*"]}

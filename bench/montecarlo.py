@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.api import default_catalog  # noqa: E402
-from planner.sessions import Process, expected, simulate, copy_hours  # noqa: E402
+from planner.api import default_catalog
+from planner.sessions import Process, copy_hours, expected, simulate
 
 
 def colab_process(work_h: float) -> Process:
@@ -50,12 +50,12 @@ def main() -> None:
     print(f"Monte Carlo, 10,000 trials:    {timed(lambda: simulate(p, 10_000, 0)) * 1000:.1f} ms")
     print("trials   time [ms]")
     for n in (1_000, 10_000, 100_000):
-        print(f"{n:>7,}  {timed(lambda: simulate(p, n, 0)) * 1000:9.1f}")
+        print(f"{n:>7,}  {timed(lambda n=n: simulate(p, n, 0)) * 1000:9.1f}")
     print("work [h]  sessions  MC 10k [ms]  expectation [ms]")
     for w in (50, 500, 5_000):
         q = colab_process(w)
-        print(f"{w:>8,}  {expected(q).sessions:8.0f}  {timed(lambda: simulate(q, 10_000, 0)) * 1000:11.1f}  "
-              f"{timed(lambda: expected(q)) * 1000:16.1f}")
+        print(f"{w:>8,}  {expected(q).sessions:8.0f}  {timed(lambda q=q: simulate(q, 10_000, 0)) * 1000:11.1f}  "
+              f"{timed(lambda q=q: expected(q)) * 1000:16.1f}")
 
 
 if __name__ == "__main__":

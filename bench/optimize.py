@@ -19,13 +19,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import planner  # noqa: E402
-from planner import milp  # noqa: E402
-from planner.optimize import STRATEGIES, card_costs, dominated_cards, dominated_rents, prune  # noqa: E402
-from planner.options import build_options  # noqa: E402
-from planner.quotes import exclusions, quote  # noqa: E402
-from planner.api import default_catalog  # noqa: E402
-from planner.scenario import load_scenario_text  # noqa: E402
+import planner
+from planner import milp
+from planner.api import default_catalog
+from planner.optimize import STRATEGIES, card_costs, dominated_cards, dominated_rents, prune
+from planner.options import build_options
+from planner.quotes import exclusions, quote
+from planner.scenario import load_scenario_text
 
 
 def measure(name: str, s) -> None:

@@ -22,8 +22,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pricing  # noqa: E402
-from planner.workload import measured_scores, relative_speed  # noqa: E402
+import pricing
+from planner.workload import measured_scores, relative_speed
 
 REFERENCES = ("rtx-3090", "a100-80gb", "v100-32gb")
 

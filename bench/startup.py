@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run_time import wall  # noqa: E402  (median wall time of a command, one place)
+from run_time import wall
 
 
 def main() -> None:

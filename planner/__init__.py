@@ -11,7 +11,7 @@ For notebooks::
 
 __version__ = "0.1.0"
 
-__all__ = ["load_scenario", "plan", "to_dict", "__version__"]
+__all__ = ["__version__", "load_scenario", "plan", "to_dict"]
 
 
 def __getattr__(name: str):

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import costs, units
-from .scenario import Scenario
 from pricing.values import opt_float
+
+from . import costs
+from .scenario import Scenario
 
 #: How far past the scenario's own work the search goes, as a multiple of it.
 SEARCH_MULTIPLE = 50.0
@@ -52,7 +53,7 @@ class Pace:
     def daily(self, s: Scenario) -> tuple[np.ndarray, np.ndarray]:
         """(knots, hours): reference GPU-hours done by 00:00 of each day from the start to the
         last day of the work (knot d is 24:00 of the day before day d)."""
-        day = np.arange(0, int(math.ceil(self.days[-1])) + 1, dtype=float)
+        day = np.arange(0, math.ceil(self.days[-1]) + 1, dtype=float)
         return day, np.interp(day, self.days, self.hours)
 
 

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import click
 
-from . import __version__
 from pricing.errors import InputError, LayerWarning, Problem, SolverError, did_you_mean
+
+from . import __version__
 
 EXIT_INPUT = 2
 EXIT_INFEASIBLE = 3
@@ -117,7 +118,8 @@ def main(debug):
 @click.option("--force", is_flag=True, help="Write the report into a DIR that holds other files.")
 @click.option("--trials", type=click.IntRange(1, 1_000_000), default=2000, show_default=True,
               help="Monte Carlo trials for the P50/P90 spread.")
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="Monte Carlo seed: same seed, same report.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Monte Carlo seed: same seed, same report.")
 @click.option("--pareto", is_flag=True, help="Also show total cost against the last phase's finish date.")
 @click.option("--uncertainty", "samples", type=click.IntRange(10, 100_000), is_flag=False, flag_value=1000,
               default=None, metavar="[N]", help="How sure the answer is: each strategy's cost and finish over N "
@@ -164,8 +166,8 @@ def keys(fmt):
 
     from .api import shipped_catalog
     from .report import render_rows
-    from .view import md_table
     from .scenario import schema_rows
+    from .view import md_table
 
     df = pd.DataFrame(schema_rows(shipped_catalog().columns)).astype(str)
     if fmt == "markdown":
@@ -363,7 +365,8 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     """Plan SCENARIO for each value of a parameter (or a grid of two): cost, plan and finish per value."""
     _check_report_dir(report_dir, force)
     from .api import check_scenario
-    from .whatif import parse_vary, sweep as run_sweep
+    from .whatif import parse_vary
+    from .whatif import sweep as run_sweep
 
     parsed = [parse_vary(v) for v in vary]
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
@@ -409,7 +412,8 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
     _check_report_dir(report_dir, force)
     from . import units
     from .api import check_scenario
-    from .whatif import sensitivity as run_sensitivity, sensitivity_inputs
+    from .whatif import sensitivity as run_sensitivity
+    from .whatif import sensitivity_inputs
 
     try:
         fraction = units.parse_fraction(span)
@@ -477,9 +481,8 @@ def pricing_show(offer_id, catalog_files, today, fmt):
     from pricing.views import details
 
     from .api import load_catalog
-    from .report import render_fields
-
     from .costs import resale_rows
+    from .report import render_fields
 
     table, fields, derived = details(load_catalog(catalog_files, today), offer_id)
     if table == "buy":
@@ -558,7 +561,8 @@ def pricing_refresh(providers, clear, today, fmt):
 
 @pricing.command("check")
 @catalog_option
-@click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Judge dates and staleness as of this date (default: today).")
+@click.option("--today", callback=_today, metavar="YYYY-MM-DD",
+              help="Judge dates and staleness as of this date (default: today).")
 @click.option("--days", type=int, help="A price older than this many days is stale (default: the catalog's "
               "staleness limit, as for plans).")
 def pricing_check(catalog_files, today, days):

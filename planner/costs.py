@@ -81,6 +81,9 @@ def egress_usd(size_gb: float, usd_per_gb: float) -> float:
 
 def resale_rows(offer) -> list[tuple[str, str]]:
     """A buy offer's resale after one, two and three years, as ``planner pricing show`` lists it."""
-    return [(f"resale after {months} months (offer's figure, else default model less fees)",
-             f"{resale_usd(offer['price_usd'], months, offer['condition'], opt_float(offer['resale_usd']), opt_float(offer['resale_fraction'])):,.0f} USD")
+    def after(months: int) -> float:
+        return resale_usd(offer["price_usd"], months, offer["condition"], opt_float(offer["resale_usd"]),
+                          opt_float(offer["resale_fraction"]))
+
+    return [(f"resale after {months} months (offer's figure, else default model less fees)", f"{after(months):,.0f} USD")
             for months in (12, 24, 36)]

@@ -47,12 +47,16 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from .sessions import finish_day, parallel_runs
-from .units import HOURS_PER_WEEK, WEEKS_PER_MONTH
+
+if TYPE_CHECKING:  # scipy loads only when a plan is built
+    from scipy.optimize import Bounds, LinearConstraint
+from .units import WEEKS_PER_MONTH
 
 UNMET_PENALTY_USD_PER_H = 1e7
 #: Plans of equal cost are told apart, in this order of weight, by: fewer sessions started by
@@ -216,7 +220,8 @@ class Program:
 
 
 #: The quote columns the program reads.
-COLUMNS = ["phase", "option", "kind", "wall_hours", "wall_hours_conf", "sessions", "restarts_by_hand", "cost_usd", "your_time_usd",
+COLUMNS = ["phase", "option", "kind", "wall_hours", "wall_hours_conf", "sessions", "restarts_by_hand", "cost_usd",
+           "your_time_usd",
            "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour",
            "cap_h_per_month", "quota_group", "needs_person", "quota_h_total", "supply"]
 

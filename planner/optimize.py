@@ -23,15 +23,16 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from pricing.errors import SolverError
+from pricing.memo import Kept
+from pricing.values import float_or, opt_float
+
 from . import breakeven, milp, sessions, workload
+from .costs import COST_PARTS, PART_NAMES
 from .options import build_options, stale_rows
 from .quotes import checkpoint_gb_of, exclusions, money_by_part, process_for, purchase_cost, quote
 from .result import Alternative, Assignment, ParetoPoint, PhasePlan, Plan, Purchase
-from .costs import COST_PARTS, PART_NAMES
-from pricing.errors import SolverError
 from .scenario import Scenario
-from pricing.memo import Kept
-from pricing.values import float_or, opt_float
 
 DEFAULT_TRIALS = 2000
 STRATEGIES = {
@@ -341,11 +342,12 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
             if p50 is not None and c["weekly_capacity_h"] > 0:
                 # more wall hours than expected push the phase's end at this option's rate a day
                 supply = opt_float(c["supply"])
-                rate = c["weekly_capacity_h"] * sessions.parallel_runs(c["kind"], ph.runs, int(supply) if supply else None) / 7
+                rate = c["weekly_capacity_h"] * sessions.parallel_runs(c["kind"], ph.runs,
+                                                                     int(supply) if supply else None) / 7
                 begin, days, _ = best.finish_times[ph.name]
 
-                def shifted(wall_h: float) -> dt.date:
-                    return sessions.finish_day(begin, days + max(wall_h - a.wall_hours, 0.0) / rate)
+                def shifted(wall_h: float, begin=begin, days=days, wall=a.wall_hours, rate=rate) -> dt.date | None:
+                    return sessions.finish_day(begin, days + max(wall_h - wall, 0.0) / rate)
 
                 p50, p90 = max(p50, shifted(spread["wall_p50"])), max(p90, shifted(spread["wall_p90"]))
                 # the promise rests on the program's own model (wall hours at the confidence fit the
@@ -561,7 +563,6 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.Da
     hours = {ph.name: ph.gpu_hours for ph in s.phases}
     plan_cost = {p: sum(cost[(p, o)] * h / hours[p] for o, h in sel.groupby("option")["gpu_hours"].sum().items())
                  for p, sel in sched.groupby("phase")}
-    kept_ids = set(zip(kept["phase"], kept["option"]))
     for r in quotes.itertuples():
         if r.option in used:
             continue

@@ -13,12 +13,12 @@ from typing import Any
 
 import pandas as pd
 
-from . import costs, sessions, units, workload
-from .costs import PART_NAMES
-from .scenario import Scenario
 from pricing.memo import ByValue, Kept
 from pricing.values import float_or, missing, opt_float
 
+from . import costs, sessions, units, workload
+from .costs import PART_NAMES
+from .scenario import Scenario
 
 #: Checkpoint write rate on a local disk [GB/h]: ~500 MB/s, a SATA SSD's
 #: sequential write (estimate; NVMe drives are faster).
@@ -26,11 +26,13 @@ LOCAL_DISK_GB_PER_H = 1800.0
 QUOTE_COLUMNS = [
     "phase", "option", "kind", "device", "offer", "relative_speed", "speed_source", "verdict", "fit_reason",
     "spot", "interruptions_per_h", "device_hours",
-    "wall_hours", "wall_hours_conf", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours", "checkpoint_hours",
+    "wall_hours", "wall_hours_conf", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours",
+    "checkpoint_hours",
     "wait_hours", "session_limit_h",
     "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour", "quota_group",
     "needs_person", "quota_h_total", "cap_h_per_month", "wall_hours_rate_low", "wall_hours_rate_high", "supply",
-    "billed_hours_rate_low", "billed_hours_rate_high", "storage_months", "finish", "ok", "usable", "reason", "cost_usd", "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
+    "billed_hours_rate_low", "billed_hours_rate_high", "storage_months", "finish", "ok", "usable", "reason", "cost_usd",
+    "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
 ]
 _FITS, _EXCLUSIONS = Kept(), Kept()
 
@@ -162,7 +164,7 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
         you = s.you  # the fields a quote reads (not the budget, which only the MILP reads)
         key = (ph, s.window(ph), s.last_day(ph), checkpoint_gb_of(s, ph), s.electricity_usd_per_kwh,
                you.attention_starts_per_day, you.host_power_w, you.time_value_usd_per_hour, you.confidence)
-        rows += [_ROWS.get((key, values), lambda: _phase_row(s, ph, r)) for r, values in options]
+        rows += [_ROWS.get((key, values), lambda ph=ph, r=r: _phase_row(s, ph, r)) for r, values in options]
     return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
 
 
@@ -177,7 +179,6 @@ def _phase_row(s: Scenario, ph, r) -> dict:
     last_day = s.last_day(ph)
     checkpoint_gb = checkpoint_gb_of(s, ph)
     rented = r.kind == "rent"
-    local = r.kind in ("own", "buy")
     proc = process_for(ph, r, s, checkpoint_gb)
     cap = _capacity(s, r, opt_float(r.session_limit_h))  # an upper bound before the session model
     if cap <= 0:
@@ -316,7 +317,8 @@ def _no_hours(ph, r, proc: sessions.Process, cap: float) -> dict:
                quota_h_per_week=opt_float(r.quota_h_per_week), quota_reset=r.quota_reset,
                relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
                fit_reason=r.fit_reason, spot=False, device_hours=proc.work_h * ph.runs,
-               wall_hours=math.inf, wall_hours_conf=math.inf, billed_hours=math.nan, sessions=0, restarts_by_hand=0, lost_hours=math.nan,
+               wall_hours=math.inf, wall_hours_conf=math.inf, billed_hours=math.nan, sessions=0, restarts_by_hand=0,
+               lost_hours=math.nan,
                setup_hours=math.nan, checkpoint_hours=math.nan, weekly_capacity_h=cap,
                units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group, needs_person=bool(r.needs_person),
                quota_h_total=opt_float(r.quota_h_total), cap_h_per_month=opt_float(r.cap_h_per_month),

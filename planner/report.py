@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import math
 
 import numpy as np
 import pandas as pd
 
-from .breakeven import FREE_MIX
 from . import breakeven, costs, units, view
+from .breakeven import FREE_MIX
 from .result import COST_PARTS, Plan, to_dict
 from .view import text_table
 
@@ -366,7 +365,6 @@ def render_rows(frames: dict, headers: dict, fmt: str) -> str:
                 for t, df in frames.items() for r in df.to_dict("records")]
         return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
-        buf = io.StringIO()
         parts = [df.assign(table=t)[["table", *df.columns]] if len(frames) > 1 else df for t, df in frames.items()]
         return view.csv_text(pd.concat(parts, ignore_index=True).map(lambda v: ";".join(v) if isinstance(v, tuple) else v))
     out = []

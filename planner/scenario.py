@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import units
 from pricing.errors import InputError, Problem, did_you_mean
 from pricing.ids import CatalogIds
 from pricing.yamldoc import Document, dotted, parse_document
+
+from . import units
 
 FAMILIES = ("cnn", "transformer", "rnn")
 PRECISIONS = ("fp32", "mixed")
@@ -189,7 +190,7 @@ class Field:
     the expected text), the dataclass attribute it fills, its default when absent, the unit of
     its canonical value and a line of documentation (``planner keys`` prints them)."""
 
-    convert: Callable[[Any, "_Context"], Any]
+    convert: Callable[[Any, _Context], Any]
     required: bool = False
     attr: str | None = None  # the dataclass attribute; None: the key itself
     default: Any = None
@@ -549,7 +550,10 @@ PHASE = {
     "from": Field(_date, attr="start", doc="first day the phase may use; default: the scenario's start"),
     "deadline": Field(_date, doc="last day the phase may use (inclusive); default: the horizon's end"),
     "run_length": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS),
-                        attr="run_length_h", doc="one experiment's length on the reference GPU: the phase is many experiments, each starting fresh and saved at its end, so an interruption loses at most one checkpoint interval of one experiment"),
+                        attr="run_length_h",
+                        doc="one experiment's length on the reference GPU: the phase is many experiments, each starting "
+                            "fresh and saved at its end, so an interruption loses at most one checkpoint interval of one "
+                            "experiment"),
     "checkpoint_every": Field(_checkpoint_every, attr="checkpoint_every_h", default=DEFAULT_CHECKPOINT_EVERY_H,
                               doc="work lost to an interruption is at most this"),
     "checkpoint_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="checkpoint_size_gb",
@@ -569,7 +573,8 @@ YOU = {
                        attr="attention_starts_per_day", default=DEFAULT_ATTENTION_PER_DAY,
                        doc="how often you can start a session by hand"),
     "budget": Field(_q(_money, maximum=1e12, unit="USD"), attr="budget_usd",
-                    doc="cap on cash spent during the plan: cards at their price (resale comes back only after the horizon), host, rent, electricity, storage; none when absent"),
+                    doc="cap on cash spent during the plan: cards at their price (resale comes back only after the "
+                        "horizon), host, rent, electricity, storage; none when absent"),
     "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd",
                         doc="what a host computer costs when host_machine is false"),
     "confidence": Field(_confidence, default=DEFAULT_CONFIDENCE,
@@ -680,7 +685,7 @@ def key_unit(path: str, columns, currency: str) -> str:
     return re.sub(r"\bUSD\b", currency, unit)
 
 
-def schema_rows(columns, schema: Mapping[str, Any] = None, prefix: str = "") -> list[dict[str, Any]]:
+def schema_rows(columns, schema: Mapping[str, Any] | None = None, prefix: str = "") -> list[dict[str, Any]]:
     """Every scenario key with its unit, default and documentation, from the schema
     (``planner keys``): the one place they are declared. Catalog entries are described by the
     catalog's ``columns`` (``Catalog.columns``, the rows of columns.csv)."""
@@ -1116,7 +1121,8 @@ class _Validator:
             return out
         for kind, entries in raw.items():
             if kind not in ENTRY_COLUMNS:
-                self.add(prefix + (kind,), f"unknown key{did_you_mean(kind, ENTRY_COLUMNS)}; expected buy, rent or free", at_key=True)
+                self.add(prefix + (kind,), f"unknown key{did_you_mean(kind, ENTRY_COLUMNS)}; expected buy, rent or free",
+                         at_key=True)
                 continue
             if entries is None:
                 continue

@@ -33,8 +33,8 @@ Idle timeouts are not modelled: a training session is never idle.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import datetime as dt
+import functools
 import math
 from dataclasses import dataclass
 
@@ -328,10 +328,10 @@ def _sessions_without_interruptions(p: Process, seg: np.ndarray) -> tuple[tuple[
     if p.session_limit_h is None or (n - 1) * step + last <= p.session_limit_h - p.setup_first_h + eps:
         return ((p.setup_first_h + (n - 1) * step + last, 1),)
     limit = p.session_limit_h
-    k0 = int(math.floor((limit - p.setup_first_h) / step + eps))
-    k1 = int(math.floor((limit - p.setup_resume_h) / step + eps))
+    k0 = math.floor((limit - p.setup_first_h) / step + eps)
+    k1 = math.floor((limit - p.setup_resume_h) / step + eps)
     m = n - k0  # segments left after the first session (the last one among them)
-    f = int(math.floor((limit - p.setup_resume_h - last) / step + eps))  # full segments a finishing session fits
+    f = math.floor((limit - p.setup_resume_h - last) / step + eps)  # full segments a finishing session fits
     extra = max(0, math.ceil((m - 1 - f) / k1)) if k1 > 0 else 0  # resumed sessions that run to the limit
     tail = p.setup_resume_h + (m - 1 - extra * k1) * step + last
     return ((limit, 1 + extra), (tail, 1))

@@ -362,7 +362,8 @@ def to_dict(u: Uncertainty, usd_per_currency: float) -> dict:
         p10, p50, p90 = (round(v / usd_per_currency, 2) for v in quantiles(o.cost_usd))
         f10, _, f90 = quantiles(o.finish)
         same = u.aliases.get(o.strategy, o.strategy)
-        return {"strategy": o.strategy, **({"same_as": same} if same != o.strategy else {}), "cost_p10": p10, "cost_p50": p50, "cost_p90": p90,
+        return {"strategy": o.strategy, **({"same_as": same} if same != o.strategy else {}),
+                "cost_p10": p10, "cost_p50": p50, "cost_p90": p90,
                 "finish_p10": day(f10), "finish_p90": day(math.ceil(f90)),
                 "p_meets_deadlines": round(float(o.meets.mean()), 4),
                 "p_cheapest": round(u.p_cheapest.get(o.strategy, 0.0), 4)}

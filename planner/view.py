@@ -15,10 +15,8 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
-from typing import Union
 
-
-Cell = Union[str, tuple[str, ...]]  # a tuple: the cell's lines
+Cell = str | tuple[str, ...]  # a tuple: the cell's lines
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,7 @@ class Figure:
     title: str
 
 
-Block = Union[str, Table, Bullets, Figure]
+Block = str | Table | Bullets | Figure
 
 
 @dataclass(frozen=True)

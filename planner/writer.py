@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import charts, report, view
 from pricing.errors import InputError, Problem
+
+from . import charts, report, view
 from .result import Plan, to_dict
 
 MARKER = ".planner-report"

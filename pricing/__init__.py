@@ -10,7 +10,7 @@ from pathlib import Path
 #: The shipped catalog's directory.
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
-__all__ = ["Catalog", "CatalogIds", "load_catalog", "DATA_DIR"]
+__all__ = ["DATA_DIR", "Catalog", "CatalogIds", "load_catalog"]
 
 
 def __getattr__(name: str):

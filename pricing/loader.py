@@ -22,11 +22,11 @@ from typing import Any
 
 import pandas as pd
 
+from . import DATA_DIR
 from .errors import InputError, Problem, did_you_mean
 from .ids import CatalogIds
 from .yamldoc import parse_document
 
-from . import DATA_DIR
 TABLE_FILES = {
     "devices": "devices.csv",
     "buy": "buy.csv",

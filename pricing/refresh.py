@@ -35,7 +35,7 @@ import pandas as pd
 
 from .checks import KNOWN_FORM_FACTORS, _form_factor
 from .errors import LayerWarning
-from .ids import layer_dir  # noqa: F401  (where the layer lives; re-exported)
+from .ids import layer_dir
 
 #: gpuhunt's offline providers and the catalog's provider names for them.
 PROVIDERS = {"aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "runpod": "runpod",
@@ -226,7 +226,7 @@ def _device(offer: Mapping, offer_id: str, shipped: Mapping[str, str]) -> tuple[
         return (device, "") if device else (None, f"TPU slice {offer['instance']} has no catalog device")
     if offer["gpu_vendor"] not in (None, "nvidia") and offer["gpu_vendor"] == offer["gpu_vendor"]:
         return None, f"{offer['gpu_vendor']} accelerators are not in the catalog"
-    key = (str(offer["gpu_name"]), int(round(float(offer["gpu_memory"] or 0))))
+    key = (str(offer["gpu_name"]), round(float(offer["gpu_memory"] or 0)))
     if key in GPU_DEVICES:
         return GPU_DEVICES[key], ""
     if key in VARIANTS:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-import pricing
 import planner.api
+import pricing
 from planner.scenario import load_scenario_text
 
 ROOT = Path(__file__).resolve().parents[1]

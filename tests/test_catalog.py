@@ -181,9 +181,8 @@ def test_colab_offers_only_devices_it_still_has_with_dated_rates(shipped):
 
 
 def test_launch_prices_are_not_offered_years_later(shipped):
-    from pricing.views import old_offers
-
     from planner.options import current_buy_offers
+    from pricing.views import old_offers
 
     buy = shipped.buy
     offered_2027 = set(current_buy_offers(buy, dt.date(2027, 1, 4))["id"])

@@ -4,8 +4,8 @@ The planner cuts time into buckets (weeks, split where a phase window opens or c
 resets) and prunes options it proves useless. The reference here knows none of that: one
 variable per (phase, option, day) for every usable quote, every rule of the contract stated per
 day (a run is sequential, a card runs 24 h a day, an account one session at a time, a rent offer
-as many instances as it has, starts by hand a day), quotas per quota week, and the budget as cash; capacity counts the wall hours not
-exceeded at the scenario's confidence. It reads only the per-option figures of the session
+as many instances as it has, starts by hand a day), quotas per quota week, and the budget as cash;
+capacity counts the wall hours not exceeded at the scenario's confidence. It reads only the per-option figures of the session
 model (wall hours, at the confidence too, money, sessions per reference hour, weekly hours),
 which tests/test_sessions.py checks against a simulation. The planner must find the same
 optimum: never dearer (a pruned partner, a coarse bucket that forbids a mix) and never cheaper
@@ -63,7 +63,7 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
 
     c = np.zeros(n)
     ub = np.full(n, np.inf)
-    for j, (p, o, d, i) in enumerate(xs):
+    for j, (p, _, _, i) in enumerate(xs):
         c[j] = per_ref(i, "cost_usd")
         supply = q.iloc[i]["supply"]
         parallel = (min(s.phase(p).runs, int(supply) if supply == supply and supply is not None else s.phase(p).runs)
@@ -362,7 +362,7 @@ def test_more_offers_lower_prices_and_later_deadlines_never_cost_more(load, cata
     """Three orders a user relies on, on every generated scenario (none filtered out): an offer
     added, a price lowered or a deadline moved later never makes the plan dearer or infeasible."""
     base = planned(load(text), catalog)[0]
-    fewer = planned(load(text.replace(f"rent: [fast, slow, spot]", "rent: [" + ", ".join(
+    fewer = planned(load(text.replace("rent: [fast, slow, spot]", "rent: [" + ", ".join(
         o for o in ("fast", "slow", "spot") if o != offer) + "]")), catalog)[0]
     cheaper = planned(load(text.replace("price: 0.5 USD/h", "price: 0.4 USD/h").replace(
         "price: 3.0 USD/h", "price: 2.5 USD/h")), catalog)[0]
@@ -388,7 +388,8 @@ catalog:
 
 
 def test_a_marketplace_offer_rents_no_more_instances_than_it_has(load, catalog):
-    # 20 runs of 20 reference h (400 in all, about 218 wall-h on an A100) in 3 days: at the floor price of a marketplace with 2 instances,
+    # 20 runs of 20 reference h (400 in all, about 218 wall-h on an A100) in 3 days: at the floor price of
+    # a marketplace with 2 instances,
     # at most 2 x 72 = 144 wall-h; the rest at the list price. Unlimited, all 200 h at the floor.
     unlimited, _ = planned(load(SUPPLY.format(supply="")), catalog)
     two, _ = planned(load(SUPPLY.format(supply=", supply: 2")), catalog)

@@ -19,8 +19,8 @@ import planner
 import planner.report
 from planner import milp, sessions
 from planner.cli import main
-from pricing.errors import SolverError
 from planner.options import build_options
+from pricing.errors import SolverError
 
 from .conftest import examples
 

@@ -163,10 +163,10 @@ buy:
 
 # --- fuzz: families of hostile values on every numeric and date field ---------------------------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from .conftest import TODAY, examples  # noqa: E402
+from .conftest import TODAY, examples
 
 NUMERIC_KEYS = [
     "phases.final.gpu_hours", "phases.final.runs", "phases.final.checkpoint_every", "phases.final.checkpoint_size",

@@ -305,11 +305,11 @@ def test_debug_shows_the_traceback_of_an_internal_error(monkeypatch):
 
 
 def test_a_failed_solve_is_an_error_not_a_plan(monkeypatch):
-    from planner import milp
-
     import math
 
     import numpy as np
+
+    from planner import milp
 
     monkeypatch.setattr(milp, "solve", lambda program, *a, **k: milp.Solution(
         False, np.zeros(program.n_vars), math.inf, "Time limit reached. (HiGHS Status 13)"))

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import planner
-from pricing.errors import InputError
 from planner.result import Plan
 from planner.scenario import load_scenario_text
+from pricing.errors import InputError
 
 from .conftest import TODAY, examples
 
@@ -88,7 +88,7 @@ def scenario_texts(draw) -> tuple[str, int]:
                 lines[i] = lines[i].partition(": ")[0] + ": " + vj
                 lines[j] = lines[j].partition(": ")[0] + ": " + vi
         elif kind == "unit":
-            key, sep, value = lines[i].partition(": ")
+            key, sep, _ = lines[i].partition(": ")
             if sep:
                 number = draw(st.sampled_from(["-1", "0", "3", "1e400", "0.5", "nan"]))
                 lines[i] = f"{key}: {number} {draw(st.sampled_from(UNITS))}"

@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 import planner
-import planner.report
 import planner.api
+import planner.report
 from planner.cli import main
 from pricing.refresh import Fetched, fetch, newer_rows, read_layer, to_layer
 
@@ -111,7 +111,7 @@ def test_refresh_writes_a_layer_that_run_uses_and_names(data_home):
     result = CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"])
     assert result.exit_code == 0, result.output
     assert "refreshed 17 rent offer(s)" in result.output and "GH200" in result.output
-    rows, info = read_layer()
+    _, info = read_layer()
     assert info["fetched_on"] == "2026-11-22" and (data_home / "gpu-planner" / "refreshed" / "rent.csv").is_file()
 
     listed = CliRunner().invoke(main, ["pricing", "list", "--rent", "--provider", "aws", "--format", "json"])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -527,7 +527,8 @@ def test_user_text_never_makes_a_report_call_out(tmp_path, thesis_text):
     from html.parser import HTMLParser
 
     text = re.sub(r"(?m)^name: .*$", lambda m: "name: " + json.dumps(EVIL), thesis_text, count=1)
-    text = text.replace("variants:", "variants:\n  " + json.dumps("=cmd|' /C calc'!A0 $\\frac{$") + ": {electricity: 0.10 USD/kWh}", 1)
+    evil_variant = json.dumps("=cmd|' /C calc'!A0 $\\frac{$")
+    text = text.replace("variants:", "variants:\n  " + evil_variant + ": {electricity: 0.10 USD/kWh}", 1)
     path = tmp_path / "evil.yaml"
     path.write_text(text, encoding="utf-8")
     out = tmp_path / "r"
@@ -543,8 +544,8 @@ def test_user_text_never_makes_a_report_call_out(tmp_path, thesis_text):
         def handle_starttag(self, tag, attrs):
             self.tags.add(tag)
             fetched = {"src", "href", "xlink:href", "srcset", "action", "formaction", "poster", "data", "background"}
-            self.urls += [v for k, v in attrs if v and (k in fetched and not v.startswith("#")
-                                                        or k == "style" and "url(" in v)]
+            self.urls += [v for k, v in attrs if v and ((k in fetched and not v.startswith("#"))
+                                                        or (k == "style" and "url(" in v))]
 
     page = Attributes()
     page.feed((out / "report.html").read_text(encoding="utf-8"))
@@ -596,7 +597,7 @@ def test_leftovers_are_matched_by_name_and_by_process_not_by_pattern_or_pid_alon
     assert neighbour.exists() and not (tmp_path / "r?").exists()
     # PID 1 runs, but not since 0 ticks after boot: a reused PID is another process
     start = Path("/proc/1/stat").read_text().rsplit(")", 1)[1].split()[19]
-    stale, live = tmp_path / f".r.new-1-0-x", tmp_path / f".r.new-1-{start}-y"
+    stale, live = tmp_path / ".r.new-1-0-x", tmp_path / f".r.new-1-{start}-y"
     stale.mkdir()
     live.mkdir()
     writer.recover_leftovers(tmp_path / "r")

@@ -8,7 +8,6 @@ import datetime as dt
 import pytest
 
 import planner.api
-
 from pricing.errors import InputError
 
 from .conftest import MINIMAL, SCENARIOS, TODAY

@@ -290,8 +290,8 @@ def test_a_sweeps_axis_says_the_unit_of_bare_numbers():
 def test_what_ifs_that_reuse_tables_answer_as_plans_from_scratch():
     """Options, exclusions, card costs and a phase's quotes are reused between what-ifs
     (pricing.memo); every row must equal the same plan made with nothing kept."""
-    from pricing import memo
     from planner import sessions
+    from pricing import memo
 
     text = (SCENARIOS / "thesis.yaml").read_text(encoding="utf-8")
     base = whatif.Job(text, "thesis.yaml", TODAY)

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 import planner
-from pricing.errors import InputError
 from planner import workload
 from planner.cli import main
 from planner.scenario import workload_of
+from pricing.errors import InputError
 
 
 def wl(**kw):
@@ -161,8 +161,9 @@ def test_fit_bad_flag_value():
 
 
 def test_plan_excludes_what_cannot_hold_the_model_with_the_reason(load):
-    from .conftest import MINIMAL
     import planner
+
+    from .conftest import MINIMAL
 
     s = load(MINIMAL.replace("params: 100M", "params: 7B") + "you:\n  own: [gtx-1060-6gb]\n")
     d = planner.to_dict(planner.plan(s))
@@ -171,8 +172,9 @@ def test_plan_excludes_what_cannot_hold_the_model_with_the_reason(load):
 
 
 def test_wrong_framework_is_excluded_with_the_reason(load):
-    from .conftest import MINIMAL
     import planner
+
+    from .conftest import MINIMAL
 
     s = load(MINIMAL.replace("electricity:", "framework: paddlepaddle\nelectricity:")
              + "consider:\n  free: [kaggle-tpu]\n  rent: []\n  buy: []\n")
