@@ -372,8 +372,12 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     for key, values in parsed:  # check every value the way --set would, before the long run
         for value in values:
-            check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=(*sets, f"{key}={value}"),
-                           today=today)
+            try:
+                check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=(*sets, f"{key}={value}"),
+                               today=today)
+            except InputError as exc:  # a value of --vary: say so, not --set
+                raise InputError([dataclasses.replace(p, file="--vary") if p.file == "--set" and p.path == key else p
+                                  for p in exc.problems]) from None
     base = _job(scenario, variant, sets, today, catalog_files)
     total = 1
     for _, values in parsed:

@@ -927,6 +927,7 @@ def load_scenario_text(
             path = _resolve_path(o.path, data, SCHEMA, "the scenario")
             if not path or path[0] == "variants":
                 raise ValueError("cannot override 'variants'")
+            _no_bare_catalog_money(o.path, o.value, data.get("currency", "USD"))
         except ValueError as exc:
             v.problems.append(Problem(o.file, o.line, o.column, dotted(o.path), str(exc)))
             continue
@@ -943,6 +944,26 @@ def load_scenario_text(
     if v.problems:
         raise InputError(v.problems)
     return _replace(scenario, variant=variant, overrides=tuple(applied), file=file, variant_names=variant_names)
+
+
+#: Catalog fields in money: a bare number there is ambiguous when the scenario's currency is not
+#: the catalog's (USD): read as the scenario's, it is not the figure the catalog row shows.
+CATALOG_MONEY_FIELDS = {"price", "resale", "storage", "egress"}
+
+
+def _no_bare_catalog_money(path: tuple, value: Any, currency: Any) -> None:
+    """Refuse a bare number for a catalog row's money (``catalog.rent[ID].price=0.40``) in a
+    scenario whose currency is not USD: the catalog lists the row in USD, a bare number would be
+    read in the scenario's currency, and the same "0.40" would price another plan than the row."""
+    if (len(path) < 4 or path[0] != "catalog" or isinstance(path[2], int) or path[-1] not in CATALOG_MONEY_FIELDS
+            or str(currency).strip().upper() == "USD"):
+        return
+    bare = isinstance(value, (int, float)) and not isinstance(value, bool) or (
+        isinstance(value, str) and re.fullmatch(r"\s*[-+]?[\d.]+(e[-+]?\d+)?\s*", value, re.I) is not None)
+    if bare:
+        unit = "/h" if path[1] == "rent" and path[-1] == "price" else ""
+        raise ValueError(f"a bare {value} would be read in {currency}, while the catalog lists this row in USD: "
+                         f"write the currency ({value} USD{unit} or {value} {currency}{unit})")
 
 
 def _show(value: Any) -> str:

@@ -364,3 +364,34 @@ def test_sensitivity_moves_the_interruption_rates_and_quotas_the_plan_rests_on(c
     # a rate the scenario gives is its own: it moves by the span
     own = inputs("catalog.rent[vast:rtx-3090-interruptible].interruptions=0.06/h")
     assert own["catalog.rent[vast:rtx-3090-interruptible].interruptions"] == ("0.06/h", "0.048/h", "0.072/h")
+
+
+EUR = """\
+name: euros
+start: 2027-01-04
+currency: EUR
+workload: {family: transformer, params: 86M, reference_gpu: rtx-3090}
+phases: {final: {gpu_hours: 180, deadline: 2027-08-15}}
+consider: {buy: [], rent: ["vast:*"], free: []}
+"""
+
+
+def test_a_catalog_price_in_another_currency_needs_its_unit(tmp_path, catalog):
+    """In a EUR scenario a bare '0.40' for a row the catalog lists in USD was read as 0.40 EUR:
+    the sweep's row at the catalog's own price gave another plan than 'planner run'. A bare
+    amount there is refused; with its unit, the sweep's row at the row's price is the run."""
+    path = tmp_path / "eur.yaml"
+    path.write_text(EUR)
+    key = "catalog.rent[vast:a100-80gb].price"
+    price = float(catalog.rent.set_index("id").at["vast:a100-80gb", "usd_per_hour"])
+    for args in (["run", str(path), "--set", f"{key}={price}"],
+                 ["sweep", str(path), "--vary", f"{key}={price}:{price * 2}:2"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2 and "lists this row in USD" in result.output, result.output
+        assert result.output.startswith("--set:" if args[0] == "run" else "--vary:")
+    swept = CliRunner().invoke(main, ["sweep", str(path), "--vary", f"{key}={price}:{price * 2}:2 USD/h",
+                                      "--format", "json"])
+    assert swept.exit_code == 0, swept.output
+    first = json.loads(swept.output)[0]
+    plain = json.loads(CliRunner().invoke(main, ["run", str(path), "--format", "json", "--trials", "10"]).output)
+    assert first["total_cost"] == pytest.approx(plain["total_cost"], abs=0.01)
