@@ -39,6 +39,19 @@ def _percent(x: float) -> str:
     return f"{pct:.0f} %"
 
 
+#: What-if columns that hold a chance: shown as percentages, never as 1 or 0.685.
+CHANCE_COLUMNS = {"p_cheapest", "p_meets_deadlines", "on_time_chance"}
+
+
+def _significant(x: float, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits, never in exponent notation (10,800, not 1.08e+04)."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    text = f"{round(x, decimals):,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def _confidence(x: float) -> str:
     """A confidence as written: 90 %, 97.5 %."""
     return f"{round(100.0 * x, 1):g} %"
@@ -485,8 +498,10 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
             return "yes" if v else "no"
         if isinstance(v, (float, np.floating, int, np.integer)) and column in MONEY_COLUMNS and currency:
             return units.format_amount(float(v), currency)
+        if isinstance(v, (float, np.floating)) and column in CHANCE_COLUMNS:
+            return _percent(float(v))
         if isinstance(v, (float, np.floating)):
-            return f"{v:,.0f}" if "gpu_hours" in column else f"{v:,.4g}"
+            return f"{v:,.0f}" if "gpu_hours" in column else _significant(float(v))
         return str(v)
 
     columns = list(df.columns)

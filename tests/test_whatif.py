@@ -395,3 +395,15 @@ def test_a_catalog_price_in_another_currency_needs_its_unit(tmp_path, catalog):
     first = json.loads(swept.output)[0]
     plain = json.loads(CliRunner().invoke(main, ["run", str(path), "--format", "json", "--trials", "10"]).output)
     assert first["total_cost"] == pytest.approx(plain["total_cost"], abs=0.01)
+
+
+def test_what_if_pages_show_chances_as_percentages_and_no_exponents():
+    import pandas as pd
+
+    from planner.report import whatif_page
+
+    df = pd.DataFrame({"variant": ["a", "b"], "p_cheapest": [1.0, 0.685], "gpu_hours_x": [10812.3, 5.0],
+                       "hours": [10812.3, 0.00012345]})
+    text = planner.view.to_text(whatif_page(df, "t"))
+    assert "> 99 %" in text and "68 %" in text and "0.685" not in text
+    assert "e+" not in text and "e-" not in text and "10,812" in text and "0.0001234" in text
