@@ -958,7 +958,7 @@ def _no_bare_catalog_money(path: tuple, value: Any, currency: Any) -> None:
     if (len(path) < 4 or path[0] != "catalog" or isinstance(path[2], int) or path[-1] not in CATALOG_MONEY_FIELDS
             or str(currency).strip().upper() == "USD"):
         return
-    bare = isinstance(value, (int, float)) and not isinstance(value, bool) or (
+    bare = (isinstance(value, (int, float)) and not isinstance(value, bool)) or (
         isinstance(value, str) and re.fullmatch(r"\s*[-+]?[\d.]+(e[-+]?\d+)?\s*", value, re.I) is not None)
     if bare:
         unit = "/h" if path[1] == "rent" and path[-1] == "price" else ""
