@@ -536,7 +536,7 @@ def pricing_refresh(providers, clear, today, fmt):
         rows, unmapped, meta, fetched = refresh(providers, today, shipped.rent, version)
     except RefreshError as exc:
         click.echo(f"refresh failed: {exc}", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_INPUT if exc.input_error else 1)
     directory = layer_dir()
     known = set(shipped.rent["id"])
     updated = int(rows["id"].isin(known).sum())

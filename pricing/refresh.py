@@ -92,7 +92,13 @@ FIXTURE_MARKER = "FIXTURE"
 
 
 class RefreshError(Exception):
-    """A refresh that could not fetch anything (no network, no catalog): the shipped catalog still works."""
+    """A refresh that could not fetch anything (no network, no catalog): the shipped catalog still works.
+    ``input_error``: the cause is the user's own input (a local catalog, the data directory), which
+    the CLI reports with exit status 2 like every input error; else 1 (the network, gpuhunt)."""
+
+    def __init__(self, message: str, input_error: bool = False):
+        super().__init__(message)
+        self.input_error = input_error
 
 
 @dataclass(frozen=True)
@@ -170,13 +176,13 @@ def fetch(providers: Iterable[str] = tuple(PROVIDERS)) -> Fetched:
         if local:
             base = Path(local)
             if not base.is_dir():
-                raise RefreshError(f"GPUHUNT_CATALOG_DIR={local} is not a directory")
+                raise RefreshError(f"GPUHUNT_CATALOG_DIR={local} is not a directory", input_error=True)
             version_file = base / "version"
             version = "local"
             if version_file.exists():
                 why = _readable(version_file)
                 if why or version_file.stat().st_size > 1000:
-                    raise RefreshError(why or f"{version_file} is not a catalog version (over 1,000 bytes)")
+                    raise RefreshError(why or f"{version_file} is not a catalog version (over 1,000 bytes)", input_error=True)
                 version = version_file.read_text(encoding="utf-8").strip()
             versions = {p: f"{version} ({local})" for p in wanted}
             for p in list(wanted):
@@ -214,7 +220,8 @@ def fetch(providers: Iterable[str] = tuple(PROVIDERS)) -> Fetched:
                                  gpu_name=it.gpu_name, gpu_memory=it.gpu_memory, gpu_count=it.gpu_count,
                                  gpu_vendor=getattr(it.gpu_vendor, "value", it.gpu_vendor), spot=bool(it.spot)))
     if not rows and missing:
-        raise RefreshError("gpuhunt gave no offers: " + "; ".join(f"{p}: {why}" for p, why in missing.items()))
+        raise RefreshError("gpuhunt gave no offers: " + "; ".join(f"{p}: {why}" for p, why in missing.items()),
+                           input_error=bool(local))
     cols = ["provider", "instance", "location", "price", "gpu_name", "gpu_memory", "gpu_count", "gpu_vendor", "spot"]
     return Fetched(pd.DataFrame(rows, columns=cols), versions, missing)
 
@@ -354,7 +361,8 @@ def write_layer(rows: pd.DataFrame, meta: Mapping, directory: Path | None = None
     directory = directory or layer_dir()
     why = layer_problem(rows)
     if why:
-        raise RefreshError(f"the refreshed rows are no layer to plan with ({why}); the earlier layer stays")
+        raise RefreshError(f"the refreshed rows are no layer to plan with ({why}); the earlier layer stays",
+                           input_error=bool(os.environ.get("GPUHUNT_CATALOG_DIR")))
     parent = directory.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -373,7 +381,7 @@ def write_layer(rows: pd.DataFrame, meta: Mapping, directory: Path | None = None
         with contextlib.suppress(Exception):
             shutil.rmtree(tmp)
         raise RefreshError(f"cannot write the refreshed layer in {parent} ({exc.strerror or exc}); "
-                           "the earlier layer stays") from None
+                           "the earlier layer stays", input_error=True) from None
     return directory
 
 
@@ -420,7 +428,7 @@ def refresh(providers: Iterable[str], today: dt.date, shipped_rent: pd.DataFrame
     local = os.environ.get("GPUHUNT_CATALOG_DIR")
     if local and (Path(local) / FIXTURE_MARKER).exists() and os.environ.get("PLANNER_FIXTURE_LAYER") != "1":
         raise RefreshError(f"{local} is a test fixture ({FIXTURE_MARKER}): its prices are test inputs, never "
-                           "prices to plan with; unset GPUHUNT_CATALOG_DIR to fetch gpuhunt's catalogs")
+                           "prices to plan with; unset GPUHUNT_CATALOG_DIR to fetch gpuhunt's catalogs", input_error=True)
     fetched = fetch(providers)
     rows, unmapped = to_layer(fetched, dict(zip(shipped_rent["id"], shipped_rent["device"])), today,
                               gpuhunt_version, dict(zip(shipped_rent["id"], shipped_rent["region"].fillna(""))))

@@ -145,7 +145,7 @@ def test_no_offers_is_a_clear_failure_and_the_shipped_catalog_still_works(data_h
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(tmp_path / "empty"))
     result = CliRunner().invoke(main, ["pricing", "refresh"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # the local catalog is the user's input
     assert "refresh failed: gpuhunt gave no offers" in result.output and "Traceback" not in result.output
     assert read_layer() is None
 
@@ -193,7 +193,7 @@ def test_the_fixture_is_never_stored_as_prices_to_plan_with(tmp_path, monkeypatc
     monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(FIXTURE))
     monkeypatch.delenv("PLANNER_FIXTURE_LAYER", raising=False)
     result = CliRunner().invoke(main, ["pricing", "refresh"])
-    assert result.exit_code == 1 and "test fixture" in result.output and read_layer() is None
+    assert result.exit_code == 2 and "test fixture" in result.output and read_layer() is None
 
 
 def test_refreshing_one_provider_keeps_the_others(data_home):
@@ -234,7 +234,7 @@ def test_a_bad_provider_file_is_one_line_and_leaves_the_earlier_layer(data_home,
     assert "Traceback" not in result.output and "internal error" not in result.output
     after = read_layer()
     if damage == "negative":  # nothing left to store: refused, the good layer stays
-        assert result.exit_code == 1 and "earlier layer stays" in result.output
+        assert result.exit_code == 2 and "earlier layer stays" in result.output
         assert sorted(after[0]["id"]) == sorted(before["id"])
     else:
         assert result.exit_code == 0, result.output
@@ -299,8 +299,10 @@ while True:
         got = read_layer(directory)
         assert got is not None
         layer, info = got
-        assert layer["usd_per_hour"].nunique() == 1
-        assert info["n"] == 0 or float(layer["usd_per_hour"].iloc[0]) == 1.0 + info["n"]
+        if info["n"] == 0:  # the first layer, whole
+            assert layer["usd_per_hour"].tolist() == [1.0 + i for i in range(2000)]
+        else:  # a later one, whole: its rows are the ones its metadata names
+            assert set(layer["usd_per_hour"]) == {1.0 + info["n"]}
 
 
 def test_fuzz_a_corrupted_layer_never_breaks_a_command(data_home):
@@ -325,3 +327,14 @@ def test_fuzz_a_corrupted_layer_never_breaks_a_command(data_home):
         (directory / name).write_bytes(bytes(data))
         result = CliRunner().invoke(main, ["pricing", "list", "--rent", "--format", "json"])
         assert result.exit_code == 0 and "internal error" not in result.output, (trial, name, result.output[-300:])
+
+
+def test_a_data_directory_that_is_a_file_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    blocker = tmp_path / "data"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("XDG_DATA_HOME", str(blocker))
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(FIXTURE))
+    monkeypatch.setenv("PLANNER_FIXTURE_LAYER", "1")
+    result = CliRunner().invoke(main, ["pricing", "refresh"])
+    assert result.exit_code == 2 and "cannot write the refreshed layer" in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
