@@ -484,12 +484,14 @@ def budget(xi: pd.DataFrame, price: dict[str, float], buy_index, host_index, hos
 
 
 def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], kinds: set[str],
-          deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None) -> Program:
+          deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None,
+          forced: dict[str, int] | None = None) -> Program:
     """Build the MILP for the quotes whose kind is in ``kinds``.
 
     ``cards[b]`` is (price, resale at the horizon's end) of buy option b [USD]: the objective
     counts a card net of its resale, the budget at its price (cash out);
-    ``deadline_override`` moves phase deadlines (for the Pareto front).
+    ``deadline_override`` moves phase deadlines (for the Pareto front); ``forced`` fixes
+    purchases (1: bought, 0: not; the candidates side by side).
     """
     q = quotes.loc[quotes["kind"].isin(kinds).to_numpy() & quotes["usable"].to_numpy(dtype=bool)
                    & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
@@ -528,9 +530,13 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     ub[:nx] = _upper_bounds(xi)
     for j in [*buy_index.values(), *([host_index] if host_index is not None else [])]:
         integrality[j], ub[j] = 1, 1
+    lb = np.zeros(n)
+    for b, value in (forced or {}).items():
+        if b in buy_index:
+            lb[buy_index[b]] = ub[buy_index[b]] = value
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
-    return Program(c + ties, blocks, integrality, Bounds(np.zeros(n), ub), xi, buy_index, unmet_index, host_index, cal)
+    return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal)
 
 
 @dataclass(frozen=True)

@@ -238,8 +238,8 @@ class Solved:
         return tuple(points)
 
 
-def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None) -> Solved:
-    program = milp.build(s, quotes, opts, cards, kinds, deadline_override, budget_usd)
+def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None, forced=None) -> Solved:
+    program = milp.build(s, quotes, opts, cards, kinds, deadline_override, budget_usd, forced)
     sol = milp.solve(program)
     if not sol.ok:
         raise SolverError(
@@ -268,7 +268,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
     all_quotes = quote(s, opts, feas)
     cards = card_costs(s, opts)
-    dominated = {**dominated_cards(all_quotes, cards), **dominated_rents(all_quotes)}
+    rents_dominated = dominated_rents(all_quotes)
+    dominated = {**dominated_cards(all_quotes, cards), **rents_dominated}
     quotes = prune(all_quotes, dominated)
     warnings = _warnings(s, opts, catalog)
     if opts.empty:
@@ -372,6 +373,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
                                   or cheapest_rents(all_quotes))
     pairs = breakeven.breakeven(s, opts, all_quotes, free_rate, rents=chosen) if breakevens else []
     front = _pareto(s, quotes, opts, cards) if pareto else ()
+    candidates = _candidates(s, all_quotes, opts, cards, rents_dominated) if detail and alternatives and cards else []
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
     in_use = opts[opts["option"].isin(used)][["option", "kind", "interruptions_default", "quota_h_per_week",
                                                 "quota_h_total", "cap_h_per_month", "as_of"]]  # a few rows, narrow
@@ -402,6 +404,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         assumed_figures=tuple(assumed),
         schedule=best.weekly,
         pareto=tuple(front),
+        candidates=tuple(candidates),
         breakeven=tuple(pairs),
         problem_size=(program.n_vars, program.n_constraints),
         options=opts,
@@ -426,6 +429,31 @@ def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alte
         out.append(Alternative(name, solved.total_usd, max(solved.finishes.values(), default=None),
                                tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
                                solved.cumulative(), tuple((p, o, float(h)) for (p, o), h in hours.items() if h > 0),
+                               tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items()))))
+    return out
+
+
+def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str, str]) -> list[Alternative]:
+    """The best plan with each card you consider bought (and no other), and with none: the lab's
+    question, "this box, that box, or rent?", answered side by side. A card another dominates
+    still gets its row (it is what the lab asks about); rent offers are pruned as for the plan.
+    Only plans that meet every deadline are listed."""
+    quotes = prune(all_quotes, rents_dominated)
+    buys = sorted(set(quotes.loc[quotes["kind"].to_numpy() == "buy", "option"]) & set(cards))
+    out = []
+    for candidate in [None, *buys]:
+        forced = {b: int(b == candidate) for b in buys}
+        try:
+            solved = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, forced=forced)
+        except SolverError:  # the card alone is past the budget: no plan with it
+            continue
+        if solved.unmet:
+            continue
+        hours = solved.schedule.groupby(["phase", "option"], sort=True)["gpu_hours"].sum()
+        out.append(Alternative(f"buy {candidate}" if candidate else "buy nothing", solved.total_usd,
+                               max(solved.finishes.values(), default=None),
+                               tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))), (),
+                               tuple((p, o, float(h)) for (p, o), h in hours.items() if h > 0),
                                tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items()))))
     return out
 

@@ -217,6 +217,17 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
                        frozenset({1})),
             "Totals include your time; the chart shows the money alone." if figures else None,
             figure("cumulative_cost")))
+    if len(d["candidates"]) > 1:
+        best = min(c["total_cost"] for c in d["candidates"])
+        sections.append(view.section(
+            "Each card you consider, side by side",
+            view.Table(("Candidate", f"Best plan [{cur}]", f"More than the best [{cur}]", "Finish", "Options"),
+                       tuple((c["candidate"], amount(c["total_cost"]), amount(c["total_cost"] - best),
+                              c["finish"] or "—", ", ".join(f"`{o}`" for o in c["options"]))
+                             for c in sorted(d["candidates"], key=lambda c: c["total_cost"])),
+                       frozenset({1, 2})),
+            "The best plan that buys each card and no other (or none), meeting every deadline within the "
+            "budget; a card missing here cannot."))
     if d.get("uncertainty"):
         sections.append(uncertainty_section(plan, d, figure("uncertainty")))
     shown = breakeven_shown(plan, d) if d["breakeven"] else []

@@ -125,6 +125,7 @@ class Plan:
     assumed_figures: tuple[str, ...] = ()  # unpublished figures the chosen plan relies on (defaults, ranges)
     schedule: pd.DataFrame | None = None  # phase, option, week, week_start, gpu_hours, wall_hours
     pareto: tuple[ParetoPoint, ...] = ()  # cost against the last phase's finish
+    candidates: tuple[Alternative, ...] = ()  # the best plan with each considered card bought, and with none
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
     breakeven: tuple = ()  # planner.breakeven.Pair
     catalog_layers: tuple[tuple[str, dt.date | None, str], ...] = ()  # (name, as_of, source) over the shipped tables
@@ -215,6 +216,10 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "alternatives": [
             {"strategy": alt.strategy, "total_cost": money(alt.total_cost_usd), "finish": _date(alt.finish),
              "options": list(alt.options)} for alt in plan.alternatives
+        ],
+        "candidates": [
+            {"candidate": c.strategy, "buy": list(c.bought), "total_cost": money(c.total_cost_usd),
+             "finish": _date(c.finish), "options": list(c.options)} for c in plan.candidates
         ],
         "excluded": [
             {"option": r.option, "phase": r.phase if isinstance(r.phase, str) else None, "reason": r.reason}

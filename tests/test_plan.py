@@ -365,3 +365,31 @@ def test_a_used_price_from_years_ago_is_no_offer_today():
     ])
     assert set(current_buy_offers(buy, dt.date(2027, 1, 4))["id"]) == {"fresh-used", "mine"}
     assert set(current_buy_offers(buy, dt.date(2020, 6, 1))["id"]) == {"old-used", "mine"}
+
+
+def test_each_considered_card_side_by_side_is_owning_it_plus_its_net_price(load, thesis_text):
+    """A candidate row is the best plan with that card bought: bought and kept, it is an owned card
+    whose price less resale is spent whatever the plan does. So its total is the plan of a
+    scenario that owns the card and buys nothing, plus the card's net price (budget out of the
+    way: it counts the price). 'buy nothing' is the plan that considers no card."""
+    from planner.optimize import card_costs
+
+    s = load(thesis_text, sets=("you.budget=100000",))
+    p = planner.plan(s, trials=0)
+    rows = {c.strategy: c for c in p.candidates}
+    assert "buy nothing" in rows and len(rows) >= 3
+    assert min(c.total_cost_usd for c in p.candidates) == pytest.approx(p.total_usd, abs=0.01)
+    none = planner.plan(load(thesis_text, sets=("you.budget=100000", "consider.buy=[]")), trials=0)
+    assert rows["buy nothing"].total_cost_usd == pytest.approx(none.total_usd, abs=0.01)
+    cards = card_costs(s, p.options)
+    for name, row in rows.items():
+        if name == "buy nothing":
+            continue
+        card = name.removeprefix("buy ")
+        device = p.options.set_index("option").at[card, "device"]
+        owned = planner.plan(load(thesis_text, sets=("you.budget=100000", "consider.buy=[]",
+                                                     f"you.own=[{device}]")), trials=0)
+        price, resale = cards[card]
+        assert row.total_cost_usd == pytest.approx(owned.total_usd + price - resale, abs=0.01), card
+    d = planner.to_dict(p)
+    assert {c["candidate"] for c in d["candidates"]} == set(rows)
