@@ -455,6 +455,29 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
                                tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))), (),
                                tuple((p, o, float(h)) for (p, o), h in hours.items() if h > 0),
                                tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items()))))
+    return _wins_below(out, opts, cards)
+
+
+def _wins_below(rows: list[Alternative], opts: pd.DataFrame, cards) -> list[Alternative]:
+    """What would it take: the price below which each candidate card's plan is the cheapest of all.
+    Its plan does not depend on its price (the card is bought whatever it costs), only its cost
+    does, by the price less the resale that moves with it (a share of the price, by the offer's
+    figure or the default model; a resale given in money does not move): so the flip is the price
+    less the gap to the best candidate over that slope. None where even a free card loses."""
+    if not rows:
+        return rows
+    best = min(r.total_cost_usd for r in rows)
+    fixed_resale = set(opts.loc[opts["kind"].eq("buy") & opts["resale_usd"].notna(), "option"])
+    out = []
+    for r in rows:
+        if len(r.bought) != 1:
+            out.append(r)
+            continue
+        card = r.bought[0]
+        price, resale = cards[card]
+        slope = 1.0 if card in fixed_resale or price <= 0 else 1.0 - resale / price
+        flip = price - (r.total_cost_usd - best) / slope if slope > 0 else None
+        out.append(dataclasses.replace(r, wins_below_usd=flip if flip is not None and flip > 0 else None))
     return out
 
 

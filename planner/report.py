@@ -221,13 +221,17 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
         best = min(c["total_cost"] for c in d["candidates"])
         sections.append(view.section(
             "Each card you consider, side by side",
-            view.Table(("Candidate", f"Best plan [{cur}]", f"More than the best [{cur}]", "Finish", "Options"),
+            view.Table(("Candidate", f"Best plan [{cur}]", f"More than the best [{cur}]",
+                        f"Cheapest if the card costs under [{cur}]", "Finish", "Options"),
                        tuple((c["candidate"], amount(c["total_cost"]), amount(c["total_cost"] - best),
+                              amount(c["wins_below"]) if c.get("wins_below") is not None else
+                              ("—" if not c["buy"] else "never"),
                               c["finish"] or "—", ", ".join(f"`{o}`" for o in c["options"]))
                              for c in sorted(d["candidates"], key=lambda c: c["total_cost"])),
-                       frozenset({1, 2})),
+                       frozenset({1, 2, 3})),
             "The best plan that buys each card and no other (or none), meeting every deadline within the "
-            "budget; a card missing here cannot."))
+            "budget (a card missing here cannot), and the price under which that card's plan would be the "
+            "cheapest of all (its resale moving with its price; 'never': not even free)."))
     if d.get("uncertainty"):
         sections.append(uncertainty_section(plan, d, figure("uncertainty")))
     shown = breakeven_shown(plan, d) if d["breakeven"] else []

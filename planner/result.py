@@ -91,6 +91,7 @@ class Alternative:
     bought: tuple[str, ...] = ()  # cards it buys
     host: bool = False  # whether it buys the host computer
     finishes: tuple[tuple[str, dt.date], ...] = ()  # each phase's expected finish
+    wins_below_usd: float | None = None  # a candidate card: the price below which its plan is the cheapest
 
     @property
     def plan_key(self) -> tuple:
@@ -219,7 +220,9 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         ],
         "candidates": [
             {"candidate": c.strategy, "buy": list(c.bought), "total_cost": money(c.total_cost_usd),
-             "finish": _date(c.finish), "options": list(c.options)} for c in plan.candidates
+             "finish": _date(c.finish), "options": list(c.options),
+             "wins_below": money(c.wins_below_usd) if c.wins_below_usd is not None else None}
+            for c in plan.candidates
         ],
         "excluded": [
             {"option": r.option, "phase": r.phase if isinstance(r.phase, str) else None, "reason": r.reason}

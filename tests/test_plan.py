@@ -393,3 +393,16 @@ def test_each_considered_card_side_by_side_is_owning_it_plus_its_net_price(load,
         assert row.total_cost_usd == pytest.approx(owned.total_usd + price - resale, abs=0.01), card
     d = planner.to_dict(p)
     assert {c["candidate"] for c in d["candidates"]} == set(rows)
+
+
+@pytest.mark.parametrize("side", [-1, 1])
+def test_what_it_would_take_a_card_to_win_agrees_with_planning_at_that_price(load, thesis_text, side):
+    """'At what price would this card win?': a little below the price the candidates table gives,
+    the plan buys the card; a little above, it does not (plain planning, the card's price set)."""
+    base = planner.plan(load(thesis_text, sets=("you.budget=100000",)), trials=0)
+    row = next(c for c in base.candidates if c.bought == ("rtx-3090-used",))
+    assert row.wins_below_usd is not None and row.wins_below_usd < 700
+    price = row.wins_below_usd + side * 2.0
+    p = planner.plan(load(thesis_text, sets=("you.budget=100000",
+                                             f"catalog.buy[rtx-3090-used].price={price:.2f} USD")), trials=0)
+    assert ("rtx-3090-used" in {b.offer for b in p.purchases}) == (side < 0)
