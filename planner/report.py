@@ -452,7 +452,7 @@ HEADERS = {"total_cost": "total cost", "cost_change": "cost change", "decision_c
            "plan_changes": "plan changes", "breakeven_gpu_hours": "break-even [ref GPU-h]",
            "low_value": "low value", "high_value": "high value", "cost_low": "cost low", "cost_base": "cost base",
            "cost_high": "cost high", "decision_flips": "decision flips", "buy_low": "buy low", "buy_high": "buy high",
-           "kinds_low": "kinds low", "kinds_high": "kinds high", "cost_p10": "cost P10", "cost_p90": "cost P90",
+           "kinds_low": "kinds low", "kinds_high": "kinds high", "plan_low": "plan low", "plan_high": "plan high", "cost_p10": "cost P10", "cost_p90": "cost P90",
            "p_cheapest": "P(cheapest)"}
 
 
@@ -489,8 +489,9 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
         notes.append(f"Cost with every input as given: {_money(float(df['cost_base'].iloc[0]), currencies[0])}.")
         df = df.drop(columns="cost_base")
     if "decision_flips" in df and not df["decision_flips"].astype(bool).any():
-        notes.append("No input moved this far changes what is bought or the kinds of option the plan uses.")
-        df = df.drop(columns=[c for c in ("decision_flips", "buy_low", "buy_high", "kinds_low", "kinds_high") if c in df])
+        notes.append("No input moved this far changes the plan: what is bought or which offers do which phase.")
+        df = df.drop(columns=[c for c in ("decision_flips", "buy_low", "buy_high", "kinds_low", "kinds_high",
+                                          "plan_low", "plan_high") if c in df])
     if "plan" in df:
         ids = {o for plan in df["plan"] for part in str(plan).split("; ")
                for o in part.split(": ", 1)[-1].split("+")}
@@ -507,8 +508,8 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     def cell(column: str, v, currency: str | None) -> view.Cell:
         if v is None or (isinstance(v, float) and v != v):
             return "—"
-        if column == "plan":
-            return tuple(str(v).split("; "))  # one line per phase
+        if column in ("plan", "plan_low", "plan_high"):
+            return tuple(str(v).split("; ")) if v else "—"  # one line per phase
         if isinstance(v, (bool, np.bool_)):
             return "yes" if v else "no"
         if isinstance(v, (float, np.floating, int, np.integer)) and column in MONEY_COLUMNS and currency:

@@ -321,7 +321,8 @@ def sensitivity_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tup
 
 def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
                 planned: tuple[dict[str, Any], list] | None = None) -> pd.DataFrame:
-    """Each input moved down and up by ``span``: cost range and whether the decision flips.
+    """Each input moved down and up by ``span``: cost range and whether the plan changes (what
+    is bought or which offers do which phase: ``decision_flips``, and the plan it changes to).
     ``planned``: what :func:`sensitivity_inputs` returned, when the caller asked it first."""
     ref, inputs = planned or sensitivity_inputs(base, span)
     jobs = [dataclasses.replace(base, sets=base.sets + (f"{path}={value}",), breakevens=False)  # cost and decision
@@ -330,14 +331,17 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
     table = []
     for i, (path, raw, low_value, high_value) in enumerate(inputs):
         low, high = rows[1 + 2 * i], rows[2 + 2 * i]
+        # every change of plan: what is bought, or which offers do which phase (a +20 % price that
+        # moves a phase from one rent offer to another changes the plan, though not its kinds)
         flips = [side for side, r in (("down", low), ("up", high))
-                 if (r["buy"], r["kinds"]) != (ref["buy"], ref["kinds"])]
+                 if (r["buy"], r["plan"]) != (ref["buy"], ref["plan"])]
         table.append({
             "input": path, "value": raw, "low_value": low_value, "high_value": high_value,
             "cost_low": low["total_cost"], "cost_base": ref["total_cost"], "cost_high": high["total_cost"],
             "swing": round(abs(high["total_cost"] - low["total_cost"]), 2), "currency": ref["currency"],
             "decision_flips": ",".join(flips) or "",
             "buy_low": low["buy"], "buy_high": high["buy"], "kinds_low": low["kinds"], "kinds_high": high["kinds"],
+            "plan_low": low["plan"] if "down" in flips else "", "plan_high": high["plan"] if "up" in flips else "",
         })
     df = pd.DataFrame(table)
     return df.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True) if len(df) else df

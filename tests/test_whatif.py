@@ -111,7 +111,7 @@ def test_a_sensitivity_page_without_flips_leaves_out_the_decision_columns():
     page = to_text(whatif_page(df, "s"))
     assert "12,345.68" in page and "1.235e+04" not in page  # not 4 significant digits
     assert "buy low" not in page and "decision flips" not in page
-    assert "No input moved this far changes what is bought" in page
+    assert "No input moved this far changes the plan" in page
 
 
 def test_cli_commands_and_formats(tmp_path):
@@ -407,3 +407,17 @@ def test_what_if_pages_show_chances_as_percentages_and_no_exponents():
     text = planner.view.to_text(whatif_page(df, "t"))
     assert "> 99 %" in text and "68 %" in text and "0.685" not in text
     assert "e+" not in text and "e-" not in text and "10,812" in text and "0.0001234" in text
+
+
+def test_sensitivity_reports_a_switch_between_rent_offers(load):
+    """A +20 % price that moves the work from one rent offer to another changes the plan, though
+    not what is bought nor the kinds of option: reported as a flip, with the plan it flips to."""
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster, other", free="").replace(
+        "  free:\n", "    - {id: other, device: rtx-3090, price: 0.55 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}\n"
+                     "  free:\n", 1)
+    df = whatif.sensitivity(job(text), 0.2).set_index("input")
+    row = df.loc["catalog.rent[uni-cluster].price"]  # 0.50 -> 0.60 USD/h: 'other' at 0.55 is cheaper
+    assert row["decision_flips"] == "up" and row["buy_high"] == row["buy_low"] == "nothing"
+    assert row["kinds_high"] == row["kinds_low"] == "rent" and "other" in row["plan_high"]
+    page = planner.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
+    assert "No input moved this far changes the plan" not in page and "plan high" in page
