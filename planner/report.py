@@ -452,7 +452,8 @@ HEADERS = {"total_cost": "total cost", "cost_change": "cost change", "decision_c
            "plan_changes": "plan changes", "breakeven_gpu_hours": "break-even [ref GPU-h]",
            "low_value": "low value", "high_value": "high value", "cost_low": "cost low", "cost_base": "cost base",
            "cost_high": "cost high", "decision_flips": "decision flips", "buy_low": "buy low", "buy_high": "buy high",
-           "kinds_low": "kinds low", "kinds_high": "kinds high", "plan_low": "plan low", "plan_high": "plan high", "cost_p10": "cost P10", "cost_p90": "cost P90",
+           "kinds_low": "kinds low", "kinds_high": "kinds high", "plan_low": "plan low", "plan_high": "plan high",
+           "cost_p10": "cost P10", "cost_p90": "cost P90",
            "p_cheapest": "P(cheapest)"}
 
 
