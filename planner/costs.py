@@ -12,8 +12,9 @@ from pricing.values import opt_float
 #: resale and host).
 PART_NAMES = ("electricity", "rent", "storage", "egress", "your_time")
 
-#: Every named part of a plan's total, in report order (docs/output.md's cost_breakdown).
-COST_PARTS = ("purchase", "resale", "host", *PART_NAMES)
+#: Every named part of a plan's total, in report order (docs/output.md's cost_breakdown); credits
+#: are negative: what grants paid.
+COST_PARTS = ("purchase", "resale", "host", *PART_NAMES, "credits")
 
 #: Default resale model: a new card loses RESALE_FIRST_YEAR_LOSS of its price
 #: in the first year (linearly), then RESALE_LATER_YEARLY_LOSS a year,

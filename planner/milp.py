@@ -185,6 +185,8 @@ class Program:
     unmet_index: dict[str, int]
     host_index: int | None
     calendar: Calendar
+    #: per credit: the indices of its u variables (USD it pays) and of the x each pays for
+    credit_index: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
 
     @property
     def n_vars(self) -> int:
@@ -470,14 +472,59 @@ def host(xi: pd.DataFrame, s, buy_index: dict[str, int], host_index: int) -> Blo
                     row, col, val, -np.inf, 0.0)
 
 
-def budget(xi: pd.DataFrame, price: dict[str, float], buy_index, host_index, host_usd, budget_usd) -> Block:
+def budget(xi: pd.DataFrame, price: dict[str, float], buy_index, host_index, host_usd, budget_usd,
+           credit_vars: np.ndarray | None = None) -> Block:
     """Cash out <= the budget: purchases at their price (resale comes back only after the
     horizon, so it pays for nothing during the plan), the host, rent, electricity, storage and
-    egress; your time is not cash."""
-    cols = [*xi["var"], *buy_index.values()] + ([host_index] if host_index is not None else [])
+    egress, less what credits pay; your time is not cash."""
+    credit_vars = np.zeros(0, dtype=int) if credit_vars is None else credit_vars
+    cols = [*xi["var"], *buy_index.values()] + ([host_index] if host_index is not None else []) + list(credit_vars)
     vals = [*xi["money_per_ref"].to_numpy(dtype=float), *(price[b] for b in buy_index)]
     vals += [host_usd] if host_index is not None else []
+    vals += [-1.0] * len(credit_vars)
     return Block.of("budget", ["budget"], np.zeros(len(cols)), cols, vals, -np.inf, budget_usd)
+
+
+def credit_cover(s, xi: pd.DataFrame, cal: Calendar) -> list[np.ndarray]:
+    """Per credit of ``you.credits``: the x it may pay for: rent offers of its providers, in
+    buckets that lie inside its days (from ``from`` to ``until``, both inclusive)."""
+    provider = np.array([o.split(":", 1)[0] for o in xi["option"]], dtype=object)
+    rent = xi["kind"].to_numpy() == "rent"
+    first = cal.first_day[xi["bucket"].to_numpy()]
+    last = cal.edges[1:][xi["bucket"].to_numpy()] - 1
+    out = []
+    for credit in s.you.credits:
+        ok = rent & np.isin(provider, list(credit.providers))
+        if credit.start is not None:
+            ok &= first >= (credit.start - cal.start).days
+        if credit.until is not None:
+            ok &= last <= (credit.until - cal.start).days
+        out.append(np.flatnonzero(ok))
+    return out
+
+
+def credits(xi: pd.DataFrame, amounts: list[float], index: tuple[tuple[np.ndarray, np.ndarray], ...]) -> Block:
+    """A credit pays at most its amount, and together the credits pay at most each x's money."""
+    labels, rows, cols, vals, upper = [], [], [], [], []
+    for k, (u, _) in enumerate(index):
+        labels.append(f"credit {k + 1}")
+        rows += [len(labels) - 1] * len(u)
+        cols += list(u)
+        vals += [1.0] * len(u)
+        upper.append(amounts[k])
+    pays: dict[int, list[int]] = {}
+    for u, covered in index:
+        for var, x in zip(u, covered):
+            pays.setdefault(int(x), []).append(int(var))
+    money = xi["money_per_ref"].to_numpy(dtype=float)
+    for x, us in sorted(pays.items()):
+        labels.append(f"credits on x{x}")
+        r = len(labels) - 1
+        rows += [r] * (len(us) + 1)
+        cols += [*us, int(xi["var"].iloc[x])]
+        vals += [1.0] * len(us) + [-money[x]]
+        upper.append(0.0)
+    return Block.of("credits", labels, rows, cols, vals, -np.inf, upper)
 
 
 # --------------------------------------------------------------------------- build, solve, read back
@@ -506,6 +553,10 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     needs_host = s.you.buys_host
     host_index = nx + len(buys) + len(s.phases) if needs_host else None
     n = nx + len(buys) + len(s.phases) + (1 if needs_host else 0)
+    credit_index = []
+    for covered in credit_cover(s, xi, cal):  # one u variable per (credit, x it may pay for)
+        credit_index.append((np.arange(n, n + len(covered)), covered))
+        n += len(covered)
 
     c, ties = _objective(xi, n)
     for b, j in buy_index.items():
@@ -514,6 +565,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
         c[j] = UNMET_PENALTY_USD_PER_H
     if host_index is not None:
         c[host_index] = s.you.host_usd
+    for u, _ in credit_index:
+        c[u] = -1.0  # a dollar of credit is a dollar not spent
 
     blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_index), account(xi, cal),
               quota(xi, cal), subscription(xi, cal), supply(xi, cal), starts(xi, cal, s.you.attention_starts_per_day),
@@ -521,8 +574,11 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     if host_index is not None:
         blocks.append(host(xi, s, buy_index, host_index))
     limit = budget_usd if budget_usd is not None else s.you.budget_usd
+    if credit_index:
+        blocks.append(credits(xi, [c.amount_usd for c in s.you.credits], tuple(credit_index)))
     if limit is not None and math.isfinite(limit):
-        blocks.append(budget(xi, {b: cards[b][0] for b in buys}, buy_index, host_index, s.you.host_usd, limit))
+        blocks.append(budget(xi, {b: cards[b][0] for b in buys}, buy_index, host_index, s.you.host_usd, limit,
+                             np.concatenate([u for u, _ in credit_index]) if credit_index else None))
     blocks = [b for b in blocks if b.labels]
 
     integrality = np.zeros(n)
@@ -536,7 +592,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
             lb[buy_index[b]] = ub[buy_index[b]] = value
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
-    return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal)
+    return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
+                   tuple(credit_index))
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]])
     return _dominated(q, np.array([(cards[c][0] - cards[c][1], cards[c][0]) for c in sorted(set(q["option"]))]))
 
 
-def dominated_rents(quotes: pd.DataFrame) -> dict[str, str]:
+def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()) -> dict[str, str]:
     """Rent offers no plan needs: {offer: an offer that dominates it}. An offer dominates another
     when, in every phase the other can take a share of, it can too, costs no more per reference
     hour (money, and money plus time), takes no more wall hours (so no more of the run's hours
@@ -66,9 +66,12 @@ def dominated_rents(quotes: pd.DataFrame) -> dict[str, str]:
     their own supply and the budget (money), so moving any
     share from the dominated offer to its dominator keeps every plan feasible and no dearer.
     Of equal offers the first by id stays. Nothing else is pruned: an offer too slow to finish
-    a phase alone may still do most of it beside a fast one."""
+    a phase alone may still do most of it beside a fast one; nor is an offer a credit pays for
+    (``credited``: its providers), which its price no longer describes."""
     wall_h = quotes["wall_hours"].to_numpy(dtype=float)
-    q = quotes[(quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)]
+    provider = np.array([o.split(":", 1)[0] for o in quotes["option"]], dtype=object)
+    q = quotes[(quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
+               & ~np.isin(provider, list(credited))]
     if q.empty:
         return {}
     return _dominated(q, np.zeros((q["option"].nunique(), 1)))
@@ -197,15 +200,21 @@ class Solved:
         return sum(self.cards[b][1] for b in self.bought)
 
     @property
+    def credits_used(self) -> list[float]:
+        """What each credit of ``you.credits`` pays [USD]."""
+        return [float(self.sol.x[u].sum()) for u, _ in self.program.credit_index]
+
+    @property
     def money_usd(self) -> float:
-        """Money spent: purchases and host, less resale, plus running costs (no time, no penalties)."""
-        return self.purchase_usd - self.resale_usd + float(self.running_usd.sum())
+        """Money spent: purchases and host, less resale and credits, plus running costs (no time,
+        no penalties)."""
+        return self.purchase_usd - self.resale_usd + float(self.running_usd.sum()) - sum(self.credits_used)
 
     @property
     def cash_usd(self) -> float:
         """Cash out during the plan, what the budget caps: purchases at their price, the host and
-        running costs (resale comes back only after the horizon) [USD]."""
-        return self.purchase_usd + float(self.running_usd.sum())
+        running costs less what credits pay (resale comes back only after the horizon) [USD]."""
+        return self.purchase_usd + float(self.running_usd.sum()) - sum(self.credits_used)
 
     @property
     def total_usd(self) -> float:
@@ -268,7 +277,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
     all_quotes = quote(s, opts, feas)
     cards = card_costs(s, opts)
-    rents_dominated = dominated_rents(all_quotes)
+    rents_dominated = dominated_rents(all_quotes, frozenset(p for c in s.you.credits for p in c.providers))
     dominated = {**dominated_cards(all_quotes, cards), **rents_dominated}
     quotes = prune(all_quotes, dominated)
     warnings = _warnings(s, opts, catalog)
@@ -304,6 +313,9 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         parts["resale"] -= resale
     if best.host_bought:
         parts["host"] = s.you.host_usd
+    used = best.credits_used
+    parts["credits"] = -sum(used)
+    credits = tuple((c.name, c.amount_usd, u, c.amount_usd - u) for c, u in zip(s.you.credits, used))
 
     phases = []
     q_idx = quotes.set_index(["phase", "option"])
@@ -405,6 +417,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         schedule=best.weekly,
         pareto=tuple(front),
         candidates=tuple(candidates),
+        credits=credits,
         breakeven=tuple(pairs),
         problem_size=(program.n_vars, program.n_constraints),
         options=opts,

@@ -203,10 +203,16 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
                     "Deadline", "On time", f"Cost [{cur}]"), tuple(rows), frozenset({2, 3, 4, 9})),
         view.Bullets(tuple(notes))))
     parts = [(k.replace("_", " "), amount(d["cost_breakdown"][k])) for k in COST_PARTS if d["cost_breakdown"][k]]
+    credit_lines = tuple(
+        f"{c['name']}: {amount(c['used'])} of {amount(c['amount'])} {cur} paid"
+        + (f", {amount(c['expires_unused'])} {cur} lost unused" if c["expires_unused"] > 0.005 else "")
+        for c in d.get("credits", []))
     sections.append(view.section(
         "Cost breakdown",
         view.Table(("Part", f"Cost [{cur}]"), (*parts, ("**total**", f"**{amount(d['total_cost'])}**")),
                    frozenset({1})),
+        "Credits (they pay their providers' bills before cash does; what is left when they expire is lost):"
+        if credit_lines else None, view.Bullets(credit_lines) if credit_lines else None,
         figure("cost_breakdown")))
     if d["alternatives"]:
         sections.append(view.section(

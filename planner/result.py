@@ -127,6 +127,7 @@ class Plan:
     schedule: pd.DataFrame | None = None  # phase, option, week, week_start, gpu_hours, wall_hours
     pareto: tuple[ParetoPoint, ...] = ()  # cost against the last phase's finish
     candidates: tuple[Alternative, ...] = ()  # the best plan with each considered card bought, and with none
+    credits: tuple[tuple[str, float, float, float], ...] = ()  # (name, amount, used, lost unused) [USD]
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
     breakeven: tuple = ()  # planner.breakeven.Pair
     catalog_layers: tuple[tuple[str, dt.date | None, str], ...] = ()  # (name, as_of, source) over the shipped tables
@@ -218,6 +219,8 @@ def to_dict(plan: Plan) -> dict[str, Any]:
             {"strategy": alt.strategy, "total_cost": money(alt.total_cost_usd), "finish": _date(alt.finish),
              "options": list(alt.options)} for alt in plan.alternatives
         ],
+        "credits": [{"name": n, "amount": money(a), "used": money(u), "expires_unused": money(x)}
+                    for n, a, u, x in plan.credits],
         "candidates": [
             {"candidate": c.strategy, "buy": list(c.bought), "total_cost": money(c.total_cost_usd),
              "finish": _date(c.finish), "options": list(c.options),

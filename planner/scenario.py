@@ -92,6 +92,18 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class Credit:
+    """Money a provider (or several) grants: it pays their bills between ``start`` and ``until``
+    (inclusive days), before cash does, and what is left at ``until`` is lost."""
+
+    name: str
+    amount_usd: float
+    providers: tuple[str, ...]
+    start: dt.date | None
+    until: dt.date | None
+
+
+@dataclass(frozen=True)
 class You:
     own: tuple[str, ...]
     host_machine: bool
@@ -101,6 +113,7 @@ class You:
     budget_usd: float | None
     host_price_usd: float | None
     confidence: float = DEFAULT_CONFIDENCE
+    credits: tuple[Credit, ...] = ()
 
     # One rule for "a card needs a host computer" (docs/scenario.md: host_machine false adds a host's
     # cost; you.host_price gives it). Every module asks these, none re-derives them.
@@ -476,6 +489,39 @@ def _measured_speeds(v, ctx):
     return tuple(sorted(out, key=lambda x: x[0]))
 
 
+def _credits(v, ctx):
+    """``[{amount: 5000 USD, providers: [aws], from: 2027-03-01, until: 2027-06-30, name: AWS grant}]``."""
+    if isinstance(v, tuple) and all(isinstance(c, Credit) for c in v):
+        return v  # canonical already
+    if not isinstance(v, list):
+        raise ValueError("expected a list of credits such as [{amount: 5000 USD, providers: [aws], until: 2027-06-30}]")
+    providers_known = sorted({i.split(":", 1)[0] for i in ctx.ids.rent | ctx.user_ids["rent"] if ":" in i})
+    out = []
+    for i, c in enumerate(v):
+        if not isinstance(c, dict):
+            raise ValueError(f"credit {i + 1}: expected a mapping with amount, providers, from, until")
+        unknown = set(c) - {"amount", "providers", "from", "until", "name"}
+        if unknown:
+            key = sorted(unknown)[0]
+            raise ValueError(f"credit {i + 1}: unknown key {key!r}"
+                             f"{did_you_mean(key, ['amount', 'providers', 'from', 'until', 'name'])}")
+        if "amount" not in c or "providers" not in c:
+            raise ValueError(f"credit {i + 1}: 'amount' and 'providers' are required")
+        amount = _q(_money, maximum=1e12, unit="USD")(c["amount"], ctx)
+        names = c["providers"] if isinstance(c["providers"], list) else [c["providers"]]
+        for name in names:
+            if str(name) not in providers_known:
+                raise ValueError(f"credit {i + 1}: unknown provider {name!r}{did_you_mean(str(name), providers_known)}; "
+                                 f"rent offers come from {', '.join(providers_known)}")
+        start = _date(c["from"], ctx) if c.get("from") is not None else None
+        until = _date(c["until"], ctx) if c.get("until") is not None else None
+        if start and until and until < start:
+            raise ValueError(f"credit {i + 1}: it expires ({until}) before it is granted ({start})")
+        out.append(Credit(str(c.get("name") or f"credit {i + 1}"), float(amount), tuple(str(n) for n in names),
+                          start, until))
+    return tuple(out)
+
+
 def _frameworks(v, ctx):
     if isinstance(v, str):
         v = [v]
@@ -577,6 +623,9 @@ YOU = {
                         "horizon), host, rent, electricity, storage; none when absent"),
     "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd",
                         doc="what a host computer costs when host_machine is false"),
+    "credits": Field(_credits, default=(),
+                     doc="money providers grant: each {amount, providers: [aws, ...], from, until, name}; it pays their "
+                         "rent before cash does, between from and until (inclusive), and what is left then is lost"),
     "confidence": Field(_confidence, default=DEFAULT_CONFIDENCE,
                         doc="a deadline is met when the finish at this chance is on time (90%: the P90 finish); "
                             "capacity is planned with the wall hours at this chance"),

@@ -398,3 +398,60 @@ def test_a_marketplace_offer_rents_no_more_instances_than_it_has(load, catalog):
     assert walls["floor"] == pytest.approx(2 * 72, rel=1e-6) and walls["list"] > 0
     assert two.total_usd == pytest.approx(reference_optimum(load(SUPPLY.format(supply=", supply: 2")), catalog)[0],
                                           abs=0.01)
+
+
+# --------------------------------------------------------------------------- credits and grants
+
+CREDIT = """\
+name: a grant
+start: 2027-01-04
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: 100, from: 2027-01-04, deadline: 2027-03-31, checkpoint_size: 0.36 GB}}
+you: {{host_power: 0 W{budget}, credits: [{credits}]}}
+consider: {{buy: [], rent: ["grant:box", "cash:box"], free: []}}
+catalog:
+  rent:
+    - {{id: "grant:box", device: rtx-3090, price: 1.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+    - {{id: "cash:box", device: rtx-3090, price: 0.60 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+def _credit_plan(load, catalog, credits, budget=""):
+    return planned(load(CREDIT.format(credits=credits, budget=budget)), catalog)[0]
+
+
+def test_a_credit_pays_its_provider_first_and_what_is_left_expires(load, catalog):
+    # 100 h of work, about 100 wall-h: 'cash' at 0.60 USD/h costs 60 USD; 'grant' at 1.00 USD/h costs 100,
+    # but a 30 USD credit on 'grant' pays for its first 30 h: 30 h free there, 70 h at 0.60 elsewhere = 42 USD
+    none = _credit_plan(load, catalog, "")
+    q = none.quotes.set_index("option")
+    per_h_cash, per_h_grant = q.at["cash:box", "cost_usd"] / 100, q.at["grant:box", "cost_usd"] / 100
+    assert none.total_usd == pytest.approx(100 * per_h_cash, abs=0.01)
+    p = _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant], name: G}")
+    hours = {a.option: a.gpu_hours for a in p.phases[0].assignments}
+    assert hours["grant:box"] == pytest.approx(30 / per_h_grant, rel=1e-6)
+    assert p.total_usd == pytest.approx((100 - 30 / per_h_grant) * per_h_cash, abs=0.01)
+    assert p.credits == (("G", 30.0, pytest.approx(30.0), pytest.approx(0.0)),)
+    assert p.cost_usd["credits"] == pytest.approx(-30.0)
+    # a credit that expires before the phase starts pays nothing: the plan without it, 25 USD lost
+    late = _credit_plan(load, catalog, "{amount: 25 USD, providers: [grant], until: 2027-01-03, name: L}")
+    assert late.total_usd == pytest.approx(none.total_usd, abs=0.01)
+    assert late.credits[0][2] == pytest.approx(0.0) and late.credits[0][3] == pytest.approx(25.0)
+    # granted from 2027-03-01 only: it pays for work done in March, no earlier
+    march = _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant], from: 2027-03-01, name: M}")
+    weeks = march.schedule[march.schedule["option"] == "grant:box"]["week_start"]
+    assert len(weeks) and min(weeks) >= dt.date(2027, 2, 22)  # the week that holds March 1st
+    assert march.total_usd == pytest.approx(p.total_usd, abs=0.01)
+
+
+def test_two_credits_never_pay_the_same_bill_twice_and_are_not_cash(load, catalog):
+    both = _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant]}, {amount: 500 USD, providers: [grant]}")
+    q = both.quotes.set_index("option")
+    bill = q.at["grant:box", "cost_usd"]  # all 100 h on 'grant', paid by the credits: 100 USD, not 530
+    assert both.total_usd == pytest.approx(0.0, abs=0.01)
+    assert sum(c[2] for c in both.credits) == pytest.approx(bill, abs=0.01)
+    # a 10 USD budget: the cash plan needs 60 USD, but with a 30 USD credit 70 h of 'cash' and 30 free
+    # are 42 USD of cash: still over; with 55 USD of credit, 45 h at 0.60 = 27 USD: over; 100 USD: 0 USD
+    assert _credit_plan(load, catalog, "{amount: 100 USD, providers: [grant]}", budget=", budget: 10 USD").feasible
+    assert not _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant]}", budget=", budget: 10 USD").feasible

@@ -125,7 +125,7 @@ def test_json_has_the_output_contract(tmp_path):
                 "breakeven", "alternatives", "excluded", "catalog_as_of", "warnings"):
         assert key in d
     assert set(d["cost_breakdown"]) == {"purchase", "resale", "host", "electricity", "rent", "storage", "egress",
-                                        "your_time"}
+                                        "your_time", "credits"}
     assert d["total_cost"] == pytest.approx(sum(d["cost_breakdown"].values()), abs=0.05)
     for ph in d["phases"]:
         for key in ("name", "gpu_hours", "deadline", "finish_expected", "finish_p50", "finish_p90", "meets_deadline",
