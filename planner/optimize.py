@@ -315,6 +315,11 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         parts["host"] = s.you.host_usd
     used = best.credits_used
     parts["credits"] = -sum(used)
+    rent_providers = {o.split(":", 1)[0] for o in opts.loc[opts["kind"] == "rent", "option"]}
+    for c in s.you.credits:
+        if not set(c.providers) & rent_providers:
+            warnings.append(f"{c.name}: no rent offer of {', '.join(c.providers)} is considered, so it pays for "
+                            f"nothing; add {', '.join(repr(p + ':*') for p in c.providers)} to consider.rent")
     credits = tuple((c.name, c.amount_usd, u, c.amount_usd - u) for c, u in zip(s.you.credits, used))
 
     phases = []

@@ -455,3 +455,9 @@ def test_two_credits_never_pay_the_same_bill_twice_and_are_not_cash(load, catalo
     # are 42 USD of cash: still over; with 55 USD of credit, 45 h at 0.60 = 27 USD: over; 100 USD: 0 USD
     assert _credit_plan(load, catalog, "{amount: 100 USD, providers: [grant]}", budget=", budget: 10 USD").feasible
     assert not _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant]}", budget=", budget: 10 USD").feasible
+
+
+def test_a_credit_for_a_provider_not_considered_says_so(load, catalog):
+    p = _credit_plan(load, catalog, "{amount: 30 USD, providers: [aws], name: A}")
+    assert p.credits[0][2] == pytest.approx(0.0)
+    assert any("A: no rent offer of aws is considered" in w and "'aws:*'" in w for w in p.warnings)
