@@ -74,5 +74,9 @@ def layer_rent_ids(directory: Path | None = None) -> frozenset[str]:
     """The offer ids of the refreshed layer (``planner pricing refresh``), or none."""
     directory = directory or layer_dir()
     path = directory / "rent.csv"
-    return frozenset(r["id"] for r in _rows(path)) if path.is_file() and (directory / "layer.json").is_file() \
-        else frozenset()
+    if not (path.is_file() and (directory / "layer.json").is_file()):
+        return frozenset()
+    try:
+        return frozenset(str(r["id"]) for r in _rows(path) if r.get("id"))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, csv.Error):  # a damaged layer: plans skip it, and say so
+        return frozenset()

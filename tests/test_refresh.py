@@ -325,8 +325,11 @@ def test_fuzz_a_corrupted_layer_never_breaks_a_command(data_home):
         for other, original in good.items():
             (directory / other).write_bytes(original)
         (directory / name).write_bytes(bytes(data))
-        result = CliRunner().invoke(main, ["pricing", "list", "--rent", "--format", "json"])
-        assert result.exit_code == 0 and "internal error" not in result.output, (trial, name, result.output[-300:])
+        for args in (["pricing", "list", "--rent", "--format", "json"], ["validate", str(SCENARIOS / "thesis.yaml")]):
+            result = CliRunner().invoke(main, args)
+            assert result.exit_code == 0 and "internal error" not in result.output, (trial, name, result.output[-300:])
+    (directory / "rent.csv").write_bytes(bytes(range(256)) * 4)  # binary: validate read it as text and failed
+    assert CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml")]).exit_code == 0
 
 
 def test_a_data_directory_that_is_a_file_is_one_line_and_exit_2(tmp_path, monkeypatch):
