@@ -26,9 +26,9 @@ WHOLE = ["--set", 'consider.rent=["*"]', "--set", 'consider.buy=["*"]', "--set",
 CASES = {
     "sensitivity, thesis": ["sensitivity", THESIS],
     "sensitivity, whole catalog": ["sensitivity", THESIS, *WHOLE],
-    "sweep of 20 prices, thesis": ["sweep", THESIS, "--vary", "catalog.rent[vast:a100-40gb].price=0.2:1.2:20 USD/h"],
+    "sweep of 20 prices, thesis": ["sweep", THESIS, "--vary", "catalog.rent[vast:a100-80gb].price=0.6:2.6:20 USD/h"],
     "sweep of 20 prices, whole catalog": ["sweep", THESIS, *WHOLE, "--vary",
-                                          "catalog.rent[vast:a100-40gb].price=0.2:1.2:20 USD/h"],
+                                          "catalog.rent[vast:a100-80gb].price=0.6:2.6:20 USD/h"],
 }
 
 
