@@ -25,7 +25,7 @@ OPTION_COLUMNS = [
     "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
     "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
-    "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply",
+    "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "notes",
 ]
 
 
@@ -102,7 +102,8 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
             "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source")},
             quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"],
             disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False)), price_source=r["layer"],
-            quota_reset=r.get("quota_reset") if isinstance(r.get("quota_reset"), str) else None))
+            quota_reset=r.get("quota_reset") if isinstance(r.get("quota_reset"), str) else None,
+            notes=r.get("notes") if isinstance(r.get("notes"), str) else None))
     frames.append(pd.DataFrame(tiers, columns=OPTION_COLUMNS))
     opts = pd.concat([f.reindex(columns=OPTION_COLUMNS) for f in frames if len(f)] or frames[:1], ignore_index=True)
     return with_interruption_defaults(opts, catalog.interruptions)

@@ -65,6 +65,10 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
 def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     w = s.workload
     speed, dev, ref_slowdown, placed = _fits(w, devices, throughput)
+    runs_it: dict[str, list[str]] = {}  # per free account: its tiers that run the scenario's framework
+    for r in opts[opts["kind"] == "free"].itertuples():
+        if not (isinstance(r.frameworks, tuple) and r.frameworks) or s.framework in r.frameworks:
+            runs_it.setdefault(r.quota_group, []).append(r.option)
     rows = []
     for r in opts.itertuples():
         d = dev[r.device]
@@ -79,6 +83,12 @@ def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughp
             reason = why
         elif isinstance(r.frameworks, tuple) and r.frameworks and s.framework not in r.frameworks:
             reason = f"runs {', '.join(r.frameworks)} only; the scenario uses {s.framework}"
+            other = [o for o in runs_it.get(r.quota_group, []) if o != r.option] if r.kind == "free" else []
+            if other:  # Kaggle's P100 fails with the default image's PyTorch; its 2x T4 on the same account runs it
+                reason += f" ({', '.join(other)} on the same account runs {s.framework})"
+            said = [c.strip() for c in str(r.notes or "").split(";") if s.framework.lower() in c.lower()]
+            if said:  # what the catalog knows about it, sourced in the row
+                reason += f"; the catalog says: {said[0]}"
         elif d.kind == "tpu" and s.framework == "pytorch":
             reason = workload.PYTORCH_ON_TPU
         elif not (isinstance(rel, float) and math.isfinite(rel) and rel > 0):

@@ -43,6 +43,11 @@ def _percent(x: float) -> str:
 CHANCE_COLUMNS = {"p_cheapest", "p_meets_deadlines", "on_time_chance"}
 
 
+def _and(names: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _significant(x: float, digits: int = 4) -> str:
     """``x`` to ``digits`` significant digits, never in exponent notation (10,800, not 1.08e+04)."""
     if x == 0 or not math.isfinite(x):
@@ -162,11 +167,18 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
     ref = s.workload.reference_gpu
     buys = ", ".join(f"buy {p['offer']} ({_money(p['price'], cur)}, resale {_money(p['resale'], cur)})"
                      for p in d["purchases"]) or "buy nothing"
-    where = "; ".join(f"{ph['name']} on " + " + ".join(f"`{a['option']}`" for a in ph["assignments"])
-                      for ph in d["phases"] if ph["assignments"])
+    # phases grouped by where they run: "a, b and c on `x`; d on `y` + `z`" (not `x` seven times)
+    groups: dict[str, list[str]] = {}
+    for ph in d["phases"]:
+        if ph["assignments"]:
+            groups.setdefault(" + ".join(f"`{a['option']}`" for a in ph["assignments"]), []).append(ph["name"])
+    where = "; ".join(f"{_and(names)} on {options}" for options, names in groups.items())
     conf = s.you.confidence
-    chances = ", ".join(f"{ph['name']} {_percent(ph['on_time_chance'])}" for ph in d["phases"]
-                        if ph["on_time_chance"] is not None)
+    by_chance: dict[str, list[str]] = {}
+    for ph in d["phases"]:
+        if ph["on_time_chance"] is not None:
+            by_chance.setdefault(_percent(ph["on_time_chance"]), []).append(ph["name"])
+    chances = ", ".join(f"{_and(names)} {chance}" for chance, names in by_chance.items())
     verdict = (f"meets every deadline at {_confidence(conf)} confidence (the chance each phase ends in time: {chances})"
                if d["feasible"] else "**cannot meet every deadline**")
     time_part = d["cost_breakdown"]["your_time"]

@@ -691,6 +691,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "idle_timeout": ("idle_timeout_min", Field(_q(_minutes))),
         "quota": ("quota_h_per_week", Field(_q(_hours_per_week))),
         "quota_reset": ("quota_reset", Field(_enum(WEEKDAYS))),
+        "quota_group": ("quota_group", Field(_text)),
         "setup": ("setup_min", Field(_q(_minutes))),
         "interruptions": ("interruptions_per_h", Field(_q(_per_hour))),
         "persistent_storage": ("persistent_storage", Field(_bool)),

@@ -406,3 +406,18 @@ def test_what_it_would_take_a_card_to_win_agrees_with_planning_at_that_price(loa
     p = planner.plan(load(thesis_text, sets=("you.budget=100000",
                                              f"catalog.buy[rtx-3090-used].price={price:.2f} USD")), trials=0)
     assert ("rtx-3090-used" in {b.offer for b in p.purchases}) == (side < 0)
+
+
+def test_a_tier_left_out_for_its_framework_points_to_the_one_that_runs_it(load):
+    """'Kaggle cannot run PyTorch' was how the P100's exclusion read: it names the tier on the
+    same account that runs the framework, and what the catalog row says about it."""
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="", free="p100-tier, t4-tier").replace(
+        "  free:\n", "  free:\n"
+        "    - {id: p100-tier, device: p100, frameworks: [tensorflow, jax], quota_group: acct,\n"
+        "       notes: 'attached datasets; PyTorch users: take t4-tier (the default image fails on the P100)'}\n"
+        "    - {id: t4-tier, device: t4, quota_group: acct, quota: 30 h/week}\n", 1)
+    p = planner.plan(load(text), trials=0)
+    reason = next(r for r in p.excluded.itertuples() if r.option == "p100-tier").reason
+    assert "runs tensorflow, jax only; the scenario uses pytorch" in reason
+    assert "(t4-tier on the same account runs pytorch)" in reason
+    assert "the catalog says: PyTorch users: take t4-tier" in reason
