@@ -467,6 +467,7 @@ MONEY_COLUMNS = {"total_cost", "cost_change", "cost_low", "cost_base", "cost_hig
 #: What-if columns as a page heads them (words that wrap, not identifiers); CSV and JSON keep the names.
 #: A swept key's column keeps its path.
 HEADERS = {"total_cost": "total cost", "cost_change": "cost change", "decision_changed": "decision changed",
+           "inputs_changed": "inputs changed",
            "plan_changes": "plan changes", "breakeven_gpu_hours": "break-even [ref GPU-h]",
            "low_value": "low value", "high_value": "high value", "cost_low": "cost low", "cost_base": "cost base",
            "cost_high": "cost high", "decision_flips": "decision flips", "buy_low": "buy low", "buy_high": "buy high",
@@ -527,8 +528,8 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     def cell(column: str, v, currency: str | None) -> view.Cell:
         if v is None or (isinstance(v, float) and v != v):
             return "—"
-        if column in ("plan", "plan_low", "plan_high"):
-            return tuple(str(v).split("; ")) if v else "—"  # one line per phase
+        if column in ("plan", "plan_low", "plan_high", "inputs_changed"):
+            return tuple(str(v).split("; ")) if v else "—"  # one line per phase (per input)
         if isinstance(v, (bool, np.bool_)):
             return "yes" if v else "no"
         if isinstance(v, (float, np.floating, int, np.integer)) and column in MONEY_COLUMNS and currency:

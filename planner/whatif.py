@@ -137,7 +137,45 @@ def compare(jobs: Sequence[Job], labels: Sequence[tuple[str | None, str]], worke
     first = df.groupby("currency", sort=False)["total_cost"].transform("first")
     df["cost_change"] = (df["total_cost"] - first).round(2)  # money at its precision, no float noise
     df["decision_changed"] = (df["buy"] != df["buy"].iloc[0]) | (df["plan"] != df["plan"].iloc[0])
+    df["inputs_changed"] = inputs_changed(jobs)
     return df
+
+
+def _inputs(job: Job) -> dict[str, str]:
+    """A run's inputs as dotted keys and the values as written: the file, its variant, its --set."""
+    from pricing.yamldoc import parse_document
+
+    data = parse_document(job.text, job.file).data or {}
+    out: dict[str, str] = {}
+
+    def flat(node: Any, prefix: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                flat(v, f"{prefix}.{k}" if prefix else str(k))
+        else:
+            out[prefix] = str(node)
+
+    flat({k: v for k, v in data.items() if k not in ("variants", "name")}, "")
+    if job.variant and isinstance(data.get("variants"), dict):
+        for k, v in (data["variants"].get(job.variant) or {}).items():
+            flat(v, str(k))
+    for s in job.sets:
+        key, _, value = s.partition("=")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def inputs_changed(jobs: Sequence[Job], shown: int = 4) -> list[str]:
+    """Per run, the inputs that differ from the first run's ('key: a -> b'), so a table of files
+    says how the files differ, not only how their answers do."""
+    first = _inputs(jobs[0]) if jobs else {}
+    out = []
+    for job in jobs:
+        mine = _inputs(job)
+        keys = sorted(k for k in set(first) | set(mine) if first.get(k) != mine.get(k))
+        parts = [f"{k}: {first.get(k, '(unset)')} -> {mine.get(k, '(unset)')}" for k in keys[:shown]]
+        out.append("; ".join(parts) + (f"; and {len(keys) - shown} more" if len(keys) > shown else ""))
+    return out
 
 
 # --------------------------------------------------------------------------- sweep

@@ -421,3 +421,19 @@ def test_sensitivity_reports_a_switch_between_rent_offers(load):
     assert row["kinds_high"] == row["kinds_low"] == "rent" and "other" in row["plan_high"]
     page = planner.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
     assert "No input moved this far changes the plan" not in page and "plan high" in page
+
+
+def test_compare_says_how_the_files_and_variants_differ(tmp_path, thesis_text):
+    other = tmp_path / "bigger.yaml"
+    other.write_text(thesis_text.replace("  params: 86M ", "  params: 304M ").replace(
+        "    gpu_hours: 180             # per run", "    gpu_hours: 600             # per run"))
+    base = tmp_path / "thesis.yaml"
+    base.write_text(thesis_text)
+    result = CliRunner().invoke(main, ["compare", str(base), str(other), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert rows[0]["inputs_changed"] == ""
+    assert rows[1]["inputs_changed"] == "phases.final.gpu_hours: 180 -> 600; workload.params: 86M -> 304M"
+    result = CliRunner().invoke(main, ["compare", str(base), "--variants", "cheap-power", "--format", "json"])
+    rows = json.loads(result.output)
+    assert rows[1]["inputs_changed"] == "electricity: 0.18 USD/kWh -> 0.10 USD/kWh"
