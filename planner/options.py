@@ -26,6 +26,7 @@ OPTION_COLUMNS = [
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
     "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
     "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "notes",
+    "usd_per_hour_low", "usd_per_hour_high",
 ]
 
 
@@ -89,7 +90,8 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
     frames.append(pd.DataFrame(dict(option=rent["id"], kind="rent", offer=rent["id"], **{c: rent[c] for c in (
         "device", "count", "usd_per_hour", "spot", "billing_s", "startup_min", "session_limit_h",
         "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
-        "egress_usd_per_gb", "frameworks", "as_of", "source", "supply")}, persistent_storage=False, needs_person=False,
+        "egress_usd_per_gb", "frameworks", "as_of", "source", "supply", "usd_per_hour_low", "usd_per_hour_high")},
+        persistent_storage=False, needs_person=False,
         price_source=rent["layer"])))
 
     tiers: list[dict] = []

@@ -141,7 +141,16 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
         kind = r["kind"]
         yours = r.get("price_source") == "scenario"  # a price you wrote is yours: certain unless a range
         paid_tier = kind == "free" and (opt_float(r["usd_per_hour"]) or 0.0) > 0  # a subscription's hours
-        if (kind in ("rent", "buy") or paid_tier) and not yours:
+        low, high = (opt_float(r.get(c)) for c in ("usd_per_hour_low", "usd_per_hour_high"))
+        if kind == "rent" and not yours and low is not None and high is not None and low <= high:
+            # a marketplace: what a user pays is spread over its listings, from the floor to a high quantile
+            price = float(r["usd_per_hour"])
+            mode = min(max(price, low), high)
+            out.append(Input(f"price {o}", rng.triangular(low, mode, high, n) / per if high > low else
+                             np.full(n, low / per), price / per, f"{s.currency}/h",
+                             f"the marketplace's listings: floor {low:g}, typical {price:g}, high {high:g} USD/h "
+                             f"(dated {r['as_of']})"))
+        elif (kind in ("rent", "buy") or paid_tier) and not yours:
             price = float(r["purchase_usd"] if kind == "buy" else r["usd_per_hour"])
             age = ((s.start - r["as_of"]).days / 365.25) if isinstance(r["as_of"], dt.date) else 0.0
             sigma = PRICE_SIGMA + PRICE_SIGMA_PER_YEAR * max(age, 0.0)

@@ -3,6 +3,7 @@ of being the cheapest (issue 16), against cases worked out by hand and a direct 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -181,3 +182,20 @@ def test_re_pricing_at_a_drawn_interruption_rate_agrees_with_pricing_at_that_rat
         phases = {ph.name: ph.gpu_hours for ph in at.scenario.phases}
         expected = sum(qa.at[(ph, o), "cost_usd"] * h / phases[ph] for ph, o, h in alt.hours)
         assert cost == pytest.approx(expected, rel=0.005), rate
+
+
+def test_a_marketplace_price_is_drawn_over_its_listings(load, thesis_text):
+    """A marketplace offer with a floor and a high quantile (catalog columns usd_per_hour_low/high)
+    is drawn between them, its mode the typical price the plan uses: the draws' mean is the
+    triangular mean (low + mode + high) / 3, instead of the age-based spread of a list price."""
+    p = planner.plan(load(thesis_text), trials=0)
+    option = "vast:rtx-3090-interruptible"
+    opts = p.options.copy()
+    at = opts.index[opts["option"] == option]
+    mode = float(opts.loc[at[0], "usd_per_hour"])
+    opts.loc[at, "usd_per_hour_low"], opts.loc[at, "usd_per_hour_high"] = mode * 0.5, mode * 3.0
+    drawn = {i.name: i for i in uncertainty.inputs(dataclasses.replace(p, options=opts), 20_000, 1)}
+    price = drawn[f"price {option}"]
+    assert price.draws.min() >= mode * 0.5 and price.draws.max() <= mode * 3.0
+    assert price.draws.mean() == pytest.approx((0.5 + 1 + 3) / 3 * mode, rel=0.01)
+    assert "marketplace's listings" in price.source
