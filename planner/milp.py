@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -225,7 +226,7 @@ class Program:
 COLUMNS = ["phase", "option", "kind", "wall_hours", "wall_hours_conf", "sessions", "restarts_by_hand", "cost_usd",
            "your_time_usd",
            "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour",
-           "cap_h_per_month", "quota_group", "needs_person", "quota_h_total", "supply"]
+           "cap_h_per_month", "quota_group", "needs_person", "quota_h_total", "supply", "rent_usd"]
 
 
 def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
@@ -247,6 +248,7 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
         "restarts_per_ref": quotes["restarts_by_hand"].to_numpy(dtype=float) / gpu_h,
         "cost_per_ref": quotes["cost_usd"].to_numpy(dtype=float) / gpu_h,
         "money_per_ref": (quotes["cost_usd"].to_numpy(dtype=float) - quotes["your_time_usd"].to_numpy(dtype=float)) / gpu_h,
+        "rent_per_ref": quotes["rent_usd"].to_numpy(dtype=float) / gpu_h,
     }
     xi = pd.DataFrame({c: quotes[c].to_numpy()[take] for c in COLUMNS})
     xi["runs"] = runs[take]
@@ -262,6 +264,26 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     xi["var"] = np.arange(len(xi))
     xi["group"] = group[take]
     return xi
+
+
+def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) -> None:
+    """Rent prices that move (``price_trend``): each x's rent is its catalog price carried from
+    the price's date to the middle of its bucket at the scenario's yearly trend; the money and
+    cost per reference hour of the x change by that much (a projection, said in the answer)."""
+    trend = getattr(s, "rent_trend_per_year", 0.0)
+    rent = xi["kind"].to_numpy() == "rent"
+    xi["price_factor"] = 1.0
+    if not trend or not rent.any():
+        return
+    middle = (cal.first_day[xi["bucket"].to_numpy()] + cal.days[xi["bucket"].to_numpy()] / 2.0)
+    dated = np.array([(as_of.get(o) - cal.start).days if isinstance(as_of.get(o), dt.date) else 0.0
+                      for o in xi["option"]], dtype=float)
+    years = (middle - dated) / 365.25
+    factor = np.where(rent, (1.0 + trend) ** years, 1.0)
+    extra = (factor - 1.0) * xi["rent_per_ref"].to_numpy(dtype=float)
+    xi["price_factor"] = factor
+    xi["cost_per_ref"] = xi["cost_per_ref"].to_numpy(dtype=float) + extra
+    xi["money_per_ref"] = xi["money_per_ref"].to_numpy(dtype=float) + extra
 
 
 def _objective(xi: pd.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -546,6 +568,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     resets = q.loc[(q["kind"] == "free").to_numpy() & q["quota_h_per_week"].notna().to_numpy(), "quota_reset"]
     cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})))
     xi = _variables(s, cal, q)
+    _price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])))
     nx = len(xi)
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(cards))
     buy_index = {b: nx + i for i, b in enumerate(buys)}

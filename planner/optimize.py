@@ -164,6 +164,17 @@ class Solved:
         return milp.finishes(self.s, self.program, self.schedule)
 
     @cached_property
+    def price_factors(self) -> dict[tuple[str, str], float]:
+        """Per (phase, option): the rent's price path factor over the hours the plan puts there
+        (1 without a price trend)."""
+        xi = self.program.x_index
+        x = self.sol.x[: len(xi)]
+        weighted = pd.DataFrame({"phase": xi["phase"], "option": xi["option"], "x": x,
+                                 "fx": x * xi["price_factor"].to_numpy(dtype=float)})
+        g = weighted.groupby(["phase", "option"], sort=False)[["x", "fx"]].sum()
+        return {k: (float(r.fx / r.x) if r.x > 1e-12 else 1.0) for k, r in g.iterrows()}
+
+    @cached_property
     def finishes_conf(self) -> dict[str, dt.date]:
         """The finish not exceeded at the scenario's confidence: the program plans capacity with
         the wall hours at that confidence, so it holds inside each phase's window."""
@@ -334,6 +345,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
             c = q_idx.loc[(ph.name, option)]
             f = share / ph.gpu_hours
             cost = {k: float(c[f"{k}_usd"]) * f for k in PART_NAMES}
+            if c["kind"] == "rent":  # rent prices on their path (price_trend), over the hours placed
+                cost["rent"] *= best.price_factors.get((ph.name, option), 1.0)
             for k in PART_NAMES:
                 parts[k] += cost[k]
             spread = _spread(s, ph, rows.loc[option], c, f, trials, seed)
@@ -416,6 +429,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         warnings=tuple(warnings),
         over_budget=over_budget is not None,
         assumptions=(tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else ())
+        + ((f"rent prices are projections: each moves {s.rent_trend_per_year:+.0%} a year from its catalog date "
+            "(price_trend)",) if s.rent_trend_per_year else ())
         + tuple(f"{path} is given as a range ({low:g} to {high:g} in the planner's units: h, GB, USD, ...); "
                 f"the plan uses the middle, {(low + high) / 2:g}" for path, (low, high) in s.ranges.items()),
         assumed_figures=tuple(assumed),

@@ -164,6 +164,7 @@ class Scenario:
     variant_names: tuple[str, ...] = ()
     ranges: Mapping[str, tuple[float, float]] = dataclasses.field(default_factory=dict)  # path -> (low, high)
     uncertainty_samples: int = 0  # draws of the uncertainty analysis asked by the file (0: none)
+    rent_trend_per_year: float = 0.0  # rent prices move by this share a year from their catalog date
 
     @property
     def horizon_end(self) -> dt.date:
@@ -522,6 +523,20 @@ def _credits(v, ctx):
     return tuple(out)
 
 
+def _trend(v, ctx):
+    """A yearly change: '-25%/year', '-0.25/year', '-25%' or -0.25 (a share a year)."""
+    text = str(v).strip().lower().replace(" ", "")
+    for suffix in ("/year", "/yr", "/y", "peryear"):
+        text = text.removesuffix(suffix)
+    x = units.parse_fraction(text) if text.lstrip("-+").rstrip("%").replace(".", "", 1).isdigit() and \
+        not text.startswith("-") else None
+    if text.startswith("-"):
+        x = -units.parse_fraction(text[1:])
+    if x is None or not -0.9 <= x <= 1.0:
+        raise ValueError(f"expected a yearly change from -90%/year to +100%/year such as -25%/year, got {v!r}")
+    return x
+
+
 def _frameworks(v, ctx):
     if isinstance(v, str):
         v = [v]
@@ -711,6 +726,9 @@ SCHEMA: dict[str, Any] = {
     "electricity": Field(_q(_usd_per_kwh, maximum=1000, unit="USD/kWh"), attr="electricity_usd_per_kwh",
                          doc="default: the catalog's default region, stated in the report"),
     "framework": Field(_enum(FRAMEWORKS), default="pytorch", doc=" | ".join(FRAMEWORKS)),
+    "price_trend": Field(_trend, attr="rent_trend_per_year", default=0.0,
+                         doc="rent prices move by this share a year from their catalog date, e.g. -25%/year (GPU rent "
+                             "has fallen 20-30 % a year, 2023-2025); 0: prices stay as dated"),
     "uncertainty": Field(_samples, attr="uncertainty_samples", default=0,
                          doc="draws of the uncertainty analysis in every run (as --uncertainty N); 0: off"),
     "workload": WORKLOAD,
@@ -1141,6 +1159,7 @@ class _Validator:
             catalog_entries=entries,
             ranges=dict(self.ranges),
             uncertainty_samples=top.get("uncertainty", SCHEMA["uncertainty"].default),
+            rent_trend_per_year=top.get("price_trend", SCHEMA["price_trend"].default),
         )
 
     def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:

@@ -461,3 +461,37 @@ def test_a_credit_for_a_provider_not_considered_says_so(load, catalog):
     p = _credit_plan(load, catalog, "{amount: 30 USD, providers: [aws], name: A}")
     assert p.credits[0][2] == pytest.approx(0.0)
     assert any("A: no rent offer of aws is considered" in w and "'aws:*'" in w for w in p.warnings)
+
+
+# --------------------------------------------------------------------------- prices that move
+
+TREND = """\
+name: a price that falls
+start: 2027-01-04
+price_trend: {trend}
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  late: {{gpu_hours: 50, from: 2028-01-03, deadline: {deadline}, checkpoint_size: 0.36 GB}}
+you: {{host_power: 0 W}}
+consider: {{buy: [], rent: [box], free: []}}
+catalog:
+  rent:
+    - {{id: box, device: rtx-3090, price: 1.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min, as_of: 2026-11-01}}
+"""
+
+
+def test_a_rent_price_on_its_path_is_the_price_of_its_days(load, catalog):
+    # -50 %/year from the price's date, 2026-11-01. The window Mon 3 - Fri 7 Jan 2028 is one bucket of
+    # 5 days, its middle 2.5 days after the 3rd: the rent is today's times 0.5 ** (years to there)
+    flat = planned(load(TREND.format(trend="0", deadline="2028-01-07")), catalog)[0]
+    moving = planned(load(TREND.format(trend="-50%/year", deadline="2028-01-07")), catalog)[0]
+    years = ((dt.date(2028, 1, 3) - dt.date(2026, 11, 1)).days + 2.5) / 365.25
+    assert moving.cost_usd["rent"] == pytest.approx(flat.cost_usd["rent"] * 0.5 ** years, rel=1e-6)
+    assert any("rent prices are projections" in a for a in moving.assumptions)
+    assert not any("projections" in a for a in flat.assumptions)
+    # with the whole year open, a falling price waits for the cheapest days; a rising one goes first
+    falling = planned(load(TREND.format(trend="-50%/year", deadline="2028-12-31")), catalog)[0]
+    rising = planned(load(TREND.format(trend="+50%/year", deadline="2028-12-31")), catalog)[0]
+    assert falling.phases[0].finish_expected >= dt.date(2028, 12, 1)
+    assert rising.phases[0].finish_expected <= dt.date(2028, 1, 10)
+    assert falling.total_usd < moving.total_usd < flat.total_usd < rising.total_usd
