@@ -39,6 +39,10 @@ def _percent(x: float) -> str:
     return f"{pct:.0f} %"
 
 
+#: A what-if table of at most this many rows shows each plan one line per phase; a longer one
+#: (a grid sweep) one line per row, so it fits a projector.
+LINES_PER_PHASE_UP_TO = 12
+
 #: What-if columns that hold a chance: shown as percentages, never as 1 or 0.685.
 CHANCE_COLUMNS = {"p_cheapest", "p_meets_deadlines", "on_time_chance"}
 
@@ -495,9 +499,11 @@ def render_table(df: pd.DataFrame, fmt: str) -> str:
 def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     """A compare, sweep or sensitivity table as a page a projector shows: money at its currency's
     precision (the currency in the header when there is one), GPU-hours whole, yes/no for flags,
-    the plan one line per phase, offer ids without their provider where unambiguous.
-    The CSV and JSON keep every column as it is."""
+    the plan one line per phase (one line per row in a table of more than
+    :data:`LINES_PER_PHASE_UP_TO` rows: a 7 x 5 sweep is 35 lines, not 255), offer ids without
+    their provider where unambiguous. The CSV and JSON keep every column as it is."""
     df = df.copy()
+    split_plans = len(df) <= LINES_PER_PHASE_UP_TO
     currencies = df["currency"].tolist() if "currency" in df else [None] * len(df)
     one_currency = len(set(currencies)) == 1 and currencies[0] is not None
     if one_currency:
@@ -529,7 +535,9 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
         if v is None or (isinstance(v, float) and v != v):
             return "—"
         if column in ("plan", "plan_low", "plan_high", "inputs_changed"):
-            return tuple(str(v).split("; ")) if v else "—"  # one line per phase (per input)
+            if not v:
+                return "—"
+            return tuple(str(v).split("; ")) if split_plans or column == "inputs_changed" else str(v)
         if isinstance(v, (bool, np.bool_)):
             return "yes" if v else "no"
         if isinstance(v, (float, np.floating, int, np.integer)) and column in MONEY_COLUMNS and currency:

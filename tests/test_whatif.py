@@ -437,3 +437,18 @@ def test_compare_says_how_the_files_and_variants_differ(tmp_path, thesis_text):
     result = CliRunner().invoke(main, ["compare", str(base), "--variants", "cheap-power", "--format", "json"])
     rows = json.loads(result.output)
     assert rows[1]["inputs_changed"] == "electricity: 0.18 USD/kWh -> 0.10 USD/kWh"
+
+
+def test_a_grid_sweep_fits_a_projector_one_line_a_row():
+    import pandas as pd
+
+    from planner.report import LINES_PER_PHASE_UP_TO, whatif_page
+
+    def page(n):
+        df = pd.DataFrame({"x": range(n), "total_cost": [1.0] * n, "currency": ["USD"] * n,
+                           "plan": ["a: vast:x; b: vast:y; c: vast:z"] * n})
+        return planner.view.to_text(whatif_page(df, "t"))
+
+    few, many = page(LINES_PER_PHASE_UP_TO), page(35)
+    assert len(few.splitlines()) >= 3 * LINES_PER_PHASE_UP_TO  # one line per phase
+    assert len(many.splitlines()) <= 35 + 8  # a 7 x 5 grid: one line a row (it was 255 lines)
