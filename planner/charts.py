@@ -232,13 +232,23 @@ def compare_chart(table: pd.DataFrame) -> Figure:
     return fig
 
 
+#: Bars a tornado draws at most (besides the inputs that flip the plan): a projector shows 15.
+TORNADO_BARS = 15
+
+
 def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
     """How far the total cost moves when each input goes down / up; each label says what moved
     (counts move by whole steps and deadlines by whole days, so not always by the span); flips marked.
-    Inputs that move nothing (under half a cent, no flip) are left to the table, which lists them."""
+    Inputs that move nothing (under half a cent, no flip) are left to the table, which lists them;
+    so are the smallest swings past the TORNADO_BARS largest (every flip is drawn)."""
     base = float(table["cost_base"].iloc[0]) if len(table) else 0.0
     moves = (table["swing"] >= 0.005) | table["decision_flips"].astype(bool) if len(table) else []
-    t = table[moves].iloc[::-1]
+    drawn = table[moves]
+    flips = drawn["decision_flips"].astype(bool) if len(drawn) else drawn.get("decision_flips", [])
+    if len(drawn) > TORNADO_BARS:  # the largest swings and every flip, in the table's order
+        keep = drawn["swing"].rank(ascending=False, method="first") <= TORNADO_BARS
+        drawn = drawn[keep | flips]
+    t = drawn.iloc[::-1]
     still = len(table) - len(t)
     fig, ax = plt.subplots(figsize=(10, 0.45 * max(len(t), 4) + 1.5))
     ys = range(len(t))
@@ -252,8 +262,8 @@ def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
                  f"inputs moved about ±{span:.0%}, default rates across their sourced range\n"
                  "labels: down / as given / up", fontsize=11)
     ax.set_xlabel(f"Total cost [{currency}]" + (f"; {still} input{'s' if still > 1 else ''} that "
-                                                 f"move{'' if still > 1 else 's'} nothing left to the table"
-                                                 if still else ""))
+                                                 f"move{'' if still > 1 else 's'} it little or nothing left to the "
+                                                 "table" if still else ""))
     ax.set_ylabel("Input")
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -338,7 +338,15 @@ def test_the_tornado_draws_the_inputs_that_move_the_cost():
     ax = charts.tornado(df, "USD", 0.2).axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["b: 1.6 / 2 / 2.4  (flips the decision)", "a: 0.8 / 1 / 1.2"]  # c moves nothing
-    assert ax.get_xlabel() == "Total cost [USD]; 1 input that moves nothing left to the table"
+    assert ax.get_xlabel() == "Total cost [USD]; 1 input that moves it little or nothing left to the table"
+    # 31 inputs that move the cost (the lab's tornado drew 31 bars): the 15 largest, and every flip
+    n = 31
+    many = pd.DataFrame({"input": [f"i{k}" for k in range(n)], "value": ["1"] * n, "low_value": ["0"] * n,
+                         "high_value": ["2"] * n, "cost_low": [100.0 - k for k in range(n)], "cost_base": [100.0] * n,
+                         "cost_high": [100.0 + k for k in range(n)], "swing": [2.0 * k for k in range(n)],
+                         "decision_flips": ["up" if k == 1 else "" for k in range(n)]})
+    names = [t.get_text().split(":")[0] for t in charts.tornado(many, "USD", 0.2).axes[0].get_yticklabels()]
+    assert set(names) == {f"i{k}" for k in range(16, 31)} | {"i1"}  # the flip, though it moves little
 
 
 def test_sensitivity_moves_the_interruption_rates_and_quotas_the_plan_rests_on(catalog, thesis_text):
