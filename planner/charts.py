@@ -111,7 +111,7 @@ def breakdown(plan: Plan) -> Figure:
     ax.set_title(f"Cost breakdown of the chosen plan (total {plan.total_usd * per:,.0f} {cur})")
     ax.set_xlabel("Part")
     ax.set_ylabel(f"Cost [{cur}]")
-    ax.legend(handles=[bars[0]], labels=["cost part (resale in green, negative)"], fontsize=8)
+    ax.legend(handles=[bars[0]], labels=["cost part (resale and credits in green, negative)"], fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -246,10 +246,13 @@ class Solved:
         return out
 
     def cumulative(self) -> tuple[tuple[dt.date, float], ...]:
-        """Money spent by the end of each week: purchases at the start, resale back at the
-        horizon's end [USD]."""
+        """Money spent by the end of each week: purchases at the start, running costs less what
+        credits pay in their weeks, resale back at the horizon's end [USD]."""
         weekly = np.zeros(len(self.program.week_starts))
-        np.add.at(weekly, self.program.x_index["week"].to_numpy(), self.running_usd)
+        week = self.program.x_index["week"].to_numpy()
+        np.add.at(weekly, week, self.running_usd)
+        for u, covered in self.program.credit_index:
+            np.add.at(weekly, week[covered], -self.sol.x[u])
         total = self.purchase_usd + np.cumsum(weekly)
         points = [(self.s.start, self.purchase_usd)]
         points += [(w + dt.timedelta(days=7), float(t)) for w, t in zip(self.program.week_starts, total)]

@@ -495,3 +495,11 @@ def test_a_rent_price_on_its_path_is_the_price_of_its_days(load, catalog):
     assert falling.phases[0].finish_expected >= dt.date(2028, 12, 1)
     assert rising.phases[0].finish_expected <= dt.date(2028, 1, 10)
     assert falling.total_usd < moving.total_usd < flat.total_usd < rising.total_usd
+
+
+def test_the_money_spent_over_time_counts_what_credits_pay(load, catalog):
+    # the chart of money spent ended at the bills before credits (84 USD where the answer said 42)
+    s = load(CREDIT.format(credits="{amount: 30 USD, providers: [grant], name: G}", budget=""))
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0)
+    (hybrid,) = [a for a in p.alternatives if a.strategy == "hybrid"]
+    assert hybrid.cumulative[-1][1] == pytest.approx(p.total_usd, abs=0.01)
