@@ -270,7 +270,7 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) ->
     """Rent prices that move (``price_trend``): each x's rent is its catalog price carried from
     the price's date to the middle of its bucket at the scenario's yearly trend; the money and
     cost per reference hour of the x change by that much (a projection, said in the answer)."""
-    trend = getattr(s, "rent_trend_per_year", 0.0)
+    trend = s.rent_trend_per_year
     rent = xi["kind"].to_numpy() == "rent"
     xi["price_factor"] = 1.0
     if not trend or not rent.any():

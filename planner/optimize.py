@@ -27,7 +27,7 @@ from pricing.errors import SolverError
 from pricing.memo import Kept
 from pricing.values import float_or, opt_float
 
-from . import breakeven, milp, sessions, workload
+from . import breakeven, milp, sessions, units, workload
 from .costs import COST_PARTS, PART_NAMES
 from .options import build_options, stale_rows
 from .quotes import checkpoint_gb_of, exclusions, money_by_part, process_for, purchase_cost, quote
@@ -551,7 +551,7 @@ def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over
     fastest = q.sort_values(["finish", "cost_usd"]).iloc[0]
     cost = (f", costing {s.money(fastest['cost_usd'])}" if math.isfinite(fastest["cost_usd"]) else "")
     # where interruptions make wall hours uncertain, the capacity was planned at the confidence: say so
-    conf = f"{round(100 * s.you.confidence, 1):g} %"
+    conf = units.format_share(s.you.confidence)
     uncertain = bool((q["wall_hours_conf"].to_numpy(dtype=float) > q["wall_hours"].to_numpy(dtype=float) + 1e-9).any())
     return (f"no plan finishes '{ph.name}' ({ph.gpu_hours:,.0f} reference GPU-h) by {end}"
             + (f" at {conf} confidence" if uncertain else "") + f": {unmet_h:,.0f} h stay undone. The fastest option, "

@@ -62,8 +62,8 @@ def _significant(x: float, digits: int = 4) -> str:
 
 
 def _confidence(x: float) -> str:
-    """A confidence as written: 90 %, 97.5 %."""
-    return f"{round(100.0 * x, 1):g} %"
+    """A confidence as written: 90 %, 97.5 % (units.format_share)."""
+    return units.format_share(x)
 
 
 def explain(a, reference: str) -> str:

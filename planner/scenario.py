@@ -525,15 +525,15 @@ def _credits(v, ctx):
 
 def _trend(v, ctx):
     """A yearly change: '-25%/year', '-0.25/year', '-25%' or -0.25 (a share a year)."""
-    text = str(v).strip().lower().replace(" ", "")
-    for suffix in ("/year", "/yr", "/y", "peryear"):
-        text = text.removesuffix(suffix)
-    x = units.parse_fraction(text) if text.lstrip("-+").rstrip("%").replace(".", "", 1).isdigit() and \
-        not text.startswith("-") else None
-    if text.startswith("-"):
-        x = -units.parse_fraction(text[1:])
-    if x is None or not -0.9 <= x <= 1.0:
-        raise ValueError(f"expected a yearly change from -90%/year to +100%/year such as -25%/year, got {v!r}")
+    expected = f"expected a yearly change from -90%/year to +100%/year such as -25%/year, got {v!r}"
+    text = str(v).strip().lower().replace(" ", "").removesuffix("/year")
+    sign = -1.0 if text.startswith("-") else 1.0
+    try:
+        x = sign * units.parse_fraction(text.lstrip("+-"))
+    except units.QuantityError:
+        raise ValueError(expected) from None
+    if not -0.9 <= x <= 1.0:
+        raise ValueError(expected)
     return x
 
 
@@ -546,7 +546,10 @@ def _frameworks(v, ctx):
 
 
 def _confidence(v, ctx):
-    x = units.parse_fraction(v)
+    try:
+        x = units.parse_fraction(v)
+    except units.QuantityError:
+        x = math.nan
     if not 0.5 <= x <= 0.999:
         raise ValueError(f"expected a chance from 50% to 99.9%, got {v!r}")
     return x

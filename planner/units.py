@@ -167,6 +167,11 @@ def parse_power_w(value: object) -> float:
     return _in_units(value, "a power such as 350 W or 0.45 kW", POWER_W, "w")
 
 
+def format_share(x: float) -> str:
+    """A share as written by a user: 90 %, 97.5 % (a confidence, a trend)."""
+    return f"{round(100.0 * x, 1):g} %"
+
+
 def parse_fraction(value: object) -> float:
     """A fraction 0-1, written as a decimal (0.4) or a percentage (40%)."""
     expected = "a fraction such as 40% or 0.4"

@@ -150,14 +150,18 @@ def _check_writable(target: Path) -> None:
                                   f"({exc.strerror or exc}); choose a directory you can write to")]) from None
 
 
-def _process_tag() -> str:
-    """This process, as no later process can be: its PID and its start time (clock ticks since
-    boot, from /proc; a reused PID starts later). Names the temporary directories of a write."""
+def _started(pid: int | str) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc), or None where unknown."""
     try:
-        start = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19]
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
     except (OSError, IndexError):
-        start = "0"
-    return f"{os.getpid()}-{start}"
+        return None
+
+
+def _process_tag() -> str:
+    """This process, as no later process can be: its PID and its start time (a reused PID
+    starts later). Names the temporary directories of a write."""
+    return f"{os.getpid()}-{_started(os.getpid()) or '0'}"
 
 
 def _alive(tag: str) -> bool:
@@ -171,11 +175,8 @@ def _alive(tag: str) -> bool:
         return False
     except OSError:  # exists, another user's
         return True
-    try:
-        now = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return True
-    return now == start
+    now = _started(pid)
+    return now is None or now == start
 
 
 def _write_files(files: dict[str, bytes], target: Path, foreign: list[str]) -> list[str]:
