@@ -170,7 +170,8 @@ def test_azure_nc_a100_v4_is_the_pcie_card(shipped):
     for size, usd in (("nc24ads", 3.673), ("nc48ads", 9.554), ("nc96ads", 19.108)):
         row = rent.loc[f"azure:standard_{size}_a100_v4"]
         assert row["device"] == "a100-pcie-80gb" and row["usd_per_hour"] == usd
-    assert rent.at["azure:standard_nc6s_v3", "device"] == "v100-pcie-16gb"
+    # the NCv3 (V100) sizes were retired on 2025-09-30 (Microsoft's retirement notice): not offered
+    assert not [i for i in rent.index if i.startswith("azure:") and "s_v3" in i]
 
 
 def test_colab_offers_only_devices_it_still_has_with_dated_rates(shipped):
