@@ -128,8 +128,10 @@ TENSOR_ARCHITECTURES = set(checks.TENSOR_ARCHITECTURES)
 #: Estimate.
 TENSOR_TO_FP32_FALLBACK = 2.0
 
-#: An architecture's typical miss shifts its unmeasured devices only when this many of its
-#: devices are measured: one device's miss is its own (a B200 run limited by its input pipeline).
+#: A family of devices' typical miss shifts its unmeasured devices when this many of its devices
+#: are measured. Families are compute capabilities (the same instructions and kernels), so a
+#: data-centre B200 (10.0), input-bound in Lambda's runs, no longer drags the GeForce and RTX PRO
+#: Blackwell cards (12.0) down; devices without one (TPUs) group by architecture.
 MIN_ARCHITECTURE_MEASURED = 2
 
 #: Benchmark runs at smaller batches were limited by memory, not speed.
@@ -530,6 +532,13 @@ def calibrate(devices: pd.DataFrame, throughput: pd.DataFrame, family: str, prec
     return dataclasses.replace(cal, ratio=ratio)
 
 
+def speed_family(devices: pd.DataFrame) -> pd.Series:
+    """Each device's family for the typical miss: its compute capability, else its architecture."""
+    d = devices.set_index("id")
+    cc = d["compute_capability"] if "compute_capability" in d else pd.Series(None, index=d.index, dtype=object)
+    return cc.where(cc.notna() & (cc.astype(str) != ""), d["architecture"]).astype(str)
+
+
 def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: str, family: str,
                    precision: str, yours: tuple[tuple[str, float, str | None], ...] = ()) -> pd.DataFrame:
     """Speed of each device relative to ``reference`` for this family and precision.
@@ -552,7 +561,7 @@ def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: s
     # median log residual of the measured devices of the same architecture, where at least
     # MIN_ARCHITECTURE_MEASURED are (one data-centre B200, input-bound in Lambda's runs, dragged
     # every GeForce Blackwell card down to 0.67x an RTX 4090)
-    arch = devices.set_index("id")["architecture"]
+    arch = speed_family(devices)
     groups = (measured - score[measured.index]).groupby(arch[measured.index])
     residual = groups.median()[groups.size() >= MIN_ARCHITECTURE_MEASURED]
     score = score + arch.map(residual).fillna(0.0).reindex(score.index).to_numpy()

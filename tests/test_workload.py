@@ -386,3 +386,29 @@ consider: {buy: [], rent: ["runpod:rtx-5090", "runpod:rtx-4090"], free: []}
         load(text % "{rtx-5090: 1.35 x rtx-409}")
     with pytest.raises(InputError, match="expected a speed"):
         load(text % "{rtx-5090: fast}")
+
+
+def test_an_unmeasured_card_shares_the_miss_of_its_compute_capability(catalog):
+    """Within one architecture, devices of another compute capability run other kernels: Ampere's
+    A100s (8.0) are not the GeForce and RTX A cards (8.6). Make the measured A100s miss their
+    spec estimate by 2x: the unmeasured RTX 3060 (8.6) keeps the 8.6 cards' typical miss; grouped
+    by architecture it would move with the A100s."""
+    from planner.workload import calibrate, measured_scores, relative_speed
+
+    cc = {"a100-40gb": "8.0", "a100-80gb": "8.0", "a100-pcie-80gb": "8.0"}
+    devices = catalog.devices.assign(
+        compute_capability=[cc.get(i, "8.6") if a == "ampere" else "" for i, a in
+                            zip(catalog.devices["id"], catalog.devices["architecture"])])
+    t = catalog.throughput
+    slow = t.assign(throughput=t["throughput"].where(~t["device"].str.startswith("a100"), t["throughput"] * 0.5))
+    for family in ("transformer", "cnn"):
+        before = relative_speed(devices, t, "rtx-3090", family, "mixed").at["rtx-3060-12gb", "relative_speed"]
+        after = relative_speed(devices, slow, "rtx-3090", family, "mixed").at["rtx-3060-12gb", "relative_speed"]
+        assert after == pytest.approx(before, rel=0.1)  # the fit moves a little; a shared miss would halve it
+        # by hand: its spec estimate plus the median miss of the measured 8.6 cards, over the 3090's score
+        cal = calibrate(devices, slow, family, "mixed")
+        est, measured = cal.log_score(devices), measured_scores(slow, family, "mixed")
+        ga10x = [d for d in measured.index if devices.set_index("id").at[d, "compute_capability"] == "8.6"]
+        assert len(ga10x) >= 2
+        shift = float(np.median(measured[ga10x] - est[ga10x]))
+        assert after == pytest.approx(math.exp(est["rtx-3060-12gb"] + shift - measured["rtx-3090"]), rel=1e-9)
