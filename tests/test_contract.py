@@ -503,3 +503,61 @@ def test_the_money_spent_over_time_counts_what_credits_pay(load, catalog):
     p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0)
     (hybrid,) = [a for a in p.alternatives if a.strategy == "hybrid"]
     assert hybrid.cumulative[-1][1] == pytest.approx(p.total_usd, abs=0.01)
+
+
+# --------------------------------------------------------------------------- the budget is cash, every part of it
+
+HOST_BUDGET = """\
+name: a card that needs a computer around it
+start: 2027-01-04
+electricity: 0.20 USD/kWh
+horizon: 12 months
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: 1000, from: 2027-01-04, deadline: 2027-06-30, checkpoint_size: 0.36 GB}}
+you: {{host_machine: false, host_price: 300 USD, host_power: 0 W, budget: {budget} USD}}
+consider: {{buy: [card], rent: [box], free: []}}
+catalog:
+  buy:
+    - {{id: card, device: rtx-3090, condition: used, price: 1000 USD, resale: 800 USD, power: 350 W}}
+  rent:
+    - {{id: box, device: rtx-3090, price: 1.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+def test_the_budget_counts_the_host_computer_a_card_needs(load, catalog):
+    # Buying: 200 net + 300 host + about 70 USD of electricity, against about 1,000 USD of rent, so
+    # the card wins when cash allows: 1,000 + 300 + its electricity up front.
+    p, used = planned(load(HOST_BUDGET.format(budget=5000)), catalog)
+    elec = p.quotes.set_index("option")["cost_usd"]["card"]
+    assert used == {"card"} and p.total_usd == pytest.approx(200 + 300 + elec, abs=0.01)
+    cash = 1000 + 300 + elec
+    assert planned(load(HOST_BUDGET.format(budget=f"{cash + 0.01:.2f}")), catalog)[1] == {"card"}
+    assert planned(load(HOST_BUDGET.format(budget=f"{cash - 0.01:.2f}")), catalog)[1] == {"box"}
+
+
+TIME_BUDGET = """\
+name: your time is not cash
+start: 2027-01-04
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: 100, from: 2027-01-04, deadline: 2027-03-31, checkpoint_every: 1 h, checkpoint_size: 0.36 GB}}
+you: {{time_value: 10 USD/h, attention: 3/day, budget: {budget} USD}}
+consider: {{buy: [], rent: [box], free: [tier]}}
+catalog:
+  rent:
+    - {{id: box, device: rtx-3090, price: 1.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+  free:
+    - {{id: tier, device: rtx-3090, session_limit: 10 h, setup: 30 min, needs_person: true, interruptions: 0}}
+"""
+
+
+def test_the_budget_leaves_out_the_value_of_your_time(load, catalog):
+    # A 10 h session is 30 min of setup, then 9.5 h of which the last half hour (after the last
+    # hourly checkpoint) is lost at the cut: 9 h kept, so ceil(100 / 9) = 12 starts by hand. The tier
+    # costs no cash but 12 x 30 min x 10 USD/h = 60 USD of your time, under the rent's 100 USD: it
+    # does the work, and a 1 USD budget is no obstacle (nothing is paid).
+    p, used = planned(load(TIME_BUDGET.format(budget=1)), catalog)
+    time_usd = sum(a.cost_usd["your_time"] for ph in p.phases for a in ph.assignments)
+    assert used == {"tier"} and p.feasible
+    assert time_usd == pytest.approx(12 * 0.5 * 10, abs=0.01) and p.money_usd == pytest.approx(0, abs=1e-6)

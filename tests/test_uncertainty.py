@@ -4,6 +4,7 @@ of being the cheapest (issue 16), against cases worked out by hand and a direct 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 
 import numpy as np
@@ -199,3 +200,63 @@ def test_a_marketplace_price_is_drawn_over_its_listings(load, thesis_text):
     assert price.draws.min() >= mode * 0.5 and price.draws.max() <= mode * 3.0
     assert price.draws.mean() == pytest.approx((0.5 + 1 + 3) / 3 * mode, rel=0.01)
     assert "marketplace's listings" in price.source
+
+
+def _outcome(name, cost, meets):
+    cost = np.asarray(cost, dtype=float)
+    return uncertainty.StrategyOutcome(name, cost, np.zeros(len(cost)), np.asarray(meets, dtype=bool))
+
+
+def test_a_plan_that_misses_a_deadline_is_never_the_cheapest():
+    # four draws: the cheap plan misses a deadline in two of them, and there the dear one wins
+    cheap = _outcome("rent-only", [10, 10, 10, 10], [True, False, True, False])
+    dear = _outcome("buy-only", [20, 20, 20, 20], [True, True, True, True])
+    alias = {"rent-only": "rent-only", "buy-only": "buy-only"}
+    p, chosen = uncertainty._p_cheapest(alias, (cheap, dear), cheap)
+    assert p == {"rent-only": 0.5, "buy-only": 0.5} and chosen == 0.5
+    # where every plan misses, the cheapest anyway
+    late = _outcome("buy-only", [20, 20, 20, 20], [True, False, True, True])
+    p, _ = uncertainty._p_cheapest(alias, (cheap, late), cheap)
+    assert p == {"rent-only": 0.75, "buy-only": 0.25}
+
+
+def test_plans_that_tie_share_the_chance_of_being_cheapest():
+    # draw 1: a tie (each half); draw 2: rent-only alone; hybrid is rent-only's plan, so shares its chance
+    a = _outcome("rent-only", [10, 10], [True, True])
+    b = _outcome("buy-only", [10, 12], [True, True])
+    h = _outcome("hybrid", [10, 10], [True, True])
+    alias = {"rent-only": "rent-only", "buy-only": "buy-only", "hybrid": "rent-only"}
+    p, chosen = uncertainty._p_cheapest(alias, (a, b, h), h)
+    assert p == {"rent-only": 0.75, "buy-only": 0.25, "hybrid": 0.75} and chosen == 0.75
+
+
+STORAGE = """\
+name: a dataset kept on a rented machine's disk
+start: 2027-01-04
+workload: {family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: a10g}
+phases:
+  a: {gpu_hours: 300, from: 2027-01-04, deadline: 2027-04-30, checkpoint_size: 1 GB, dataset_size: 2000 GB}
+consider: {buy: [], rent: ["aws:g5.xlarge"], free: []}
+catalog:
+  rent:
+    - {id: "aws:g5.xlarge", price: 1.00 USD/h}
+"""
+
+
+def test_re_pricing_keeps_every_part_of_the_cost(load):
+    # your price, the reference device, no interruptions: nothing is drawn, so every draw must cost
+    # what the plan costs, storage (2 TB at 0.023 USD/GB-month over the weeks used) and egress included
+    p = planner.plan(load(STORAGE), trials=0, uncertainty=50)
+    parts = p.phases[0].assignments[0].cost_usd
+    assert [i.name for i in p.uncertainty.inputs] == [] and parts["storage"] > 10 and parts["egress"] > 0
+    for o in p.uncertainty.outcomes:
+        assert o.cost_usd == pytest.approx(np.full(50, p.total_usd), rel=1e-9)
+
+
+def test_finishing_on_the_deadline_day_is_on_time(load):
+    # 40 h of work from Monday 2027-01-04 on one rented machine ends on Tuesday, the deadline day
+    # (the deadline is inclusive: until 24:00 that day); nothing is uncertain, so every draw meets it
+    p = planner.plan(load(BASE.format(hours=40, deadline="2027-01-05", buy="", rent="uni-cluster", free="")),
+                     trials=0, uncertainty=50)
+    assert p.feasible and p.phases[0].finish_expected == dt.date(2027, 1, 5)
+    assert all(o.meets.all() for o in p.uncertainty.outcomes)
