@@ -408,9 +408,15 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     front = _pareto(s, quotes, opts, cards) if pareto else ()
     candidates = _candidates(s, all_quotes, opts, cards, rents_dominated) if detail and alternatives and cards else []
     used = {a.option for ph in phases for a in ph.assignments} | set(bought)
-    in_use = opts[opts["option"].isin(used)][["option", "kind", "interruptions_default", "quota_h_per_week",
-                                                "quota_h_total", "cap_h_per_month", "as_of"]]  # a few rows, narrow
+    in_use = opts[opts["option"].isin(used)][["option", "kind", "device", "interruptions_default", "quota_h_per_week",
+                                                "quota_h_total", "cap_h_per_month", "as_of", "unavailable_share",
+                                                "unavailable_low", "unavailable_high"]]  # a few rows, narrow
     assumed = [r.interruptions_default for r in in_use.itertuples() if isinstance(r.interruptions_default, str)]
+    share = units.format_share
+    assumed += [f"{r.option}: the {r.device} is not to be had at {share(r.unavailable_share)} of session starts "
+                f"(range {share(r.unavailable_low)}-{share(r.unavailable_high)}; an estimate from users' reports, the "
+                f"provider publishes none): the plan counts on {share(1 - r.unavailable_share)} of its hours"
+                for r in in_use.itertuples() if opt_float(r.unavailable_share)]
     for r in in_use[in_use["kind"] == "free"].itertuples():
         if opt_float(r.quota_h_per_week) is None and opt_float(r.quota_h_total) is None and opt_float(r.cap_h_per_month) is None:
             warnings.append(f"{r.option}: the service publishes no usage limit; the plan assumes only its session "

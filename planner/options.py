@@ -26,7 +26,7 @@ OPTION_COLUMNS = [
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
     "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
     "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "notes",
-    "usd_per_hour_low", "usd_per_hour_high",
+    "usd_per_hour_low", "usd_per_hour_high", "unavailable_share", "unavailable_low", "unavailable_high",
 ]
 
 
@@ -53,6 +53,14 @@ def current_buy_offers(buy: pd.DataFrame, on: dt.date) -> pd.DataFrame:
 
 
 _OPTIONS = Kept()
+
+
+def closed_to_new(free: pd.DataFrame, on: dt.date) -> pd.Series:
+    """Mask of free tiers that stopped taking new users before ``on``: offered only to a scenario
+    whose consider.free names the tier itself (you have an account), never by a pattern."""
+    if "closed_to_new" not in free:
+        return pd.Series(False, index=free.index)
+    return free["closed_to_new"].map(lambda d: isinstance(d, dt.date) and d <= on)
 
 
 def build_options(s: Scenario, catalog) -> pd.DataFrame:
@@ -97,11 +105,13 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
     tiers: list[dict] = []
     free = free_rows(catalog)
     free = free[_matches(free["tier"], s.consider.free)]
+    free = free[~closed_to_new(free, s.start) | free["tier"].isin(s.consider.free or ())]
     for _, r in free.iterrows():
         tiers.append(dict(option=r["id"], kind="free", offer=r["tier"], **{c: r[c] for c in (
             "device", "count", "usd_per_hour", "usd_per_month", "cap_h_per_month", "units_per_hour",
             "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total", "needs_person", "setup_min",
-            "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source")},
+            "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source",
+            "unavailable_share", "unavailable_low", "unavailable_high")},
             quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"],
             disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False)), price_source=r["layer"],
             quota_reset=r.get("quota_reset") if isinstance(r.get("quota_reset"), str) else None,

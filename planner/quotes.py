@@ -308,13 +308,20 @@ def _at_range_ends(proc: sessions.Process, r, scale: float, runs: int) -> tuple[
     return walls[0], walls[1], billed[0], billed[1]
 
 
+def available_share(r) -> float:
+    """Share of session starts at which the option's device is to be had (1 unless the catalog
+    gives the tier's device an ``unavailable_share``)."""
+    return 1.0 - (opt_float(r.unavailable_share) or 0.0)
+
+
 def _capacity(s: Scenario, r, session_h: float | None, weekly_quota: bool = True) -> float:
     """Weekly wall hours of option ``r`` for sessions lasting ``session_h``; a subscription's
     monthly compute units bound it too. Without ``weekly_quota``: what sessions and your starts
     allow at most, the rate inside a week before the quota runs out (a quota week the plan
     covers only in part still grants its whole quota)."""
     quota = opt_float(r.quota_h_per_week) if weekly_quota else None
-    cap = sessions.weekly_capacity_h(session_h, quota, bool(r.needs_person), s.you.attention_starts_per_day)
+    cap = sessions.weekly_capacity_h(session_h, quota, bool(r.needs_person), s.you.attention_starts_per_day,
+                                     available_share(r))
     if opt_float(r.cap_h_per_month) is not None:
         cap = min(cap, r.cap_h_per_month / units.WEEKS_PER_MONTH)
     return cap

@@ -87,17 +87,20 @@ def finish_day(begin: dt.date, days: float) -> dt.date | None:
 
 
 def weekly_capacity_h(session_h: float | None, quota_h_per_week: float | None,
-                      needs_person: bool, starts_per_day: float) -> float:
+                      needs_person: bool, starts_per_day: float, available: float = 1.0) -> float:
     """Wall hours a week the option can run: quota, manual starts, the week itself.
 
     ``session_h`` is how long a session lasts: its limit as an upper bound, or the
     expected length from the session model (interruptions shorten sessions).
+    ``available`` is the share of session starts at which the device is to be had (a
+    subscription's premium GPU): the week's hours and your starts yield that share of
+    sessions, while a quota, counted in hours used, stays whole.
     """
-    cap = HOURS_PER_WEEK
+    cap = HOURS_PER_WEEK * available
     if quota_h_per_week is not None:
         cap = min(cap, quota_h_per_week)
     if needs_person and session_h is not None:
-        cap = min(cap, 7.0 * starts_per_day * session_h)
+        cap = min(cap, 7.0 * starts_per_day * available * session_h)
     return cap
 
 

@@ -51,6 +51,10 @@ def free_rows(catalog) -> pd.DataFrame:
     return _FREE_ROWS.get((catalog.free,), (), lambda: _free_rows(catalog.free))
 
 
+#: Per-device mappings of a free tier that each (tier, device) row takes its own value of.
+PER_DEVICE = ("unavailable_share", "unavailable_low", "unavailable_high")
+
+
 def _free_rows(free: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in free.iterrows():
@@ -61,11 +65,16 @@ def _free_rows(free: pd.DataFrame) -> pd.DataFrame:
                 cap = r["units_per_month"] / units if not missing(r["units_per_month"]) else math.nan
                 rows.append({**base, "id": f"{r['id']}:{device}", "tier": r["id"], "device": device,
                              "units_per_hour": units, "usd_per_hour": r["usd_per_unit"] * units,
-                             "cap_h_per_month": cap})
+                             "cap_h_per_month": cap, **_per_device(base, device)})
         else:
             rows.append({**base, "tier": r["id"], "usd_per_hour": 0.0, "cap_h_per_month": math.nan,
-                         "units_per_hour": math.nan})
+                         "units_per_hour": math.nan, **_per_device(base, r["device"])})
     return pd.DataFrame(rows)
+
+
+def _per_device(row: dict, device: str) -> dict:
+    """A tier's per-device mappings (PER_DEVICE) read for one device; NaN where not given."""
+    return {c: (row[c].get(device, math.nan) if isinstance(row.get(c), dict) else math.nan) for c in PER_DEVICE}
 
 
 def listing(catalog, table: str, device: str | None = None, min_vram_gb: float | None = None,

@@ -11,8 +11,10 @@ from click.testing import CliRunner
 import planner
 import planner.report
 from planner.cli import main
+from planner.options import build_options
+from planner.scenario import load_scenario_text
 
-from .conftest import SCENARIOS
+from .conftest import SCENARIOS, TEST_CATALOG, TODAY
 
 BASE = """\
 name: hand-built
@@ -421,3 +423,73 @@ def test_a_tier_left_out_for_its_framework_points_to_the_one_that_runs_it(load):
     assert "runs tensorflow, jax only; the scenario uses pytorch" in reason
     assert "(t4-tier on the same account runs pytorch)" in reason
     assert "the catalog says: PyTorch users: take t4-tier" in reason
+
+
+def _catalog_with_tiers(tmp_path, tiers: str):
+    """The frozen test catalog with more free tiers (YAML list items) appended."""
+    import shutil
+
+    import pricing
+
+    shutil.copytree(TEST_CATALOG, tmp_path / "catalog")
+    with open(tmp_path / "catalog" / "free.yaml", "a", encoding="utf-8") as f:
+        f.write(tiers)
+    return pricing.load_catalog(tmp_path / "catalog")
+
+
+SCARCE = """\
+- id: lab-notebook
+  name: a notebook service whose A100 is often taken
+  device: a100-40gb
+  session_limit_h: 24
+  setup_min: 0
+  interruptions_per_h: 0
+  needs_person: false
+  unavailable_share: {a100-40gb: 0.5}
+  unavailable_low: {a100-40gb: 0.2}
+  unavailable_high: {a100-40gb: 0.9}
+  as_of: 2026-11-01
+  source: a test tier
+- id: closed-notebook
+  name: a service closed to new users
+  device: a100-40gb
+  session_limit_h: 24
+  needs_person: false
+  closed_to_new: 2026-07-30
+  as_of: 2026-11-01
+  source: a test tier
+"""
+
+SCARCE_SCENARIO = """\
+name: a scarce GPU
+start: 2027-01-04
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: a100-40gb}}
+phases:
+  a: {{gpu_hours: 150, from: 2027-01-04, deadline: 2027-01-10, checkpoint_size: 0.36 GB}}
+consider: {{buy: [], rent: [box], free: {free}}}
+catalog:
+  rent:
+    - {{id: box, device: a100-40gb, price: 2.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+def test_a_gpu_often_unavailable_gives_that_share_of_its_hours(tmp_path):
+    # Half the session starts find the A100 taken: of the week's 168 h the tier gives 84, so of
+    # 150 h due in one week the tier does 84 (its checkpoints' writes included) and the rest is rented.
+    cat = _catalog_with_tiers(tmp_path, SCARCE)
+    s = load_scenario_text(SCARCE_SCENARIO.format(free="[lab-notebook]"), cat.ids(), file="s.yaml", today=TODAY)
+    p = planner.plan(s, cat.with_entries(s.catalog_entries), trials=0)
+    wall = {a.option: a.wall_hours for a in p.phases[0].assignments}
+    assert p.feasible and wall["lab-notebook"] == pytest.approx(84.0, abs=1e-6) and "box" in wall
+    assert any("not to be had at 50 %" in a and "counts on 50 %" in a for a in p.assumed_figures)
+
+
+def test_a_service_closed_to_new_users_is_offered_only_by_name(tmp_path):
+    cat = _catalog_with_tiers(tmp_path, SCARCE)
+
+    def offered(free):
+        s = load_scenario_text(SCARCE_SCENARIO.format(free=free), cat.ids(), file="s.yaml", today=TODAY)
+        return set(build_options(s, cat.with_entries(s.catalog_entries))["offer"])
+
+    assert "closed-notebook" in offered("[closed-notebook]")  # you have an account
+    assert "closed-notebook" not in offered('["*-notebook"]') and "lab-notebook" in offered('["*-notebook"]')
