@@ -195,15 +195,3 @@ def old_offers(buy: pd.DataFrame, on: dt.date, days: int = OFFER_MAX_AGE_DAYS) -
     """Mask of buy offers, new or used, whose price is more than ``days`` older than ``on``."""
     age = buy["as_of"].map(lambda d: (on - d).days if isinstance(d, dt.date) else 0)
     return age > days
-
-
-def spot_above_on_demand(catalog) -> pd.DataFrame:
-    """Spot rows priced at or above their instance's on-demand price (worth a second look)."""
-    rent = catalog.rent
-    od = rent[~rent["spot"].astype(bool)].set_index(["provider", "instance", "region"])["usd_per_hour"]
-    rows = []
-    for _, r in rent[rent["spot"].astype(bool)].iterrows():
-        key = (r["provider"], r["instance"], r["region"])
-        if key in od.index and r["usd_per_hour"] >= od.loc[key]:
-            rows.append(dict(id=r["id"], spot_usd_per_hour=r["usd_per_hour"], on_demand_usd_per_hour=od.loc[key]))
-    return pd.DataFrame(rows, columns=["id", "spot_usd_per_hour", "on_demand_usd_per_hour"])

@@ -152,9 +152,9 @@ def test_new_scenario_entry_takes_documented_defaults(catalog):
 
 def test_no_spot_row_costs_as_much_as_on_demand(shipped):
     # a spot price equal to on-demand is a zone without spot capacity read as a price (the p5.48xlarge audit)
-    from pricing.views import spot_above_on_demand
+    from pricing.checks import spot_not_cheaper
 
-    assert spot_above_on_demand(shipped).empty
+    assert not spot_not_cheaper(shipped)
 
 
 def test_runpod_rows_as_runpod_lists_them(shipped):
