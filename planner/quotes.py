@@ -18,22 +18,14 @@ from pricing.values import float_or, missing, opt_float
 
 from . import costs, sessions, units, workload
 from .costs import PART_NAMES
+from .records import QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
 from .scenario import Scenario
+
+__all__ = ["QUOTE_COLUMNS", "Quote", "exclusions", "money_by_part", "quote", "quote_records"]
 
 #: Checkpoint write rate on a local disk [GB/h]: ~500 MB/s, a SATA SSD's
 #: sequential write (estimate; NVMe drives are faster).
 LOCAL_DISK_GB_PER_H = 1800.0
-QUOTE_COLUMNS = [
-    "phase", "option", "kind", "device", "offer", "relative_speed", "speed_source", "verdict", "fit_reason",
-    "spot", "interruptions_per_h", "device_hours",
-    "wall_hours", "wall_hours_conf", "billed_hours", "sessions", "restarts_by_hand", "lost_hours", "setup_hours",
-    "checkpoint_hours",
-    "wait_hours", "session_limit_h",
-    "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour", "quota_group",
-    "needs_person", "quota_h_total", "cap_h_per_month", "wall_hours_rate_low", "wall_hours_rate_high", "supply",
-    "billed_hours_rate_low", "billed_hours_rate_high", "storage_months", "finish", "ok", "usable", "reason", "cost_usd",
-    "electricity_usd", "rent_usd", "storage_usd", "egress_usd", "your_time_usd",
-]
 _FITS, _EXCLUSIONS = Kept(), Kept()
 
 
@@ -159,32 +151,32 @@ _ROWS = ByValue(size=20_000)  # about 2 KB a row: tens of MB at most
 
 
 def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
+    """The quotes of :func:`quote_records` as a DataFrame (a view for notebooks and CSV)."""
+    return quotes_frame(quote_records(s, opts, feas))
+
+
+def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Quote]:
     """Price every (phase, usable option): expected hours, dates and cost parts [USD].
 
-    A row depends only on the phase, its window, its checkpoint, electricity, your starts a day,
-    host power and time value, and the option's own values, so it is kept per process on exactly
-    those (pricing.memo)."""
+    A quote depends only on the phase, its window, its checkpoint, electricity, your starts a
+    day, host power and time value, and the option's own record, so it is kept per process on
+    exactly those (pricing.memo)."""
     def usable_rows():
         merged = opts.merge(feas, on="option")
-        return merged[merged["reason"].isna()]
+        return options_of(merged[merged["reason"].isna()])
 
-    options = _OPTION_ROWS.get((opts, feas), (), lambda: _option_rows(usable_rows()))
-    rows = []
+    options = _OPTION_ROWS.get((opts, feas), (), usable_rows)
+    out = []
     for ph in s.phases:
         you = s.you  # the fields a quote reads (not the budget, which only the MILP reads)
         key = (ph, s.window(ph), s.last_day(ph), checkpoint_gb_of(s, ph), s.electricity_usd_per_kwh,
                you.attention_starts_per_day, you.host_power_w, you.time_value_usd_per_hour, you.confidence)
-        rows += [_ROWS.get((key, values), lambda ph=ph, r=r: _phase_row(s, ph, r)) for r, values in options]
-    return pd.DataFrame(rows, columns=QUOTE_COLUMNS)
+        out += [_ROWS.get((key, r), lambda ph=ph, r=r: _phase_row(s, ph, r)) for r in options]
+    return out
 
 
-def _option_rows(usable: pd.DataFrame) -> list[tuple[Any, tuple]]:
-    """Each usable option as a row and as its values (blank cells as None: NaN equals nothing)."""
-    return [(r, tuple(None if v != v else v for v in r)) for r in usable.itertuples(index=False)]
-
-
-def _phase_row(s: Scenario, ph, r) -> dict:
-    """Price one option ``r`` (a row of the usable options) for phase ``ph``."""
+def _phase_row(s: Scenario, ph, r: Option) -> Quote:
+    """Price one usable option ``r`` for phase ``ph``."""
     begin, end = s.window(ph)
     last_day = s.last_day(ph)
     checkpoint_gb = checkpoint_gb_of(s, ph)
@@ -237,10 +229,10 @@ def _phase_row(s: Scenario, ph, r) -> dict:
                                              exact=scale == 1) if rented else 0.0
     parts = money_by_part(s, ph, r, wall, billed, restarts, months_used)
     low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)
-    return dict(
+    return Quote(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
         relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
-        fit_reason=r.fit_reason, spot=bool(r.spot) if not missing(r.spot) else False,
+        fit_reason=r.fit_reason, spot=r.spot,
         interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
         wall_hours=wall, wall_hours_conf=wall_conf, billed_hours=billed, sessions=n_sessions,
         restarts_by_hand=restarts,
@@ -327,21 +319,14 @@ def _capacity(s: Scenario, r, session_h: float | None, weekly_quota: bool = True
     return cap
 
 
-def _no_hours(ph, r, proc: sessions.Process, cap: float) -> dict:
+def _no_hours(ph, r: Option, proc: sessions.Process, cap: float) -> Quote:
     """A quote for an option that offers no hours at all."""
-    row = dict.fromkeys(QUOTE_COLUMNS)
-    row.update(phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer, open_capacity_h=cap,
-               quota_h_per_week=opt_float(r.quota_h_per_week), quota_reset=r.quota_reset,
-               relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
-               fit_reason=r.fit_reason, spot=False, device_hours=proc.work_h * ph.runs,
-               wall_hours=math.inf, wall_hours_conf=math.inf, billed_hours=math.nan, sessions=0, restarts_by_hand=0,
-               lost_hours=math.nan,
-               setup_hours=math.nan, checkpoint_hours=math.nan, weekly_capacity_h=cap,
-               units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group, needs_person=bool(r.needs_person),
-               quota_h_total=opt_float(r.quota_h_total), cap_h_per_month=opt_float(r.cap_h_per_month),
-               finish=None, ok=False, usable=False, reason="offers no hours", cost_usd=math.inf,
-               **{f"{k}_usd": 0.0 for k in PART_NAMES})
-    return row
+    return no_hours_quote(dict(
+        phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer, open_capacity_h=cap,
+        quota_h_per_week=r.quota_h_per_week, quota_reset=r.quota_reset, relative_speed=r.relative_speed,
+        speed_source=r.speed_source, verdict=r.verdict, fit_reason=r.fit_reason, device_hours=proc.work_h * ph.runs,
+        weekly_capacity_h=cap, units_per_hour=r.units_per_hour, quota_group=r.quota_group,
+        needs_person=r.needs_person, quota_h_total=r.quota_h_total, cap_h_per_month=r.cap_h_per_month))
 
 
 def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float]:

@@ -493,3 +493,18 @@ def test_a_service_closed_to_new_users_is_offered_only_by_name(tmp_path):
 
     assert "closed-notebook" in offered("[closed-notebook]")  # you have an account
     assert "closed-notebook" not in offered('["*-notebook"]') and "lab-notebook" in offered('["*-notebook"]')
+
+
+def test_a_card_needs_no_one_to_start_its_sessions(load):
+    # a card runs until the work is done: no start by hand, none of your attention, no time billed;
+    # a blank needs_person on a card read as True once, and cards took up the day's starts
+    from planner.quotes import exclusions, quote_records
+
+    s = load(BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="", free="my-free").replace(
+        "  host_power: 100 W\n", "  host_power: 100 W\n  own: [rtx-3090]\n"))
+    cat = planner.api.default_catalog().with_entries(s.catalog_entries)
+    opts = build_options(s, cat)
+    quotes = {q.option: q for q in quote_records(s, opts, exclusions(s, opts, cat.devices, cat.throughput))}
+    for card in ("my-card", "own:rtx-3090"):
+        assert not quotes[card].needs_person and quotes[card].restarts_by_hand == 0
+    assert quotes["my-free"].restarts_by_hand == 0  # the tier runs without a person (needs_person: false)

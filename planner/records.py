@@ -1,0 +1,203 @@
+"""Typed records passed between the stages: an option the scenario may use, and its quote.
+
+Stages hand each other these frozen records (blanks are ``None``, never NaN), validated once
+when made; DataFrames (``Plan.quotes``, ``Plan.options``) are views of them for notebooks,
+CSV and the program's vectorised rows. A record is hashable by value, so a per-process cache
+can key on it directly (a what-if that changes one row re-prices only that row).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from pricing.values import missing
+
+from .costs import PART_NAMES
+
+
+def _blank_to_none(value: Any) -> Any:
+    return None if missing(value) else value
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One way to run work: a card you own (``own``), a card to buy (``buy``), a rent offer
+    (``rent``) or a free or subscription tier (``free``), with what the workload's fit made of
+    it (verdict, speed relative to the reference GPU, and the reason it cannot run, if any).
+    Fields a kind does not have are ``None``."""
+
+    option: str
+    kind: str
+    offer: str
+    device: str
+    count: int
+    # prices
+    usd_per_hour: float | None
+    usd_per_month: float | None
+    purchase_usd: float | None
+    resale_usd: float | None
+    resale_fraction: float | None
+    condition: str | None
+    power_w: float | None
+    usd_per_hour_low: float | None
+    usd_per_hour_high: float | None
+    # sessions and limits
+    session_limit_h: float | None
+    idle_timeout_min: float | None
+    quota_h_per_week: float | None
+    quota_h_total: float | None
+    cap_h_per_month: float | None
+    units_per_hour: float | None
+    needs_person: bool
+    setup_min: float | None
+    transfer_gb_per_h: float | None
+    persistent_storage: bool
+    frameworks: tuple[str, ...] | None
+    spot: bool
+    billing_s: float | None
+    startup_min: float | None
+    interruptions_per_h: float | None
+    interruption_mode: str
+    resume_wait_h: float
+    interruptions_low_per_h: float | None
+    interruptions_high_per_h: float | None
+    interruptions_default: str | None
+    storage_usd_per_gb_month: float | None
+    egress_usd_per_gb: float | None
+    quota_group: str | None
+    quota_reset: str | None
+    supply: float | None
+    disk_gb: float | None
+    dataset_mount: bool
+    unavailable_share: float | None
+    unavailable_low: float | None
+    unavailable_high: float | None
+    # where it comes from
+    as_of: dt.date | None
+    source: str | None
+    price_source: str | None
+    notes: str | None
+    # the workload's fit
+    verdict: str
+    fit_reason: str | None
+    slowdown: float
+    relative_speed: float
+    speed_source: str
+    reason: str | None
+
+
+OPTION_FIELDS = tuple(f.name for f in dataclasses.fields(Option))
+_BOOL = {"needs_person", "persistent_storage", "spot", "dataset_mount"}
+
+
+def options_of(frame: pd.DataFrame) -> list[Option]:
+    """The rows of an options table merged with its exclusions, as records (blank cells None)."""
+    cols = [c for c in OPTION_FIELDS if c in frame.columns]
+    out = []
+    for values in frame[cols].itertuples(index=False, name=None):
+        row = dict.fromkeys(OPTION_FIELDS)
+        row.update(zip(cols, map(_blank_to_none, values)))
+        for c in _BOOL:
+            row[c] = bool(row[c]) if row[c] is not None else False
+        row["count"] = int(row["count"]) if row["count"] is not None else 1
+        row["interruption_mode"] = row["interruption_mode"] or "kill"
+        row["resume_wait_h"] = float(row["resume_wait_h"] or 0.0)
+        out.append(Option(**row))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """One phase on one option, all runs together: the session model's expected hours, the
+    capacity and finish, whether it can run and why not, and the money by part [USD].
+
+    Per reference GPU-hour factors (what the program reads) are the totals over the phase's
+    GPU-hours (:meth:`per_ref`)."""
+
+    phase: str
+    option: str
+    kind: str
+    device: str
+    offer: str
+    relative_speed: float
+    speed_source: str
+    verdict: str
+    fit_reason: str | None
+    spot: bool
+    interruptions_per_h: float | None
+    device_hours: float
+    wall_hours: float
+    wall_hours_conf: float
+    billed_hours: float
+    sessions: float
+    restarts_by_hand: float
+    lost_hours: float
+    setup_hours: float
+    checkpoint_hours: float | None
+    wait_hours: float | None
+    session_limit_h: float | None
+    weekly_capacity_h: float
+    open_capacity_h: float | None
+    quota_h_per_week: float | None
+    quota_reset: str | None
+    units_per_hour: float | None
+    quota_group: str | None
+    needs_person: bool
+    quota_h_total: float | None
+    cap_h_per_month: float | None
+    wall_hours_rate_low: float | None
+    wall_hours_rate_high: float | None
+    supply: float | None
+    billed_hours_rate_low: float | None
+    billed_hours_rate_high: float | None
+    storage_months: float | None
+    finish: dt.date | None
+    ok: bool
+    usable: bool
+    reason: str | None
+    cost_usd: float
+    electricity_usd: float
+    rent_usd: float
+    storage_usd: float
+    egress_usd: float
+    your_time_usd: float
+
+    @property
+    def money_usd(self) -> float:
+        """Money without your time [USD]."""
+        return self.cost_usd - self.your_time_usd
+
+    def part_usd(self, part: str) -> float:
+        """One cost part (costs.PART_NAMES) [USD]."""
+        return float(getattr(self, f"{part}_usd"))
+
+    def per_ref(self, value: float, gpu_hours: float) -> float:
+        """A phase total per reference GPU-hour of the phase."""
+        return value / gpu_hours
+
+
+QUOTE_COLUMNS = [f.name for f in dataclasses.fields(Quote)]
+assert [f"{p}_usd" for p in PART_NAMES] == QUOTE_COLUMNS[-len(PART_NAMES):]
+
+
+def quotes_frame(quotes: Iterable[Quote]) -> pd.DataFrame:
+    """The DataFrame view of quotes, one row each, columns QUOTE_COLUMNS."""
+    return pd.DataFrame([tuple(getattr(q, c) for c in QUOTE_COLUMNS) for q in quotes], columns=QUOTE_COLUMNS)
+
+
+def no_hours_quote(fields: Mapping[str, Any]) -> Quote:
+    """A quote of an option that offers no hours: every hour infinite, nothing usable."""
+    row: dict[str, Any] = dict.fromkeys(QUOTE_COLUMNS)
+    row.update(spot=False, wall_hours=math.inf, wall_hours_conf=math.inf, billed_hours=math.nan, sessions=0,
+               restarts_by_hand=0, lost_hours=math.nan, setup_hours=math.nan, checkpoint_hours=math.nan,
+               finish=None, ok=False, usable=False, reason="offers no hours", cost_usd=math.inf,
+               **{f"{k}_usd": 0.0 for k in PART_NAMES})
+    row.update(fields)
+    return Quote(**row)
