@@ -18,7 +18,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+from collections.abc import Callable
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -30,7 +32,8 @@ from pricing.values import float_or, opt_float
 from . import breakeven, milp, sessions, units, workload
 from .costs import COST_PARTS, PART_NAMES
 from .options import build_options, stale_rows
-from .quotes import checkpoint_gb_of, exclusions, money_by_part, process_for, purchase_cost, quote
+from .quotes import checkpoint_gb_of, exclusions, money_by_part, process_for, purchase_cost, quote_records
+from .records import Option, Quote, options_of, quotes_frame
 from .result import Alternative, Assignment, ParetoPoint, PhasePlan, Plan, Purchase
 from .scenario import Scenario
 
@@ -287,118 +290,30 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     and options are excluded only for not being able to run, not phase by phase.
     Without ``breakevens`` there is no break-even table (a sensitivity row reads none).
     """
+    # stage 1: the options, what the workload makes of each, and every (phase, option) priced
     opts = build_options(s, catalog)
     feas = exclusions(s, opts, catalog.devices, catalog.throughput)
-    all_quotes = quote(s, opts, feas)
+    records = quote_records(s, opts, feas)
+    all_quotes = quotes_frame(records)
     cards = card_costs(s, opts)
+    # stage 2: prune what no plan needs, solve the program
     rents_dominated = dominated_rents(all_quotes, frozenset(p for c in s.you.credits for p in c.providers))
     dominated = {**dominated_cards(all_quotes, cards), **rents_dominated}
     quotes = prune(all_quotes, dominated)
     warnings = _warnings(s, opts, catalog)
     if opts.empty:
         warnings.append("no options to consider: the 'consider' patterns and 'you.own' select nothing")
-
     best = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards)
-    program, sched, unmet = best.program, best.schedule, best.unmet
-    over_budget = None
-    if unmet and s.you.budget_usd is not None:
-        unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf)
-        if not unbounded.unmet:
-            money = unbounded.cash_usd
-            items = ", ".join(f"{what} {s.money(unbounded.cards[what[4:]][0] if what[4:] in unbounded.cards else usd)}"
-                              for what, usd in unbounded.money_items().items())
-            over_budget = (f"the cheapest plan that meets every deadline spends {s.money(money)} in cash ({items}); "
-                           "the budget caps cash out during the plan: cards at their price (resale comes back only "
-                           "after the horizon), the electricity of cards you own included: a budget of "
-                           f"{s.money(money)} or later deadlines would fix it")
-            warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
-                            f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)} "
-                            "or move deadlines; the plan shown keeps to the budget")
-    finishes, bought = best.finishes, best.bought
-    rows = opts.merge(feas, on="option").set_index("option", drop=False)
-
+    over_budget = _over_budget(s, quotes, opts, cards, best, warnings)
+    # stage 3: read the plan off the solution
+    options = {o.option: o for o in options_of(opts.merge(feas, on="option"))}
     parts = dict.fromkeys(COST_PARTS, 0.0)
-    purchases = []
-    for b in bought:
-        o = rows.loc[b]
-        price, resale = cards[b]
-        purchases.append(Purchase(b, o["device"], int(o["count"]), price, resale, _price_source(o)))
-        parts["purchase"] += price
-        parts["resale"] -= resale
-    if best.host_bought:
-        parts["host"] = s.you.host_usd
-    used = best.credits_used
-    parts["credits"] = -sum(used)
-    rent_providers = {o.split(":", 1)[0] for o in opts.loc[opts["kind"] == "rent", "option"]}
-    for c in s.you.credits:
-        if not set(c.providers) & rent_providers:
-            warnings.append(f"{c.name}: no rent offer of {', '.join(c.providers)} is considered, so it pays for "
-                            f"nothing; add {', '.join(repr(p + ':*') for p in c.providers)} to consider.rent")
-    credits = tuple((c.name, c.amount_usd, u, c.amount_usd - u) for c, u in zip(s.you.credits, used))
-
-    phases = []
-    q_idx = quotes.set_index(["phase", "option"])
-    for ph in s.phases:
-        sel = sched[sched["phase"] == ph.name]
-        assignments = []
-        p50 = p90 = finishes.get(ph.name)
-        at_conf = best.finishes_conf.get(ph.name)
-        chance = 1.0
-        for option, share in sel.groupby("option", sort=False)["gpu_hours"].sum().sort_values(ascending=False).items():
-            c = q_idx.loc[(ph.name, option)]
-            f = share / ph.gpu_hours
-            cost = {k: float(c[f"{k}_usd"]) * f for k in PART_NAMES}
-            if c["kind"] == "rent":  # rent prices on their path (price_trend), over the hours placed
-                cost["rent"] *= best.price_factors.get((ph.name, option), 1.0)
-            for k in PART_NAMES:
-                parts[k] += cost[k]
-            spread = _spread(s, ph, rows.loc[option], c, f, trials, seed)
-            a = Assignment(
-                option=option, kind=c["kind"], device=c["device"], gpu_hours=share,
-                wall_hours=c["wall_hours"] * f, billed_hours=c["billed_hours"] * f,
-                sessions=sessions.sessions_count(c["sessions"] * f, c["wall_hours"] * f, opt_float(c["session_limit_h"]),
-                                                 c["wait_hours"] * f),
-                restarts_by_hand=(sessions.sessions_count(c["restarts_by_hand"] * f, c["wall_hours"] * f,
-                                                          opt_float(c["session_limit_h"]), c["wait_hours"] * f)
-                                  if c["restarts_by_hand"] else 0),
-                wait_hours=c["wait_hours"] * f,
-                lost_hours=c["lost_hours"] * f, setup_hours=c["setup_hours"] * f,
-                checkpoint_every_min=ph.checkpoint_every_h * 60,
-                checkpoint_every_recommended_min=spread["recommended_min"],
-                relative_speed=c["relative_speed"], speed_source=c["speed_source"], verdict=c["verdict"],
-                fit_reason=c["fit_reason"], cost_usd=cost, saved_by_recommended_h=spread["saved_h"],
-                wall_hours_p50=spread["wall_p50"], wall_hours_p90=spread["wall_p90"],
-                lost_hours_p10=spread["lost_p10"], lost_hours_p90=spread["lost_p90"],
-                cost_p50_usd=spread["cost_p50"], cost_p90_usd=spread["cost_p90"],
-                price_source=_price_source(rows.loc[option]),
-            )
-            assignments.append(a)
-            if p50 is not None and c["weekly_capacity_h"] > 0:
-                # more wall hours than expected push the phase's end at this option's rate a day
-                supply = opt_float(c["supply"])
-                rate = c["weekly_capacity_h"] * sessions.parallel_runs(c["kind"], ph.runs,
-                                                                     int(supply) if supply else None) / 7
-                begin, days, _ = best.finish_times[ph.name]
-
-                def shifted(wall_h: float, begin=begin, days=days, wall=a.wall_hours, rate=rate) -> dt.date | None:
-                    return sessions.finish_day(begin, days + max(wall_h - wall, 0.0) / rate)
-
-                p50, p90 = max(p50, shifted(spread["wall_p50"])), max(p90, shifted(spread["wall_p90"]))
-                # the promise rests on the program's own model (wall hours at the confidence fit the
-                # buckets): on time while the extra wall hours fit in the days left after the
-                # expected finish, at this option's rate
-                days_left = (s.last_day(ph) - begin).days + 1 - days
-                chance *= _at_chance(s, c, f)["chance"](a.wall_hours + days_left * rate)
-        shortfall_text = None
-        done = ph.name not in unmet
-        meets = done and at_conf is not None and at_conf <= s.last_day(ph)
-        if not done:
-            shortfall_text = _infeasible_text(s, ph, all_quotes, unmet[ph.name], over_budget)
-        phases.append(PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, finishes.get(ph.name) if done else None,
-                                p50 if done else None, p90 if done else None, meets, tuple(assignments),
-                                shortfall_text, at_conf if done else None, s.you.confidence,
-                                chance if done else 0.0))
-
+    purchases = _purchases(s, best, options, cards, parts)
+    credits = _credits(s, opts, best, parts, warnings)
+    by_key = {(q.phase, q.option): q for q in records}
+    phases = [_phase_plan(s, ph, best, by_key, options, parts, trials, seed, all_quotes, over_budget)
+              for ph in s.phases]
+    # stage 4: what the answer is set against: strategies, candidates, break-even, the front
     others = _alternatives(s, quotes, opts, cards, best) if alternatives else []
     free_only = next((a for a in others if a.strategy == "free-only"), None)
     free_rate = free_only.total_cost_usd / sum(ph.gpu_hours for ph in s.phases) if free_only else None
@@ -407,23 +322,9 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     pairs = breakeven.breakeven(s, opts, all_quotes, free_rate, rents=chosen) if breakevens else []
     front = _pareto(s, quotes, opts, cards) if pareto else ()
     candidates = _candidates(s, all_quotes, opts, cards, rents_dominated) if detail and alternatives and cards else []
-    used = {a.option for ph in phases for a in ph.assignments} | set(bought)
-    in_use = opts[opts["option"].isin(used)][["option", "kind", "device", "interruptions_default", "quota_h_per_week",
-                                                "quota_h_total", "cap_h_per_month", "as_of", "unavailable_share",
-                                                "unavailable_low", "unavailable_high"]]  # a few rows, narrow
-    assumed = [r.interruptions_default for r in in_use.itertuples() if isinstance(r.interruptions_default, str)]
-    share = units.format_share
-    assumed += [f"{r.option}: the {r.device} is not to be had at {share(r.unavailable_share)} of session starts "
-                f"(range {share(r.unavailable_low)}-{share(r.unavailable_high)}; an estimate from users' reports, the "
-                f"provider publishes none): the plan counts on {share(1 - r.unavailable_share)} of its hours"
-                for r in in_use.itertuples() if opt_float(r.unavailable_share)]
-    for r in in_use[in_use["kind"] == "free"].itertuples():
-        if opt_float(r.quota_h_per_week) is None and opt_float(r.quota_h_total) is None and opt_float(r.cap_h_per_month) is None:
-            warnings.append(f"{r.option}: the service publishes no usage limit; the plan assumes only its session "
-                            "limit and your starts by hand — set a 'quota' for it in the scenario's catalog")
-    for r in stale_rows(in_use[in_use["kind"] != "own"], s.start).itertuples():
-        warnings.append(f"{r.option}: catalog price dated {r.as_of} is {r.age_days} days older than the "
-                        f"scenario's start; check it or override it in the scenario's 'catalog'")
+    # stage 5: what the answer rests on
+    used = {a.option for ph in phases for a in ph.assignments} | set(best.bought)
+    assumed = _assumed_figures(s, [o for o in options.values() if o.option in used], warnings)
     return Plan(
         scenario=s,
         feasible=all(ph.meets_deadline for ph in phases),
@@ -431,7 +332,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         phases=tuple(phases),
         cost_usd=parts,
         alternatives=tuple(others),
-        excluded=_excluded(s, feas, all_quotes, quotes, sched, used, dominated, per_phase=detail),
+        excluded=_excluded(s, feas, all_quotes, quotes, best.schedule, used, dominated, per_phase=detail),
         quotes=all_quotes,
         catalog_as_of=catalog.as_of(),
         catalog_layers=catalog.layers,
@@ -448,15 +349,155 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         candidates=tuple(candidates),
         credits=credits,
         breakeven=tuple(pairs),
-        problem_size=(program.n_vars, program.n_constraints),
+        problem_size=(best.program.n_vars, best.program.n_constraints),
         options=opts,
     )
 
 
-def _price_source(option) -> str | None:
+def _over_budget(s: Scenario, quotes, opts, cards, best: Solved, warnings: list[str]) -> str | None:
+    """When the budget leaves work undone: what meeting every deadline would cost in cash, said
+    in the warnings, and the sentence the infeasible phases quote (None otherwise)."""
+    if not best.unmet or s.you.budget_usd is None:
+        return None
+    unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf)
+    if unbounded.unmet:
+        return None
+    money = unbounded.cash_usd
+    items = ", ".join(f"{what} {s.money(unbounded.cards[what[4:]][0] if what[4:] in unbounded.cards else usd)}"
+                      for what, usd in unbounded.money_items().items())
+    warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
+                    f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)} "
+                    "or move deadlines; the plan shown keeps to the budget")
+    return (f"the cheapest plan that meets every deadline spends {s.money(money)} in cash ({items}); "
+            "the budget caps cash out during the plan: cards at their price (resale comes back only "
+            "after the horizon), the electricity of cards you own included: a budget of "
+            f"{s.money(money)} or later deadlines would fix it")
+
+
+def _purchases(s: Scenario, best: Solved, options: dict[str, Option], cards, parts: dict[str, float]) -> list[Purchase]:
+    """The cards the plan buys (and the host), added to the cost parts."""
+    out = []
+    for b in best.bought:
+        o = options[b]
+        price, resale = cards[b]
+        out.append(Purchase(b, o.device, o.count, price, resale, _price_source(o)))
+        parts["purchase"] += price
+        parts["resale"] -= resale
+    if best.host_bought:
+        parts["host"] = s.you.host_usd
+    return out
+
+
+def _credits(s: Scenario, opts: pd.DataFrame, best: Solved, parts: dict[str, float], warnings: list[str]
+             ) -> tuple[tuple[str, float, float, float], ...]:
+    """Per credit: (name, amount, what it pays, what it leaves unused) [USD], its payment taken
+    off the cost parts; a warning for a credit no considered offer can use."""
+    used = best.credits_used
+    parts["credits"] = -sum(used)
+    rent_providers = {o.split(":", 1)[0] for o in opts.loc[opts["kind"] == "rent", "option"]}
+    for c in s.you.credits:
+        if not set(c.providers) & rent_providers:
+            warnings.append(f"{c.name}: no rent offer of {', '.join(c.providers)} is considered, so it pays for "
+                            f"nothing; add {', '.join(repr(p + ':*') for p in c.providers)} to consider.rent")
+    return tuple((c.name, c.amount_usd, u, c.amount_usd - u) for c, u in zip(s.you.credits, used))
+
+
+def _phase_plan(s: Scenario, ph, best: Solved, by_key: dict[tuple[str, str], Quote], options: dict[str, Option],
+                parts: dict[str, float], trials: int, seed: int, all_quotes: pd.DataFrame,
+                over_budget: str | None) -> PhasePlan:
+    """One phase of the plan: where its hours go (largest share first), its finishes, the
+    chance it ends in time, and what would fix it when it cannot; its money added to ``parts``."""
+    sched = best.schedule
+    sel = sched[sched["phase"] == ph.name]
+    assignments = []
+    p50 = p90 = best.finishes.get(ph.name)
+    at_conf = best.finishes_conf.get(ph.name)
+    chance = 1.0
+    for option, hours in sel.groupby("option", sort=False)["gpu_hours"].sum().sort_values(ascending=False).items():
+        c, o = by_key[(ph.name, str(option))], options[str(option)]
+        f = float(hours) / ph.gpu_hours
+        cost = {k: c.part_usd(k) * f for k in PART_NAMES}
+        if c.kind == "rent":  # rent prices on their path (price_trend), over the hours placed
+            cost["rent"] *= best.price_factors.get((ph.name, c.option), 1.0)
+        for k in PART_NAMES:
+            parts[k] += cost[k]
+        a = _assignment(s, ph, c, o, f, float(hours), cost, trials, seed)
+        assignments.append(a)
+        if p50 is not None and c.weekly_capacity_h > 0:
+            # more wall hours than expected push the phase's end at this option's rate a day
+            rate = c.weekly_capacity_h * sessions.parallel_runs(c.kind, ph.runs,
+                                                               int(c.supply) if c.supply else None) / 7
+            begin, days, _ = best.finish_times[ph.name]
+
+            def shifted(wall_h: float | None, begin=begin, days=days, wall=a.wall_hours, rate=rate) -> dt.date | None:
+                return sessions.finish_day(begin, days + max((wall_h or wall) - wall, 0.0) / rate)
+
+            p50 = _later(p50, shifted(a.wall_hours_p50))
+            p90 = _later(p90, shifted(a.wall_hours_p90))
+            # the promise rests on the program's own model (wall hours at the confidence fit the
+            # buckets): on time while the extra wall hours fit in the days left after the
+            # expected finish, at this option's rate
+            days_left = (s.last_day(ph) - begin).days + 1 - days
+            chance *= _at_chance(s, c, f).chance(a.wall_hours + days_left * rate)
+    done = ph.name not in best.unmet
+    shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget)
+    meets = done and at_conf is not None and at_conf <= s.last_day(ph)
+    return PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, best.finishes.get(ph.name) if done else None,
+                     p50 if done else None, p90 if done else None, meets, tuple(assignments),
+                     shortfall_text, at_conf if done else None, s.you.confidence, chance if done else 0.0)
+
+
+def _later(a: dt.date | None, b: dt.date | None) -> dt.date | None:
+    """The later of two dates, None (never) being the latest."""
+    return None if a is None or b is None else max(a, b)
+
+
+def _assignment(s: Scenario, ph, c: Quote, o: Option, f: float, hours: float, cost: dict[str, float], trials: int,
+                seed: int) -> Assignment:
+    """A share ``f`` of phase ``ph`` (``hours`` reference GPU-hours) on quote ``c``'s option."""
+    spread = _spread(s, ph, o, c, f, trials, seed)
+    wall, wait = c.wall_hours * f, (c.wait_hours or 0.0) * f
+    return Assignment(
+        option=c.option, kind=c.kind, device=c.device, gpu_hours=hours,
+        wall_hours=wall, billed_hours=c.billed_hours * f,
+        sessions=sessions.sessions_count(c.sessions * f, wall, c.session_limit_h, wait),
+        restarts_by_hand=(sessions.sessions_count(c.restarts_by_hand * f, wall, c.session_limit_h, wait)
+                          if c.restarts_by_hand else 0),
+        wait_hours=wait, lost_hours=c.lost_hours * f, setup_hours=c.setup_hours * f,
+        checkpoint_every_min=ph.checkpoint_every_h * 60,
+        checkpoint_every_recommended_min=spread.recommended_min,
+        relative_speed=c.relative_speed, speed_source=c.speed_source, verdict=c.verdict,
+        fit_reason=c.fit_reason or "", cost_usd=cost, saved_by_recommended_h=spread.saved_h,
+        wall_hours_p50=spread.wall_p50, wall_hours_p90=spread.wall_p90,
+        lost_hours_p10=spread.lost_p10, lost_hours_p90=spread.lost_p90,
+        cost_p50_usd=spread.cost_p50, cost_p90_usd=spread.cost_p90,
+        price_source=_price_source(o),
+    )
+
+
+def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> list[str]:
+    """The figures no provider publishes that the plan rests on (said up front), and warnings
+    for free tiers without any usage limit and for old prices."""
+    share = units.format_share
+    assumed = [o.interruptions_default for o in used if isinstance(o.interruptions_default, str)]
+    assumed += [f"{o.option}: the {o.device} is not to be had at {share(o.unavailable_share)} of session starts "
+                f"(range {share(o.unavailable_low or 0.0)}-{share(o.unavailable_high or 1.0)}; an estimate from "
+                f"users' reports, the provider publishes none): the plan counts on {share(1 - o.unavailable_share)} "
+                "of its hours" for o in used if o.unavailable_share]
+    for o in used:
+        if o.kind == "free" and o.quota_h_per_week is None and o.quota_h_total is None and o.cap_h_per_month is None:
+            warnings.append(f"{o.option}: the service publishes no usage limit; the plan assumes only its session "
+                            "limit and your starts by hand — set a 'quota' for it in the scenario's catalog")
+    rows = pd.DataFrame([(o.option, o.as_of) for o in used if o.kind != "own"], columns=["option", "as_of"])
+    for r in stale_rows(rows, s.start).itertuples():
+        warnings.append(f"{r.option}: catalog price dated {r.as_of} is {r.age_days} days older than the "
+                        f"scenario's start; check it or override it in the scenario's 'catalog'")
+    return assumed
+
+
+def _price_source(option: Option) -> str | None:
     """Which catalog layer priced the option (None for a card you own: no price)."""
-    value = option["price_source"]
-    return value if isinstance(value, str) and option["kind"] != "own" else None
+    return option.price_source if option.kind != "own" else None
 
 
 def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alternative]:
@@ -586,54 +627,66 @@ def _show(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def _spread(s: Scenario, ph, r, c: pd.Series, share: float, trials: int, seed: int) -> dict:
+class Spread(NamedTuple):
+    """One assignment's spread over the session model's Monte Carlo, and its checkpoint advice."""
+
+    recommended_min: float | None  # the recommended checkpoint interval (None: no advice)
+    saved_h: float  # wall hours the recommended interval saves
+    wall_p50: float
+    wall_p90: float
+    lost_p10: float | None
+    lost_p90: float | None
+    cost_p50: float
+    cost_p90: float
+
+
+def _spread(s: Scenario, ph, r: Option, c: Quote, share: float, trials: int, seed: int) -> Spread:
     """Monte Carlo spread of one assignment (``share`` of the phase) and its recommended checkpoint
     interval; with no ``trials``, neither (the expected figures alone: what-if tables)."""
-    if trials <= 0 or not math.isfinite(c["wall_hours"]):
-        lost = c["lost_hours"] * share if math.isfinite(c["wall_hours"]) else None
-        wall, cost = c["wall_hours"] * share, c["cost_usd"] * share
-        return dict(recommended_min=None, saved_h=0.0, wall_p50=wall, wall_p90=wall, lost_p10=lost, lost_p90=lost,
-                    cost_p50=cost, cost_p90=cost)
+    finite = math.isfinite(c.wall_hours)
+    lost = c.lost_hours * share if finite else None
+    wall, cost = c.wall_hours * share, c.cost_usd * share
+    if trials <= 0 or not finite:
+        return Spread(None, 0.0, wall, wall, lost, lost, cost, cost)
     ckpt_gb = checkpoint_gb_of(s, ph)
     full = process_for(ph, r, s, ckpt_gb)
     proc = dataclasses.replace(full, work_h=full.work_h * share)
     rec_h = sessions.recommended_interval(proc)
+    recommended = rec_h * 60 if math.isfinite(rec_h) else None
     saved_h = 0.0
     if math.isfinite(rec_h):
         e_user = sessions.expected(proc)
         e_rec = sessions.expected(dataclasses.replace(proc, checkpoint_every_h=rec_h))
         saved_h = max(0.0, (e_user.wall_h - e_rec.wall_h) * ph.runs)
+    if proc.interruptions_per_h == 0.0:  # deterministic: no spread to sample
+        return Spread(recommended, saved_h, wall, wall, lost, lost, cost, cost)
     rented = r.kind == "rent"
-    if proc.interruptions_per_h == 0.0 or not math.isfinite(c["wall_hours"]):
-        # deterministic (or hopeless): no spread to sample
-        lost = c["lost_hours"] * share if math.isfinite(c["wall_hours"]) else None
-        wall, cost = c["wall_hours"] * share, c["cost_usd"] * share
-        return dict(recommended_min=rec_h * 60 if math.isfinite(rec_h) else None, saved_h=saved_h,
-                    wall_p50=wall, wall_p90=wall, lost_p10=lost, lost_p90=lost, cost_p50=cost, cost_p90=cost)
     sm = sessions.simulate(proc, trials, seed, runs=ph.runs, startup_h=float_or(r.startup_min) / 60.0 if rented else 0.0,
                            billing_h=(opt_float(r.billing_s) or 0.0) / 3600.0 or None)
     # the one pricing formula at the sampled hours (storage for as long as the run takes)
-    ratio = sm.wall_h / max(c["wall_hours"] * share, 1e-12)
-    restarts = sm.sessions if bool(r.needs_person) else 0.0 * sm.sessions
-    cost = sum(money_by_part(s, ph, r, sm.wall_h, sm.billed_h, restarts, c["storage_months"] * ratio,
-                             share=share).values())
-    return dict(
-        recommended_min=rec_h * 60 if math.isfinite(rec_h) else None,
-        saved_h=saved_h,
-        wall_p50=float(np.quantile(sm.wall_h, 0.5)), wall_p90=float(np.quantile(sm.wall_h, 0.9)),
-        lost_p10=float(np.quantile(sm.lost_h, 0.1)), lost_p90=float(np.quantile(sm.lost_h, 0.9)),
-        cost_p50=float(np.quantile(cost, 0.5)), cost_p90=float(np.quantile(cost, 0.9)),
-    )
+    ratio = sm.wall_h / max(c.wall_hours * share, 1e-12)
+    restarts = sm.sessions if r.needs_person else 0.0 * sm.sessions
+    costs = sum(money_by_part(s, ph, r, sm.wall_h, sm.billed_h, restarts, (c.storage_months or 0.0) * ratio,
+                              share=share).values())
+    return Spread(recommended, saved_h,
+                  float(np.quantile(sm.wall_h, 0.5)), float(np.quantile(sm.wall_h, 0.9)),
+                  float(np.quantile(sm.lost_h, 0.1)), float(np.quantile(sm.lost_h, 0.9)),
+                  float(np.quantile(costs, 0.5)), float(np.quantile(costs, 0.9)))
 
 
-def _at_chance(s: Scenario, c: pd.Series, share: float) -> dict:
+class AtChance(NamedTuple):
+    wall_conf: float  # wall hours at the scenario's confidence
+    chance: Callable[[float], float]  # the chance of staying within some wall hours
+
+
+def _at_chance(s: Scenario, c: Quote, share: float) -> AtChance:
     """The wall hours at the scenario's confidence and the chance of staying within some wall
     hours, for ``share`` of a phase on quote ``c``: the program's own model (the quote's normal
     approximation, sessions.wall_sd_h, scaled to the share as the program scales it), so that
     the chance stated agrees with the capacity planned."""
     from statistics import NormalDist
 
-    wall, conf = c["wall_hours"] * share, c["wall_hours_conf"] * share
+    wall, conf = c.wall_hours * share, c.wall_hours_conf * share
     z = NormalDist().inv_cdf(s.you.confidence)
     sd = (conf - wall) / z if math.isfinite(conf) and z > 0 else 0.0
 
@@ -642,7 +695,7 @@ def _at_chance(s: Scenario, c: pd.Series, share: float) -> dict:
             return 0.0
         return float(wall_h >= wall - 1e-9) if sd <= 0 else NormalDist(wall, sd).cdf(wall_h)
 
-    return dict(wall_conf=conf, chance=chance)
+    return AtChance(conf, chance)
 
 
 def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.DataFrame, sched: pd.DataFrame,
