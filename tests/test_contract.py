@@ -561,3 +561,61 @@ def test_the_budget_leaves_out_the_value_of_your_time(load, catalog):
     time_usd = sum(a.cost_usd["your_time"] for ph in p.phases for a in ph.assignments)
     assert used == {"tier"} and p.feasible
     assert time_usd == pytest.approx(12 * 0.5 * 10, abs=0.01) and p.money_usd == pytest.approx(0, abs=1e-6)
+
+
+# --------------------------------------------------------------------------- your starts and a subscription's units
+
+ATTENTION = """\
+name: two notebook tiers and one person
+start: 2027-01-04
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: 140, runs: 2, from: 2027-01-04, deadline: 2027-01-10, checkpoint_every: 1 h, checkpoint_size: 0.36 GB}}
+you: {{attention: 1/day}}
+consider: {{buy: [], rent: [box], free: [{free}]}}
+catalog:
+  rent:
+    - {{id: box, device: rtx-3090, price: 5.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+  free:
+    - {{id: tier-a, device: rtx-3090, session_limit: 10 h, setup: 0 min, interruptions: 0, needs_person: true}}
+    - {{id: tier-b, device: rtx-3090, session_limit: 10 h, setup: 0 min, interruptions: 0, needs_person: true}}
+"""
+
+
+def test_tiers_started_by_hand_share_your_starts(load, catalog):
+    # One start a day, 7 in the week, each a session of the session model's mean length (10 h
+    # sessions, the last of each run shorter): 7 sessions in all, whichever tier they are on (each
+    # tier alone could take all 7). The rest of the 140 h is rented at 5 USD/h.
+    for free in ("tier-a", "tier-a, tier-b"):
+        p, used = planned(load(ATTENTION.format(free=free)), catalog)
+        q = p.quotes.set_index("option").loc["tier-a"]
+        mean_session_h = q["wall_hours"] / q["sessions"]
+        tiers = sum(a.wall_hours for a in p.phases[0].assignments if a.kind == "free")
+        assert p.feasible and "box" in used and 9 < mean_session_h <= 10
+        assert tiers == pytest.approx(7 * mean_session_h, rel=1e-6), free
+
+
+SUBSCRIPTION = """\
+name: a month of compute units
+start: 2027-01-04
+workload: {family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: t4}
+phases:
+  a: {gpu_hours: 60, from: 2027-01-04, deadline: 2027-01-10, checkpoint_every: 1 h, checkpoint_size: 0.36 GB}
+you: {attention: 10/day, confidence: 50%}
+consider: {buy: [], rent: [box], free: [colab-pro]}
+catalog:
+  rent:
+    - {id: box, device: t4, price: 5.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}
+"""
+
+
+def test_a_subscriptions_monthly_units_are_spread_over_the_months_weeks(load, catalog):
+    # colab-pro (test catalog): 100 units a month for its T4 (1.86 units/h), V100 and A100, all
+    # far cheaper than the box: 100 / (30.44 / 7) = 23.0 units in a week over the three GPUs
+    # together, not a month's 100 in one week (at 50 % confidence the program plans the expected
+    # wall hours, so the units bound them exactly)
+    p, used = planned(load(SUBSCRIPTION), catalog)
+    burn = p.quotes.set_index("option")["units_per_hour"]
+    tiers = [a for a in p.phases[0].assignments if a.kind == "free"]
+    assert p.feasible and "box" in used and tiers
+    assert sum(a.wall_hours * burn[a.option] for a in tiers) == pytest.approx(100 / (30.44 / 7), rel=1e-6)
