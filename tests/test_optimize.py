@@ -327,6 +327,26 @@ def test_a_cheaper_but_slower_card_does_not_dominate():
     assert found == {"same-but-dear": "fast"}
 
 
+def test_of_two_offers_the_one_with_fewer_hours_to_give_is_pruned():
+    """Dominance is everywhere at least as good, capacity included: of two offers alike but for
+    the hours a week they give (or give in the phase's window), the one with fewer is pruned,
+    never the one with more, though it comes first by id (the tie-break between equals)."""
+    import pandas as pd
+
+    from planner import optimize
+
+    def row(option, week_h, open_h):
+        return dict(option=option, phase="a", kind="rent", usable=True, cost_usd=10.0, your_time_usd=0.0,
+                    wall_hours=100.0, weekly_capacity_h=week_h, open_capacity_h=open_h, needs_person=False,
+                    supply=float("nan"))
+
+    less = {"a-less": "b-more"}
+    assert optimize.dominated_rents(pd.DataFrame([row("a-less", 84.0, 168.0), row("b-more", 168.0, 168.0)])) == less
+    assert optimize.dominated_rents(pd.DataFrame([row("a-less", 168.0, 84.0), row("b-more", 168.0, 168.0)])) == less
+    assert optimize.dominated_rents(pd.DataFrame([row("a-same", 168.0, 168.0), row("b-same", 168.0, 168.0)])) == {
+        "b-same": "a-same"}
+
+
 def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatch):
     """Two ways to do 10 h at the same cost, the first with fewer wall hours (the documented
     tie-break), and a card to buy or not: the mixed-integer search may stop within its gap at
