@@ -26,16 +26,17 @@ import numpy as np
 import pandas as pd
 
 from pricing.errors import SolverError
-from pricing.memo import Kept
 from pricing.values import float_or, opt_float
 
 from . import breakeven, milp, sessions, units, workload
 from .costs import COST_PARTS, PART_NAMES
 from .options import build_options, stale_rows
-from .quotes import checkpoint_gb_of, exclusions, money_by_part, process_for, purchase_cost, quote_records
+from .quotes import card_costs, checkpoint_gb_of, exclusions, money_by_part, process_for, quote_records
 from .records import Option, Quote, options_of, quotes_frame
 from .result import Alternative, Assignment, ParetoPoint, PhasePlan, Plan, Purchase
 from .scenario import Scenario
+
+__all__ = ["STRATEGIES", "card_costs", "dominated_cards", "dominated_rents", "plan", "prune"]
 
 DEFAULT_TRIALS = 2000
 STRATEGIES = {
@@ -131,16 +132,6 @@ def cheapest_rents(quotes: pd.DataFrame) -> set[str]:
     that rents nothing passed over (its break-even in what-if rows)."""
     q = quotes[(quotes["kind"] == "rent").to_numpy() & quotes["ok"].to_numpy(dtype=bool)]
     return set(q.loc[q.groupby("phase")["cost_usd"].idxmin(), "option"]) if len(q) else set()
-
-
-_CARD_COSTS = Kept()
-
-
-def card_costs(s: Scenario, opts: pd.DataFrame) -> dict[str, tuple[float, float]]:
-    """(purchase, resale at the horizon's end) per buy option [USD], asked once per plan (and
-    once per options table and horizon in a process: pricing.memo). Read-only."""
-    return _CARD_COSTS.get((opts,), (s.horizon_months,), lambda: {
-        o["option"]: purchase_cost(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()})
 
 
 @dataclasses.dataclass

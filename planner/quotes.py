@@ -21,7 +21,7 @@ from .costs import PART_NAMES
 from .records import QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
 from .scenario import Scenario
 
-__all__ = ["QUOTE_COLUMNS", "Quote", "exclusions", "money_by_part", "quote", "quote_records"]
+__all__ = ["QUOTE_COLUMNS", "Quote", "card_costs", "exclusions", "money_by_part", "quote", "quote_records"]
 
 #: Checkpoint write rate on a local disk [GB/h]: ~500 MB/s, a SATA SSD's
 #: sequential write (estimate; NVMe drives are faster).
@@ -327,6 +327,16 @@ def _no_hours(ph, r: Option, proc: sessions.Process, cap: float) -> Quote:
         speed_source=r.speed_source, verdict=r.verdict, fit_reason=r.fit_reason, device_hours=proc.work_h * ph.runs,
         weekly_capacity_h=cap, units_per_hour=r.units_per_hour, quota_group=r.quota_group,
         needs_person=r.needs_person, quota_h_total=r.quota_h_total, cap_h_per_month=r.cap_h_per_month))
+
+
+_CARD_COSTS = Kept()
+
+
+def card_costs(s: Scenario, opts: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """(purchase, resale at the horizon's end) per buy option [USD], asked once per plan (and
+    once per options table and horizon in a process: pricing.memo). Read-only."""
+    return _CARD_COSTS.get((opts,), (s.horizon_months,), lambda: {
+        o["option"]: purchase_cost(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()})
 
 
 def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float]:

@@ -38,7 +38,7 @@ import pandas as pd
 from pricing.values import missing, opt_float
 
 from . import quotes, workload
-from .optimize import card_costs
+from .quotes import card_costs
 
 #: Median |estimate / measured - 1| of the speed model, leave one device out, by (family,
 #: precision): ``python bench/speed_error.py`` on the shipped throughput table, 2026-11-23

@@ -57,3 +57,36 @@ def _imports(path: Path) -> set[str]:
 def test_the_catalog_is_the_lower_layer(path):
     """pricing never imports planner: the planner builds on the catalog, not the other way."""
     assert "planner" not in _imports(path)
+
+
+def _planner_imports(path: Path) -> set[str]:
+    """The planner modules a planner module imports, at any depth of its code (relative imports)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                out.add(node.module.split(".")[0])
+            else:
+                out |= {a.name for a in node.names}
+    return out
+
+
+def test_the_core_imports_in_one_direction():
+    """No import circle among the core's modules (the CLI, api and the what-if layer above them
+    may import lazily): each stage builds on the ones below it."""
+    graph = {m: _planner_imports(ROOT / "planner" / f"{m}.py") & set(CORE + ["uncertainty", "records", "scenario"])
+             for m in CORE + ["uncertainty", "records", "scenario"]}
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: tuple[str, ...]) -> None:
+        if state.get(m) == 1:
+            raise AssertionError("import circle: " + " -> ".join((*path, m)))
+        if state.get(m) == 2:
+            return
+        state[m] = 1
+        for n in sorted(graph[m]):
+            visit(n, (*path, m))
+        state[m] = 2
+
+    for m in graph:
+        visit(m, ())
