@@ -132,7 +132,7 @@ def per_ref_hour(quotes: pd.DataFrame, s: Scenario) -> dict[str, float]:
     q = quotes[np.isfinite(quotes["cost_usd"].astype(float))]
     hours = q["phase"].map({ph.name: ph.gpu_hours for ph in s.phases})
     money = (q["cost_usd"] - q["your_time_usd"]).groupby(q["option"]).sum()
-    return (money / hours.groupby(q["option"]).sum()).to_dict()
+    return {str(k): float(v) for k, v in (money / hours.groupby(q["option"]).sum()).items()}
 
 
 def crossovers(fixed_usd: float, edges_h: np.ndarray, resale_usd: np.ndarray, buy_per_h: float,
@@ -174,8 +174,8 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
     edges, months = np.array([0.0, np.inf]), np.array([float(s.horizon_months)])  # kept for the horizon
     rows = opts.drop_duplicates("option").set_index("option")
     devices = rows["device"].to_dict()
-    cards = rows[rows["kind"] == "buy"][["device", "purchase_usd", "condition", "resale_usd", "resale_fraction"]]
-    cards = cards.to_dict("index")  # one read of the table, not a row lookup per card
+    cards = rows[rows["kind"] == "buy"][["device", "purchase_usd", "condition", "resale_usd", "resale_fraction"]
+                                        ].to_dict("index")  # one read of the table, not a row lookup per card
     by_rate = sorted(rent_rate, key=lambda r: (r == FREE_MIX, rent_rate[r], r))
     for b in quotes.loc[quotes["kind"] == "buy", "option"].unique():
         if b not in rate:

@@ -6,6 +6,8 @@ is more than one series.
 
 from __future__ import annotations
 
+from typing import Any
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -21,6 +23,10 @@ from . import breakeven, units  # noqa: E402
 from .result import COST_PARTS, Plan  # noqa: E402
 
 
+def _dates(days: list) -> Any:
+    """Dates as matplotlib plots them (its date converter; the type stubs know only numbers)."""
+    return days
+
 def cumulative_cost(plan: Plan) -> Figure:
     """Money spent over time by each strategy's best plan (resale comes back at the end). The
     legend gives each curve's last value, the money alone: the strategies' totals in the table
@@ -29,7 +35,7 @@ def cumulative_cost(plan: Plan) -> Figure:
     fig, ax = plt.subplots(figsize=(9, 4.8))
     for alt in plan.alternatives:
         if alt.cumulative:
-            ax.step([d for d, _ in alt.cumulative], [c * per for _, c in alt.cumulative], where="post",
+            ax.step(_dates([d for d, _ in alt.cumulative]), [c * per for _, c in alt.cumulative], where="post",
                     label=f"{alt.strategy}: {units.format_money(alt.cumulative[-1][1] * per, cur)} spent")
     return _money_over_time(fig, ax, "Money spent by each strategy's best plan (your time not counted)",
                             f"Money spent [{cur}]", bool(plan.alternatives), 8)
@@ -72,7 +78,7 @@ def breakeven_chart(plan: Plan) -> Figure:
                 ax.plot(c.dates, usd * per, style, color=drawn[name], linewidth=1.4, label=name)
         when = c.first_crossing()
         if when is not None:
-            ax.plot([when], [float(c.buy_usd[c.dates.index(when)]) * per], "o", color=drawn[f"buy {pair.buy}"],
+            ax.plot(_dates([when]), [float(c.buy_usd[c.dates.index(when)]) * per], "o", color=drawn[f"buy {pair.buy}"],
                     markeredgecolor="black", label=f"{pair.buy} pays off against {pair.rent} on {when}")
     return _money_over_time(fig, ax, "Buying (resold at the horizon) against renting, at the scenario's pace",
                             f"Money spent by then [{cur}]", bool(shown), 7)
@@ -123,7 +129,7 @@ def pareto(plan: Plan) -> Figure:
     if plan.pareto:
         xs = [p.finish for p in plan.pareto]
         ys = [p.total_cost_usd * per for p in plan.pareto]
-        ax.plot(xs, ys, marker="o", label="cheapest plan finishing by then")
+        ax.plot(_dates(xs), ys, marker="o", label="cheapest plan finishing by then")
         phase = plan.pareto[0].phase
         ax.set_title(f"Paying more to finish '{phase}' earlier")
         ax.legend(fontsize=8)
@@ -193,7 +199,7 @@ def sweep_chart(table: pd.DataFrame, key: str, currency: str, label: str | None 
     names = [plan_name(table.iloc[a]) for a in starts]  # the plan of each region
     plans = list(dict.fromkeys(names))
     fig, ax = plt.subplots(figsize=(8, 4.8 + 0.22 * len(plans)))
-    colours = plt.get_cmap("Pastel1").colors
+    colours = plt.get_cmap("Pastel1")(range(9))  # the map's nine colours
     for a, b, name in zip(starts, ends, names):
         ax.axvspan(a - 0.5, b - 0.5, color=colours[plans.index(name) % len(colours)], alpha=0.6, linewidth=0)
     ax.plot(xs, table["total_cost"], marker="o", label="cheapest plan")
@@ -242,9 +248,9 @@ def tornado(table: pd.DataFrame, currency: str, span: float) -> Figure:
     Inputs that move nothing (under half a cent, no flip) are left to the table, which lists them;
     so are the smallest swings past the TORNADO_BARS largest (every flip is drawn)."""
     base = float(table["cost_base"].iloc[0]) if len(table) else 0.0
-    moves = (table["swing"] >= 0.005) | table["decision_flips"].astype(bool) if len(table) else []
+    moves: pd.Series | list = ((table["swing"] >= 0.005) | table["decision_flips"].astype(bool)) if len(table) else []
     drawn = table[moves]
-    flips = drawn["decision_flips"].astype(bool) if len(drawn) else drawn.get("decision_flips", [])
+    flips = drawn["decision_flips"].astype(bool) if len(drawn) else pd.Series([], dtype=bool)
     if len(drawn) > TORNADO_BARS:  # the largest swings and every flip, in the table's order
         keep = drawn["swing"].rank(ascending=False, method="first") <= TORNADO_BARS
         drawn = drawn[keep | flips]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import numpy as np
 
@@ -54,10 +55,19 @@ def resale_fraction(months, condition: str):
     return float(out) if out.ndim == 0 else out
 
 
-def resale_usd(price_usd: float, months: float, condition: str,
-               resale_usd_given: float | None = None, resale_fraction_given: float | None = None) -> float:
+@overload
+def resale_usd(price_usd: float, months: float, condition: str, resale_usd_given: float | None = None,
+               resale_fraction_given: float | None = None) -> float: ...
+
+
+@overload
+def resale_usd(price_usd: float, months: np.ndarray, condition: str, resale_usd_given: float | None = None,
+               resale_fraction_given: float | None = None) -> float | np.ndarray: ...
+
+
+def resale_usd(price_usd, months, condition, resale_usd_given=None, resale_fraction_given=None):
     """What selling the card brings: the offer's own figure, else the default model's market
-    value less the selling fee."""
+    value less the selling fee (scalars, or an array of ``months``)."""
     if resale_usd_given is not None and not math.isnan(resale_usd_given):
         return resale_usd_given
     if resale_fraction_given is not None and not math.isnan(resale_fraction_given):

@@ -276,8 +276,10 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) ->
     if not trend or not rent.any():
         return
     middle = (cal.first_day[xi["bucket"].to_numpy()] + cal.days[xi["bucket"].to_numpy()] / 2.0)
-    dated = np.array([(as_of.get(o) - cal.start).days if isinstance(as_of.get(o), dt.date) else 0.0
-                      for o in xi["option"]], dtype=float)
+    def days_after_start(when: object) -> float:
+        return float((when - cal.start).days) if isinstance(when, dt.date) else 0.0
+
+    dated = np.array([days_after_start(as_of.get(o)) for o in xi["option"]], dtype=float)
     years = (middle - dated) / 365.25
     factor = np.where(rent, (1.0 + trend) ** years, 1.0)
     extra = (factor - 1.0) * xi["rent_per_ref"].to_numpy(dtype=float)
@@ -698,7 +700,7 @@ def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hou
     00:00 of that day, the bucket's last day): its last bucket's work starts on that bucket's
     first day and takes :func:`days_needed`. ``wall``: the expected wall hours, or
     ``wall_hours_conf``, those not exceeded at the scenario's confidence."""
-    out = {}
+    out: dict[str, tuple[dt.date, float, dt.date]] = {}
     xi = program.x_index
     at = dict(zip(zip(xi["phase"], xi["option"], xi["bucket"]), zip(xi["open_capacity_h"], xi["parallel"])))
     cal = program.calendar
@@ -707,15 +709,18 @@ def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hou
         last = sel[sel["bucket"] == b]
         cap, parallel = np.array([at[(p, o, b)] for o in last["option"]], dtype=float).reshape(-1, 2).T
         days = days_needed(last[wall].to_numpy(), cap, parallel, s.phase(p).runs)
-        out[p] = (cal.date(cal.edges[b]), days, cal.date(cal.edges[b + 1] - 1))
+        out[str(p)] = (cal.date(cal.edges[b]), days, cal.date(cal.edges[b + 1] - 1))
     return out
 
 
 def finishes(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours") -> dict[str, dt.date]:
     """The day each phase's last scheduled hour ends (:func:`finish_times`), never past its
     bucket (the capacities hold bucket by bucket)."""
-    return {p: min(finish_day(begin, days), final)
-            for p, (begin, days, final) in finish_times(s, program, sched, wall).items()}
+    out = {}
+    for p, (begin, days, final) in finish_times(s, program, sched, wall).items():
+        day = finish_day(begin, days)
+        out[p] = final if day is None else min(day, final)
+    return out
 
 
 def purchases(program: Program, sol: Solution) -> list[str]:

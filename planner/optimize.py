@@ -85,9 +85,9 @@ def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
     """{option: the option that dominates it} over the quotes ``q`` of one kind: ``fixed_usd``
     (options sorted by id x figures) is what choosing it costs apart from its hours (a card: net
     of resale, and its price for the budget); a dominator is no dearer in any of them."""
-    opt_of, options = pd.factorize(q["option"], sort=True)
+    opt_of, option_index = pd.factorize(q["option"], sort=True)
     phase_of, phases = pd.factorize(q["phase"], sort=True)
-    options = list(options)
+    options = [str(o) for o in option_index]
 
     def table(values, fill):  # option x phase; a phase the option cannot run is never better
         out = np.full((len(options), len(phases)), fill)
@@ -112,9 +112,9 @@ def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
               & (open_cap[:, None, :] >= open_cap[None, :, :] - eps).all(axis=2)
               & (person[:, None, :] <= person[None, :, :]).all(axis=2)
               & (supply[:, None, :] >= supply[None, :, :]).all(axis=2))
-    out = {}
+    out: dict[str, str] = {}
     for j, option in enumerate(options):
-        for i in np.flatnonzero(better[:, j]):
+        for i in map(int, np.flatnonzero(better[:, j])):
             if i != j and (not better[j, i] or i < j) and options[i] not in out:
                 out[option] = options[i]
                 break
@@ -166,7 +166,8 @@ class Solved:
         weighted = pd.DataFrame({"phase": xi["phase"], "option": xi["option"], "x": x,
                                  "fx": x * xi["price_factor"].to_numpy(dtype=float)})
         g = weighted.groupby(["phase", "option"], sort=False)[["x", "fx"]].sum()
-        return {k: (float(r.fx / r.x) if r.x > 1e-12 else 1.0) for k, r in g.iterrows()}
+        return {(str(p), str(o)): (float(fx / x) if x > 1e-12 else 1.0)
+                for (p, o), x, fx in zip(g.index, g["x"], g["fx"])}
 
     @cached_property
     def finishes_conf(self) -> dict[str, dt.date]:
@@ -236,8 +237,13 @@ class Solved:
         out = {f"buy {b}": self.cards[b][0] - self.cards[b][1] for b in self.bought}
         if self.host_bought:
             out["host computer"] = self.s.you.host_usd
-        out.update({k: float(v) for k, v in spent.items() if v > 0.005})
+        out.update({str(k): float(v) for k, v in spent.items() if v > 0.005})
         return out
+
+    def hours_placed(self) -> tuple[tuple[str, str, float], ...]:
+        """(phase, option, reference GPU-hours) the plan places, in that order, none empty."""
+        hours = self.schedule.groupby(["phase", "option"], sort=True)["gpu_hours"].sum()
+        return tuple((str(p), str(o), float(h)) for (p, o), h in zip(hours.index, hours) if h > 0)
 
     def cumulative(self) -> tuple[tuple[dt.date, float], ...]:
         """Money spent by the end of each week: purchases at the start, running costs less what
@@ -323,7 +329,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         phases=tuple(phases),
         cost_usd=parts,
         alternatives=tuple(others),
-        excluded=_excluded(s, feas, all_quotes, quotes, best.schedule, used, dominated, per_phase=detail),
+        excluded=_excluded(s, feas, records, best.schedule, used, dominated, per_phase=detail),
         quotes=all_quotes,
         catalog_as_of=catalog.as_of(),
         catalog_layers=catalog.layers,
@@ -499,10 +505,9 @@ def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alte
         solved = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, cards)
         if solved.unmet:
             continue
-        hours = solved.schedule.groupby(["phase", "option"], sort=True)["gpu_hours"].sum()
         out.append(Alternative(name, solved.total_usd, max(solved.finishes.values(), default=None),
                                tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
-                               solved.cumulative(), tuple((p, o, float(h)) for (p, o), h in hours.items() if h > 0),
+                               solved.cumulative(), solved.hours_placed(),
                                tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items()))))
     return out
 
@@ -523,11 +528,10 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
             continue
         if solved.unmet:
             continue
-        hours = solved.schedule.groupby(["phase", "option"], sort=True)["gpu_hours"].sum()
         out.append(Alternative(f"buy {candidate}" if candidate else "buy nothing", solved.total_usd,
                                max(solved.finishes.values(), default=None),
                                tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))), (),
-                               tuple((p, o, float(h)) for (p, o), h in hours.items() if h > 0),
+                               solved.hours_placed(),
                                tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items()))))
     return _wins_below(out, opts, cards)
 
@@ -581,7 +585,7 @@ def _pareto(s: Scenario, quotes, opts, cards) -> list[ParetoPoint]:
 def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None) -> str:
     end = s.last_day(ph)
     if over_budget:
-        return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd)}: "
+        return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd or 0.0)}: "
                 f"{unmet_h:,.0f} of {ph.gpu_hours:,.0f} reference GPU-h stay undone; {over_budget}.")
     q = quotes[(quotes["phase"] == ph.name) & quotes["finish"].notna()]
     if q.empty:
@@ -689,38 +693,41 @@ def _at_chance(s: Scenario, c: Quote, share: float) -> AtChance:
     return AtChance(conf, chance)
 
 
-def _excluded(s: Scenario, feas: pd.DataFrame, quotes: pd.DataFrame, kept: pd.DataFrame, sched: pd.DataFrame,
-              used: set[str], dominated: dict[str, str], per_phase: bool = True) -> pd.DataFrame:
+def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.DataFrame, used: set[str],
+              dominated: dict[str, str], per_phase: bool = True) -> pd.DataFrame:
     """Why each option is not in the plan: cannot run, too slow for a phase, or dearer (the last
     two phase by phase, unless not ``per_phase``)."""
-    rows = [dict(option=r.option, phase=None, reason=r.reason) for r in feas.itertuples() if isinstance(r.reason, str)]
+    rows = [dict(option=o, phase=None, reason=why) for o, why in zip(feas["option"], feas["reason"])
+            if isinstance(why, str)]
     if not per_phase:
         return pd.DataFrame(rows, columns=["option", "phase", "reason"])
-    cost = quotes.set_index(["phase", "option"])["cost_usd"]
+    cost = {(q.phase, q.option): q.cost_usd for q in quotes}
     hours = {ph.name: ph.gpu_hours for ph in s.phases}
-    plan_cost = {p: sum(cost[(p, o)] * h / hours[p] for o, h in sel.groupby("option")["gpu_hours"].sum().items())
-                 for p, sel in sched.groupby("phase")}
-    for r in quotes.itertuples():
-        if r.option in used:
+    placed = sched.groupby(["phase", "option"])["gpu_hours"].sum()
+    plan_cost: dict[str, float] = {}
+    for (p, o), h in zip(placed.index, placed):
+        plan_cost[str(p)] = plan_cost.get(str(p), 0.0) + cost[(str(p), str(o))] * float(h) / hours[str(p)]
+    for q in quotes:
+        if q.option in used:
             continue
-        if not r.ok:
-            rows.append(dict(option=r.option, phase=r.phase, reason=r.reason))
-        elif r.option in dominated and r.kind == "buy":
-            rows.append(dict(option=r.option, phase=r.phase,
-                             reason=f"never better than buying {dominated[r.option]}: no cheaper net of resale or up "
+        if not q.ok:
+            rows.append(dict(option=q.option, phase=q.phase, reason=q.reason))
+        elif q.option in dominated and q.kind == "buy":
+            rows.append(dict(option=q.option, phase=q.phase,
+                             reason=f"never better than buying {dominated[q.option]}: no cheaper net of resale or up "
                                     "front, no faster and no cheaper to run in any phase"))
-        elif r.option in dominated:
-            rows.append(dict(option=r.option, phase=r.phase,
-                             reason=f"never better than renting {dominated[r.option]}: no cheaper and no faster in "
-                                    f"any phase ({s.money(r.cost_usd)} for this phase)"))
-        elif r.phase in plan_cost:
-            more = r.cost_usd - plan_cost[r.phase]
-            reason = (f"dearer: {s.money(r.cost_usd)} for the phase on its own, {s.money(more)} more than the "
+        elif q.option in dominated:
+            rows.append(dict(option=q.option, phase=q.phase,
+                             reason=f"never better than renting {dominated[q.option]}: no cheaper and no faster in "
+                                    f"any phase ({s.money(q.cost_usd)} for this phase)"))
+        elif q.phase in plan_cost:
+            more = q.cost_usd - plan_cost[q.phase]
+            reason = (f"dearer: {s.money(q.cost_usd)} for the phase on its own, {s.money(more)} more than the "
                       "plan's choice" if more >= 0 else
                       f"not chosen although {s.money(-more)} cheaper for this phase on its own "
-                      f"({s.money(r.cost_usd)}): the whole plan costs less without it (capacity, purchases or "
+                      f"({s.money(q.cost_usd)}): the whole plan costs less without it (capacity, purchases or "
                       "your time shared with other phases)")
-            rows.append(dict(option=r.option, phase=r.phase, reason=reason))
+            rows.append(dict(option=q.option, phase=q.phase, reason=reason))
     return pd.DataFrame(rows, columns=["option", "phase", "reason"])
 
 

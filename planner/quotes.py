@@ -8,6 +8,7 @@ Pure: Scenario + option table in, DataFrames out.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -57,14 +58,15 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
 def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     w = s.workload
     speed, dev, ref_slowdown, placed = _fits(w, devices, throughput)
+    options = options_of(opts)
     runs_it: dict[str, list[str]] = {}  # per free account: its tiers that run the scenario's framework
-    for r in opts[opts["kind"] == "free"].itertuples():
-        if not (isinstance(r.frameworks, tuple) and r.frameworks) or s.framework in r.frameworks:
-            runs_it.setdefault(r.quota_group, []).append(r.option)
+    for r in options:
+        if r.kind == "free" and (not r.frameworks or s.framework in r.frameworks):
+            runs_it.setdefault(r.quota_group or r.option, []).append(r.option)
     rows = []
-    for r in opts.itertuples():
+    for r in options:
         d = dev[r.device]
-        count = int(r.count) if not missing(r.count) else 1
+        count = r.count
         if (r.device, count) not in placed:
             placed[(r.device, count)] = workload.place(w, d, count)
         f = placed[(r.device, count)].fit
@@ -75,7 +77,7 @@ def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughp
             reason = why
         elif isinstance(r.frameworks, tuple) and r.frameworks and s.framework not in r.frameworks:
             reason = f"runs {', '.join(r.frameworks)} only; the scenario uses {s.framework}"
-            other = [o for o in runs_it.get(r.quota_group, []) if o != r.option] if r.kind == "free" else []
+            other = [o for o in runs_it.get(r.quota_group or r.option, []) if o != r.option] if r.kind == "free" else []
             if other:  # Kaggle's P100 fails with the default image's PyTorch; its 2x T4 on the same account runs it
                 reason += f" ({', '.join(other)} on the same account runs {s.framework})"
             said = [c.strip() for c in str(r.notes or "").split(";") if s.framework.lower() in c.lower()]
@@ -171,7 +173,7 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Q
         you = s.you  # the fields a quote reads (not the budget, which only the MILP reads)
         key = (ph, s.window(ph), s.last_day(ph), checkpoint_gb_of(s, ph), s.electricity_usd_per_kwh,
                you.attention_starts_per_day, you.host_power_w, you.time_value_usd_per_hour, you.confidence)
-        out += [_ROWS.get((key, r), lambda ph=ph, r=r: _phase_row(s, ph, r)) for r in options]
+        out += [_ROWS.get((key, r), functools.partial(_phase_row, s, ph, r)) for r in options]
     return out
 
 

@@ -84,26 +84,31 @@ class Option:
     source: str | None
     price_source: str | None
     notes: str | None
-    # the workload's fit
-    verdict: str
-    fit_reason: str | None
-    slowdown: float
-    relative_speed: float
-    speed_source: str
-    reason: str | None
+    # the workload's fit (quotes.exclusions; blank before it)
+    verdict: str = ""
+    fit_reason: str | None = None
+    slowdown: float = 1.0
+    relative_speed: float = math.nan
+    speed_source: str = ""
+    reason: str | None = None
 
 
 OPTION_FIELDS = tuple(f.name for f in dataclasses.fields(Option))
 _BOOL = {"needs_person", "persistent_storage", "spot", "dataset_mount"}
 
 
+_FIT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Option) if f.default is not dataclasses.MISSING}
+
+
 def options_of(frame: pd.DataFrame) -> list[Option]:
-    """The rows of an options table merged with its exclusions, as records (blank cells None)."""
+    """The rows of an options table (merged with its exclusions, or not yet), as records: blank
+    cells None, flags False where blank, one device where the count is blank."""
     cols = [c for c in OPTION_FIELDS if c in frame.columns]
     out = []
     for values in frame[cols].itertuples(index=False, name=None):
-        row = dict.fromkeys(OPTION_FIELDS)
-        row.update(zip(cols, map(_blank_to_none, values)))
+        row: dict[str, Any] = dict.fromkeys(OPTION_FIELDS)
+        row.update(_FIT_DEFAULTS)
+        row.update((c, v) for c, v in zip(cols, map(_blank_to_none, values)) if v is not None or c not in _FIT_DEFAULTS)
         for c in _BOOL:
             row[c] = bool(row[c]) if row[c] is not None else False
         row["count"] = int(row["count"]) if row["count"] is not None else 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -289,7 +290,7 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
         weeks = []
         phases = {ph.name: ph for ph in plan.phases}
         for (phase, option), sel in plan.schedule.groupby(["phase", "option"], sort=False):
-            ph, n = phases[phase], len(sel)
+            ph, n = phases[str(phase)], len(sel)
             # the days worked, not the weeks' Mondays: never before the phase starts or after it ends
             first = max(sel["week_start"].min(), ph.start)
             last = min(d for d in (sel["week_start"].max() + dt.timedelta(days=6), ph.finish_expected, ph.deadline) if d)
@@ -383,13 +384,14 @@ def render_json(plan: Plan) -> str:
 RENDERERS = {"text": render_text, "json": render_json}  # markdown and csv are added below
 
 
-def _cell(v) -> str:
+def _cell(v: Any) -> str:
     if v is None or (isinstance(v, float) and v != v):
         return ""
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     if isinstance(v, (float, np.floating)):
-        return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+        x = float(v)
+        return f"{x:,.4g}" if abs(x) < 1000 else f"{x:,.0f}"
     if isinstance(v, (tuple, list)):
         return ";".join(map(str, v))
     return str(v)
@@ -505,14 +507,14 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     df = df.copy()
     split_plans = len(df) <= LINES_PER_PHASE_UP_TO
     currencies = df["currency"].tolist() if "currency" in df else [None] * len(df)
-    one_currency = len(set(currencies)) == 1 and currencies[0] is not None
+    one_currency = len(set(currencies)) == 1 and isinstance(currencies[0], str)
     if one_currency:
         df = df.drop(columns="currency")
     if "feasible" in df and df["feasible"].all():
         df = df.drop(columns="feasible")
     notes = []
     if "cost_base" in df and df["cost_base"].nunique() == 1 and one_currency:  # sensitivity: said once
-        notes.append(f"Cost with every input as given: {_money(float(df['cost_base'].iloc[0]), currencies[0])}.")
+        notes.append(f"Cost with every input as given: {_money(float(df['cost_base'].iloc[0]), str(currencies[0]))}.")
         df = df.drop(columns="cost_base")
     if "decision_flips" in df and not df["decision_flips"].astype(bool).any():
         notes.append("No input moved this far changes the plan: what is bought or which offers do which phase.")

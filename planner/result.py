@@ -151,20 +151,26 @@ def _date(d: dt.date | None) -> str | None:
     return d.isoformat() if d else None
 
 
-def _num(x: float, ndigits: int = 2) -> float | None:
+def _num(x: float | None, ndigits: int = 2) -> float | None:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return None
     return round(float(x), ndigits)
 
 
+class _Money:
+    """Amounts in USD written in the scenario's currency, rounded to cents (None when not finite)."""
+
+    def __init__(self, s: Scenario):
+        self.per = 1.0 / s.usd_per_currency
+
+    def __call__(self, usd: float | None) -> float | None:
+        return None if usd is None else _num(usd * self.per)
+
+
 def to_dict(plan: Plan) -> dict[str, Any]:
     """The JSON object of docs/output.md (money in the scenario's currency)."""
     s = plan.scenario
-    per = 1.0 / s.usd_per_currency
-
-    def money(usd: float) -> float | None:
-        return _num(usd * per)
-
+    money = _Money(s)
     return {
         "scenario": s.name,
         "variant": s.variant,
@@ -176,41 +182,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
             {"offer": p.offer, "device": p.device, "count": p.count, "price": money(p.price_usd),
              "resale": money(p.resale_usd), "price_source": p.price_source} for p in plan.purchases
         ],
-        "phases": [
-            {
-                "name": ph.name,
-                "gpu_hours": _num(ph.gpu_hours),
-                "deadline": _date(ph.deadline),
-                "finish_expected": _date(ph.finish_expected),
-                "finish_p50": _date(ph.finish_p50),
-                "finish_p90": _date(ph.finish_p90),
-                "finish_confident": _date(ph.finish_confident),
-                "confidence": _num(ph.confidence, 3),
-                "on_time_chance": _num(ph.on_time_chance, 3) if ph.on_time_chance is not None else None,
-                "meets_deadline": ph.meets_deadline,
-                "problem": ph.shortfall,  # the JSON key stays (docs/output.md: none renamed)
-                "assignments": [
-                    {
-                        "option": a.option, "kind": a.kind, "device": a.device,
-                        "gpu_hours": _num(a.gpu_hours), "wall_hours": _num(a.wall_hours),
-                        "billed_hours": _num(a.billed_hours), "sessions": a.sessions,
-                        "restarts_by_hand": a.restarts_by_hand, "lost_hours": _num(a.lost_hours),
-                        "checkpoint_every_min": _num(a.checkpoint_every_min, 1),
-                        "checkpoint_every_recommended_min": _num(a.checkpoint_every_recommended_min, 1)
-                        if a.checkpoint_every_recommended_min is not None else None,
-                        "relative_speed": _num(a.relative_speed, 3), "speed_source": a.speed_source,
-                        "fit": a.verdict, "fit_reason": a.fit_reason,
-                        "saved_by_recommended_hours": _num(a.saved_by_recommended_h),
-                        "wall_hours_p50": _num(a.wall_hours_p50), "wall_hours_p90": _num(a.wall_hours_p90),
-                        "lost_hours_p10": _num(a.lost_hours_p10), "lost_hours_p90": _num(a.lost_hours_p90),
-                        "cost": money(a.total_usd),
-                        "cost_p50": money(a.cost_p50_usd) if a.cost_p50_usd is not None else None,
-                        "cost_p90": money(a.cost_p90_usd) if a.cost_p90_usd is not None else None,
-                        "price_source": a.price_source,
-                    } for a in ph.assignments
-                ],
-            } for ph in plan.phases
-        ],
+        "phases": [_phase_dict(ph, money) for ph in plan.phases],
         "breakeven": [
             {"buy": b.buy, "rent": b.rent, "gpu_hours": _num(b.gpu_hours, 1), "date": _date(b.date),
              "why_not": b.why_not} for b in plan.breakeven
@@ -223,23 +195,18 @@ def to_dict(plan: Plan) -> dict[str, Any]:
                     for n, a, u, x in plan.credits],
         "candidates": [
             {"candidate": c.strategy, "buy": list(c.bought), "total_cost": money(c.total_cost_usd),
-             "finish": _date(c.finish), "options": list(c.options),
-             "wins_below": money(c.wins_below_usd) if c.wins_below_usd is not None else None}
+             "finish": _date(c.finish), "options": list(c.options), "wins_below": money(c.wins_below_usd)}
             for c in plan.candidates
         ],
         "excluded": [
-            {"option": r.option, "phase": r.phase if isinstance(r.phase, str) else None, "reason": r.reason}
-            for r in plan.excluded.itertuples()
+            {"option": str(option), "phase": phase if isinstance(phase, str) else None, "reason": reason}
+            for option, phase, reason in plan.excluded[["option", "phase", "reason"]].itertuples(index=False)
         ],
         "catalog_as_of": plan.catalog_as_of.isoformat(),
         "catalog_layers": [{"name": name, "as_of": _date(as_of), "source": source}
                            for name, as_of, source in plan.catalog_layers],
         "overrides": list(s.overrides),
-        "schedule": [
-            {"phase": r.phase, "option": r.option, "week_start": r.week_start.isoformat(),
-             "gpu_hours": _num(r.gpu_hours), "wall_hours": _num(r.wall_hours)}
-            for r in (plan.schedule.itertuples() if plan.schedule is not None else ())
-        ],
+        "schedule": _schedule_rows(plan),
         "problem_size": {"variables": plan.problem_size[0], "constraints": plan.problem_size[1]},
         "pareto": [{"phase": p.phase, "finish": p.finish.isoformat(), "total_cost": money(p.total_cost_usd)}
                    for p in plan.pareto],
@@ -248,6 +215,55 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "warnings": list(plan.warnings),
         **({"uncertainty": _uncertainty(plan)} if plan.uncertainty is not None else {}),
     }
+
+
+def _phase_dict(ph: PhasePlan, money: _Money) -> dict[str, Any]:
+    """One phase of the JSON answer, with its assignments."""
+    return {
+        "name": ph.name,
+        "gpu_hours": _num(ph.gpu_hours),
+        "deadline": _date(ph.deadline),
+        "finish_expected": _date(ph.finish_expected),
+        "finish_p50": _date(ph.finish_p50),
+        "finish_p90": _date(ph.finish_p90),
+        "finish_confident": _date(ph.finish_confident),
+        "confidence": _num(ph.confidence, 3),
+        "on_time_chance": _num(ph.on_time_chance, 3),
+        "meets_deadline": ph.meets_deadline,
+        "problem": ph.shortfall,  # the JSON key stays (docs/output.md: none renamed)
+        "assignments": [_assignment_dict(a, money) for a in ph.assignments],
+    }
+
+
+def _assignment_dict(a: Assignment, money: _Money) -> dict[str, Any]:
+    """One assignment of the JSON answer."""
+    return {
+        "option": a.option, "kind": a.kind, "device": a.device,
+        "gpu_hours": _num(a.gpu_hours), "wall_hours": _num(a.wall_hours),
+        "billed_hours": _num(a.billed_hours), "sessions": a.sessions,
+        "restarts_by_hand": a.restarts_by_hand, "lost_hours": _num(a.lost_hours),
+        "checkpoint_every_min": _num(a.checkpoint_every_min, 1),
+        "checkpoint_every_recommended_min": _num(a.checkpoint_every_recommended_min, 1),
+        "relative_speed": _num(a.relative_speed, 3), "speed_source": a.speed_source,
+        "fit": a.verdict, "fit_reason": a.fit_reason,
+        "saved_by_recommended_hours": _num(a.saved_by_recommended_h),
+        "wall_hours_p50": _num(a.wall_hours_p50), "wall_hours_p90": _num(a.wall_hours_p90),
+        "lost_hours_p10": _num(a.lost_hours_p10), "lost_hours_p90": _num(a.lost_hours_p90),
+        "cost": money(a.total_usd),
+        "cost_p50": money(a.cost_p50_usd),
+        "cost_p90": money(a.cost_p90_usd),
+        "price_source": a.price_source,
+    }
+
+
+def _schedule_rows(plan: Plan) -> list[dict[str, Any]]:
+    """The weekly schedule of the JSON answer."""
+    if plan.schedule is None:
+        return []
+    return [{"phase": str(phase), "option": str(option), "week_start": week.isoformat(),
+             "gpu_hours": _num(float(gpu_h)), "wall_hours": _num(float(wall_h))}
+            for phase, option, week, gpu_h, wall_h in
+            plan.schedule[["phase", "option", "week_start", "gpu_hours", "wall_hours"]].itertuples(index=False)]
 
 
 def _uncertainty(plan: Plan) -> dict:

@@ -130,7 +130,7 @@ class You:
     @property
     def host_usd(self) -> float:
         """What the host computer adds to a card's purchase [USD]."""
-        return float(self.host_price_usd) if self.buys_host else 0.0
+        return float(self.host_price_usd) if self.buys_host and self.host_price_usd is not None else 0.0
 
 
 @dataclass(frozen=True)
@@ -313,14 +313,28 @@ def _positive_int(v, ctx):
 MIN_CHECKPOINT_EVERY_H = units.MIN_CHECKPOINT_EVERY_H
 
 
+class Converter:
+    """A key's converter that states the unit its value comes out in (``planner keys``)."""
+
+    def __init__(self, convert: Callable[[Any, Any], Any], unit: str):
+        self.convert, self.unit = convert, unit
+
+    def __call__(self, v: Any, ctx: Any) -> Any:
+        return self.convert(v, ctx)
+
+
+def stated_unit(unit: str) -> Callable[[Callable[[Any, Any], Any]], Converter]:
+    """Decorate a converter with the unit it states."""
+    return lambda convert: Converter(convert, unit)
+
+
+@stated_unit("h")  # as _q's converters state theirs
 def _checkpoint_every(v, ctx):
     h = _q(_hours, positive=True)(v, ctx)
     if h < MIN_CHECKPOINT_EVERY_H - 1e-12:
         raise ValueError(f"expected at least 1 min between checkpoints, got {v!r}")
     return h
 
-
-_checkpoint_every.unit = "h"  # as _q's converters state theirs
 
 
 _OFFER_ID = re.compile(r"[a-z0-9][a-z0-9._:+-]*")
@@ -381,8 +395,7 @@ def _q(parse, positive=False, nonneg=True, maximum: float | None = None, unit: s
         if maximum is not None and x > maximum:
             raise ValueError(f"expected at most {maximum:,.0f} {unit}, got {v!r}".replace("  ", " "))
         return x
-    convert.unit = unit
-    return convert
+    return Converter(convert, unit)
 
 
 def _count(v, ctx):
@@ -545,6 +558,7 @@ def _frameworks(v, ctx):
     return tuple(_enum(FRAMEWORKS)(x, ctx) for x in v)
 
 
+@stated_unit("fraction")
 def _confidence(v, ctx):
     try:
         x = units.parse_fraction(v)
@@ -554,8 +568,6 @@ def _confidence(v, ctx):
         raise ValueError(f"expected a chance from 50% to 99.9%, got {v!r}")
     return x
 
-
-_confidence.unit = "fraction"  # type: ignore[attr-defined]
 
 
 def _money_or_fraction(v, ctx):
@@ -893,7 +905,7 @@ def _resolve_path(path: tuple, data: Any, schema: Any, where: str) -> tuple:
                     raise ValueError(f"'{dotted(path[:i])}' has {len(items)} entries; no entry {part}")
                 idx = part
             else:
-                ids = [e.get("id") for e in items if isinstance(e, dict)]
+                ids = [str(e.get("id")) for e in items if isinstance(e, dict)]
                 if part not in ids:
                     raise ValueError(f"no entry with id '{part}' in '{dotted(path[:i])}'{did_you_mean(str(part), ids)}")
                 idx = ids.index(part)
@@ -922,7 +934,7 @@ def _flatten(value: Any, prefix: tuple, doc: Document, doc_path: tuple, schema: 
 
 def _set_in(data: dict, path: tuple, value: Any) -> Any:
     """Set ``data[path] = value``, creating mappings on the way; return the old value."""
-    node = data
+    node: dict | list = data
     for part in path[:-1]:
         nxt = node[part] if isinstance(node, list) else node.get(part)
         if not isinstance(nxt, (dict, list)):
@@ -980,7 +992,7 @@ def load_scenario_text(
             line, col = doc.position(("variants",), at_key=True) if variants_raw else (0, 0)
             raise InputError([Problem(file, line, col, "variants",
                                       f"no variant named '{variant}'{hint} (variants: {known})")])
-        body = variants_raw[variant]
+        body = (variants_raw or {})[variant]
         if isinstance(body, dict):
             leaves: list = []
             _flatten(body, (), doc, ("variants", variant), SCHEMA, leaves)

@@ -185,8 +185,9 @@ def expected(p: Process) -> Expectation:
     e1, e2 = (_recursion(q, q.segments() + p.checkpoint_write_h) for q in (
         dataclasses.replace(p, work_h=(m - 1) * p.checkpoint_every_h + last) for m in (block, 2 * block)))
     more = (len(seg) - 2 * block) / block
-    return Expectation(*(getattr(e2, f) + more * (getattr(e2, f) - getattr(e1, f))
-                         for f in ("wall_h", "sessions", "setup_h", "checkpoint_h")), p.work_h).with_waits(p.resume_wait_h)
+    wall_h, sessions, setup_h, checkpoint_h = (getattr(e2, f) + more * (getattr(e2, f) - getattr(e1, f))
+                                               for f in ("wall_h", "sessions", "setup_h", "checkpoint_h"))
+    return Expectation(wall_h, sessions, setup_h, checkpoint_h, p.work_h).with_waits(p.resume_wait_h)
 
 
 def _renewal(p: Process, seg: np.ndarray) -> Expectation:

@@ -96,7 +96,7 @@ class Uncertainty:
     seed: int
     start: dt.date
     outcomes: tuple[StrategyOutcome, ...]
-    chosen: StrategyOutcome
+    chosen: StrategyOutcome | None  # the plan's own outcome (None without any strategy's plan)
     p_cheapest: dict[str, float]
     p_chosen_cheapest: float
     drivers: tuple[Driver, ...]
@@ -270,9 +270,9 @@ def analyse(plan, samples: int, seed: int = 0) -> Uncertainty:
     decision = _decision(alias, outcomes, chosen)
     drivers = _drivers(drawn, outcomes, decision, alias) if decision else ()
     ranged = [p for p in plan.scenario.ranges if not _sampled(p)]
+    named = (alias[decision[0].strategy], alias[decision[1].strategy]) if decision else None
     return Uncertainty(n, seed, plan.scenario.start, outcomes, chosen, p_cheapest, p_chosen, tuple(drivers),
-                       tuple(drawn), tuple(alias[o.strategy] for o in decision) if decision else None, tuple(ranged),
-                       alias)
+                       tuple(drawn), named, tuple(ranged), alias)
 
 
 def _aliases(plan) -> dict[str, str]:
@@ -308,7 +308,8 @@ def _p_cheapest(alias: dict[str, str], outcomes, chosen) -> tuple[dict[str, floa
     return p, p.get(chosen.strategy, 0.0)
 
 
-def _decision(alias: dict[str, str], outcomes, chosen):
+def _decision(alias: dict[str, str], outcomes, chosen: StrategyOutcome | None
+              ) -> tuple[StrategyOutcome, StrategyOutcome] | None:
     """The chosen plan against the best other strategy whose plan differs from it (by median
     cost): the choice a supervisor asks about."""
     if chosen is None:
@@ -337,7 +338,7 @@ def _drivers(drawn: list[Input], outcomes, decision, alias: dict[str, str]) -> l
     that difference on the input crosses zero, if within the input's draws."""
     mine, other = decision
     diff = mine.cost_usd - other.cost_usd
-    out = []
+    out: list[Driver] = []
     if np.ptp(diff) == 0:
         return out
     for i in drawn:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -572,8 +573,9 @@ def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: s
                        index=score.index)
     out.loc[reference, "speed_source"] = "reference"
     for device, factor, base in yours:
-        base_speed = 1.0 if base in (None, reference) else float(out.at[base, "relative_speed"])
-        out.loc[device, ["relative_speed", "speed_source"]] = [factor * base_speed, "yours"]
+        base_speed = 1.0 if base in (None, reference) else float(out["relative_speed"][base])
+        out.loc[device, "relative_speed"] = factor * base_speed
+        out.loc[device, "speed_source"] = "yours"
     return out
 
 
@@ -582,10 +584,11 @@ def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, coun
     micro-batch and relative speed."""
     speed = relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision, w.measured_speed)
     rows = []
+    d: Any  # a row of the devices table
     for d in devices.itertuples():
         p = place(w, d, count)
         f = p.fit
-        rel = float(speed.at[d.id, "relative_speed"]) * data_parallel_speed(count, w.sharding)
+        rel = float(speed["relative_speed"].loc[d.id]) * data_parallel_speed(count, w.sharding)
         rows.append(dict(device=d.id, kind=d.kind, vram_gb=d.vram_gb * count, need_gb=round(p.need.total_gb, 2),
                          replica_vram_gb=round(p.replica_vram_gb, 2), replicas=p.replicas,
                          verdict=f.verdict, micro_batch=f.micro_batch,

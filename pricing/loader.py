@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -156,11 +156,11 @@ class Catalog:
             defaults = _defaults(self.columns, table)
             added: list[dict[str, Any]] = []
             for row in rows:
-                where, hit = at.get(row["id"], (None, None))
+                where, hit = at.get(row["id"], ("new", -1))
                 if where == "row":
                     for col, value in row.items():
                         if col == "source":
-                            value = f"{value} (overrides the catalog row: {t.at[hit, 'source']})"
+                            value = f"{value} (overrides the catalog row: {t.at[hit, 'source']!s})"
                         t.at[hit, col] = value
                     t.at[hit, "layer"] = layer
                     t.at[hit, "_line"] = row.get("_line", float("nan"))
@@ -225,7 +225,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
 
 def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, dict[str, int]]]]:
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    rows = df.to_dict("records")
+    rows = cast(list[dict[str, Any]], df.to_dict("records"))
     cols = {c: i + 1 for i, c in enumerate(df.columns)}
     return rows, [(i + 2, cols) for i in range(len(rows))]  # line 1 is the header
 

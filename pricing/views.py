@@ -142,7 +142,7 @@ def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]], list[tuple[s
     Derived here: what follows from the catalog alone (a subscription's USD per hour, a
     device's measured rows); a buy offer's resale is the planner's model and added by it."""
     table, row = find(catalog, key)
-    fields = [(c, v) for c, v in row.items() if not c.startswith("_")]
+    fields = [(str(c), v) for c, v in row.items() if not str(c).startswith("_")]
     derived: list[tuple[str, Any]] = []
     if table == "free" and isinstance(row["units_per_hour"], dict):
         for device, units in row["units_per_hour"].items():
