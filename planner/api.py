@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pricing
 from pricing.errors import InputError, Problem
+from pricing.memo import Kept
 
 from .scenario import Scenario, load_catalog_text, load_scenario_text
 
@@ -47,16 +48,19 @@ def default_catalog() -> pricing.Catalog:
 
 
 def _layered(base, rows, name, as_of, source):
-    key = (id(base), name, source, len(rows), float(rows["usd_per_hour"].sum()) if len(rows) else 0.0)
-    hit = _LAYERED.get(key)
-    if hit is None:
-        entries = [{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)} for r in rows.to_dict("records")]
+    """The base catalog with the refreshed rows on top, made once per process for these very
+    rows (kept by value: a layer refreshed meanwhile is a new key, never a stale hit)."""
+    entries = tuple(tuple((k, v) for k, v in r.items() if not (isinstance(v, float) and v != v))
+                    for r in rows.to_dict("records"))
+
+    def make():
         on = dt.date.fromisoformat(as_of) if isinstance(as_of, str) else as_of
-        hit = _LAYERED[key] = base.with_entries({"rent": entries}, layer=name, as_of=on, source=source)
-    return hit
+        return base.with_entries({"rent": [dict(e) for e in entries]}, layer=name, as_of=on, source=source)
+
+    return _LAYERED.get((base.rent,), (name, as_of, source, entries), make)
 
 
-_LAYERED: dict = {}
+_LAYERED = Kept(size=2)  # the shipped catalog with the last refreshed layer or two
 
 
 #: A scenario or catalog file is kilobytes; anything this large is not one.

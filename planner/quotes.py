@@ -40,9 +40,24 @@ def _fits(w, devices: pd.DataFrame, throughput: pd.DataFrame):
         ref = workload.place_reference(w, devices)
         ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
         speeds = dict(zip(speed.index, zip(speed["relative_speed"], speed["speed_source"])))  # a row read per option
-        return speeds, {d.id: d for d in devices.itertuples()}, ref_slowdown, {}
+        return speeds, _Placements(w, {d.id: d for d in devices.itertuples()}), ref_slowdown
 
     return _FITS.get((devices, throughput), (w,), make)
+
+
+class _Placements:
+    """Where a workload goes on each (device, count): placed when first asked, then kept (the
+    per-process memo of :func:`_fits` holds one per workload and device table)."""
+
+    def __init__(self, w, devices: dict):
+        self._w, self.devices = w, devices
+        self._placed: dict[tuple[str, int], workload.Placement] = {}
+
+    def fit(self, device: str, count: int) -> workload.Fit:
+        key = (device, count)
+        if key not in self._placed:
+            self._placed[key] = workload.place(self._w, self.devices[device], count)
+        return self._placed[key].fit
 
 
 def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
@@ -57,7 +72,7 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
 
 def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     w = s.workload
-    speed, dev, ref_slowdown, placed = _fits(w, devices, throughput)
+    speed, placements, ref_slowdown = _fits(w, devices, throughput)
     options = options_of(opts)
     runs_it: dict[str, list[str]] = {}  # per free account: its tiers that run the scenario's framework
     for r in options:
@@ -65,11 +80,9 @@ def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughp
             runs_it.setdefault(r.quota_group or r.option, []).append(r.option)
     rows = []
     for r in options:
-        d = dev[r.device]
+        d = placements.devices[r.device]
         count = r.count
-        if (r.device, count) not in placed:
-            placed[(r.device, count)] = workload.place(w, d, count)
-        f = placed[(r.device, count)].fit
+        f = placements.fit(r.device, count)
         verdict, why = f.verdict, f.reason
         rel, source = speed[r.device]
         reason = None
