@@ -153,7 +153,7 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
 
     base = catalog or default_catalog()
     with solver_output_silenced():
-        p = optimize.plan(scenario, base.with_entries(scenario.catalog_entries), base_catalog=base,
+        p = optimize.plan(scenario, with_entries(base, scenario.catalog_entries), base_catalog=base,
                           trials=optimize.DEFAULT_TRIALS if trials is None else trials, seed=seed, pareto=pareto,
                           alternatives=alternatives, detail=detail, breakevens=breakevens)
     n = scenario.uncertainty_samples if uncertainty is None else uncertainty
@@ -164,6 +164,26 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
     return p
 
 
+def _frozen(value):
+    """A value as a hashable key, equal when the value is (dicts and lists inside turned into tuples)."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def with_entries(base: pricing.Catalog, entries) -> pricing.Catalog:
+    """``base`` with a scenario's own catalog entries, made once per process for equal entries:
+    what-if runs that change no entry share one catalog, so every table-keyed memo downstream
+    (options, fits, quotes) finds its work done."""
+    if not any(entries.values()):
+        return base
+    return _WITH_ENTRIES.get(tuple(base.tables.values()), (_frozen(entries),),
+                             lambda: base.with_entries(entries))
+
+
+_WITH_ENTRIES = Kept(size=8)
 _FD_LOCK = threading.Lock()
 
 

@@ -666,7 +666,7 @@ def schedule(program: Program, sol: Solution) -> pd.DataFrame:
     """Reference hours per (phase, option, bucket) with positive work, with the bucket's first
     day, length and week."""
     xi = program.x_index
-    out = xi[["phase", "option", "kind", "week", "bucket", "days"]].copy()
+    out = xi[["phase", "option", "kind", "week", "bucket", "days", "open_capacity_h", "parallel"]].copy()
     out["gpu_hours"] = sol.x[: len(xi)]
     out["wall_hours"] = out["gpu_hours"] * xi["wall_per_ref"]
     out["wall_hours_conf"] = out["gpu_hours"] * xi["wall_conf_per_ref"]
@@ -701,14 +701,15 @@ def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hou
     first day and takes :func:`days_needed`. ``wall``: the expected wall hours, or
     ``wall_hours_conf``, those not exceeded at the scenario's confidence."""
     out: dict[str, tuple[dt.date, float, dt.date]] = {}
-    xi = program.x_index
-    at = dict(zip(zip(xi["phase"], xi["option"], xi["bucket"]), zip(xi["open_capacity_h"], xi["parallel"])))
     cal = program.calendar
-    for p, sel in sched.groupby("phase"):
-        b = int(sel["bucket"].max())
-        last = sel[sel["bucket"] == b]
-        cap, parallel = np.array([at[(p, o, b)] for o in last["option"]], dtype=float).reshape(-1, 2).T
-        days = days_needed(last[wall].to_numpy(), cap, parallel, s.phase(p).runs)
+    if sched.empty:
+        return out
+    last_bucket = sched.groupby("phase", sort=True)["bucket"].transform("max")
+    last = sched[sched["bucket"].to_numpy() == last_bucket.to_numpy()]
+    for p, sel in last.groupby("phase", sort=True):
+        b = int(sel["bucket"].iloc[0])
+        days = days_needed(sel[wall].to_numpy(), sel["open_capacity_h"].to_numpy(dtype=float),
+                           sel["parallel"].to_numpy(dtype=float), s.phase(p).runs)
         out[str(p)] = (cal.date(cal.edges[b]), days, cal.date(cal.edges[b + 1] - 1))
     return out
 

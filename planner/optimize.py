@@ -302,14 +302,17 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         warnings.append("no options to consider: the 'consider' patterns and 'you.own' select nothing")
     best = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards)
     over_budget = _over_budget(s, quotes, opts, cards, best, warnings)
-    # stage 3: read the plan off the solution
-    options = {o.option: o for o in options_of(opts.merge(feas, on="option"))}
+    # stage 3: read the plan off the solution (records of the options it uses)
+    placed = set(best.schedule["option"]) | set(best.bought)
+    options = {o.option: o for o in options_of(opts[opts["option"].isin(placed)].merge(feas, on="option"))}
     parts = dict.fromkeys(COST_PARTS, 0.0)
     purchases = _purchases(s, best, options, cards, parts)
     credits = _credits(s, opts, best, parts, warnings)
     by_key = {(q.phase, q.option): q for q in records}
-    phases = [_phase_plan(s, ph, best, by_key, options, parts, trials, seed, all_quotes, over_budget)
-              for ph in s.phases]
+    hours = best.schedule.groupby(["phase", "option"], sort=False)["gpu_hours"].sum()
+    by_phase = {str(p): hours.xs(p, level="phase") for p in hours.index.unique(level="phase")}
+    phases = [_phase_plan(s, ph, best, by_phase.get(ph.name, _NO_HOURS), by_key, options, parts, trials, seed,
+                          all_quotes, over_budget) for ph in s.phases]
     # stage 4: what the answer is set against: strategies, candidates, break-even, the front
     others = _alternatives(s, quotes, opts, cards, best) if alternatives else []
     free_only = next((a for a in others if a.strategy == "free-only"), None)
@@ -399,18 +402,20 @@ def _credits(s: Scenario, opts: pd.DataFrame, best: Solved, parts: dict[str, flo
     return tuple((c.name, c.amount_usd, u, c.amount_usd - u) for c, u in zip(s.you.credits, used))
 
 
-def _phase_plan(s: Scenario, ph, best: Solved, by_key: dict[tuple[str, str], Quote], options: dict[str, Option],
-                parts: dict[str, float], trials: int, seed: int, all_quotes: pd.DataFrame,
-                over_budget: str | None) -> PhasePlan:
-    """One phase of the plan: where its hours go (largest share first), its finishes, the
-    chance it ends in time, and what would fix it when it cannot; its money added to ``parts``."""
-    sched = best.schedule
-    sel = sched[sched["phase"] == ph.name]
+_NO_HOURS = pd.Series([], dtype=float)
+
+
+def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[tuple[str, str], Quote],
+                options: dict[str, Option], parts: dict[str, float], trials: int, seed: int,
+                all_quotes: pd.DataFrame, over_budget: str | None) -> PhasePlan:
+    """One phase of the plan: where its hours go (``placed``: reference GPU-hours per option,
+    largest share first), its finishes, the chance it ends in time, and what would fix it when
+    it cannot; its money added to ``parts``."""
     assignments = []
     p50 = p90 = best.finishes.get(ph.name)
     at_conf = best.finishes_conf.get(ph.name)
     chance = 1.0
-    for option, hours in sel.groupby("option", sort=False)["gpu_hours"].sum().sort_values(ascending=False).items():
+    for option, hours in placed.sort_values(ascending=False).items():
         c, o = by_key[(ph.name, str(option))], options[str(option)]
         f = float(hours) / ph.gpu_hours
         cost = {k: c.part_usd(k) * f for k in PART_NAMES}

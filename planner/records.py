@@ -17,13 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from pricing.values import missing
-
 from .costs import PART_NAMES
-
-
-def _blank_to_none(value: Any) -> Any:
-    return None if missing(value) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +98,13 @@ def options_of(frame: pd.DataFrame) -> list[Option]:
     """The rows of an options table (merged with its exclusions, or not yet), as records: blank
     cells None, flags False where blank, one device where the count is blank."""
     cols = [c for c in OPTION_FIELDS if c in frame.columns]
+    cells = frame[cols].to_numpy(dtype=object)
+    cells[pd.isna(cells)] = None  # blank cells (NaN, None, NaT) as None
     out = []
-    for values in frame[cols].itertuples(index=False, name=None):
+    for values in cells.tolist():
         row: dict[str, Any] = dict.fromkeys(OPTION_FIELDS)
         row.update(_FIT_DEFAULTS)
-        row.update((c, v) for c, v in zip(cols, map(_blank_to_none, values)) if v is not None or c not in _FIT_DEFAULTS)
+        row.update((c, v) for c, v in zip(cols, values) if v is not None or c not in _FIT_DEFAULTS)
         for c in _BOOL:
             row[c] = bool(row[c]) if row[c] is not None else False
         row["count"] = int(row["count"]) if row["count"] is not None else 1
