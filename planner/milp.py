@@ -714,11 +714,12 @@ def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hou
     return out
 
 
-def finishes(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours") -> dict[str, dt.date]:
-    """The day each phase's last scheduled hour ends (:func:`finish_times`), never past its
-    bucket (the capacities hold bucket by bucket)."""
+def finishes(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours",
+             times: dict[str, tuple[dt.date, float, dt.date]] | None = None) -> dict[str, dt.date]:
+    """The day each phase's last scheduled hour ends (:func:`finish_times`, or ``times`` when
+    the caller has them), never past its bucket (the capacities hold bucket by bucket)."""
     out = {}
-    for p, (begin, days, final) in finish_times(s, program, sched, wall).items():
+    for p, (begin, days, final) in (times if times is not None else finish_times(s, program, sched, wall)).items():
         day = finish_day(begin, days)
         out[p] = final if day is None else min(day, final)
     return out

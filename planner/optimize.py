@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from pricing.errors import SolverError
+from pricing.memo import Kept
 from pricing.values import float_or, opt_float
 
 from . import breakeven, milp, sessions, units, workload
@@ -155,7 +156,7 @@ class Solved:
 
     @cached_property
     def finishes(self) -> dict[str, dt.date]:
-        return milp.finishes(self.s, self.program, self.schedule)
+        return milp.finishes(self.s, self.program, self.schedule, times=self.finish_times)
 
     @cached_property
     def price_factors(self) -> dict[tuple[str, str], float]:
@@ -283,8 +284,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     ``pareto`` adds the cost-vs-finish front of the last phase; ``alternatives``
     (on by default) solves once more per strategy. Without ``detail`` (a what-if row needs no
     more), break-even is found only against the rent offers the plan chose (if none, the cheapest
-    per phase: :func:`cheapest_rents`) and the free tiers,
-    and options are excluded only for not being able to run, not phase by phase.
+    per phase: :func:`cheapest_rents`) and the free tiers, options are excluded only for not
+    being able to run, not phase by phase, and there is no week-by-week schedule.
     Without ``breakevens`` there is no break-even table (a sensitivity row reads none).
     """
     # stage 1: the options, what the workload makes of each, and every (phase, option) priced
@@ -344,7 +345,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         + tuple(f"{path} is given as a range ({low:g} to {high:g} in the planner's units: h, GB, USD, ...); "
                 f"the plan uses the middle, {(low + high) / 2:g}" for path, (low, high) in s.ranges.items()),
         assumed_figures=tuple(assumed),
-        schedule=best.weekly,
+        schedule=best.weekly if detail else None,
         pareto=tuple(front),
         candidates=tuple(candidates),
         credits=credits,
@@ -736,6 +737,9 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.Da
     return pd.DataFrame(rows, columns=["option", "phase", "reason"])
 
 
+_REFERENCE = Kept()  # the workload on its reference GPU, per device table and workload
+
+
 def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:
     out = []
     if s.electricity_is_default:
@@ -743,7 +747,7 @@ def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:
                    f"{s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {s.currency}/kWh (US average residential); "
                    "set 'electricity'")
     w = s.workload
-    ref = workload.place_reference(w, catalog.devices)
+    ref = _REFERENCE.get((catalog.devices,), (w,), lambda: workload.place_reference(w, catalog.devices))
     if ref.need.activations_source == "unknown":
         out.append("activation memory not estimated for this family: VRAM checks count weights, gradients and "
                    "optimizer states only; set workload.activation_memory")

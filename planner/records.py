@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -188,9 +189,12 @@ QUOTE_COLUMNS = [f.name for f in dataclasses.fields(Quote)]
 assert [f"{p}_usd" for p in PART_NAMES] == QUOTE_COLUMNS[-len(PART_NAMES):]
 
 
+_QUOTE_VALUES = operator.attrgetter(*QUOTE_COLUMNS)
+
+
 def quotes_frame(quotes: Iterable[Quote]) -> pd.DataFrame:
     """The DataFrame view of quotes, one row each, columns QUOTE_COLUMNS."""
-    return pd.DataFrame([tuple(getattr(q, c) for c in QUOTE_COLUMNS) for q in quotes], columns=QUOTE_COLUMNS)
+    return pd.DataFrame([_QUOTE_VALUES(q) for q in quotes], columns=QUOTE_COLUMNS)
 
 
 def no_hours_quote(fields: Mapping[str, Any]) -> Quote:

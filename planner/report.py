@@ -516,10 +516,15 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     if "cost_base" in df and df["cost_base"].nunique() == 1 and one_currency:  # sensitivity: said once
         notes.append(f"Cost with every input as given: {_money(float(df['cost_base'].iloc[0]), str(currencies[0]))}.")
         df = df.drop(columns="cost_base")
+    flips = _flip_lines(df)
     if "decision_flips" in df and not df["decision_flips"].astype(bool).any():
         notes.append("No input moved this far changes the plan: what is bought or which offers do which phase.")
         df = df.drop(columns=[c for c in ("decision_flips", "buy_low", "buy_high", "kinds_low", "kinds_high",
                                           "plan_low", "plan_high") if c in df])
+    elif flips:  # where each flip happens and what the plan becomes, above the table: the table keeps the swings
+        df = df.drop(columns=[c for c in ("buy_low", "buy_high", "kinds_low", "kinds_high", "plan_low", "plan_high")
+                              if c in df])
+    df = df.drop(columns=[c for c in FLIP_COLUMNS if c in df])
     if "plan" in df:
         ids = {o for plan in df["plan"] for part in str(plan).split("; ")
                for o in part.split(": ", 1)[-1].split("+")}
@@ -556,4 +561,36 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     rows = tuple(tuple(cell(c, v, cur) for c, v in zip(columns, r)) for r, cur in
                  zip(df.itertuples(index=False), currencies))
     right = frozenset(i for i, c in enumerate(columns) if df[c].dtype.kind in "fi")
-    return view.Page(title, (view.section(None, view.Table(headers, rows, right), *notes),))
+    table = view.section(None, view.Table(headers, rows, right), *notes)
+    if not flips:
+        return view.Page(title, (table,))
+    return view.Page(title, (view.section("Where the plan changes", view.Bullets(tuple(flips))), table))
+
+
+#: Sensitivity's flip columns (whatif.sensitivity): said in sentences above the table, kept in CSV and JSON.
+FLIP_COLUMNS = ("flip_down_kept", "flip_down_at", "flip_up_kept", "flip_up_at")
+
+
+def _flip_lines(df: pd.DataFrame) -> list[str]:
+    """One sentence per input and side where the plan changes: 'electricity above 0.2788 USD/kWh
+    (0.28 changes it): buy nothing; train: uni-cluster' (the flip lies between the two values)."""
+    if "flip_up_at" not in df:
+        return []
+    out = []
+    for r in df.itertuples(index=False):
+        for side, word, buy, plan in (("down", "below", r.buy_low, r.plan_low), ("up", "above", r.buy_high, r.plan_high)):
+            at, kept = getattr(r, f"flip_{side}_at"), getattr(r, f"flip_{side}_kept")
+            if at:
+                out.append(f"{r.input} {word} {kept} ({at} changes it): buy {buy}; {_grouped_plan(str(plan))}")
+    return out
+
+
+def _grouped_plan(plan: str) -> str:
+    """A what-if row's plan ('a: x; b: x; c: y') as phases grouped by where they run: 'a and b on
+    x; c on y' (the run's answer groups them so too)."""
+    groups: dict[str, list[str]] = {}
+    for part in str(plan).split("; "):
+        name, _, where = part.partition(": ")
+        if where:
+            groups.setdefault(where, []).append(name)
+    return "; ".join(f"{_and(names)} on {where}" for where, names in groups.items()) or str(plan)

@@ -157,8 +157,9 @@ def _num(x: float | None, ndigits: int = 2) -> float | None:
     return round(float(x), ndigits)
 
 
-class _Money:
-    """Amounts in USD written in the scenario's currency, rounded to cents (None when not finite)."""
+class Money:
+    """Amounts in USD written in the scenario's currency, rounded to cents (None when not finite):
+    how the JSON answer and every what-if row write money."""
 
     def __init__(self, s: Scenario):
         self.per = 1.0 / s.usd_per_currency
@@ -170,7 +171,7 @@ class _Money:
 def to_dict(plan: Plan) -> dict[str, Any]:
     """The JSON object of docs/output.md (money in the scenario's currency)."""
     s = plan.scenario
-    money = _Money(s)
+    money = Money(s)
     return {
         "scenario": s.name,
         "variant": s.variant,
@@ -217,7 +218,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _phase_dict(ph: PhasePlan, money: _Money) -> dict[str, Any]:
+def _phase_dict(ph: PhasePlan, money: Money) -> dict[str, Any]:
     """One phase of the JSON answer, with its assignments."""
     return {
         "name": ph.name,
@@ -235,7 +236,7 @@ def _phase_dict(ph: PhasePlan, money: _Money) -> dict[str, Any]:
     }
 
 
-def _assignment_dict(a: Assignment, money: _Money) -> dict[str, Any]:
+def _assignment_dict(a: Assignment, money: Money) -> dict[str, Any]:
     """One assignment of the JSON answer."""
     return {
         "option": a.option, "kind": a.kind, "device": a.device,

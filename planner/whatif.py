@@ -45,8 +45,17 @@ class Job:
 
 def summarize(plan) -> dict[str, Any]:
     """One row for a plan: its cost, its decision (what is bought, where each phase runs), its finish."""
-    from .result import to_dict
+    from .result import Money, to_dict
 
+    if not plan.breakeven and plan.uncertainty is None:  # the row from the plan itself (what-if tables)
+        finished = [ph.finish_expected.isoformat() for ph in plan.phases if ph.finish_expected]
+        return {
+            "total_cost": Money(plan.scenario)(plan.total_usd), "currency": plan.scenario.currency,
+            "feasible": plan.feasible, "buy": "+".join(p.offer for p in plan.purchases) or "nothing",
+            "kinds": "+".join(sorted({a.kind for ph in plan.phases for a in ph.assignments})),
+            "plan": "; ".join(f"{ph.name}: " + "+".join(a.option for a in ph.assignments) for ph in plan.phases),
+            "finish": max(finished) if finished else None, "breakeven_gpu_hours": None,
+        }
     d = to_dict(plan)
     bought = "+".join(p["offer"] for p in d["purchases"]) or "nothing"
     where = "; ".join(f"{ph['name']}: " + "+".join(a["option"] for a in ph["assignments"]) for ph in d["phases"])
@@ -292,18 +301,24 @@ def numeric_inputs(text: str, file: str) -> list[tuple[str, Any]]:
 def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]]]:
     """The base plan's row and the inputs outside the scenario file that decide its answer, as
     (path, value, low, high):
-    the prices of the offers the plan and the other strategies' best plans use, the
-    interruption rates of the interruptible ones and free tiers (a default rate, the least known
-    of them, across its sourced range instead), the free tiers' weekly quotas, and each phase's
-    deadline moved by ``span``
-    of its window (whole days)."""
+    the prices of the offers the plan and the other strategies' best plans use, of the
+    runner-up rent offer of each phase (the cheapest the plan leaves out) and of every card
+    considered, with its resale; the interruption rates of the interruptible ones and free
+    tiers (a default rate, the least known of them, across its sourced range instead), the free
+    tiers' weekly quotas, and each phase's deadline moved by ``span`` of its window (whole days)."""
     from . import api
+    from .quotes import card_costs
 
     s, _, p = _plan(dataclasses.replace(base, uncertainty=0), alternatives=True)
     d = api.to_dict(p)
     used = [a["option"] for ph in d["phases"] for a in ph["assignments"]]
     used += [o for alt in d["alternatives"] for o in alt["options"]]
     used += [p["offer"] for p in d["purchases"]]
+    q = p.quotes[(p.quotes["kind"] == "rent").to_numpy() & p.quotes["ok"].to_numpy(dtype=bool)
+                 & ~p.quotes["option"].isin(used).to_numpy()]
+    used += list(q.loc[q.groupby("phase")["cost_usd"].idxmin(), "option"]) if len(q) else []  # the runners-up
+    used += sorted(p.options.loc[p.options["kind"] == "buy", "option"])  # every card considered
+    cards = card_costs(s, p.options)
     per = s.usd_per_currency
     opts = p.options.drop_duplicates("option").set_index("option")  # as planned: defaults filled, prices in USD
     out: list[tuple[str, Any, Any, Any]] = []
@@ -318,6 +333,8 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
             moved(f"catalog.rent[{offer}].price", f"{float(r['usd_per_hour']) / per:.4g} {s.currency}/h")
         if kind == "buy":
             moved(f"catalog.buy[{offer}].price", f"{float(r['purchase_usd']) / per:.4g} {s.currency}")
+            if cards.get(offer, (0.0, 0.0))[1] > 0:  # what it sells for at the horizon, as the plan has it
+                moved(f"catalog.buy[{offer}].resale", f"{cards[offer][1] / per:.4g} {s.currency}")
         rate = opt_float(r["interruptions_per_h"])  # the rate the plan used: published or default
         if kind in ("rent", "free") and rate:
             path = f"catalog.{kind}[{offer}].interruptions"
@@ -357,15 +374,137 @@ def sensitivity_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tup
     return ref, own_inputs(base, span) + decisive
 
 
+_CATALOG_PATH = re.compile(r"^catalog\.(rent|buy)\[(.+)\]\.(price|interruptions|resale)$")
+
+
+def _unchanged(path: str, side: str, ref: dict[str, Any]) -> bool:
+    """Whether moving the input this way provably leaves the plan and its cost as they are, so
+    that no run is needed: an offer the plan does not use made dearer or worse (its price or
+    interruption rate up, a card's resale down). The plan stays feasible at the same cost and
+    every other plan gets no cheaper (the order a lower price never raises the optimum, turned
+    round), and the program's tie-breaks keep it the one chosen."""
+    m = _CATALOG_PATH.match(path)
+    if not m:
+        return False
+    table, offer, field = m.groups()
+    used = ({o for part in str(ref["plan"]).split("; ") for o in part.split(": ", 1)[-1].split("+")}
+            if table == "rent" else set(str(ref["buy"]).split("+")))
+    worse = side == ("down" if field == "resale" else "up")
+    return worse and offer not in used
+
+#: Halvings of the interval between a value that keeps the plan and one that changes it: the flip
+#: value is found to 1/128 of the distance moved (a whole step for counts, a day for dates).
+FLIP_STEPS = 7
+
+
+def _between(a: Any, b: Any, decimals: int = 6) -> Any | None:
+    """The value halfway between two values of one input, written as the input is (a number with
+    its unit to ``decimals`` places, a whole count, a date); None when no value lies strictly
+    between them."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return None
+    if isinstance(a, int) and isinstance(b, int):
+        whole = (a + b) // 2
+        return whole if whole not in (a, b) else None
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return (a + b) / 2
+    if isinstance(a, str) and isinstance(b, str):
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", a) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", b):
+            first, last = dt.date.fromisoformat(a), dt.date.fromisoformat(b)
+            mid_date = first + (last - first) // 2
+            return mid_date.isoformat() if mid_date not in (first, last) else None
+        ma, mb = _NUMBER.match(a), _NUMBER.match(b)
+        if ma and mb and ma.group(2).strip() == mb.group(2).strip():
+            x, y = float(ma.group(1)), float(mb.group(1))
+            mid = round((x + y) / 2, decimals)
+            if mid in (x, y) or not min(x, y) < mid < max(x, y):
+                return None
+            text = f"{mid:.{decimals}f}".rstrip("0").rstrip(".") if decimals > 0 else f"{mid:.0f}"
+            return f"{text}{ma.group(2)}"
+    return None
+
+
+def _decimals(a: Any, b: Any) -> int:
+    """Places that tell apart values 1/(2^FLIP_STEPS) of the way from ``a`` to ``b`` (numbers with units)."""
+    ma, mb = (_NUMBER.match(v) if isinstance(v, str) else None for v in (a, b))
+    if not (ma and mb):
+        return 6
+    step = abs(float(ma.group(1)) - float(mb.group(1))) / 2 ** FLIP_STEPS
+    return max(0, -math.floor(math.log10(step))) if step > 0 else 6
+
+
+@dataclass(frozen=True)
+class Flip:
+    """Where one input, moved one way from its value, changes the plan: ``kept`` is the last value
+    found with the plan as it is, ``at`` the first with another (``buy``, ``plan``: that one)."""
+
+    input: str
+    side: str  # "down" or "up"
+    kept: Any
+    at: Any
+    buy: str
+    plan: str
+
+
+def _signature(row: dict[str, Any]) -> tuple[str, str]:
+    return row["buy"], row["plan"]
+
+
+def _bisect(task: tuple[Job, str, Any, Any, dict[str, Any], tuple[str, str]]) -> tuple[Any, Any, dict[str, Any]]:
+    """(last value keeping the plan, first value changing it, the row there) between ``kept``,
+    where the plan is the base one, and ``at``, where it is not (each probe a plain run)."""
+    base, path, kept, at, at_row, signature = task
+    decimals = _decimals(kept, at)
+    for _ in range(FLIP_STEPS):
+        mid = _between(kept, at, decimals)
+        if mid is None:
+            break
+        row = run_one(dataclasses.replace(base, sets=base.sets + (f"{path}={mid}",), breakevens=False))
+        if _signature(row) == signature:
+            kept = mid
+        else:
+            at, at_row = mid, row
+    return kept, at, at_row
+
+
+def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: int = 1) -> list[Flip]:
+    """For each input and side where the plan changes (``decision_flips``), the value at which
+    it does, by bisection between the input's value and the value moved to (plain runs of the
+    scenario with that one input set, so the answer is what ``planner run --set`` gives on both
+    sides). Several flips within the interval: one of them."""
+    tasks, keys = [], []
+    for r in table.itertuples(index=False):
+        for side in str(r.decision_flips).split(","):
+            if side not in ("down", "up"):
+                continue
+            far = r.low_value if side == "down" else r.high_value
+            at_row = {"buy": r.buy_low if side == "down" else r.buy_high,
+                      "plan": r.plan_low if side == "down" else r.plan_high}
+            tasks.append((base, str(r.input), r.value, far, at_row, _signature(ref)))
+            keys.append((str(r.input), side))
+    if workers > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+            found = list(pool.map(_bisect, tasks))
+    else:
+        found = [_bisect(t) for t in tasks]
+    return [Flip(path, side, kept, at, row["buy"], row["plan"]) for (path, side), (kept, at, row) in zip(keys, found)]
+
+
 def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
-                planned: tuple[dict[str, Any], list] | None = None) -> pd.DataFrame:
+                planned: tuple[dict[str, Any], list] | None = None, find_flips: bool = True) -> pd.DataFrame:
     """Each input moved down and up by ``span``: cost range and whether the plan changes (what
-    is bought or which offers do which phase: ``decision_flips``, and the plan it changes to).
+    is bought or which offers do which phase: ``decision_flips``, and the plan it changes to),
+    and, with ``find_flips``, where it changes (:func:`flip_points`): between ``flip_down_kept`` (the
+    plan as it is) and ``flip_down_at`` (another), likewise up, with the plan just past the flip
+    (``buy_low``/``plan_low``, ``buy_high``/``plan_high``).
     ``planned``: what :func:`sensitivity_inputs` returned, when the caller asked it first."""
     ref, inputs = planned or sensitivity_inputs(base, span)
+    sides = [(path, value, _unchanged(path, side, ref)) for path, _, low, high in inputs
+             for side, value in (("down", low), ("up", high))]
     jobs = [dataclasses.replace(base, sets=base.sets + (f"{path}={value}",), breakevens=False)  # cost and decision
-            for path, _, low, high in inputs for value in (low, high)]
-    rows = [ref, *run_many(jobs, workers, progress)]
+            for path, value, same in sides if not same]
+    ran = iter(run_many(jobs, workers, progress))
+    rows = [ref, *(ref if same else next(ran) for _, _, same in sides)]
     table = []
     for i, (path, raw, low_value, high_value) in enumerate(inputs):
         low, high = rows[1 + 2 * i], rows[2 + 2 * i]
@@ -382,5 +521,16 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
             "plan_low": low["plan"] if "down" in flips else "", "plan_high": high["plan"] if "up" in flips else "",
         })
     df = pd.DataFrame(table)
-    return df.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True) if len(df) else df
+    if not len(df):
+        return df
+    if find_flips:
+        for side in ("down", "up"):
+            df[f"flip_{side}_kept"], df[f"flip_{side}_at"] = "", ""
+        for f in flip_points(base, ref, df, workers):
+            at = df["input"] == f.input
+            df.loc[at, f"flip_{f.side}_kept"] = str(f.kept)
+            df.loc[at, f"flip_{f.side}_at"] = str(f.at)
+            df.loc[at, f"buy_{'low' if f.side == 'down' else 'high'}"] = f.buy
+            df.loc[at, f"plan_{'low' if f.side == 'down' else 'high'}"] = f.plan
+    return df.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True)
 

@@ -93,7 +93,9 @@ def test_sensitivity_flags_the_input_that_flips_buy_versus_rent(load):
 
     assert set(df["currency"]) == {"USD"}
     page = to_text(whatif_page(df, "s"))
-    assert "cost low [USD]" in page and "cost base" not in page and "buy high" in page
+    assert "cost low [USD]" in page and "cost base" not in page
+    assert "Where the plan changes" in page and f"electricity above {row['flip_up_kept']}" in page  # said, not a column
+    assert "buy high" not in page and "flip_up_at" not in page
     assert f"Cost with every input as given: {df['cost_base'].iloc[0]:,.2f} USD." in page
     assert f"{row['cost_high']:,.2f}" in page
 
@@ -428,7 +430,8 @@ def test_sensitivity_reports_a_switch_between_rent_offers(load):
     assert row["decision_flips"] == "up" and row["buy_high"] == row["buy_low"] == "nothing"
     assert row["kinds_high"] == row["kinds_low"] == "rent" and "other" in row["plan_high"]
     page = planner.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
-    assert "No input moved this far changes the plan" not in page and "plan high" in page
+    assert "No input moved this far changes the plan" not in page
+    assert f"catalog.rent[uni-cluster].price above {row['flip_up_kept']}" in page and "train on other" in page
 
 
 def test_compare_says_how_the_files_and_variants_differ(tmp_path, thesis_text):
@@ -460,3 +463,23 @@ def test_a_grid_sweep_fits_a_projector_one_line_a_row():
     few, many = page(LINES_PER_PHASE_UP_TO), page(35)
     assert len(few.splitlines()) >= 3 * LINES_PER_PHASE_UP_TO  # one line per phase
     assert len(many.splitlines()) <= 35 + 8  # a 7 x 5 grid: one line a row (it was 255 lines)
+
+
+def test_sensitivity_finds_where_the_plan_flips_and_plain_runs_agree(load):
+    # By hand, 1600 h (see above): buying costs 600 + 0.45 kW x 1600.32 h x 0.20 = 744.03 USD, renting
+    # 0.5 USD/h x 1601.6 h = 800.8 USD. The plan flips where they meet: electricity at
+    # (800.8 - 600) / (0.45 x 1600.32) = 0.2788 USD/kWh; the card at (800.8 - 144.03) / 0.6 = 1094.6 USD
+    # (resale 40 % of its price); the hours at 600 / (0.5005 - 0.090018) = 1461.6; the rent at
+    # 744.03 / 1601.6 = 0.4646 USD/h.
+    text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    df = whatif.sensitivity(job(text), 0.8).set_index("input")
+    truth = {("electricity", "up"): 0.2788, ("catalog.buy[my-card].price", "up"): 1094.6,
+             ("phases.train.gpu_hours", "down"): 1461.6, ("catalog.rent[uni-cluster].price", "down"): 0.4646}
+    for (path, side), value in truth.items():
+        kept, at = df.at[path, f"flip_{side}_kept"], df.at[path, f"flip_{side}_at"]
+        low, high = sorted(float(str(v).split()[0]) for v in (kept, at))
+        assert low <= value <= high and (high - low) <= 0.8 * abs(float(str(df.at[path, "value"]).split()[0])) / 64, path
+        # plain runs of the scenario with that one input set, on both sides of the flip
+        assert whatif.run_one(job(text, sets=(f"{path}={kept}",)))["buy"] == "my-card", path
+        assert whatif.run_one(job(text, sets=(f"{path}={at}",)))["buy"] == "nothing", path
+    assert df.at["you.host_power", "flip_up_at"] == "" and df.at["you.host_power", "flip_down_at"] == ""
