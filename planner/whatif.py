@@ -275,7 +275,7 @@ def scaled(value: Any, factor: float) -> Any | None:
     if isinstance(value, str):
         m = _NUMBER.match(value)
         if m and not re.match(r"^\d{4}-\d{2}-\d{2}", value):
-            return f"{float(m.group(1)) * factor:.6g}{m.group(2)}"
+            return f"{_figure(float(m.group(1)) * factor, 6)}{m.group(2)}"
     return None
 
 
@@ -296,6 +296,16 @@ def numeric_inputs(text: str, file: str) -> list[tuple[str, Any]]:
             nodes = nxt
         out += [(".".join(p), v) for p, v in nodes if scaled(v, 1.0) is not None]
     return out
+
+
+def _figure(x: float, digits: int = 4) -> str:
+    """A catalog figure as a user writes it: ``digits`` significant digits, never in exponent
+    notation (10800, not 1.08e+04)."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    places = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    text = f"{round(x, places):.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]]]:
@@ -330,19 +340,20 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     rows = {(opts.at[o, "kind"], opts.at[o, "offer"]): opts.loc[o] for o in dict.fromkeys(used) if o in opts.index}
     for (kind, offer), r in rows.items():
         if kind == "rent":
-            moved(f"catalog.rent[{offer}].price", f"{float(r['usd_per_hour']) / per:.4g} {s.currency}/h")
+            moved(f"catalog.rent[{offer}].price", f"{_figure(float(r['usd_per_hour']) / per)} {s.currency}/h")
         if kind == "buy":
-            moved(f"catalog.buy[{offer}].price", f"{float(r['purchase_usd']) / per:.4g} {s.currency}")
+            moved(f"catalog.buy[{offer}].price", f"{_figure(float(r['purchase_usd']) / per)} {s.currency}")
             if cards.get(offer, (0.0, 0.0))[1] > 0:  # what it sells for at the horizon, as the plan has it
-                moved(f"catalog.buy[{offer}].resale", f"{cards[offer][1] / per:.4g} {s.currency}")
+                moved(f"catalog.buy[{offer}].resale", f"{_figure(cards[offer][1] / per)} {s.currency}")
         rate = opt_float(r["interruptions_per_h"])  # the rate the plan used: published or default
         if kind in ("rent", "free") and rate:
             path = f"catalog.{kind}[{offer}].interruptions"
             low, high = opt_float(r["interruptions_low_per_h"]), opt_float(r["interruptions_high_per_h"])
             if isinstance(r["interruptions_default"], str) and low is not None and high is not None and low < high:
-                out.append((path, f"{rate:.4g}/h", f"{low:.4g}/h", f"{high:.4g}/h"))  # a default: its sourced range
+                # a default: its sourced range
+                out.append((path, f"{_figure(rate)}/h", f"{_figure(low)}/h", f"{_figure(high)}/h"))
             else:
-                moved(path, f"{rate:.4g}/h")
+                moved(path, f"{_figure(rate)}/h")
         if kind == "free" and opt_float(r["quota_h_per_week"]):
             moved(f"catalog.free[{offer}].quota", f"{float(r['quota_h_per_week']):g} h/week")
     for ph in s.phases:

@@ -483,3 +483,15 @@ def test_sensitivity_finds_where_the_plan_flips_and_plain_runs_agree(load):
         assert whatif.run_one(job(text, sets=(f"{path}={kept}",)))["buy"] == "my-card", path
         assert whatif.run_one(job(text, sets=(f"{path}={at}",)))["buy"] == "nothing", path
     assert df.at["you.host_power", "flip_up_at"] == "" and df.at["you.host_power", "flip_down_at"] == ""
+
+
+def test_sensitivity_writes_figures_as_people_do_never_in_exponents(load):
+    text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="").replace(
+        "price: 1000 USD", "price: 12000 USD").replace("gpu_hours: 1600", "gpu_hours: 500000")
+    df = whatif.sensitivity(job(text), 0.2, find_flips=False).set_index("input")
+    card = df.loc["catalog.buy[my-card].price"]
+    assert (card["value"], card["low_value"], card["high_value"]) == ("12000 USD", "9600 USD", "14400 USD")
+    hours = df.loc["phases.train.gpu_hours"]
+    assert (hours["low_value"], hours["high_value"]) == (400000, 600000)
+    assert whatif.scaled("1000000 h", 1.2) == "1200000 h" and whatif.scaled("0.0000125 USD/h", 2) == "0.000025 USD/h"
+    assert not df.astype(str).apply(lambda c: c.str.contains(r"\de[+-]\d")).any().any()
