@@ -440,6 +440,48 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
     _emit_table(df, fmt, f"Sensitivity (±{fraction:.0%}) — {s.name}", report_dir, force, charts)
 
 
+@main.command()
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), metavar="DIR", required=True,
+              help="Write explore.html (one self-contained page) and explore.json into DIR.")
+@click.option("--span", default="20%", show_default=True, metavar="PERCENT", help="How far each slider reaches.")
+@click.option("--inputs", "n_inputs", type=click.IntRange(1, 3), default=3, show_default=True,
+              help="Sliders: the inputs that change the plan first, then those that move the cost most.")
+@click.option("--points", type=click.IntRange(3, 9), default=7, show_default=True, help="Positions per slider.")
+@click.option("--force", is_flag=True, help="Write into a DIR that holds other files.")
+@click.option("--workers", type=click.IntRange(1, 64), help="Processes to use (default: every core).")
+@scenario_options
+@handle_errors
+def explore(scenario, report_dir, span, n_inputs, points, force, workers, variant, sets, today, catalog_files):
+    """One interactive page for a meeting: sliders over the inputs that matter most, every position planned."""
+    _check_report_dir(report_dir, force)
+    import json
+
+    from . import units
+    from .api import check_scenario
+    from .explore import explore as run_explore
+    from .explore import page
+    from .writer import write_files
+
+    try:
+        fraction = units.parse_fraction(span)
+    except units.QuantityError as exc:
+        raise InputError([Problem("--span", 0, 0, "", str(exc))]) from None
+    if not 0 < fraction < 1:
+        raise InputError([Problem("--span", 0, 0, "", f"expected a share above 0% and below 100%, got {span!r}")])
+    s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
+    base = _job(scenario, variant, sets, today, catalog_files)
+    data = run_explore(base, fraction, _workers(workers, points ** n_inputs), n_inputs, points)
+    html_text = page(data, f"Explore — {s.name}")
+    payload = {k: v for k, v in data.items() if k != "sensitivity"}
+    names = write_files({"explore.html": html_text.encode("utf-8"),
+                         "explore.json": (json.dumps(payload, indent=1, ensure_ascii=False) + "\n").encode("utf-8")},
+                        report_dir, force)
+    shown = ", ".join(f"{i['key']} ({len(i['values'])} values)" for i in data["inputs"])
+    click.echo(f"{len(data['plans'])} plans over {shown}")
+    click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
+
+
 # --------------------------------------------------------------------------- pricing
 
 

@@ -401,9 +401,9 @@ def test_sweep_chart_names_the_plan_of_each_region():
     assert spans[0].get_facecolor() != spans[1].get_facecolor()
 
 
-def _page_requests(html: Path, tmp_path: Path) -> tuple[str, list[str]]:
-    """Load ``html`` in headless Chromium: (the rendered DOM, the http(s) URLs the page asked
-    for). Chromium's own background requests carry no page origin and are left out."""
+def _page_requests(html: Path, tmp_path: Path, fragment: str = "") -> tuple[str, list[str]]:
+    """Load ``html`` (at ``#fragment``) in headless Chromium: (the rendered DOM, the http(s) URLs
+    the page asked for). Chromium's own background requests carry no page origin and are left out."""
     import shutil
     import subprocess
 
@@ -414,7 +414,8 @@ def _page_requests(html: Path, tmp_path: Path) -> tuple[str, list[str]]:
     dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                           "--disable-background-networking", "--disable-component-update", "--disable-sync",
                           f"--user-data-dir={tmp_path / 'profile'}", f"--log-net-log={log}", "--dump-dom",
-                          html.as_uri()], capture_output=True, text=True, timeout=120).stdout
+                          html.as_uri() + (f"#{fragment}" if fragment else "")], capture_output=True, text=True,
+                         timeout=120).stdout
     events = json.loads(log.read_text(encoding="utf-8"))["events"]
     asked = [e["params"]["url"] for e in events if e.get("params", {}).get("initiator") == "null"
              and str(e["params"].get("url", "")).startswith("http")]

@@ -1,0 +1,212 @@
+"""One interactive page for a lab meeting: sliders over the inputs that matter most.
+
+The inputs are the sensitivity's (:func:`planner.whatif.sensitivity`): first those that change
+the plan, then those that move the cost most. Each slider runs over values from the input's
+low to its high value (the sensitivity's span, with the flip values found), and every
+combination is planned beforehand (plain runs of the scenario with those inputs set), so
+moving a slider only looks a plan up: the page needs no server and asks the network for
+nothing (its Content-Security-Policy forbids any request).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import itertools
+import json
+import math
+import re
+from typing import Any
+
+import pandas as pd
+
+from . import whatif
+
+#: Sliders at most (a grid of their values is planned beforehand: 7 x 7 x 7 = 343 plans).
+MAX_INPUTS = 3
+#: Values per slider (odd: the input as given sits in the middle).
+POINTS = 7
+
+
+def chosen_inputs(table: pd.DataFrame, n: int = MAX_INPUTS) -> list[dict[str, Any]]:
+    """The sensitivity rows of the inputs that matter most: those that change the plan (largest
+    swing first), then the largest swings; inputs that move nothing are left out."""
+    moving = table[(table["swing"] > 0.005) | table["decision_flips"].astype(bool)]
+    order = moving.assign(_flips=moving["decision_flips"].astype(bool)).sort_values(
+        ["_flips", "swing"], ascending=[False, False], kind="stable")
+    return [dict(r) for _, r in order.head(n).iterrows()]
+
+
+def slider_values(row: dict[str, Any], points: int = POINTS) -> list[Any]:
+    """``points`` values from the input's low to its high value, the value as given in the
+    middle, the flip values the sensitivity found in place of the nearest values between (the
+    ends and the value as given stay); as the input is written (numbers with units, counts,
+    dates), in order, none repeated."""
+    low, value, high = row["low_value"], row["value"], row["high_value"]
+    half = points // 2
+    out = ([_towards(low, value, k / half) for k in range(half)] + [value]
+           + [_towards(value, high, k / half) for k in range(1, half + 1)]) if half else [value]
+    out = list(dict.fromkeys(v for v in out if v is not None))
+    fixed = {value, out[0], out[-1]}
+    for key in ("flip_down_kept", "flip_down_at", "flip_up_kept", "flip_up_at"):
+        v = row.get(key)
+        if v in (None, "") or (isinstance(v, float) and math.isnan(v)):
+            continue
+        flip = _typed_like(v, value)
+        if flip in out:
+            fixed.add(flip)
+            continue
+        free = [i for i, x in enumerate(out) if x not in fixed]
+        if free:  # the nearest value not as given nor a flip makes way: the grid keeps its size
+            out[min(free, key=lambda i: abs(_sort_key(out[i])[1] - _sort_key(flip)[1]))] = flip
+            fixed.add(flip)
+    return sorted(dict.fromkeys(out), key=_sort_key)
+
+
+def _towards(a: Any, b: Any, t: float) -> Any | None:
+    """The value a share ``t`` of the way from ``a`` to ``b``, written as they are."""
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
+        return round(a + (b - a) * t)
+    if isinstance(a, float) or isinstance(b, float):
+        return a + (b - a) * t
+    if isinstance(a, str) and isinstance(b, str):
+        if _DATE.fullmatch(a) and _DATE.fullmatch(b):
+            import datetime as dt
+
+            first, last = dt.date.fromisoformat(a), dt.date.fromisoformat(b)
+            return (first + dt.timedelta(days=round((last - first).days * t))).isoformat()
+        ma, mb = whatif._NUMBER.match(a), whatif._NUMBER.match(b)
+        if ma and mb and ma.group(2).strip() == mb.group(2).strip():
+            x, y = float(ma.group(1)), float(mb.group(1))
+            return f"{whatif._figure(x + (y - x) * t)}{ma.group(2)}"
+    return None
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _typed_like(v: Any, like: Any) -> Any:
+    """A table cell (text in a CSV) as the input's own type (a count stays a count)."""
+    if isinstance(like, int) and not isinstance(like, bool):
+        return int(float(v))
+    if isinstance(like, float):
+        return float(v)
+    return str(v)
+
+
+def _sort_key(v: Any) -> tuple:
+    if isinstance(v, (int, float)):
+        return (0, float(v), "")
+    m = whatif._NUMBER.match(str(v))
+    return (0, float(m.group(1)), "") if m and not _DATE.fullmatch(str(v)) else (1, 0.0, str(v))
+
+
+def explore(base: whatif.Job, span: float, workers: int = 1, n_inputs: int = MAX_INPUTS,
+            points: int = POINTS, progress=None) -> dict[str, Any]:
+    """Everything the page shows: the inputs (their key and slider values, the value as given),
+    and a plan for every combination of slider positions, keyed by the positions."""
+    planned = whatif.sensitivity_inputs(base, span)
+    table = whatif.sensitivity(base, span, workers, None, planned)
+    ref = planned[0]
+    rows = chosen_inputs(table, n_inputs)
+    axes = [(r["input"], slider_values(r, points), r["value"]) for r in rows]
+    grid = list(itertools.product(*(range(len(values)) for _, values, _ in axes)))
+    jobs = [dataclasses.replace(base, sets=base.sets + tuple(f"{key}={values[i]}" for (key, values, _), i
+                                                            in zip(axes, combo)), breakevens=False)
+            for combo in grid]
+    results = whatif.run_many(jobs, workers, progress)
+    return {
+        "currency": ref["currency"],
+        "base": _shown(ref),
+        "inputs": [{"key": key, "values": [str(v) for v in values], "given": values.index(given) if given in values
+                    else len(values) // 2} for key, values, given in axes],
+        "plans": {",".join(map(str, combo)): _shown(r) for combo, r in zip(grid, results)},
+        "sensitivity": table,
+    }
+
+
+def _shown(row: dict[str, Any]) -> dict[str, Any]:
+    """What the page shows of one plan."""
+    groups: dict[str, list[str]] = {}
+    for part in str(row["plan"]).split("; "):
+        name, _, where = part.partition(": ")
+        if where:
+            groups.setdefault(where, []).append(name)
+    return {"cost": row["total_cost"], "buy": row["buy"], "feasible": bool(row["feasible"]),
+            "finish": row.get("finish"), "where": [[where, names] for where, names in groups.items()],
+            "signature": f"{row['buy']} | {row['plan']}"}
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>__TITLE__</title>
+<style>
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.5em}.slider{margin:1.2em 0}.slider label{display:block;font-weight:600}
+.slider input{width:100%}.value{font-family:monospace}.answer{border:2px solid #444;border-radius:6px;padding:1em 1.4em}
+.answer.changed{border-color:#c60}.cost{font-size:2em;font-weight:700}.note{color:#555}
+li code,td code{font-size:.95em}.scale{display:flex;justify-content:space-between;color:#666;font-size:.85em}
+</style></head><body>
+<h1>__TITLE__</h1>
+<p class="note">Move a slider: the plan shown is the cheapest that meets every deadline with the inputs at those
+values, planned beforehand for every position (plain runs of the scenario). Money in __CURRENCY__.</p>
+<div id="sliders"></div>
+<div class="answer" id="answer"><div class="cost" id="cost"></div><p id="decision"></p><ul id="where"></ul>
+<p id="ontime"></p><p class="note" id="same"></p></div>
+<script type="application/json" id="data">__DATA__</script>
+<script>
+const data = JSON.parse(document.getElementById("data").textContent);
+const box = document.getElementById("sliders");
+const pos = data.inputs.map(i => i.given);
+const hash = new URLSearchParams(location.hash.slice(1));
+data.inputs.forEach((inp, k) => {
+  if (hash.has("i" + k)) { const v = parseInt(hash.get("i" + k), 10); if (v >= 0 && v < inp.values.length) pos[k] = v; }
+  const div = document.createElement("div"); div.className = "slider";
+  const label = document.createElement("label"); label.htmlFor = "s" + k;
+  const name = document.createElement("span"); name.textContent = inp.key + ": ";
+  const val = document.createElement("span"); val.className = "value"; val.id = "v" + k;
+  label.append(name, val);
+  const input = document.createElement("input"); input.type = "range"; input.id = "s" + k;
+  input.min = 0; input.max = inp.values.length - 1; input.step = 1; input.value = pos[k];
+  input.addEventListener("input", () => { pos[k] = parseInt(input.value, 10); show(); });
+  const scale = document.createElement("div"); scale.className = "scale";
+  const lo = document.createElement("span"); lo.textContent = inp.values[0];
+  const hi = document.createElement("span"); hi.textContent = inp.values[inp.values.length - 1];
+  scale.append(lo, hi);
+  div.append(label, input, scale); box.append(div);
+});
+function money(x) {
+  if (x === null) return "—";
+  return x.toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2}) + " " + data.currency;
+}
+function show() {
+  data.inputs.forEach((inp, k) => {
+    document.getElementById("v" + k).textContent = inp.values[pos[k]] + (pos[k] === inp.given ? " (as given)" : "");
+  });
+  const p = data.plans[pos.join(",")];
+  document.getElementById("cost").textContent = money(p.cost);
+  document.getElementById("decision").textContent = p.buy === "nothing" ? "Buy nothing." : "Buy " + p.buy + ".";
+  const ul = document.getElementById("where"); ul.replaceChildren();
+  p.where.forEach(([where, names]) => {
+    const li = document.createElement("li"); const code = document.createElement("code"); code.textContent = where;
+    li.append(names.join(", ") + " on ", code); ul.append(li);
+  });
+  document.getElementById("ontime").textContent = p.feasible ? "Meets every deadline." : "Cannot meet every deadline.";
+  const same = p.signature === data.base.signature;
+  document.getElementById("same").textContent = same ? "The plan as with every input as given."
+    : "Another plan than with every input as given (" + money(data.base.cost) + ").";
+  document.getElementById("answer").className = "answer" + (same ? "" : " changed");
+}
+show();
+</script></body></html>
+"""
+
+
+def page(data: dict[str, Any], title: str) -> str:
+    """The self-contained HTML page (inline data, script and style; no request allowed)."""
+    payload = {k: v for k, v in data.items() if k != "sensitivity"}
+    text = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")  # no '</script>' inside the data
+    return (_PAGE.replace("__TITLE__", html.escape(title)).replace("__CURRENCY__", html.escape(str(data["currency"])))
+            .replace("__DATA__", text))

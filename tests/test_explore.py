@@ -1,0 +1,53 @@
+"""The interactive page for a meeting: sliders over the inputs that matter most, every position
+planned beforehand with plain runs, loaded in a browser without a server or the network."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from planner import whatif
+from planner.cli import main
+
+from .conftest import TODAY
+from .test_plan import BASE
+from .test_reports import _page_requests
+
+# 1,600 h: buying the card (600 USD net + electricity) beats renting by 57 USD; at 20 % fewer hours,
+# renting wins (the flip is at about 1,462 h, worked by hand in test_whatif)
+TEXT = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+
+
+def test_explore_writes_one_page_whose_every_position_is_a_plain_run(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(TEXT, encoding="utf-8")
+    out = tmp_path / "page"
+    result = CliRunner().invoke(main, ["explore", str(path), "--report", str(out), "--inputs", "2", "--points", "5",
+                                       "--workers", "1", "--today", TODAY.isoformat()])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "explore.json").read_text(encoding="utf-8"))
+    keys = [i["key"] for i in data["inputs"]]
+    assert len(keys) == 2 and all(len(i["values"]) == 5 for i in data["inputs"])
+    assert len(data["plans"]) == 25
+    given = [i["given"] for i in data["inputs"]]
+    assert [i["values"][g] for i, g in zip(data["inputs"], given)] == ["1000 USD", "400 USD"] or keys[0] != (
+        "catalog.buy[my-card].price")
+    # a position's plan is the plan of a plain run with the sliders' values set
+    for position in ("0,0", "4,4", "2,0"):
+        sets = tuple(f"{i['key']}={i['values'][int(p)]}" for i, p in zip(data["inputs"], position.split(",")))
+        row = whatif.run_one(whatif.Job(TEXT, "s.yaml", TODAY, sets=sets))
+        assert data["plans"][position]["cost"] == row["total_cost"] and data["plans"][position]["buy"] == row["buy"]
+    # the page asks for nothing, and moving a slider that flips the plan (the URL gives the positions, as
+    # the sliders do) shows the other plan
+    at_given = ",".join(map(str, given))
+    base = data["plans"][at_given]
+    one_moved = [",".join(str(end if k == j else g) for k, g in enumerate(given)) for j in range(2) for end in (0, 4)]
+    moved = next(p for p in one_moved if data["plans"][p]["buy"] != base["buy"])
+    html = out / "explore.html"
+    dom_base, asked_base = _page_requests(html, tmp_path, "&".join(f"i{k}={v}" for k, v in enumerate(given)))
+    dom_moved, asked_moved = _page_requests(html, tmp_path, "&".join(f"i{k}={v}" for k, v in enumerate(moved.split(","))))
+    assert asked_base == asked_moved == []
+    assert f"Buy {base['buy']}." in dom_base and "The plan as with every input as given." in dom_base
+    assert f"Buy {data['plans'][moved]['buy']}." in dom_moved and "Another plan than with every input" in dom_moved
+    assert "Content-Security-Policy" in html.read_text(encoding="utf-8")
