@@ -536,7 +536,7 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
                                                                      part.split(": ", 1)[-1].split("+"))
                              if ": " in part else part for part in str(plan).split("; "))
 
-        df["plan"] = df["plan"].map(shorten)
+        df["plan"] = df["plan"].map(shorten).map(_grouped_plan)
 
     def cell(column: str, v, currency: str | None) -> view.Cell:
         if v is None or (isinstance(v, float) and v != v):
@@ -561,7 +561,8 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     rows = tuple(tuple(cell(c, v, cur) for c, v in zip(columns, r)) for r, cur in
                  zip(df.itertuples(index=False), currencies))
     right = frozenset(i for i, c in enumerate(columns) if df[c].dtype.kind in "fi")
-    table = view.section(None, view.Table(headers, rows, right), *notes)
+    wrap = frozenset(i for i, c in enumerate(columns) if c in ("plan", "plan_low", "plan_high", "inputs_changed"))
+    table = view.section(None, view.Table(headers, rows, right, wrap), *notes)
     if not flips:
         return view.Page(title, (table,))
     return view.Page(title, (view.section("Where the plan changes", view.Bullets(tuple(flips))), table))
@@ -587,10 +588,13 @@ def _flip_lines(df: pd.DataFrame) -> list[str]:
 
 def _grouped_plan(plan: str) -> str:
     """A what-if row's plan ('a: x; b: x; c: y') as phases grouped by where they run: 'a and b on
-    x; c on y' (the run's answer groups them so too)."""
+    x; c on y' (the run's answer groups them so too), 'every phase on x' when they all run there."""
     groups: dict[str, list[str]] = {}
-    for part in str(plan).split("; "):
+    parts = str(plan).split("; ")
+    for part in parts:
         name, _, where = part.partition(": ")
         if where:
             groups.setdefault(where, []).append(name)
+    if len(groups) == 1 and len(parts) > 1 and len(next(iter(groups.values()))) == len(parts):
+        return f"every phase on {next(iter(groups))}"
     return "; ".join(f"{_and(names)} on {where}" for where, names in groups.items()) or str(plan)

@@ -24,6 +24,7 @@ class Table:
     headers: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     right: frozenset[int] = frozenset()  # columns of numbers (right-aligned in text)
+    wrap: frozenset[int] = frozenset()  # columns of long text a page may break across lines (HTML)
 
 
 def lines(cell: Cell) -> tuple[str, ...]:
@@ -178,7 +179,7 @@ def to_markdown(page: Page) -> str:
 
 # --------------------------------------------------------------------------- HTML
 
-STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;font-size:18px;"
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:1360px;margin:2em auto;padding:0 1em;font-size:18px;"
          "line-height:1.45;color:#111}table{border-collapse:collapse;margin:.5em 0;font-size:16px;display:block;overflow-x:auto}"
          "th,td{border:1px solid #bbb;padding:.25em .6em;text-align:left}th{background:#eee}"
          "td:not(:last-child){white-space:nowrap}code{font-size:.9em;background:#f3f3f3;padding:0 .2em;white-space:nowrap}"
@@ -188,11 +189,13 @@ STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto
 def _html_table(table: Table, md) -> str:
     """A table with each cell's inline Markdown rendered (escaped: no raw HTML from a cell) and
     its lines broken with <br>."""
-    right = ' style="text-align:right"'
+    def style(i: int) -> str:
+        return (' style="text-align:right"' if i in table.right else
+                ' style="white-space:normal;min-width:16em"' if i in table.wrap else "")
 
     def row(tag: str, cells) -> str:
         return "<tr>" + "".join(
-            f"<{tag}{right if i in table.right else ''}>" + "<br>".join(md.renderInline(md_escape(x)) for x in lines(c))
+            f"<{tag}{style(i)}>" + "<br>".join(md.renderInline(md_escape(x)) for x in lines(c))
             + f"</{tag}>" for i, c in enumerate(cells)) + "</tr>"
 
     return ("<table>\n<thead>\n" + row("th", table.headers) + "\n</thead>\n<tbody>\n"

@@ -55,13 +55,14 @@ def _svgs(files: dict[str, bytes]) -> dict[str, str]:
 
 
 def whatif_files(df: pd.DataFrame, table: view.Page, charts: dict) -> dict[str, bytes]:
-    """A what-if table's report files (no I/O): the page (``table``, report.whatif_page, with the
-    charts after it) as Markdown and self-contained HTML, the table as CSV, JSON and Markdown,
-    and each chart (``charts``: name -> (title, Figure))."""
+    """A what-if table's report files (no I/O): the page (``table``, report.whatif_page, its
+    charts first: the decision before the rows that make it) as Markdown and self-contained HTML,
+    the table as CSV, JSON and Markdown, and each chart (``charts``: name -> (title, Figure))."""
     files: dict[str, bytes] = {}
     for name, (_, fig) in charts.items():
         files.update(figure_files(name, fig))
-    page = table.plus(*(view.Figure(name, chart_title) for name, (chart_title, _) in charts.items()))
+    figures = tuple(view.Figure(name, chart_title) for name, (chart_title, _) in charts.items())
+    page = view.Page(table.title, ((view.section(None, *figures),) if figures else ()) + table.sections)
     files["table.csv"] = report.render_table(df, "csv").encode("utf-8")
     files["table.json"] = report.render_table(df, "json").encode("utf-8")
     files["table.md"] = view.to_markdown(table).encode("utf-8")

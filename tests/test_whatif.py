@@ -262,16 +262,20 @@ def test_what_if_pages_fit_a_projector():
     (table,) = page.sections[0].blocks
     assert table.headers == ("variant", "total cost [JPY]", "buy", "plan")  # words; CSV and JSON keep the names
     assert [r[1] for r in table.rows] == ["1,234", "64"]
-    assert table.rows[0][3] == ("a: a100-40gb", "b: rtx-3090+kaggle")  # one line per phase
+    assert table.rows[0][3] == ("a on a100-40gb", "b on rtx-3090+kaggle")  # one line per place
     text = to_text(page)
     assert "64.24000000000001" not in text
-    assert text.splitlines()[5:8] == ["(base)              1,234  nothing   a: a100-40gb",
-                                      "                                     b: rtx-3090+kaggle",
-                                      "cheap                  64  rtx-4090  a: rtx-4090"]
+    assert text.splitlines()[5:8] == ["(base)              1,234  nothing   a on a100-40gb",
+                                      "                                     b on rtx-3090+kaggle",
+                                      "cheap                  64  rtx-4090  a on rtx-4090"]
     assert "breakeven_gpu_hours" not in to_text(whatif_page(df.assign(breakeven_gpu_hours=[1.0, None]), "t"))
     html = to_html(page)
-    assert "<td>a: a100-40gb<br>b: rtx-3090+kaggle</td>" in html
-    assert "a: a100-40gb<br>b: rtx-3090+kaggle" in to_markdown(page)
+    assert "<td style=\"white-space:normal;min-width:16em\">a on a100-40gb<br>b on rtx-3090+kaggle</td>" in html
+    assert "a on a100-40gb<br>b on rtx-3090+kaggle" in to_markdown(page)
+    # phases that run in one place are said once: 'every phase on x', 'a and c on x'
+    grouped = whatif_page(df.assign(plan=["a: vast:a100-40gb; b: vast:a100-40gb", "a: rtx-4090; b: x; c: rtx-4090"]),
+                          "t").sections[0].blocks[0]
+    assert grouped.rows[0][3] == ("every phase on a100-40gb",) and grouped.rows[1][3] == ("a and c on rtx-4090", "b on x")
 
 
 def test_a_sweeps_axis_says_the_unit_of_bare_numbers():
@@ -495,3 +499,20 @@ def test_sensitivity_writes_figures_as_people_do_never_in_exponents(load):
     assert (hours["low_value"], hours["high_value"]) == (400000, 600000)
     assert whatif.scaled("1000000 h", 1.2) == "1200000 h" and whatif.scaled("0.0000125 USD/h", 2) == "0.000025 USD/h"
     assert not df.astype(str).apply(lambda c: c.str.contains(r"\de[+-]\d")).any().any()
+
+
+def test_a_sweep_page_shows_the_decision_before_its_rows_and_fits_a_projector(tmp_path):
+    """The decision map comes first (it sat 6,000 px down the page), and the plan column breaks
+    across lines where the page is too narrow (the others keep a number or date whole)."""
+    path = tmp_path / "minimal.yaml"
+    path.write_text(MINIMAL + 'consider:\n  rent: ["vast:rtx-3090*"]\n  buy: ["rtx-3090-used"]\n', encoding="utf-8")
+    out = tmp_path / "map"
+    result = CliRunner().invoke(main, ["sweep", str(path), "--vary", "phases.train.gpu_hours=100,2000",
+                                       "--vary", "electricity=0.1,0.4", "--report", str(out), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.index("<svg") < page.index("<table") and "max-width:1360px" in page
+    plan_cells = [c for c in page.split("<td")[1:] if " on " in c]
+    assert plan_cells and all(c.startswith(' style="white-space:normal') for c in plan_cells)
+    assert (out / "report.md").read_text(encoding="utf-8").index("![") < (out / "report.md").read_text(
+        encoding="utf-8").index("| ---")
