@@ -6,6 +6,7 @@ is more than one series.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import matplotlib
@@ -27,16 +28,38 @@ def _dates(days: list) -> Any:
     """Dates as matplotlib plots them (its date converter; the type stubs know only numbers)."""
     return days
 
+
+def _date_axis(ax) -> None:
+    """Dates on the x axis at a step that suits the span (days for a month, months for years),
+    each written once and briefly (matplotlib's concise formatter): no month repeated."""
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=9)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+
+
 def cumulative_cost(plan: Plan) -> Figure:
     """Money spent over time by each strategy's best plan (resale comes back at the end). The
     legend gives each curve's last value, the money alone: the strategies' totals in the table
-    also count your time."""
+    also count your time. Strategies whose plans spend alike are one line, named together (one
+    would hide the other); the axis ends a week after the last change of any line (the
+    horizon's end only where a resale comes back then)."""
     cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
     fig, ax = plt.subplots(figsize=(9, 4.8))
+    lines: dict[tuple, list[str]] = {}
     for alt in plan.alternatives:
         if alt.cumulative:
-            ax.step(_dates([d for d, _ in alt.cumulative]), [c * per for _, c in alt.cumulative], where="post",
-                    label=f"{alt.strategy}: {units.format_money(alt.cumulative[-1][1] * per, cur)} spent")
+            key = tuple((d, round(c * per, 2)) for d, c in alt.cumulative)
+            lines.setdefault(key, []).append(alt.strategy)
+    last_change = None
+    for key, names in lines.items():
+        days, money = [d for d, _ in key], [c for _, c in key]
+        ax.step(_dates(days), money, where="post",
+                label=f"{' = '.join(names)}: {units.format_money(money[-1], cur)} spent")
+        changed = [days[i] for i in range(1, len(money)) if money[i] != money[i - 1]] or days[:1]
+        last_change = max(changed[-1], last_change) if last_change else changed[-1]
+    if last_change is not None:
+        first = min(k[0][0] for k in lines)
+        ax.set_xlim(_dates([first])[0], _dates([last_change + dt.timedelta(days=7)])[0])
     return _money_over_time(fig, ax, "Money spent by each strategy's best plan (your time not counted)",
                             f"Money spent [{cur}]", bool(plan.alternatives), 8)
 
@@ -46,11 +69,10 @@ def _money_over_time(fig, ax, title: str, ylabel: str, legend: bool, fontsize: i
     ax.set_title(title)
     ax.set_xlabel("Date")
     ax.set_ylabel(ylabel)
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m"))
+    _date_axis(ax)
     if legend:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=fontsize)
     ax.grid(alpha=0.3)
-    fig.autofmt_xdate()
     fig.tight_layout()
     return fig
 
@@ -94,13 +116,12 @@ def schedule(plan: Plan) -> Figure:
         for option in table.columns:
             ax.bar(table.index, table[option], bottom=bottom, width=6, label=option, align="edge")
             bottom += table[option]
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # beside the bars, never over them
     ax.set_title("Week-by-week schedule of the chosen plan")
     ax.set_xlabel("Week starting")
     ax.set_ylabel("Work [reference GPU-h per week]")
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m"))
+    _date_axis(ax)
     ax.grid(axis="y", alpha=0.3)
-    fig.autofmt_xdate()
     fig.tight_layout()
     return fig
 
@@ -145,9 +166,11 @@ def pareto(plan: Plan) -> Figure:
 
 
 def plan_name(row) -> str:
-    """A what-if row's decision in a few words: what is bought, then the options it runs on."""
+    """A what-if row's decision in a few words: what is bought, then the other options it runs on
+    (a card bought is named once: 'buy box-4x4090', not 'buy box-4x4090; box-4x4090')."""
+    bought = set(str(row["buy"]).split("+")) if row["buy"] != "nothing" else set()
     options = dict.fromkeys(o for part in str(row["plan"]).split("; ") for o in part.split(": ", 1)[-1].split("+"))
-    return "; ".join([*(["buy " + row["buy"]] if row["buy"] != "nothing" else []), *(o for o in options if o)])
+    return "; ".join([*(["buy " + row["buy"]] if bought else []), *(o for o in options if o and o not in bought)])
 
 
 def sweep_map(table: pd.DataFrame, keys: tuple[str, str], currency: str, labels: tuple[str, str] | None = None

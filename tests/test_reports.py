@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -603,3 +604,35 @@ def test_leftovers_are_matched_by_name_and_by_process_not_by_pattern_or_pid_alon
     live.mkdir()
     writer.recover_leftovers(tmp_path / "r")
     assert not stale.exists() and live.exists()
+
+
+def test_charts_name_each_plan_and_date_once():
+    """A legend names a card bought once, not again as an option it runs on; strategies whose
+    plans spend alike are one line named together; a four-week plan's axis ends with its last
+    spending (not at a 2029 horizon), its months written once."""
+    import datetime as dt
+
+    from planner import charts
+    from planner.result import Alternative
+
+    assert charts.plan_name({"buy": "box-4x4090", "plan": "a: box-4x4090; b: box-4x4090+vast:x"}) == \
+        "buy box-4x4090; vast:x"
+    assert charts.plan_name({"buy": "nothing", "plan": "a: vast:x; b: kaggle"}) == "vast:x; kaggle"
+    p = _plan_thesis()
+    start = dt.date(2027, 3, 1)
+    weeks = [start + dt.timedelta(days=7 * k) for k in range(100)]
+    same = tuple([(start, 0.0)] + [(w, 10.0 * min(k, 3)) for k, w in enumerate(weeks)])
+    other = tuple([(start, 0.0)] + [(w, 20.0 * min(k, 2)) for k, w in enumerate(weeks)])
+    alts = (Alternative("buy-only", 30.0, None, (), same), Alternative("rent-only", 40.0, None, (), other),
+            Alternative("hybrid", 30.0, None, (), same))
+    fig = charts.cumulative_cost(dataclasses.replace(p, alternatives=alts))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["buy-only = hybrid: 30.00 USD spent",
+                                                                   "rent-only: 40.00 USD spent"]
+    import matplotlib.dates as mdates
+
+    low, high = (mdates.num2date(x).date() for x in ax.get_xlim())
+    assert low == start and high == weeks[3] + dt.timedelta(days=7)  # the last change, and a week
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert len(labels) == len(set(labels)) >= 3
