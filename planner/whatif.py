@@ -298,6 +298,23 @@ def numeric_inputs(text: str, file: str) -> list[tuple[str, Any]]:
     return out
 
 
+#: A sensitivity moves every card considered, or, of many (a whole catalog), this many: those
+#: that would do all the work for the least money.
+MAX_CARDS_MOVED = 6
+
+
+def _cards_to_move(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]]) -> list[str]:
+    """The cards whose price and resale a sensitivity moves: every one considered, or of more
+    than MAX_CARDS_MOVED, those that would do every phase they can for the least money (price
+    less resale, plus running money), in that order."""
+    if len(cards) <= MAX_CARDS_MOVED:
+        return sorted(cards)
+    q = quotes[(quotes["kind"] == "buy").to_numpy() & quotes["ok"].to_numpy(dtype=bool)]
+    running = (q["cost_usd"] - q["your_time_usd"]).groupby(q["option"]).sum()
+    money = {c: price - resale + float(running.get(c, math.inf)) for c, (price, resale) in cards.items()}
+    return sorted(cards, key=lambda c: (money[c], c))[:MAX_CARDS_MOVED]
+
+
 def _figure(x: float, digits: int = 4) -> str:
     """A catalog figure as a user writes it: ``digits`` significant digits, never in exponent
     notation (10800, not 1.08e+04)."""
@@ -313,7 +330,7 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     (path, value, low, high):
     the prices of the offers the plan and the other strategies' best plans use, of the
     runner-up rent offer of each phase (the cheapest the plan leaves out) and of every card
-    considered, with its resale; the interruption rates of the interruptible ones and free
+    considered (:func:`_cards_to_move`), with its resale; the interruption rates of the interruptible ones and free
     tiers (a default rate, the least known of them, across its sourced range instead), the free
     tiers' weekly quotas, and each phase's deadline moved by ``span`` of its window (whole days)."""
     from . import api
@@ -327,8 +344,8 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     q = p.quotes[(p.quotes["kind"] == "rent").to_numpy() & p.quotes["ok"].to_numpy(dtype=bool)
                  & ~p.quotes["option"].isin(used).to_numpy()]
     used += list(q.loc[q.groupby("phase")["cost_usd"].idxmin(), "option"]) if len(q) else []  # the runners-up
-    used += sorted(p.options.loc[p.options["kind"] == "buy", "option"])  # every card considered
     cards = card_costs(s, p.options)
+    used += _cards_to_move(p.quotes, cards)
     per = s.usd_per_currency
     opts = p.options.drop_duplicates("option").set_index("option")  # as planned: defaults filled, prices in USD
     out: list[tuple[str, Any, Any, Any]] = []
