@@ -158,17 +158,30 @@ FIGURE_TITLES = {"cumulative_cost": "Money spent over time by each strategy's be
 
 def plan_page(plan: Plan, figures: bool = False) -> view.Page:
     """The plan report as one view model: question, answer, plan, money, what the choice saves,
-    break-even, schedule, exclusions, assumptions, warnings (``figures``: with the charts)."""
+    the candidates, break-even, schedule, exclusions, assumptions, warnings (``figures``: with
+    the charts), each section by a function of its own over the plan and its JSON object."""
     d = to_dict(plan)
-    s = plan.scenario
-    cur = d["currency"]
-
-    def amount(x):
-        return _amount(x, cur)
 
     def figure(name):
         return view.Figure(name, FIGURE_TITLES[name]) if figures else None
 
+    sections: list[view.Section | None] = [*_question_and_answer(plan, d), _plan_section(plan, d),
+                                           _cost_section(d, figure)]
+    sections += [_choice_section(d, figures, figure), _candidates_section(d)]
+    if d.get("uncertainty"):
+        sections.append(uncertainty_section(plan, d, figure("uncertainty")))
+    sections += [_breakeven_section(plan, d, figure), _pareto_section(d, figure), _schedule_section(plan, figure),
+                 _excluded_section(d), _assumptions_section(plan, d)]
+    if d["warnings"]:
+        sections.append(view.section("Warnings", view.Bullets(tuple(d["warnings"]))))
+    title = d["scenario"] + (f" — variant {d['variant']}" if d["variant"] else "")
+    return view.Page(title, tuple(s for s in sections if s is not None))
+
+
+def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
+    """The question the report answers, and the answer in two sentences: what to buy, where each
+    phase runs (phases grouped by place), whether it meets every deadline, and what it costs."""
+    s, cur = plan.scenario, d["currency"]
     ref = s.workload.reference_gpu
     buys = ", ".join(f"buy {p['offer']} ({_money(p['price'], cur)}, resale {_money(p['resale'], cur)})"
                      for p in d["purchases"]) or "buy nothing"
@@ -187,7 +200,7 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
     verdict = (f"meets every deadline at {_confidence(conf)} confidence (the chance each phase ends in time: {chances})"
                if d["feasible"] else "**cannot meet every deadline**")
     time_part = d["cost_breakdown"]["your_time"]
-    sections = [
+    return [
         view.section("The question",
                      f"Where should {sum(p.gpu_hours for p in s.phases):,.0f} reference GPU-hours (on {ref}) run, "
                      f"between {s.start} and the last deadline, to meet every deadline at the lowest cost: on cards "
@@ -201,6 +214,11 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
                      if d["assumed_figures"] else None,
                      view.Bullets(tuple(d["assumed_figures"]))),
     ]
+
+
+def _plan_section(plan: Plan, d: dict) -> view.Section:
+    """Each phase on each option: work, wall hours, sessions, finishes, deadline, on time, cost."""
+    cur, conf, ref = d["currency"], plan.scenario.you.confidence, plan.scenario.workload.reference_gpu
     rows = []
     for ph in d["phases"]:
         for a in ph["assignments"] or [None]:
@@ -210,56 +228,79 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
                          str(a["sessions"]) if a else "—", ph["finish_expected"] or "—", ph["finish_confident"] or "—",
                          ph["deadline"] or "—",
                          f"yes ({_percent(ph['on_time_chance'])})" if ph["meets_deadline"] else "**NO**",
-                         amount(a["cost"]) if a else "—"))
+                         _amount(a["cost"], cur) if a else "—"))
     notes = [f"{ph.name} on `{a.option}`: " + explain(a, ref).replace("\n    ", " — ")
              for ph in plan.phases for a in ph.assignments]
     notes += [f"**{ph.name}: {ph.shortfall}**" for ph in plan.phases if ph.shortfall]
-    sections.append(view.section(
+    return view.section(
         "The plan",
         view.Table(("Phase", "Option", "Work [ref GPU-h]", "Wall [h]", "Sessions", "Finish", f"Finish P{_confidence(conf)[:-2]}",
                     "Deadline", "On time", f"Cost [{cur}]"), tuple(rows), frozenset({2, 3, 4, 9})),
-        view.Bullets(tuple(notes))))
+        view.Bullets(tuple(notes)))
+
+
+def _cost_section(d: dict, figure) -> view.Section:
+    """The cost by part, and what each credit paid and left unused."""
+    cur = d["currency"]
+
+    def amount(x):
+        return _amount(x, cur)
+
     parts = [(k.replace("_", " "), amount(d["cost_breakdown"][k])) for k in COST_PARTS if d["cost_breakdown"][k]]
     credit_lines = tuple(
         f"{c['name']}: {amount(c['used'])} of {amount(c['amount'])} {cur} paid"
         + (f", {amount(c['expires_unused'])} {cur} lost unused" if c["expires_unused"] > 0.005 else "")
         for c in d.get("credits", []))
-    sections.append(view.section(
+    return view.section(
         "Cost breakdown",
         view.Table(("Part", f"Cost [{cur}]"), (*parts, ("**total**", f"**{amount(d['total_cost'])}**")),
                    frozenset({1})),
         "Credits (they pay their providers' bills before cash does; what is left when they expire is lost):"
         if credit_lines else None, view.Bullets(credit_lines) if credit_lines else None,
-        figure("cost_breakdown")))
-    if d["alternatives"]:
-        sections.append(view.section(
-            "What the choice saves",
-            view.Table(("Strategy", f"Best plan [{cur}]", "Finish", "Options"),
-                       tuple((a["strategy"], amount(a["total_cost"]), a["finish"] or "—",
-                              ", ".join(f"`{o}`" for o in a["options"])) for a in d["alternatives"]),
-                       frozenset({1})),
-            "Totals include your time; the chart shows the money alone." if figures else None,
-            figure("cumulative_cost")))
-    if len(d["candidates"]) > 1:
-        best = min(c["total_cost"] for c in d["candidates"])
-        sections.append(view.section(
-            "Each card you consider, side by side",
-            view.Table(("Candidate", f"Best plan [{cur}]", f"More than the best [{cur}]",
-                        f"Cheapest if the card costs under [{cur}]", "Finish", "Options"),
-                       tuple((c["candidate"], amount(c["total_cost"]), amount(c["total_cost"] - best),
-                              amount(c["wins_below"]) if c.get("wins_below") is not None else
-                              ("—" if not c["buy"] else "never"),
-                              c["finish"] or "—", ", ".join(f"`{o}`" for o in c["options"]))
-                             for c in sorted(d["candidates"], key=lambda c: c["total_cost"])),
-                       frozenset({1, 2, 3})),
-            "The best plan that buys each card and no other (or none), meeting every deadline within the "
-            "budget (a card missing here cannot), and the price under which that card's plan would be the "
-            "cheapest of all (its resale moving with its price; 'never': not even free)."))
-    if d.get("uncertainty"):
-        sections.append(uncertainty_section(plan, d, figure("uncertainty")))
+        figure("cost_breakdown"))
+
+
+def _choice_section(d: dict, figures: bool, figure) -> view.Section | None:
+    """The best plan of each strategy (buy only, rent only, free only, hybrid)."""
+    if not d["alternatives"]:
+        return None
+    cur = d["currency"]
+    return view.section(
+        "What the choice saves",
+        view.Table(("Strategy", f"Best plan [{cur}]", "Finish", "Options"),
+                   tuple((a["strategy"], _amount(a["total_cost"], cur), a["finish"] or "—",
+                          ", ".join(f"`{o}`" for o in a["options"])) for a in d["alternatives"]),
+                   frozenset({1})),
+        "Totals include your time; the chart shows the money alone." if figures else None,
+        figure("cumulative_cost"))
+
+
+def _candidates_section(d: dict) -> view.Section | None:
+    """Each card considered, side by side with buying nothing, and the price under which it wins."""
+    if len(d["candidates"]) <= 1:
+        return None
+    cur = d["currency"]
+    best = min(c["total_cost"] for c in d["candidates"])
+    return view.section(
+        "Each card you consider, side by side",
+        view.Table(("Candidate", f"Best plan [{cur}]", f"More than the best [{cur}]",
+                    f"Cheapest if the card costs under [{cur}]", "Finish", "Options"),
+                   tuple((c["candidate"], _amount(c["total_cost"], cur), _amount(c["total_cost"] - best, cur),
+                          _amount(c["wins_below"], cur) if c.get("wins_below") is not None else
+                          ("—" if not c["buy"] else "never"),
+                          c["finish"] or "—", ", ".join(f"`{o}`" for o in c["options"]))
+                         for c in sorted(d["candidates"], key=lambda c: c["total_cost"])),
+                   frozenset({1, 2, 3})),
+        "The best plan that buys each card and no other (or none), meeting every deadline within the "
+        "budget (a card missing here cannot), and the price under which that card's plan would be the "
+        "cheapest of all (its resale moving with its price; 'never': not even free).")
+
+
+def _breakeven_section(plan: Plan, d: dict, figure) -> view.Section:
+    """When buying each card beats renting: hours and the date at the scenario's pace."""
     shown = breakeven_shown(plan, d) if d["breakeven"] else []
     rents = any(a["kind"] == "rent" for ph in d["phases"] for a in ph["assignments"])
-    sections.append(view.section(
+    return view.section(
         "Break-even: when buying beats renting",
         view.Table(("Buy", "Instead of renting", "Break-even [ref GPU-h]", "Date at the scenario's pace",
                     "Why never"),
@@ -274,38 +315,58 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
          f"({len(shown)} of {len(d['breakeven'])} pairs; breakeven.csv and result.json list all). "
          "Your time is left out on both sides.") if 0 < len(shown) < len(d["breakeven"]) else None,
         view.Bullets(tuple(pace_notes(plan, shown))),
-        figure("breakeven") if shown else None))
+        figure("breakeven") if shown else None)
+
+
+def _pareto_section(d: dict, figure) -> view.Section | None:
+    """What finishing the last phase earlier would cost (--pareto)."""
     if len(d["pareto"]) > 1:
-        sections.append(view.section(
+        return view.section(
             "Paying more to finish earlier",
-            view.Table((f"Finish of '{d['pareto'][0]['phase']}'", f"Total [{cur}]"),
-                       tuple((p["finish"], amount(p["total_cost"])) for p in d["pareto"]), frozenset({1})),
-            figure("pareto")))
-    elif d["pareto"]:
-        sections.append(view.section(
+            view.Table((f"Finish of '{d['pareto'][0]['phase']}'", f"Total [{d['currency']}]"),
+                       tuple((p["finish"], _amount(p["total_cost"], d["currency"])) for p in d["pareto"]),
+                       frozenset({1})),
+            figure("pareto"))
+    if d["pareto"]:
+        return view.section(
             "Paying more to finish earlier",
             f"No trade-off: moving the deadline of '{d['pareto'][0]['phase']}' earlier a week at a time finds "
-            f"no plan that finishes it before {d['pareto'][0]['finish']}, at any cost."))
-    if plan.schedule is not None and len(plan.schedule):
-        weeks = []
-        phases = {ph.name: ph for ph in plan.phases}
-        for (phase, option), sel in plan.schedule.groupby(["phase", "option"], sort=False):
-            ph, n = phases[str(phase)], len(sel)
-            # the days worked, not the weeks' Mondays: never before the phase starts or after it ends
-            first = max(sel["week_start"].min(), ph.start)
-            last = min(d for d in (sel["week_start"].max() + dt.timedelta(days=6), ph.finish_expected, ph.deadline) if d)
-            span = f"{'1 week' if n == 1 else f'{n} weeks'}, {first} to {last}"
-            weeks.append(f"{phase} on `{option}`: {span}, {sel['gpu_hours'].sum() / n:,.1f} reference GPU-h "
-                         "a week on average")
-        sections.append(view.section("Schedule", view.Bullets(tuple(weeks)), figure("schedule")))
+            f"no plan that finishes it before {d['pareto'][0]['finish']}, at any cost.")
+    return None
+
+
+def _schedule_section(plan: Plan, figure) -> view.Section | None:
+    """Each phase on each option: the days worked and the work a week."""
+    if plan.schedule is None or not len(plan.schedule):
+        return None
+    weeks = []
+    phases = {ph.name: ph for ph in plan.phases}
+    for (phase, option), sel in plan.schedule.groupby(["phase", "option"], sort=False):
+        ph, n = phases[str(phase)], len(sel)
+        # the days worked, not the weeks' Mondays: never before the phase starts or after it ends
+        first = max(sel["week_start"].min(), ph.start)
+        last = min(d for d in (sel["week_start"].max() + dt.timedelta(days=6), ph.finish_expected, ph.deadline) if d)
+        span = f"{'1 week' if n == 1 else f'{n} weeks'}, {first} to {last}"
+        weeks.append(f"{phase} on `{option}`: {span}, {sel['gpu_hours'].sum() / n:,.1f} reference GPU-h "
+                     "a week on average")
+    return view.section("Schedule", view.Bullets(tuple(weeks)), figure("schedule"))
+
+
+def _excluded_section(d: dict) -> view.Section:
+    """Options left out outright, and why (the first EXCLUDED_SHOWN)."""
     general = [e for e in d["excluded"] if e["phase"] is None]
     shown_excluded = [f"`{e['option']}`: {e['reason']}" for e in general[:EXCLUDED_SHOWN]]
     if len(general) > EXCLUDED_SHOWN:
         shown_excluded.append(f"... and {len(general) - EXCLUDED_SHOWN} more (result.json and --format json "
                               "list all)")
-    sections.append(view.section("Excluded and why", view.Bullets(tuple(shown_excluded))
-                                 if shown_excluded else "Nothing was excluded outright."))
-    sections.append(view.section("Assumptions", view.Bullets((
+    return view.section("Excluded and why", view.Bullets(tuple(shown_excluded))
+                        if shown_excluded else "Nothing was excluded outright.")
+
+
+def _assumptions_section(plan: Plan, d: dict) -> view.Section:
+    """The catalog's date, electricity, resale, your time, and every assumption the plan states."""
+    s, cur = plan.scenario, d["currency"]
+    return view.section("Assumptions", view.Bullets((
         f"Catalog as of {d['catalog_as_of']}{layers_text(d)}; every price and spec carries its date and source "
         "(`planner pricing show ID`).",
         f"Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
@@ -314,11 +375,7 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
         f"default model ({costs.resale_model_text()}).",
         f"Your time is valued at {s.you.time_value_usd_per_hour / s.usd_per_currency:g} {cur}/h; you can start "
         f"{s.you.attention_starts_per_day:g} sessions a day.",
-        *d["assumptions"], *(f"Override: {o}" for o in d["overrides"])))))
-    if d["warnings"]:
-        sections.append(view.section("Warnings", view.Bullets(tuple(d["warnings"]))))
-    title = d["scenario"] + (f" — variant {d['variant']}" if d["variant"] else "")
-    return view.Page(title, tuple(sections))
+        *d["assumptions"], *(f"Override: {o}" for o in d["overrides"]))))
 
 
 def uncertainty_section(plan: Plan, d: dict, chart) -> view.Section:
