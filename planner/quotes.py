@@ -202,17 +202,8 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
         return _no_hours(ph, r, proc, cap)
     supply = opt_float(r.supply)
     parallel = sessions.parallel_runs(r.kind, ph.runs, int(supply) if supply else None)
-    # The session model's cost grows with the work; when even an overhead-free run could not
-    # end in time, price the share that fits in the window and scale (per-hour factors).
     window_h = max((end - begin).days, 1) / 7.0 * cap * parallel / ph.runs
-    scale = max(1.0, proc.work_h / max(window_h, proc.checkpoint_every_h))
-    part = dataclasses.replace(proc, work_h=proc.work_h / scale) if scale > 1 else proc
-    e = sessions.expected(part)
-    sd_run = sessions.wall_sd_h(part, e) * math.sqrt(scale)  # independent parts: variances add
-    if scale > 1:
-        e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
-                                setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
-                                wait_h=e.wait_h * scale, work_h=proc.work_h)
+    e, sd_run, scale = _expected_run(proc, window_h)
     session_h = e.wall_h / e.sessions if e.sessions > 0 and math.isfinite(e.wall_h) else opt_float(r.session_limit_h)
     if e.sessions > 0 and math.isfinite(e.wall_h):
         cap = _capacity(s, r, session_h)
@@ -225,19 +216,9 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
     weeks = wall_conf / (cap * parallel) if cap > 0 else math.inf
     total_quota = opt_float(r.quota_h_total)
     finish = sessions.finish_day(begin, weeks * 7)
-    reason = None
     disk_problem = too_big(ph, r, checkpoint_gb)
     fits_disk = not disk_problem  # ok: finishes alone in time; usable: may take a share
-    if not proc.feasible():
-        reason = (f"a {r.session_limit_h:g} h session cannot fit setup and one "
-                  f"{ph.checkpoint_every_h * 60:g} min checkpoint interval")
-    elif disk_problem:
-        reason = disk_problem
-    elif total_quota is not None and wall > total_quota:
-        reason = f"needs {wall:.0f} h, the tier grants {total_quota:g} h in all"
-    elif finish is None or finish > last_day:
-        when = f"finishes {finish}" if finish else "would run past the year 9999"
-        reason = f"{when}, after the {'deadline' if ph.deadline else 'horizon end'} {last_day}"
+    reason = _why_not_alone(ph, r, proc, disk_problem, wall, finish, last_day)
     months_used = max(weeks * 7 / units.DAYS_PER_MONTH, 0.0)
     billed = ph.runs * sessions.billed_hours(proc, e.wall_h - e.wait_h, e.sessions, float_or(r.startup_min) / 60.0,
                                              (opt_float(r.billing_s) or 0.0) / 3600.0,
@@ -262,6 +243,40 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
         ok=reason is None, usable=fits_disk, reason=reason, cost_usd=sum(parts.values()),
         **{f"{k}_usd": v for k, v in parts.items()},
     )
+
+
+def _expected_run(proc: sessions.Process, window_h: float) -> tuple[sessions.Expectation, float, float]:
+    """The session model's expected run and its standard deviation [h], and the scale used: the
+    model's cost grows with the work, so when even an overhead-free run could not end in the
+    window's ``window_h``, the share that fits is priced and scaled (per-hour factors; the
+    parts independent, their variances add)."""
+    scale = max(1.0, proc.work_h / max(window_h, proc.checkpoint_every_h))
+    part = dataclasses.replace(proc, work_h=proc.work_h / scale) if scale > 1 else proc
+    e = sessions.expected(part)
+    sd_run = sessions.wall_sd_h(part, e) * math.sqrt(scale)
+    if scale > 1:
+        e = dataclasses.replace(e, wall_h=e.wall_h * scale, sessions=e.sessions * scale,
+                                setup_h=e.setup_h * scale, checkpoint_h=e.checkpoint_h * scale,
+                                wait_h=e.wait_h * scale, work_h=proc.work_h)
+    return e, sd_run, scale
+
+
+def _why_not_alone(ph, r: Option, proc: sessions.Process, disk_problem: str | None, wall_h: float,
+                   finish, last_day) -> str | None:
+    """Why the option cannot do the whole phase alone by its deadline (None: it can): sessions
+    too short for one checkpoint, no room on its disk, a one-off grant too small, too slow."""
+    total_quota = opt_float(r.quota_h_total)
+    if not proc.feasible():
+        return (f"a {r.session_limit_h:g} h session cannot fit setup and one "
+                f"{ph.checkpoint_every_h * 60:g} min checkpoint interval")
+    if disk_problem:
+        return disk_problem
+    if total_quota is not None and wall_h > total_quota:
+        return f"needs {wall_h:.0f} h, the tier grants {total_quota:g} h in all"
+    if finish is None or finish > last_day:
+        when = f"finishes {finish}" if finish else "would run past the year 9999"
+        return f"{when}, after the {'deadline' if ph.deadline else 'horizon end'} {last_day}"
+    return None
 
 
 def money_by_part(s: Scenario, ph, r, wall_h, billed_h, restarts, months, share=1.0, rent_factor=1.0,
