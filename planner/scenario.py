@@ -973,36 +973,57 @@ def load_scenario_text(
                                       f"'phases:' at the top of the file, got a {kind}")])
     v = _Validator(doc, _Context(ids, today))
     data = doc.data
-    variants_raw = data.get("variants")
-    variant_names: tuple[str, ...] = ()
-    if variants_raw is not None and not isinstance(variants_raw, dict):
-        v.add(("variants",), "expected a mapping of variant names to changes")
-        variants_raw = None
-    if variants_raw:
-        variant_names = tuple(variants_raw)
-        for name, body in variants_raw.items():
-            if not isinstance(body, dict):
-                v.add(("variants", name), "expected a mapping of key.path: value changes, e.g. {electricity: 0.10 USD/kWh}")
-
-    overrides: list[Override] = []
-    if variant is not None:
-        if variant not in (variants_raw or {}):
-            hint = did_you_mean(variant, variants_raw or {})
-            known = ", ".join(variants_raw or {}) or "none are defined"
-            line, col = doc.position(("variants",), at_key=True) if variants_raw else (0, 0)
-            raise InputError([Problem(file, line, col, "variants",
-                                      f"no variant named '{variant}'{hint} (variants: {known})")])
-        body = (variants_raw or {})[variant]
-        if isinstance(body, dict):
-            leaves: list = []
-            _flatten(body, (), doc, ("variants", variant), SCHEMA, leaves)
-            for path, value, doc_path in leaves:
-                line, col = doc.position(doc_path, at_key=True)
-                overrides.append(Override(path, value, file, line, col, f"variant '{variant}'"))
+    variants_raw = _variants(v, data)
+    variant_names = tuple(variants_raw or ())
+    overrides = _variant_overrides(doc, file, variants_raw, variant) if variant is not None else []
     for option in sets:
         key, value = parse_set(option)
         overrides.append(Override(_split_path(key), value, "--set", 0, 0, "--set"))
+    applied = _apply_overrides(v, data, overrides, ids)
+    if v.problems:
+        raise InputError(v.problems)
 
+    scenario = v.scenario(data)
+    if v.problems:
+        raise InputError(v.problems)
+    return _replace(scenario, variant=variant, overrides=tuple(applied), file=file, variant_names=variant_names)
+
+
+def _variants(v: _Validator, data: dict) -> dict | None:
+    """The file's ``variants`` (None when absent or not a mapping, which is a problem noted)."""
+    variants_raw = data.get("variants")
+    if variants_raw is not None and not isinstance(variants_raw, dict):
+        v.add(("variants",), "expected a mapping of variant names to changes")
+        return None
+    for name, body in (variants_raw or {}).items():
+        if not isinstance(body, dict):
+            v.add(("variants", name), "expected a mapping of key.path: value changes, e.g. {electricity: 0.10 USD/kWh}")
+    return variants_raw
+
+
+def _variant_overrides(doc, file: str, variants_raw: dict | None, variant: str) -> list[Override]:
+    """The changes a named variant makes, each located in the file (an unknown name is an error)."""
+    if variant not in (variants_raw or {}):
+        hint = did_you_mean(variant, variants_raw or {})
+        known = ", ".join(variants_raw or {}) or "none are defined"
+        line, col = doc.position(("variants",), at_key=True) if variants_raw else (0, 0)
+        raise InputError([Problem(file, line, col, "variants",
+                                  f"no variant named '{variant}'{hint} (variants: {known})")])
+    body = (variants_raw or {})[variant]
+    overrides: list[Override] = []
+    if isinstance(body, dict):
+        leaves: list = []
+        _flatten(body, (), doc, ("variants", variant), SCHEMA, leaves)
+        for path, value, doc_path in leaves:
+            line, col = doc.position(doc_path, at_key=True)
+            overrides.append(Override(path, value, file, line, col, f"variant '{variant}'"))
+    return overrides
+
+
+def _apply_overrides(v: _Validator, data: dict, overrides: list[Override], ids: CatalogIds) -> list[str]:
+    """Set each override (a variant's change, a --set) into the parsed file, where the schema
+    has its key; a problem for each that cannot be set. Returns what changed, as said in the
+    answer ('key: old -> new (origin)')."""
     applied: list[str] = []
     for o in overrides:
         try:
@@ -1020,13 +1041,7 @@ def load_scenario_text(
         shown = (f"catalog.{o.path[1]}[{o.path[2]}].{dotted(o.path[3:])}" if by_id else dotted(path))
         was = "(the catalog's)" if by_id and old is None else _show(old)
         applied.append(f"{shown}: {was} -> {_show(o.value)} ({o.label})")
-    if v.problems:
-        raise InputError(v.problems)
-
-    scenario = v.scenario(data)
-    if v.problems:
-        raise InputError(v.problems)
-    return _replace(scenario, variant=variant, overrides=tuple(applied), file=file, variant_names=variant_names)
+    return applied
 
 
 #: Catalog fields in money: a bare number there is ambiguous when the scenario's currency is not
