@@ -173,9 +173,9 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
 def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Quote]:
     """Price every (phase, usable option): expected hours, dates and cost parts [USD].
 
-    A quote depends only on the phase, its window, its checkpoint, electricity, your starts a
-    day, host power and time value, and the option's own record, so it is kept per process on
-    exactly those (pricing.memo)."""
+    A quote depends only on the phase, its window, the workload (its checkpoint), electricity,
+    ``you`` and the option's own record, so it is kept per process on those frozen records
+    (pricing.memo): a what-if that moves one of them prices again what it touches, never less."""
     def usable_rows():
         merged = opts.merge(feas, on="option")
         return options_of(merged[merged["reason"].isna()])
@@ -183,9 +183,8 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Q
     options = _OPTION_ROWS.get((opts, feas), (), usable_rows)
     out = []
     for ph in s.phases:
-        you = s.you  # the fields a quote reads (not the budget, which only the MILP reads)
-        key = (ph, s.window(ph), s.last_day(ph), checkpoint_gb_of(s, ph), s.electricity_usd_per_kwh,
-               you.attention_starts_per_day, you.host_power_w, you.time_value_usd_per_hour, you.confidence)
+        # the records a quote reads, whole (frozen values): no field can be left out of the key
+        key = (ph, s.window(ph), s.last_day(ph), s.workload, s.electricity_usd_per_kwh, s.you)
         out += [_ROWS.get((key, r), functools.partial(_phase_row, s, ph, r)) for r in options]
     return out
 
