@@ -1334,3 +1334,32 @@ def load_workload(values: Mapping[str, Any], ids: CatalogIds, *, source: str = "
     if v.problems:
         raise InputError(v.problems)
     return workload_of(wl)
+
+
+@dataclass(frozen=True)
+class CatalogEdit:
+    """A what-if's change of one catalog figure, typed: ``table`` (rent, buy, free), the row's
+    ``id``, the catalog ``column`` (usd_per_hour, price_usd, resale_usd, interruptions_per_h,
+    quota_h_per_week) and its ``value`` in the catalog's unit (USD, per hour). What ``--set
+    catalog.rent[ID].price=...`` does, without writing the number out and reading it back."""
+
+    table: str
+    id: str
+    column: str
+    value: float
+
+
+def with_catalog_edits(s: Scenario, edits: Sequence[CatalogEdit]) -> Scenario:
+    """The scenario with each edit in its own catalog entries (dataclasses.replace): the row the
+    scenario gives, or a partial row over the catalog's (its other fields kept), as a --set does."""
+    if not edits:
+        return s
+    entries = {table: list(rows) for table, rows in s.catalog_entries.items()}
+    for e in edits:
+        rows = entries.setdefault(e.table, [])
+        at = next((i for i, r in enumerate(rows) if r.get("id") == e.id), None)
+        if at is None:
+            rows.append({"id": e.id, e.column: e.value})
+        else:
+            rows[at] = {**rows[at], e.column: e.value}
+    return dataclasses.replace(s, catalog_entries={t: tuple(rows) for t, rows in entries.items()})

@@ -25,6 +25,8 @@ from pricing.errors import InputError, Problem
 from pricing.values import opt_float
 from pricing.yamldoc import parse_document
 
+from .scenario import CatalogEdit
+
 #: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
 WHATIF_TRIALS = 0
 
@@ -41,6 +43,41 @@ class Job:
     catalog_files: tuple[str, ...] = ()
     uncertainty: int = 0  # draws of the uncertainty analysis (0: none)
     breakevens: bool = True  # the row's break-even (sensitivity reads none)
+    edits: tuple[CatalogEdit, ...] = ()  # catalog figures set typed, after the file, variant and sets
+
+
+@dataclass(frozen=True)
+class Amount:
+    """A catalog figure a what-if moves: its ``value`` in the catalog's unit (USD, per hour),
+    what a :class:`CatalogEdit` of ``edit`` (table, id, column) sets, and how it is shown:
+    divided by ``per`` (the USD in one unit of the scenario's currency, for money) with
+    ``unit``. Moved values stay exact; only what is shown is rounded."""
+
+    value: float
+    edit: tuple[str, str, str]
+    per: float = 1.0
+    unit: str = ""
+    digits: int = 4
+
+    def __str__(self) -> str:
+        return f"{_figure(self.value / self.per, self.digits)}{self.unit}"
+
+    def scaled(self, factor: float) -> Amount:
+        return dataclasses.replace(self, value=self.value * factor)
+
+    def at(self, value: float) -> Amount:
+        return dataclasses.replace(self, value=value)
+
+    def set(self) -> CatalogEdit:
+        return CatalogEdit(*self.edit, self.value)
+
+
+def with_value(job: Job, path: str, value: Any) -> Job:
+    """The job with one input at ``value``: a catalog figure set typed (:class:`Amount`), any
+    other input as --set writes it."""
+    if isinstance(value, Amount):
+        return dataclasses.replace(job, edits=job.edits + (value.set(),))
+    return dataclasses.replace(job, sets=job.sets + (f"{path}={value}",))
 
 
 def summarize(plan) -> dict[str, Any]:
@@ -98,11 +135,11 @@ def _plan(job: Job, alternatives: bool):
     """A what-if's plan: the job's scenario over the (per process, loaded once) catalog, planned
     for a table row (no spread, no per-phase exclusions, break-even against what it chose)."""
     from . import api
-    from .scenario import load_scenario_text
+    from .scenario import load_scenario_text, with_catalog_edits
 
     catalog = api.load_catalog(job.catalog_files, job.today)
-    s = load_scenario_text(job.text, catalog.ids(), file=job.file, today=job.today, variant=job.variant,
-                           sets=job.sets)
+    s = with_catalog_edits(load_scenario_text(job.text, catalog.ids(), file=job.file, today=job.today,
+                                              variant=job.variant, sets=job.sets), job.edits)
     return s, catalog, api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=alternatives, detail=False,
                                 breakevens=job.breakevens, uncertainty=job.uncertainty)
 
@@ -350,29 +387,32 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     opts = p.options.drop_duplicates("option").set_index("option")  # as planned: defaults filled, prices in USD
     out: list[tuple[str, Any, Any, Any]] = []
 
-    def moved(path: str, value: str) -> None:
-        out.append((path, value, scaled(value, 1 - span), scaled(value, 1 + span)))
+    def moved(path: str, value: Amount) -> None:
+        out.append((path, value, value.scaled(1 - span), value.scaled(1 + span)))
 
+    money = {"per": per, "unit": f" {s.currency}"}
     # an option's offer is its catalog row (a free tier's, for each of its devices): one row per offer
     rows = {(opts.at[o, "kind"], opts.at[o, "offer"]): opts.loc[o] for o in dict.fromkeys(used) if o in opts.index}
     for (kind, offer), r in rows.items():
         if kind == "rent":
-            moved(f"catalog.rent[{offer}].price", f"{_figure(float(r['usd_per_hour']) / per)} {s.currency}/h")
+            moved(f"catalog.rent[{offer}].price", Amount(float(r["usd_per_hour"]), ("rent", offer, "usd_per_hour"),
+                                                         per, f" {s.currency}/h"))
         if kind == "buy":
-            moved(f"catalog.buy[{offer}].price", f"{_figure(float(r['purchase_usd']) / per)} {s.currency}")
+            moved(f"catalog.buy[{offer}].price", Amount(float(r["purchase_usd"]), ("buy", offer, "price_usd"), **money))
             if cards.get(offer, (0.0, 0.0))[1] > 0:  # what it sells for at the horizon, as the plan has it
-                moved(f"catalog.buy[{offer}].resale", f"{_figure(cards[offer][1] / per)} {s.currency}")
+                moved(f"catalog.buy[{offer}].resale", Amount(cards[offer][1], ("buy", offer, "resale_usd"), **money))
         rate = opt_float(r["interruptions_per_h"])  # the rate the plan used: published or default
         if kind in ("rent", "free") and rate:
             path = f"catalog.{kind}[{offer}].interruptions"
+            amount = Amount(rate, (kind, offer, "interruptions_per_h"), unit="/h")
             low, high = opt_float(r["interruptions_low_per_h"]), opt_float(r["interruptions_high_per_h"])
             if isinstance(r["interruptions_default"], str) and low is not None and high is not None and low < high:
-                # a default: its sourced range
-                out.append((path, f"{_figure(rate)}/h", f"{_figure(low)}/h", f"{_figure(high)}/h"))
+                out.append((path, amount, amount.at(low), amount.at(high)))  # a default: its sourced range
             else:
-                moved(path, f"{_figure(rate)}/h")
+                moved(path, amount)
         if kind == "free" and opt_float(r["quota_h_per_week"]):
-            moved(f"catalog.free[{offer}].quota", f"{float(r['quota_h_per_week']):g} h/week")
+            moved(f"catalog.free[{offer}].quota", Amount(float(r["quota_h_per_week"]),
+                                                         ("free", offer, "quota_h_per_week"), unit=" h/week"))
     for ph in s.phases:
         if ph.deadline is None:
             continue
@@ -390,7 +430,7 @@ def own_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
 
 
 def _moving(inputs: list[tuple[str, Any, Any, Any]]) -> list[tuple[str, Any, Any, Any]]:
-    return [i for i in inputs if i[2] != i[1] or i[3] != i[1]]  # never a row that moves nothing
+    return [i for i in inputs if str(i[2]) != str(i[1]) or str(i[3]) != str(i[1])]  # never a row that moves nothing
 
 
 def sensitivity_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]]]:
@@ -431,6 +471,9 @@ def _between(a: Any, b: Any, decimals: int = 6) -> Any | None:
     between them."""
     if isinstance(a, bool) or isinstance(b, bool):
         return None
+    if isinstance(a, Amount) and isinstance(b, Amount):
+        mid_value = (a.value + b.value) / 2
+        return a.at(mid_value) if min(a.value, b.value) < mid_value < max(a.value, b.value) else None
     if isinstance(a, int) and isinstance(b, int):
         whole = (a + b) // 2
         return whole if whole not in (a, b) else None
@@ -474,6 +517,21 @@ class Flip:
     plan: str
 
 
+def _shown(value: Any) -> Any:
+    """An input's value as a table shows it (an :class:`Amount` in the scenario's currency)."""
+    return str(value) if isinstance(value, Amount) else value
+
+
+def _shown_pair(kept: Any, at: Any) -> tuple[str, str]:
+    """Two values either side of a flip, written with the digits that tell them apart."""
+    if isinstance(kept, Amount) and isinstance(at, Amount):
+        for digits in range(4, 9):
+            a, b = dataclasses.replace(kept, digits=digits), dataclasses.replace(at, digits=digits)
+            if str(a) != str(b):
+                return str(a), str(b)
+    return str(kept), str(at)
+
+
 def _signature(row: dict[str, Any]) -> tuple[str, str]:
     return row["buy"], row["plan"]
 
@@ -487,7 +545,7 @@ def _bisect(task: tuple[Job, str, Any, Any, dict[str, Any], tuple[str, str]]) ->
         mid = _between(kept, at, decimals)
         if mid is None:
             break
-        row = run_one(dataclasses.replace(base, sets=base.sets + (f"{path}={mid}",), breakevens=False))
+        row = run_one(dataclasses.replace(with_value(base, path, mid), breakevens=False))
         if _signature(row) == signature:
             kept = mid
         else:
@@ -495,7 +553,8 @@ def _bisect(task: tuple[Job, str, Any, Any, dict[str, Any], tuple[str, str]]) ->
     return kept, at, at_row
 
 
-def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: int = 1) -> list[Flip]:
+def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: int = 1,
+                typed: dict[str, tuple[Any, Any, Any]] | None = None) -> list[Flip]:
     """For each input and side where the plan changes (``decision_flips``), the value at which
     it does, by bisection between the input's value and the value moved to (plain runs of the
     scenario with that one input set, so the answer is what ``planner run --set`` gives on both
@@ -505,10 +564,10 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: in
         for side in str(r.decision_flips).split(","):
             if side not in ("down", "up"):
                 continue
-            far = r.low_value if side == "down" else r.high_value
+            value, low, high = (typed or {}).get(str(r.input), (r.value, r.low_value, r.high_value))
             at_row = {"buy": r.buy_low if side == "down" else r.buy_high,
                       "plan": r.plan_low if side == "down" else r.plan_high}
-            tasks.append((base, str(r.input), r.value, far, at_row, _signature(ref)))
+            tasks.append((base, str(r.input), value, low if side == "down" else high, at_row, _signature(ref)))
             keys.append((str(r.input), side))
     if workers > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
@@ -529,7 +588,7 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
     ref, inputs = planned or sensitivity_inputs(base, span)
     sides = [(path, value, _unchanged(path, side, ref)) for path, _, low, high in inputs
              for side, value in (("down", low), ("up", high))]
-    jobs = [dataclasses.replace(base, sets=base.sets + (f"{path}={value}",), breakevens=False)  # cost and decision
+    jobs = [dataclasses.replace(with_value(base, path, value), breakevens=False)  # cost and decision
             for path, value, same in sides if not same]
     ran = iter(run_many(jobs, workers, progress))
     rows = [ref, *(ref if same else next(ran) for _, _, same in sides)]
@@ -541,7 +600,7 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
         flips = [side for side, r in (("down", low), ("up", high))
                  if (r["buy"], r["plan"]) != (ref["buy"], ref["plan"])]
         table.append({
-            "input": path, "value": raw, "low_value": low_value, "high_value": high_value,
+            "input": path, "value": _shown(raw), "low_value": _shown(low_value), "high_value": _shown(high_value),
             "cost_low": low["total_cost"], "cost_base": ref["total_cost"], "cost_high": high["total_cost"],
             "swing": round(abs(high["total_cost"] - low["total_cost"]), 2), "currency": ref["currency"],
             "decision_flips": ",".join(flips) or "",
@@ -554,10 +613,9 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
     if find_flips:
         for side in ("down", "up"):
             df[f"flip_{side}_kept"], df[f"flip_{side}_at"] = "", ""
-        for f in flip_points(base, ref, df, workers):
+        for f in flip_points(base, ref, df, workers, {path: (v, lo, hi) for path, v, lo, hi in inputs}):
             at = df["input"] == f.input
-            df.loc[at, f"flip_{f.side}_kept"] = str(f.kept)
-            df.loc[at, f"flip_{f.side}_at"] = str(f.at)
+            df.loc[at, f"flip_{f.side}_kept"], df.loc[at, f"flip_{f.side}_at"] = _shown_pair(f.kept, f.at)
             df.loc[at, f"buy_{'low' if f.side == 'down' else 'high'}"] = f.buy
             df.loc[at, f"plan_{'low' if f.side == 'down' else 'high'}"] = f.plan
     return df.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True)

@@ -360,7 +360,7 @@ def test_sensitivity_moves_the_interruption_rates_and_quotas_the_plan_rests_on(c
     sensitivity moves the rate each plan used, published or default, and the free tiers' quotas."""
     def inputs(*sets):
         moved = whatif.sensitivity_inputs(job(thesis_text, sets=sets), 0.2)[1]
-        return {path: (v, lo, hi) for path, v, lo, hi in moved}
+        return {path: (str(v), str(lo), str(hi)) for path, v, lo, hi in moved}  # as the table shows them
 
     s = load_scenario_text(thesis_text, catalog.ids(), file="s.yaml", today=TODAY)
     d = planner.to_dict(planner.plan(s, catalog, trials=0))
@@ -526,3 +526,20 @@ def test_of_many_cards_sensitivity_moves_those_that_would_do_the_work_for_least(
     assert whatif._cards_to_move(quotes, cards) == [f"c{k}" for k in range(6)]
     few = {k: cards[k] for k in ("c7", "c1")}
     assert whatif._cards_to_move(quotes, few) == ["c1", "c7"]  # every one when there are few
+
+
+def test_a_what_if_sets_catalog_figures_typed_as_a_set_does(load):
+    """A catalog figure a what-if moves is set in the catalog's unit, exactly (no number written
+    out in the scenario's currency and read back): the same plan as --set with that figure."""
+    from planner.scenario import CatalogEdit
+
+    text = EUR.replace('rent: ["vast:*"]', 'rent: ["runpod:rtx-3090"]')
+    typed = whatif.run_one(whatif.Job(text, "s.yaml", TODAY, edits=(
+        CatalogEdit("rent", "runpod:rtx-3090", "usd_per_hour", 0.123456789),)))
+    written = whatif.run_one(whatif.Job(text, "s.yaml", TODAY, sets=(
+        "catalog.rent[runpod:rtx-3090].price=0.123456789 USD/h",)))
+    assert typed == written
+    moved = {p: (v, lo, hi) for p, v, lo, hi in whatif.sensitivity_inputs(whatif.Job(text, "s.yaml", TODAY), 0.2)[1]}
+    price, low, high = moved["catalog.rent[runpod:rtx-3090].price"]
+    assert low.value == pytest.approx(0.8 * price.value, rel=1e-12) and high.value == pytest.approx(1.2 * price.value)
+    assert str(price).endswith(" EUR/h") and price.edit == ("rent", "runpod:rtx-3090", "usd_per_hour")
