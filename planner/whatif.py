@@ -536,10 +536,16 @@ def _signature(row: dict[str, Any]) -> tuple[str, str]:
     return row["buy"], row["plan"]
 
 
-def _bisect(task: tuple[Job, str, Any, Any, dict[str, Any], tuple[str, str]]) -> tuple[Any, Any, dict[str, Any]]:
+def _bisect(task: tuple[Job, str, Any, Any, dict[str, Any] | None, tuple[str, str]]
+            ) -> tuple[Any, Any, dict[str, Any] | None]:
     """(last value keeping the plan, first value changing it, the row there) between ``kept``,
-    where the plan is the base one, and ``at``, where it is not (each probe a plain run)."""
+    where the plan is the base one, and ``at``, where it is not (each probe a plain run); with
+    no row at ``at``, it is run first, and a plan unchanged there gives no row."""
     base, path, kept, at, at_row, signature = task
+    if at_row is None:
+        at_row = run_one(dataclasses.replace(with_value(base, path, at), breakevens=False))
+        if _signature(at_row) == signature:
+            return kept, at, None
     decimals = _decimals(kept, at)
     for _ in range(FLIP_STEPS):
         mid = _between(kept, at, decimals)
@@ -558,23 +564,32 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: in
     """For each input and side where the plan changes (``decision_flips``), the value at which
     it does, by bisection between the input's value and the value moved to (plain runs of the
     scenario with that one input set, so the answer is what ``planner run --set`` gives on both
-    sides). Several flips within the interval: one of them."""
-    tasks, keys = [], []
+    sides). Several flips within the interval: one of them.
+
+    What it would take: the price of a card or rent offer the plan leaves out, when even its low
+    value does not bring it in, is searched below that too, down to almost nothing (1 % of its
+    price): the price at which it enters the plan (none when not even then)."""
+    tasks: list[tuple[Job, str, Any, Any, dict[str, Any] | None, tuple[str, str]]] = []
+    keys: list[tuple[str, str]] = []
     for r in table.itertuples(index=False):
-        for side in str(r.decision_flips).split(","):
-            if side not in ("down", "up"):
-                continue
-            value, low, high = (typed or {}).get(str(r.input), (r.value, r.low_value, r.high_value))
+        value, low, high = (typed or {}).get(str(r.input), (r.value, r.low_value, r.high_value))
+        sides = [side for side in str(r.decision_flips).split(",") if side in ("down", "up")]
+        for side in sides:
             at_row = {"buy": r.buy_low if side == "down" else r.buy_high,
                       "plan": r.plan_low if side == "down" else r.plan_high}
             tasks.append((base, str(r.input), value, low if side == "down" else high, at_row, _signature(ref)))
             keys.append((str(r.input), side))
+        if "down" not in sides and isinstance(low, Amount) and _unchanged(str(r.input), "up", ref) \
+                and str(r.input).endswith(".price"):
+            tasks.append((base, str(r.input), low, low.scaled(0.01), None, _signature(ref)))
+            keys.append((str(r.input), "down"))
     if workers > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
             found = list(pool.map(_bisect, tasks))
     else:
         found = [_bisect(t) for t in tasks]
-    return [Flip(path, side, kept, at, row["buy"], row["plan"]) for (path, side), (kept, at, row) in zip(keys, found)]
+    return [Flip(path, side, kept, at, row["buy"], row["plan"]) for (path, side), (kept, at, row) in zip(keys, found)
+            if row is not None]
 
 
 def sensitivity(base: Job, span: float, workers: int = 1, progress=None,

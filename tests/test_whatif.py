@@ -543,3 +543,18 @@ def test_a_what_if_sets_catalog_figures_typed_as_a_set_does(load):
     price, low, high = moved["catalog.rent[runpod:rtx-3090].price"]
     assert low.value == pytest.approx(0.8 * price.value, rel=1e-12) and high.value == pytest.approx(1.2 * price.value)
     assert str(price).endswith(" EUR/h") and price.edit == ("rent", "runpod:rtx-3090", "usd_per_hour")
+
+
+def test_sensitivity_says_what_it_would_take_for_an_offer_left_out(load):
+    # at +-5 % the cluster (0.475 USD/h at the low end) stays out of the plan; it comes in below
+    # 744.03 / 1601.6 = 0.4646 USD/h (worked by hand above): the price it would take
+    text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    df = whatif.sensitivity(job(text), 0.05).set_index("input")
+    row = df.loc["catalog.rent[uni-cluster].price"]
+    assert row["decision_flips"] == ""  # not within the span
+    kept, at = (float(str(row[c]).split()[0]) for c in ("flip_down_kept", "flip_down_at"))
+    assert at <= 0.4646 <= kept < 0.475 and kept - at < 0.475 / 64
+    assert whatif.run_one(job(text, sets=(f"catalog.rent[uni-cluster].price={row['flip_down_at']}",)))["buy"] == "nothing"
+    assert whatif.run_one(job(text, sets=(f"catalog.rent[uni-cluster].price={row['flip_down_kept']}",)))["buy"] == "my-card"
+    page = planner.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
+    assert f"catalog.rent[uni-cluster].price below {row['flip_down_kept']}" in page
