@@ -336,7 +336,8 @@ def compare(scenarios, names, all_variants, samples, variant, sets, today, catal
             chosen = [n for n in wanted if n in s.variant_names] if len(scenarios) > 1 else wanted
         for n in chosen:  # unknown names: the scenario loader's message
             check_scenario(path, catalog_files=catalog_files, variant=n, sets=sets, today=today)
-        base = dataclasses.replace(_job(path, variant, sets, today, catalog_files), uncertainty=samples or 0)
+        base = dataclasses.replace(_job(path, variant, sets, today, catalog_files), uncertainty=samples or 0,
+                                   candidates=True)
         stem = Path(path).stem if len(scenarios) > 1 else None
         jobs += [base] + [dataclasses.replace(base, variant=n) for n in chosen]
         labels += [(stem, "(base)")] + [(stem, n) for n in chosen]

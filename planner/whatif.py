@@ -44,6 +44,7 @@ class Job:
     uncertainty: int = 0  # draws of the uncertainty analysis (0: none)
     breakevens: bool = True  # the row's break-even (sensitivity reads none)
     edits: tuple[CatalogEdit, ...] = ()  # catalog figures set typed, after the file, variant and sets
+    candidates: bool = False  # the best plan with each card considered, side by side (compare's rows)
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,9 @@ def summarize(plan) -> dict[str, Any]:
     if d.get("uncertainty"):  # how sure: the chosen plan's spread and its chance of being the cheapest
         u = d["uncertainty"]["plan"]
         row.update(cost_p10=u["cost_p10"], cost_p90=u["cost_p90"], p_cheapest=u["p_cheapest"])
+    if len(d["candidates"]) > 1:  # each card considered, side by side: the lab's 'this box, that box, or rent?'
+        row["candidates"] = "; ".join(f"{c['candidate']}: {c['total_cost']:,.2f}"
+                                      for c in sorted(d["candidates"], key=lambda c: c["total_cost"]))
     return row
 
 
@@ -140,8 +144,8 @@ def _plan(job: Job, alternatives: bool):
     catalog = api.load_catalog(job.catalog_files, job.today)
     s = with_catalog_edits(load_scenario_text(job.text, catalog.ids(), file=job.file, today=job.today,
                                               variant=job.variant, sets=job.sets), job.edits)
-    return s, catalog, api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=alternatives, detail=False,
-                                breakevens=job.breakevens, uncertainty=job.uncertainty)
+    return s, catalog, api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=alternatives or job.candidates,
+                                detail=job.candidates, breakevens=job.breakevens, uncertainty=job.uncertainty)
 
 
 def run_one(job: Job) -> dict[str, Any]:

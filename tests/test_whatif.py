@@ -558,3 +558,19 @@ def test_sensitivity_says_what_it_would_take_for_an_offer_left_out(load):
     assert whatif.run_one(job(text, sets=(f"catalog.rent[uni-cluster].price={row['flip_down_kept']}",)))["buy"] == "my-card"
     page = planner.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
     assert f"catalog.rent[uni-cluster].price below {row['flip_down_kept']}" in page
+
+
+def test_compare_shows_each_card_side_by_side(tmp_path):
+    """The lab's question, 'this card, or none?', in compare too: each row lists the best plan with
+    each card considered (and with none), cheapest first, as run's report does."""
+    text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    result = CliRunner().invoke(main, ["compare", str(path), "--format", "json", "--today", TODAY.isoformat()])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)
+    p = planner.plan(load_scenario_text(text, planner.api.default_catalog().ids(), file="s.yaml", today=TODAY),
+                     trials=0)
+    by_cost = sorted(p.candidates, key=lambda c: c.total_cost_usd)
+    assert row["candidates"] == "; ".join(f"{c.strategy}: {c.total_cost_usd:,.2f}" for c in by_cost)
+    assert row["candidates"].startswith("buy my-card: 744.03; buy nothing: 800.8")  # worked by hand above
