@@ -141,8 +141,9 @@ def with_interruption_defaults(opts: pd.DataFrame, defaults: pd.DataFrame) -> pd
         if not interruptible:
             continue
         d = next((d for d in table if d["kind"] == kind and fnmatch.fnmatchcase(option, d["match"])), None)
-        if d is None:
-            continue
+        if d is None:  # the catalog's check (pricing.loader.check_defaults) keeps this from happening
+            raise ValueError(f"{option}: no interruption default matches it; interruptions.csv needs a row of "
+                             f"kind {kind} matching '*'")
         mode[i] = d["mode"]
         wait[i] = float(d["resume_wait_h"]) if d["mode"] == "pause" else 0.0
         if missing(own_rate):

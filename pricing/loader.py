@@ -218,6 +218,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     problems += check_references(tables, files)
     problems += check_subscriptions(tables, files)
     problems += check_rates(tables, files)
+    problems += check_defaults(tables, files)
     if problems:
         raise InputError(problems)
     return Catalog({t: _finish(t, df) for t, df in tables.items()}, columns, files, column_numbers)
@@ -424,6 +425,20 @@ def check_subscriptions(tables, files) -> list[Problem]:
         if _blank_cell(r.get("usd_per_unit")):
             out.append(Problem(files["free"], int(r["_line"]), 1, f"free.{r['id']}.usd_per_unit",
                                "a tier with units_per_hour needs usd_per_unit to derive its hourly price"))
+    return out
+
+
+def check_defaults(tables, files) -> list[Problem]:
+    """Blank is never zero: interruptions.csv ends each kind's defaults (rent spot rows, free
+    tiers) with a row matching every offer ('*'), so that no interruptible offer is left without
+    a sourced rate (it would read as never interrupted)."""
+    table = tables["interruptions"]
+    out = []
+    for kind in ("rent", "free"):
+        if not ((table["kind"] == kind) & (table["match"] == "*")).any():
+            out.append(Problem(files["interruptions"], 1, 1, f"interruptions.{kind}",
+                               f"no default for every {kind} offer (a row of kind {kind} matching '*'): an "
+                               "interruptible offer no row matches would be planned as never interrupted"))
     return out
 
 

@@ -219,3 +219,22 @@ def test_validate_checks_catalog_file_ids_too(tmp_path):
         'rent: ["aws:*", "lambda:*", "runpod:*", "vast:*"]', 'rent: ["lab-box"]'))
     assert CliRunner().invoke(main, ["validate", str(scenario)]).exit_code == 2  # unknown without the file
     assert CliRunner().invoke(main, ["validate", str(scenario), "--catalog", str(own)]).output == "ok\n"
+
+
+def test_every_interruptible_offer_has_a_sourced_default(tmp_path):
+    """Blank is never zero: a catalog whose interruption defaults lack the catch-all row of a kind
+    is refused at load, at the file, naming what is missing (an unmatched spot offer would have
+    been planned as never interrupted)."""
+    import shutil
+
+    import pricing
+    from pricing.errors import InputError
+
+    from .conftest import TEST_CATALOG
+
+    shutil.copytree(TEST_CATALOG, tmp_path / "c")
+    path = tmp_path / "c" / "interruptions.csv"
+    path.write_text("".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
+                            if not line.startswith("other-spot,")), encoding="utf-8")
+    with pytest.raises(InputError, match=r"interruptions\.rent: no default for every rent offer"):
+        pricing.load_catalog(tmp_path / "c")
