@@ -345,6 +345,10 @@ def test_of_two_offers_the_one_with_fewer_hours_to_give_is_pruned():
     assert optimize.dominated_rents(pd.DataFrame([row("a-less", 168.0, 84.0), row("b-more", 168.0, 168.0)])) == less
     assert optimize.dominated_rents(pd.DataFrame([row("a-same", 168.0, 168.0), row("b-same", 168.0, 168.0)])) == {
         "b-same": "a-same"}
+    # and instances to be had at once: one a marketplace has 2 of at that price, the other any number
+    scarce, plenty = row("a-scarce", 168.0, 168.0), row("b-plenty", 168.0, 168.0)
+    scarce["supply"] = 2.0
+    assert optimize.dominated_rents(pd.DataFrame([scarce, plenty])) == {"a-scarce": "b-plenty"}
 
 
 def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatch):
