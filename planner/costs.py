@@ -19,13 +19,20 @@ COST_PARTS = ("purchase", "resale", "host", *PART_NAMES, "credits")
 
 #: Default resale model: a new card loses RESALE_FIRST_YEAR_LOSS of its price
 #: in the first year (linearly), then RESALE_LATER_YEARLY_LOSS a year,
-#: compounded. Source: used-GPU depreciation rule of thumb "30-40 % the first
-#: year, 10-15 %/yr after" (cal3.calculator.city used-GPU calculator, 2025/26;
-#: a weak source), midpoints taken. Check: an RTX 3090 bought at its 1,499 USD
-#: MSRP (2020-09) is worth 0.65 x 0.875^4.5 = 36 % after 5.5 years, within the
-#: 33-53 % (500-800 USD) used range of 2026 (local-llm.net).
-RESALE_FIRST_YEAR_LOSS = 0.35
-RESALE_LATER_YEARLY_LOSS = 0.125
+#: compounded. Calibrated on dated used prices: the monthly means of eBay sold
+#: listings Tom's Hardware published (github buttke/ebay-2021-2023-gpu-prices,
+#: gpu_time_series.csv @883c3109) for the RTX 2070, 2080 Ti, 3060, 3080 and
+#: 3090 from 2022-09 to 2023-11, 14 points at 2 to 5.2 years after launch, as a
+#: share of launch MSRP. They fall about 19 % a year, with no steeper first year
+#: to be seen: no clean year-one point exists (the 2020-22 shortage and crypto
+#: boom put used cards above MSRP, 2023 export rules lifted the 4090, the
+#: 2025-26 memory shortage lifted 2026 prices), so one rate from the start, the
+#: least-squares fit in log: 18.8 %, rounded. Error over the 14 points (bench/
+#: resale_fit.py): median 10 %, worst 26 % (an RTX 3060 at 2 years, the model
+#: below it); the earlier rule of thumb (35 % then 12.5 %) missed by a median
+#: 15 %, worst 35 %.
+RESALE_FIRST_YEAR_LOSS = 0.19
+RESALE_LATER_YEARLY_LOSS = 0.19
 
 #: Selling a card costs a marketplace fee: eBay's final value fee for most
 #: categories, 12.9 % from 2023-02-15 (eBay 2023 winter seller update,
