@@ -479,7 +479,8 @@ def explore(scenario, report_dir, span, n_inputs, points, force, workers, varian
                          "explore.json": (json.dumps(payload, indent=1, ensure_ascii=False) + "\n").encode("utf-8")},
                         report_dir, force)
     shown = ", ".join(f"{i['key']} ({len(i['values'])} values)" for i in data["inputs"])
-    click.echo(f"{len(data['plans'])} plans over {shown}")
+    click.echo(f"{len(data['plans'])} plans over {shown}" if data["inputs"] else
+               f"1 plan: no input moved by {fraction:.0%} changes the plan or its cost, so the page has no slider")
     click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
 
 

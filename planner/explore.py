@@ -153,6 +153,7 @@ li code,td code{font-size:.95em}.scale{display:flex;justify-content:space-betwee
 <p class="note">Move a slider: the plan shown is the cheapest that meets every deadline with the inputs at those
 values, planned beforehand for every position (plain runs of the scenario). Money in __CURRENCY__.</p>
 <div id="sliders"></div>
+<p class="note" id="none" hidden>No input moved this far changes the plan or its cost: there is nothing to slide.</p>
 <div class="answer" id="answer"><div class="cost" id="cost"></div><p id="decision"></p><ul id="where"></ul>
 <p id="ontime"></p><p class="note" id="same"></p></div>
 <script type="application/json" id="data">__DATA__</script>
@@ -160,6 +161,7 @@ values, planned beforehand for every position (plain runs of the scenario). Mone
 const data = JSON.parse(document.getElementById("data").textContent);
 const box = document.getElementById("sliders");
 const pos = data.inputs.map(i => i.given);
+if (!data.inputs.length) document.getElementById("none").hidden = false;
 const hash = new URLSearchParams(location.hash.slice(1));
 data.inputs.forEach((inp, k) => {
   if (hash.has("i" + k)) { const v = parseInt(hash.get("i" + k), 10); if (v >= 0 && v < inp.values.length) pos[k] = v; }

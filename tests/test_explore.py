@@ -51,3 +51,18 @@ def test_explore_writes_one_page_whose_every_position_is_a_plain_run(tmp_path):
     assert f"Buy {base['buy']}." in dom_base and "The plan as with every input as given." in dom_base
     assert f"Buy {data['plans'][moved]['buy']}." in dom_moved and "Another plan than with every input" in dom_moved
     assert "Content-Security-Policy" in html.read_text(encoding="utf-8")
+
+
+def test_explore_with_nothing_to_slide_says_so(tmp_path):
+    # free tiers only: every input moved by 20 % leaves the plan and its cost (0) as they are
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="", free="my-free")
+    path = tmp_path / "free.yaml"
+    path.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["explore", str(path), "--report", str(tmp_path / "p"), "--workers", "1",
+                                       "--today", TODAY.isoformat()])
+    assert result.exit_code == 0, result.output
+    assert "no input moved by 20% changes the plan or its cost" in result.output
+    data = json.loads((tmp_path / "p" / "explore.json").read_text(encoding="utf-8"))
+    assert data["inputs"] == [] and list(data["plans"]) == [""]
+    dom, asked = _page_requests(tmp_path / "p" / "explore.html", tmp_path)
+    assert asked == [] and "nothing to slide" in dom and "Buy nothing." in dom
