@@ -542,7 +542,8 @@ def pricing_show(offer_id, catalog_files, today, fmt):
 
 @pricing.command("refresh")
 @click.option("--provider", "providers", multiple=True, metavar="P",
-              help="Only these gpuhunt providers (aws, azure, gcp, lambdalabs, runpod, oci, nebius, ...); repeatable.")
+              help="Only these gpuhunt providers (aws, azure, gcp, lambdalabs, runpod, oci, nebius, vastai, ...); "
+                   "repeatable.")
 @click.option("--clear", is_flag=True, help="Remove the refreshed layer: plans use the shipped catalog again.")
 @click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="The date the layer records (default: today).")
 @format_option("text", "json")
@@ -551,7 +552,9 @@ def pricing_refresh(providers, clear, today, fmt):
 
     gpuhunt's offline catalogs (AWS, Azure, GCP, Lambda, RunPod, OCI, Nebius, ...) are read,
     GPU names mapped to catalog devices (unknown and ambiguous ones listed, never guessed), and
-    locations aggregated (median, with min, max and count). The layer sits in the user's data
+    locations aggregated (median, with min, max and count). Vast.ai's live one-GPU listings
+    become one offer per device and kind at their median, with the 10th-90th percentile as its
+    range and the listings at or below the median as its supply. The layer sits in the user's data
     directory between the shipped catalog and --catalog files; reports name it and its date.
     Set GPUHUNT_CATALOG_DIR to read a local copy of gpuhunt's catalogs instead of the network."""
     import importlib.metadata

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .checks import KNOWN_FORM_FACTORS, _form_factor
@@ -39,7 +40,13 @@ from .ids import layer_dir
 
 #: gpuhunt's offline providers and the catalog's provider names for them.
 PROVIDERS = {"aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "runpod": "runpod",
-             "oci": "oci", "nebius": "nebius", "verda": "verda", "cloudrift": "cloudrift"}
+             "oci": "oci", "nebius": "nebius", "verda": "verda", "cloudrift": "cloudrift", "vastai": "vast"}
+#: Providers gpuhunt reads live (a marketplace's current listings), not from its published catalogs.
+ONLINE = {"vastai"}
+#: A marketplace listing is priced with this much disk (Vast adds its storage price per GB) [GB].
+MARKET_DISK_GB = 50
+#: A marketplace offer's range: the listings' low and high quantiles around their median.
+MARKET_QUANTILES = (0.1, 0.9)
 
 #: gpuhunt GPU name and memory (GB) -> device id, where the pair names one card.
 GPU_DEVICES: Mapping[tuple[str, int], str] = {
@@ -77,6 +84,8 @@ RUNPOD_SLUGS = {"a100-80gb": "a100-sxm-80gb"}
 
 LAYER_COLUMNS = ["id", "provider", "instance", "region", "device", "count", "usd_per_hour", "spot", "as_of",
                  "source", "notes"]
+#: A marketplace's rows carry its listings' range and how many are to be had (blank for the others).
+MARKET_COLUMNS = ["usd_per_hour_low", "usd_per_hour_high", "supply"]
 
 #: A server that accepts and never answers must not hang a refresh [s].
 TIMEOUT_S = 30
@@ -187,11 +196,25 @@ def fetch(providers: Iterable[str] = tuple(PROVIDERS)) -> Fetched:
             versions = {p: f"{version} ({local})" for p in wanted}
             for p in list(wanted):
                 f = base / f"{p}.csv"
-                if f.exists() or f.is_symlink():
+                if p in ONLINE and not (f.exists() or f.is_symlink()):
+                    missing[p] = f"no {p}.csv in {local}"
+                    versions.pop(p, None)
+                elif f.exists() or f.is_symlink():
                     why = _readable(f)
                     if why:
                         missing[p] = why
                         versions.pop(p, None)
+                    elif p in ONLINE:  # a saved copy of live listings, read as gpuhunt's CSVs are
+                        try:
+                            saved = pd.read_csv(f)
+                        except Exception as exc:
+                            missing[p] = f"cannot read {f} ({type(exc).__name__})"
+                            versions.pop(p, None)
+                            continue
+                        rows += [dict(provider=p, instance=str(r["instance_name"]), location=r["location"],
+                                      price=r["price"], gpu_name=r["gpu_name"], gpu_memory=r["gpu_memory"],
+                                      gpu_count=r["gpu_count"], gpu_vendor=r["gpu_vendor"], spot=bool(r["spot"]))
+                                 for r in saved.to_dict("records")]
         else:
             try:
                 catalog.load()
@@ -199,20 +222,27 @@ def fetch(providers: Iterable[str] = tuple(PROVIDERS)) -> Fetched:
                 raise RefreshError(f"cannot fetch gpuhunt's catalogs ({type(exc).__name__}: {str(exc)[:200]}); "
                                    "the shipped catalog and any earlier refresh still work") from None
             versions = {p: c.version for p, c in catalog.catalog.items() if p in wanted}
+            if "vastai" in wanted:  # live listings: gpuhunt's Vast provider reads Vast's public offers
+                from gpuhunt.providers.vastai import VastAIProvider
+
+                catalog.add_provider(VastAIProvider())
+                versions["vastai"] = "live listings"
         for provider in wanted:
-            if provider in missing:
+            if provider in missing or (local and provider in ONLINE):
                 continue
-            if not local and provider not in catalog.catalog:
+            if not local and provider not in catalog.catalog and provider not in ONLINE:
                 missing[provider] = "not in gpuhunt's published catalogs"
                 continue
             try:
-                items = catalog.query(provider=provider, min_gpu_count=1)
+                items = catalog.query(provider=provider, min_gpu_count=1,
+                                      **({"min_disk_size": MARKET_DISK_GB} if provider in ONLINE else {}))
             except FileNotFoundError:
                 missing[provider] = f"no {provider}.csv in {local}"
                 versions.pop(provider, None)
                 continue
-            except Exception as exc:  # a malformed file: one line, the provider left out
-                missing[provider] = f"cannot read its catalog ({type(exc).__name__}: {str(exc)[:120]})"
+            except Exception as exc:  # a malformed file or no answer: one line, the provider left out
+                what = "fetch its listings" if provider in ONLINE else "read its catalog"
+                missing[provider] = f"cannot {what} ({type(exc).__name__}: {str(exc)[:120]})"
                 versions.pop(provider, None)
                 continue
             for it in items:
@@ -280,6 +310,10 @@ def to_layer(fetched: Fetched, shipped_devices: Mapping[str, str], fetched_on: d
         return pd.DataFrame(columns=LAYER_COLUMNS), pd.DataFrame(columns=["provider", "instance", "why"])
     groups: dict[str, dict] = {}
     unmapped = {}
+    market = offers[offers["provider"].isin(ONLINE)]
+    offers = offers[~offers["provider"].isin(ONLINE)]
+    market_rows, market_unmapped = _market_rows(market, fetched, fetched_on, gpuhunt_version, shipped_devices)
+    unmapped.update(market_unmapped)
     for offer in offers.to_dict("records"):
         provisional = _offer_id(offer["provider"], offer, None)
         device, why = _device(offer, provisional.removesuffix("-spot"), shipped_devices)
@@ -301,7 +335,7 @@ def to_layer(fetched: Fetched, shipped_devices: Mapping[str, str], fetched_on: d
             g["prices"].append((price, str(offer["location"])))
     on_demand = {i: statistics.median(p for p, _ in g["prices"]) for i, g in groups.items()
                  if not g["spot"] and g["prices"]}
-    rows = []
+    rows: list[dict] = []
     for offer_id, g in sorted(groups.items()):
         prices = [(p, loc) for p, loc in g["prices"] if p > 0]
         if g["spot"]:
@@ -330,7 +364,64 @@ def to_layer(fetched: Fetched, shipped_devices: Mapping[str, str], fetched_on: d
                   + ("" if dated else f"; the catalog names no date: as of the fetch ({fetched_on})")))
     gone = pd.DataFrame([dict(provider=p, instance=i, why=w) for (p, i), w in sorted(unmapped.items())],
                         columns=["provider", "instance", "why"])
-    return pd.DataFrame(rows, columns=LAYER_COLUMNS), gone
+    columns = LAYER_COLUMNS + (MARKET_COLUMNS if market_rows else [])
+    every: list[dict] = sorted(rows + market_rows, key=lambda r: str(r["id"]))
+    return pd.DataFrame(every, columns=columns), gone
+
+
+def _market_rows(listings: pd.DataFrame, fetched: Fetched, fetched_on: dt.date, gpuhunt_version: str,
+                 shipped_devices: Mapping[str, str] | None = None) -> tuple[list[dict], dict]:
+    """A marketplace's one-GPU listings as offers, one per device and kind (on-demand, and
+    interruptible: ``vast:rtx-4090``, ``vast:rtx-4090-interruptible``): what a user typically
+    pays, the median, with the listings' 10th and 90th percentiles as the offer's range (the
+    uncertainty analysis draws within it) and, as its supply, how many listings are at or below
+    the median (instances to be had at that price at once). Interruptible listings at or above
+    the on-demand median are no bargain and are left out. A GPU name that comes in two form
+    factors (an A100 80GB) takes the device of the marketplace's one shipped offer of either,
+    never a guess. ``as_of`` is the day of the fetch: live listings have no other date."""
+    shipped = shipped_devices or {}
+    groups: dict[tuple[str, bool], list[float]] = {}
+    unmapped: dict[tuple[str, str], str] = {}
+    for offer in listings.to_dict("records"):
+        device, why = _device(offer, "", {})
+        key = (str(offer["gpu_name"]), round(float(offer["gpu_memory"] or 0)))
+        if device is None and key in VARIANTS:
+            known = [d for d in VARIANTS[key].values() if f"{PROVIDERS[offer['provider']]}:{d}" in shipped]
+            device = known[0] if len(known) == 1 else None
+        if device is None:
+            unmapped[(offer["provider"], str(offer["gpu_name"]))] = why
+            continue
+        if int(offer["gpu_count"]) != 1:
+            continue  # one-GPU listings: a machine of several is priced by its own listings
+        try:
+            price = float(offer["price"])
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(price) and 0 < price <= MAX_USD_PER_HOUR:
+            groups.setdefault((device, bool(offer["spot"])), []).append(price)
+    on_demand = {d: statistics.median(p) for (d, spot), p in groups.items() if not spot}
+    rows = []
+    for (device, spot), prices in sorted(groups.items()):
+        if spot and device in on_demand:
+            prices = [p for p in prices if p < on_demand[device]]
+        if not prices:
+            continue
+        median = statistics.median(prices)
+        low, high = (float(q) for q in np.quantile(prices, MARKET_QUANTILES))
+        provider = next(iter(ONLINE))
+        rows.append(dict(
+            id=f"{PROVIDERS[provider]}:{device}{'-interruptible' if spot else ''}", provider=PROVIDERS[provider],
+            instance=f"{device} (one GPU, {'interruptible' if spot else 'on-demand'})", region="marketplace",
+            device=device, count=1, usd_per_hour=round(median, 5), spot=spot, as_of=fetched_on,
+            usd_per_hour_low=round(low, 5), usd_per_hour_high=round(high, 5),
+            supply=sum(p <= median for p in prices),
+            source=f"gpuhunt{' ' + gpuhunt_version if gpuhunt_version else ''} {provider} "
+                   f"{fetched.versions.get(provider, '?')} (planner pricing refresh {fetched_on})",
+            notes=f"median of {len(prices)} one-GPU listing(s) with {MARKET_DISK_GB} GB of disk: min {min(prices):g}, "
+                  f"{MARKET_QUANTILES[0]:.0%}-{MARKET_QUANTILES[1]:.0%} {low:.4g}-{high:.4g}, max {max(prices):g} USD/h; "
+                  "supply: listings at or below the median"
+                  + ("; listings at or above the on-demand median left out" if spot else "")))
+    return rows, unmapped
 
 
 # --------------------------------------------------------------------------- the layer on disk

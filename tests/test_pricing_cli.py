@@ -146,8 +146,10 @@ def test_check_flags_prices_far_off_the_refreshed_list(tmp_path, monkeypatch):
 
     found = off_list(pricing.load_catalog(data), read_layer()[0])
     by_path = {f.path: f for f in found}
-    # the edited row, and the fixture's Lambda H100 (3.14 listed against 4.29 shipped)
-    assert set(by_path) == {"rent.runpod:rtx-4090.usd_per_hour", "rent.lambda:gpu_1x_h100_sxm5.usd_per_hour"}
+    # the edited row, the fixture's Lambda H100 (3.14 listed against 4.29 shipped) and its Vast RTX 4090
+    # interruptible bids (a 0.225 median against the shipped row)
+    assert set(by_path) == {"rent.runpod:rtx-4090.usd_per_hour", "rent.lambda:gpu_1x_h100_sxm5.usd_per_hour",
+                            "rent.vast:rtx-4090-interruptible.usd_per_hour"}
     f = by_path["rent.runpod:rtx-4090.usd_per_hour"]
     assert "1.71x the provider's list 0.35" in f.message
     assert (f.line, f.column) == (_line_of(rent, "runpod:rtx-4090"), 7)

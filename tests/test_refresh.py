@@ -110,7 +110,7 @@ def test_a_layer_older_than_the_shipped_row_does_not_override_it(layer):
 def test_refresh_writes_a_layer_that_run_uses_and_names(data_home):
     result = CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"])
     assert result.exit_code == 0, result.output
-    assert "refreshed 17 rent offer(s)" in result.output and "GH200" in result.output
+    assert "refreshed 20 rent offer(s)" in result.output and "GH200" in result.output  # 17 + 3 from Vast
     _, info = read_layer()
     assert info["fetched_on"] == "2026-11-22" and (data_home / "gpu-planner" / "refreshed" / "rent.csv").is_file()
 
@@ -202,8 +202,8 @@ def test_refreshing_one_provider_keeps_the_others(data_home):
     result = CliRunner().invoke(main, ["pricing", "refresh", "--provider", "runpod", "--today", "2026-11-23"])
     assert result.exit_code == 0, result.output
     after, info = read_layer()
-    assert sorted(after["id"]) == sorted(before["id"])  # 17 rows stayed 17 (it kept 5 before)
-    assert set(info["versions"]) == {"aws", "gcp", "lambdalabs", "oci", "runpod"}
+    assert sorted(after["id"]) == sorted(before["id"])  # 20 rows stayed 20 (it kept 5 before)
+    assert set(info["versions"]) == {"aws", "gcp", "lambdalabs", "oci", "runpod", "vastai"}
 
 
 @pytest.mark.parametrize("damage", ["nan-price", "not-utf8", "directory", "dev-zero", "fifo", "negative"])
@@ -341,3 +341,25 @@ def test_a_data_directory_that_is_a_file_is_one_line_and_exit_2(tmp_path, monkey
     result = CliRunner().invoke(main, ["pricing", "refresh"])
     assert result.exit_code == 2 and "cannot write the refreshed layer" in result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_vast_listings_become_offers_at_their_median_with_their_range_and_supply(layer):
+    """Vast is a marketplace: gpuhunt reads its live one-GPU listings (tests/gpuhunt/vastai.csv
+    holds some). On-demand RTX 4090 listings at 0.30, 0.34, 0.40, 0.50 and 0.80 USD/h: the offer
+    is their median 0.40, its range their 10th and 90th percentiles (0.316 and 0.68, linear),
+    its supply the 3 listings at or below the median. Interruptible bids at 0.20, 0.25 and 0.45:
+    the 0.45 is above the on-demand median (no bargain), the rest give 0.225 with one listing.
+    A two-GPU listing is no one-GPU offer; an A100 80GB, PCIe or SXM, is the marketplace's one
+    shipped A100 80GB offer; an unknown GPU is named with its reason."""
+    _, rows, unmapped = layer
+    on = rows.loc["vast:rtx-4090"]
+    assert (on["usd_per_hour"], on["usd_per_hour_low"], on["usd_per_hour_high"], on["supply"]) == \
+        pytest.approx((0.40, 0.316, 0.68, 3))
+    assert on["count"] == 1 and not on["spot"] and on["as_of"] == ON and "median of 5 one-GPU listing(s)" in on["notes"]
+    bid = rows.loc["vast:rtx-4090-interruptible"]
+    assert (bid["usd_per_hour"], bid["supply"]) == pytest.approx((0.225, 1)) and bid["spot"]
+    assert rows.loc["vast:a100-80gb", "device"] == "a100-80gb" and rows.loc["vast:a100-80gb", "usd_per_hour"] == 0.95
+    why = dict(zip(unmapped["provider"] + ":" + unmapped["instance"], unmapped["why"]))
+    assert "unknown GPU RTX9999" in why["vastai:RTX9999"]
+    assert {i for i in rows.index if i.startswith("vast:")} == {"vast:rtx-4090", "vast:rtx-4090-interruptible",
+                                                                "vast:a100-80gb"}
