@@ -514,7 +514,9 @@ def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alte
         out.append(Alternative(name, solved.total_usd, max(solved.finishes.values(), default=None),
                                tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
                                solved.cumulative(), solved.hours_placed(),
-                               tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items()))))
+                               tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
+                               price_factors=tuple((p, o, f) for (p, o), f in sorted(solved.price_factors.items())
+                                                   if f != 1.0)))
     return out
 
 

@@ -92,6 +92,7 @@ class Alternative:
     host: bool = False  # whether it buys the host computer
     finishes: tuple[tuple[str, dt.date], ...] = ()  # each phase's expected finish
     wins_below_usd: float | None = None  # a candidate card: the price below which its plan is the cheapest
+    price_factors: tuple[tuple[str, str, float], ...] = ()  # (phase, option, factor): rent on its price path
 
     @property
     def plan_key(self) -> tuple:

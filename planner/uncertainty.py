@@ -217,13 +217,15 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     elec = _factor(by_name, "electricity", n)
     time_value = _factor(by_name, "you.time_value", n)
     ratio: dict[str, np.ndarray] = {}
+    path = {(phase, option): f for phase, option, f in alt.price_factors}  # rent on its price path (price_trend)
     for phase, option, hours in alt.hours:
         c = q.loc[(phase, option)]
         ph = phases[phase]
         share = hours / ph.gpu_hours
         work = _factor(by_name, f"phases.{phase}.gpu_hours", n)
         speed = _factor(by_name, f"speed {device[option]} ({c['speed_source']})", n)
-        price = _factor(by_name, f"price {option}", n) if c["kind"] != "buy" else np.ones(n)
+        price = (_factor(by_name, f"price {option}", n) * path.get((phase, option), 1.0) if c["kind"] != "buy"
+                 else np.ones(n))
         wall, billed = float(c["wall_hours"]), float(c["billed_hours"])
         # the session hours scale with the work over the speed, and with the interruption rate as
         # the session model has them (convex in the rate: through its values at the range's ends)

@@ -260,3 +260,15 @@ def test_finishing_on_the_deadline_day_is_on_time(load):
                      trials=0, uncertainty=50)
     assert p.feasible and p.phases[0].finish_expected == dt.date(2027, 1, 5)
     assert all(o.meets.all() for o in p.uncertainty.outcomes)
+
+
+def test_re_pricing_follows_the_rent_on_its_price_path(load):
+    # at -50 % a year the plan waits for the cheaper days of its window (rent 0.50 USD/h at the
+    # catalog date): it costs about half of 100 h x 0.5005; nothing is drawn (your prices, the
+    # reference device), so every draw must cost what the plan costs, not today's price
+    text = "price_trend: -50%/year\n" + BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster",
+                                                   free="")
+    p = planner.plan(load(text), trials=0, uncertainty=50)
+    assert p.total_usd < 0.75 * 100 * 0.5005
+    for o in p.uncertainty.outcomes:
+        assert o.cost_usd == pytest.approx(np.full(50, p.total_usd), rel=1e-9)
