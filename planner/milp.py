@@ -273,14 +273,19 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) ->
     trend = s.rent_trend_per_year
     rent = xi["kind"].to_numpy() == "rent"
     xi["price_factor"] = 1.0
-    if not trend or not rent.any():
+    xi["price_years"] = 0.0  # years from a rent price's date to its bucket's middle (what a trend acts over)
+    if not rent.any():
         return
-    middle = (cal.first_day[xi["bucket"].to_numpy()] + cal.days[xi["bucket"].to_numpy()] / 2.0)
+
     def days_after_start(when: object) -> float:
         return float((when - cal.start).days) if isinstance(when, dt.date) else 0.0
 
+    middle = (cal.first_day[xi["bucket"].to_numpy()] + cal.days[xi["bucket"].to_numpy()] / 2.0)
     dated = np.array([days_after_start(as_of.get(o)) for o in xi["option"]], dtype=float)
-    years = (middle - dated) / 365.25
+    years = np.where(rent, (middle - dated) / 365.25, 0.0)
+    xi["price_years"] = years
+    if not trend:
+        return
     factor = np.where(rent, (1.0 + trend) ** years, 1.0)
     extra = (factor - 1.0) * xi["rent_per_ref"].to_numpy(dtype=float)
     xi["price_factor"] = factor

@@ -171,6 +171,17 @@ class Solved:
                 for (p, o), x, fx in zip(g.index, g["x"], g["fx"])}
 
     @cached_property
+    def price_years(self) -> dict[tuple[str, str], float]:
+        """Per (phase, option) of rent: the years from the price's date to the hours the plan puts
+        there, weighted by them (what a yearly price trend acts over)."""
+        xi = self.program.x_index
+        x = self.sol.x[: len(xi)]
+        weighted = pd.DataFrame({"phase": xi["phase"], "option": xi["option"], "x": x,
+                                 "yx": x * xi["price_years"].to_numpy(dtype=float)})
+        g = weighted[xi["kind"].to_numpy() == "rent"].groupby(["phase", "option"], sort=False)[["x", "yx"]].sum()
+        return {(str(p), str(o)): float(yx / x) for (p, o), x, yx in zip(g.index, g["x"], g["yx"]) if x > 1e-12}
+
+    @cached_property
     def finishes_conf(self) -> dict[str, dt.date]:
         """The finish not exceeded at the scenario's confidence: the program plans capacity with
         the wall hours at that confidence, so it holds inside each phase's window."""
@@ -516,7 +527,8 @@ def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alte
                                solved.cumulative(), solved.hours_placed(),
                                tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
                                price_factors=tuple((p, o, f) for (p, o), f in sorted(solved.price_factors.items())
-                                                   if f != 1.0)))
+                                                   if f != 1.0),
+                               price_years=tuple((p, o, y) for (p, o), y in sorted(solved.price_years.items()))))
     return out
 
 

@@ -93,6 +93,7 @@ class Alternative:
     finishes: tuple[tuple[str, dt.date], ...] = ()  # each phase's expected finish
     wins_below_usd: float | None = None  # a candidate card: the price below which its plan is the cheapest
     price_factors: tuple[tuple[str, str, float], ...] = ()  # (phase, option, factor): rent on its price path
+    price_years: tuple[tuple[str, str, float], ...] = ()  # (phase, option, years from the price's date): rent
 
     @property
     def plan_key(self) -> tuple:

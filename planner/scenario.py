@@ -743,7 +743,8 @@ SCHEMA: dict[str, Any] = {
     "framework": Field(_enum(FRAMEWORKS), default="pytorch", doc=" | ".join(FRAMEWORKS)),
     "price_trend": Field(_trend, attr="rent_trend_per_year", default=0.0,
                          doc="rent prices move by this share a year from their catalog date, e.g. -25%/year (GPU rent "
-                             "has fallen 20-30 % a year, 2023-2025); 0: prices stay as dated"),
+                             "has fallen 20-30 % a year, 2023-2025); 0: prices stay as dated, and the uncertainty "
+                             "analysis draws where they go (-30 % to +40 % a year)"),
     "uncertainty": Field(_samples, attr="uncertainty_samples", default=0,
                          doc="draws of the uncertainty analysis in every run (as --uncertainty N); 0: off"),
     "workload": WORKLOAD,

@@ -172,7 +172,25 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
         if _sampled(path):
             mid = (low + high) / 2
             out.append(Input(path, rng.uniform(low, high, n), mid, _range_unit(path), "your range"))
+    catalog_rent = {o for a in plan.alternatives for _, o, _ in a.price_years
+                    if o in opts.index and opts.at[o, "price_source"] != "scenario"}
+    if not s.rent_trend_per_year and catalog_rent:  # your own prices are yours, as above
+        low, high = RENT_TREND_RANGE  # prices as dated, but where they go from there is not known
+        out.append(Input(TREND_INPUT, rng.triangular(low, 0.0, high, n), 0.0, "a year",
+                         f"rent moves {low:+.0%} to {high:+.0%} a year from its price's date: H200 rent "
+                         "-29 % Jan-Oct 2025 (pcnewstoday.com, 2025-10-17), H100 1-year contracts +40 % "
+                         "Oct 2025-Mar 2026 (SemiAnalysis via techreaderdaily.com)"))
     return out
+
+
+#: Where rent prices may go a year from their date, when the scenario gives no price_trend: the
+#: fastest fall and rise of the market's recent record (H200 rent -29 % January-October 2025,
+#: pcnewstoday.com 2025-10-17, about Epoch AI's -30 %/year in GPU price-performance; H100 1-year
+#: contracts +40 % from October 2025 to March 2026, SemiAnalysis as summarised by
+#: techreaderdaily.com). The plan keeps prices as dated (the middle); the uncertainty analysis
+#: draws one yearly trend per draw (triangular, most likely 0), so a draw is a whole price path.
+RENT_TREND_RANGE = (-0.30, 0.40)
+TREND_INPUT = "rent price trend"
 
 
 def _sampled(path: str) -> bool:
@@ -218,6 +236,8 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     time_value = _factor(by_name, "you.time_value", n)
     ratio: dict[str, np.ndarray] = {}
     path = {(phase, option): f for phase, option, f in alt.price_factors}  # rent on its price path (price_trend)
+    years = {(phase, option): y for phase, option, y in alt.price_years}
+    trend = by_name.get(TREND_INPUT)  # a drawn yearly trend: each draw's whole path from the price's date
     for phase, option, hours in alt.hours:
         c = q.loc[(phase, option)]
         ph = phases[phase]
@@ -226,6 +246,8 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         speed = _factor(by_name, f"speed {device[option]} ({c['speed_source']})", n)
         price = (_factor(by_name, f"price {option}", n) * path.get((phase, option), 1.0) if c["kind"] != "buy"
                  else np.ones(n))
+        if trend is not None and (phase, option) in years and opts.loc[option].get("price_source") != "scenario":
+            price = price * (1.0 + trend.draws) ** years[(phase, option)]
         wall, billed = float(c["wall_hours"]), float(c["billed_hours"])
         # the session hours scale with the work over the speed, and with the interruption rate as
         # the session model has them (convex in the rate: through its values at the range's ends)

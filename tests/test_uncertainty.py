@@ -272,3 +272,35 @@ def test_re_pricing_follows_the_rent_on_its_price_path(load):
     assert p.total_usd < 0.75 * 100 * 0.5005
     for o in p.uncertainty.outcomes:
         assert o.cost_usd == pytest.approx(np.full(50, p.total_usd), rel=1e-9)
+
+
+TREND = """\
+name: catalog rent over a year
+start: 2027-01-04
+workload: {family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}
+phases:
+  a: {gpu_hours: 300, from: 2027-06-01, deadline: 2027-12-31, checkpoint_size: 0.36 GB}
+consider: {buy: [], rent: ["runpod:rtx-3090"], free: []}
+"""
+
+
+def test_without_a_price_trend_each_draw_is_a_whole_price_path(load):
+    """The plan keeps the catalog's price as dated; where it goes from there is drawn: one
+    yearly trend per draw from the market's recent range (-30 % to +40 %), carried over the
+    years from the price's date to the hours the plan places. Each draw's rent is the plan's
+    rent x the drawn price level x (1 + trend)^years (closed form); the rest is unchanged."""
+    p = planner.plan(load(TREND), trials=0, uncertainty=400, seed=3)
+    by_name = {i.name: i for i in p.uncertainty.inputs}
+    trend = by_name[uncertainty.TREND_INPUT]
+    assert trend.draws.min() >= -0.30 and trend.draws.max() <= 0.40 and abs(np.median(trend.draws)) < 0.1
+    alt = next(a for a in p.alternatives if a.strategy == "rent-only")
+    ((_, _, years),) = alt.price_years
+    assert years > 0.5  # the price is dated 2026, the work is in the second half of 2027
+    level = by_name["price runpod:rtx-3090"].draws / by_name["price runpod:rtx-3090"].base
+    rent = p.cost_usd["rent"]
+    expected = p.total_usd - rent + rent * level * (1 + trend.draws) ** years
+    rent_only = next(o for o in p.uncertainty.outcomes if o.strategy == "rent-only")
+    assert rent_only.cost_usd == pytest.approx(expected, rel=1e-9)
+    # a trend the scenario gives is its figure: the path is the plan's, not drawn
+    given = planner.plan(load("price_trend: -20%/year\n" + TREND), trials=0, uncertainty=50)
+    assert uncertainty.TREND_INPUT not in {i.name for i in given.uncertainty.inputs}
