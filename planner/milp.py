@@ -268,8 +268,9 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
 
 def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) -> None:
     """Rent prices that move (``price_trend``): each x's rent is its catalog price carried from
-    the price's date to the middle of its bucket at the scenario's yearly trend; the money and
-    cost per reference hour of the x change by that much (a projection, said in the answer)."""
+    the price's date to the middle of its bucket at the scenario's yearly trend, or along its
+    dated levels (linear between them); the money and cost per reference hour of the x change
+    by that much (a projection, said in the answer)."""
     trend = s.rent_trend_per_year
     rent = xi["kind"].to_numpy() == "rent"
     xi["price_factor"] = 1.0
@@ -284,9 +285,20 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) ->
     dated = np.array([days_after_start(as_of.get(o)) for o in xi["option"]], dtype=float)
     years = np.where(rent, (middle - dated) / 365.25, 0.0)
     xi["price_years"] = years
-    if not trend:
+    if not s.rent_moves:
         return
-    factor = np.where(rent, (1.0 + trend) ** years, 1.0)
+    if s.rent_price_points:  # levels at dates: linear from the price's own date (level 0), flat after the last
+        days = [float((d - cal.start).days) for d, _ in s.rent_price_points]
+        levels = [lv for _, lv in s.rent_price_points]
+        factor = np.ones(len(xi))
+        for at in np.unique(dated[rent]):
+            sel = rent & (dated == at)
+            xs, ys = [at] + [d for d in days if d > at], [0.0] + [lv for d, lv in zip(days, levels) if d > at]
+            if len(xs) == 1:  # every point before the price's date: the last level holds
+                ys = [levels[-1]]
+            factor[sel] = 1.0 + np.interp(middle[sel], xs, ys)
+    else:
+        factor = np.where(rent, (1.0 + trend) ** years, 1.0)
     extra = (factor - 1.0) * xi["rent_per_ref"].to_numpy(dtype=float)
     xi["price_factor"] = factor
     xi["cost_per_ref"] = xi["cost_per_ref"].to_numpy(dtype=float) + extra

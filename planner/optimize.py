@@ -353,6 +353,9 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         assumptions=(tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else ())
         + ((f"rent prices are projections: each moves {s.rent_trend_per_year:+.0%} a year from its catalog date "
             "(price_trend)",) if s.rent_trend_per_year else ())
+        + (("rent prices are projections: each goes from its catalog price to "
+            + ", ".join(f"{units.format_share(lv)} by {d}" for d, lv in s.rent_price_points)
+            + ", linearly in between (price_trend)",) if s.rent_price_points else ())
         + tuple(f"{path} is given as a range ({low:g} to {high:g} in the planner's units: h, GB, USD, ...); "
                 f"the plan uses the middle, {(low + high) / 2:g}" for path, (low, high) in s.ranges.items()),
         assumed_figures=tuple(assumed),

@@ -165,6 +165,13 @@ class Scenario:
     ranges: Mapping[str, tuple[float, float]] = dataclasses.field(default_factory=dict)  # path -> (low, high)
     uncertainty_samples: int = 0  # draws of the uncertainty analysis asked by the file (0: none)
     rent_trend_per_year: float = 0.0  # rent prices move by this share a year from their catalog date
+    #: or rent's level at dates, as a share off its catalog price: ((date, -0.10), ...), in date order
+    rent_price_points: tuple[tuple[dt.date, float], ...] = ()
+
+    @property
+    def rent_moves(self) -> bool:
+        """Whether the scenario says where rent prices go (a yearly trend or dated points)."""
+        return bool(self.rent_trend_per_year or self.rent_price_points)
 
     @property
     def horizon_end(self) -> dt.date:
@@ -537,8 +544,27 @@ def _credits(v, ctx):
 
 
 def _trend(v, ctx):
-    """A yearly change: '-25%/year', '-0.25/year', '-25%' or -0.25 (a share a year)."""
-    expected = f"expected a yearly change from -90%/year to +100%/year such as -25%/year, got {v!r}"
+    """A yearly change ('-25%/year', '-0.25/year', '-25%' or -0.25: a share a year), or dated
+    points, rent's level at each date as a share off its catalog price ({2027-06-30: -10%,
+    2028-06-30: -25%}: piecewise linear from the price's date, flat after the last)."""
+    if isinstance(v, dict):
+        points = []
+        for day, level in v.items():
+            when = _date(day, ctx)
+            try:
+                share = float(units.parse_fraction(str(level).strip().lstrip("+-"))) * (
+                    -1.0 if str(level).strip().startswith("-") else 1.0)
+            except units.QuantityError:
+                raise ValueError(f"expected a price level at {when} such as -10% (off the catalog price), "
+                                 f"got {level!r}") from None
+            if not -0.95 <= share <= 3.0:
+                raise ValueError(f"expected a price level from -95% to +300% at {when}, got {level!r}")
+            points.append((when, share))
+        if not points:
+            raise ValueError("expected at least one date: level, such as {2027-06-30: -10%}")
+        return tuple(sorted(points))
+    expected = (f"expected a yearly change from -90%/year to +100%/year such as -25%/year, or dated levels such "
+                f"as {{2027-06-30: -10%}}, got {v!r}")
     text = str(v).strip().lower().replace(" ", "").removesuffix("/year")
     sign = -1.0 if text.startswith("-") else 1.0
     try:
@@ -743,8 +769,9 @@ SCHEMA: dict[str, Any] = {
     "framework": Field(_enum(FRAMEWORKS), default="pytorch", doc=" | ".join(FRAMEWORKS)),
     "price_trend": Field(_trend, attr="rent_trend_per_year", default=0.0,
                          doc="rent prices move by this share a year from their catalog date, e.g. -25%/year (GPU rent "
-                             "has fallen 20-30 % a year, 2023-2025); 0: prices stay as dated, and the uncertainty "
-                             "analysis draws where they go (-30 % to +40 % a year)"),
+                             "has fallen 20-30 % a year, 2023-2025), or reach levels by dates, e.g. {2027-06-30: -10%, "
+                             "2028-06-30: -25%} (linear in between, flat after); 0: prices stay as dated, and the "
+                             "uncertainty analysis draws where they go (-30 % to +40 % a year)"),
     "uncertainty": Field(_samples, attr="uncertainty_samples", default=0,
                          doc="draws of the uncertainty analysis in every run (as --uncertainty N); 0: off"),
     "workload": WORKLOAD,
@@ -1174,6 +1201,7 @@ class _Validator:
         else:
             elec, elec_default = self.ctx.ids.electricity_default_usd_per_kwh, True
         currency = self.ctx.currency
+        trend = top.get("price_trend", SCHEMA["price_trend"].default)
         return Scenario(
             name=top["name"],
             start=start,
@@ -1190,7 +1218,8 @@ class _Validator:
             catalog_entries=entries,
             ranges=dict(self.ranges),
             uncertainty_samples=top.get("uncertainty", SCHEMA["uncertainty"].default),
-            rent_trend_per_year=top.get("price_trend", SCHEMA["price_trend"].default),
+            rent_trend_per_year=trend if isinstance(trend, float) else 0.0,
+            rent_price_points=trend if isinstance(trend, tuple) else (),
         )
 
     def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:

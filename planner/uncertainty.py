@@ -174,7 +174,7 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
             out.append(Input(path, rng.uniform(low, high, n), mid, _range_unit(path), "your range"))
     catalog_rent = {o for a in plan.alternatives for _, o, _ in a.price_years
                     if o in opts.index and opts.at[o, "price_source"] != "scenario"}
-    if not s.rent_trend_per_year and catalog_rent:  # your own prices are yours, as above
+    if not s.rent_moves and catalog_rent:  # your own prices are yours, as above
         low, high = RENT_TREND_RANGE  # prices as dated, but where they go from there is not known
         out.append(Input(TREND_INPUT, rng.triangular(low, 0.0, high, n), 0.0, "a year",
                          f"rent moves {low:+.0%} to {high:+.0%} a year from its price's date: H200 rent "

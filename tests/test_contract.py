@@ -26,6 +26,7 @@ import planner
 from planner.optimize import card_costs
 from planner.options import build_options
 from planner.quotes import exclusions, quote
+from pricing.errors import InputError
 
 from .conftest import examples
 
@@ -495,6 +496,24 @@ def test_a_rent_price_on_its_path_is_the_price_of_its_days(load, catalog):
     assert falling.phases[0].finish_expected >= dt.date(2028, 12, 1)
     assert rising.phases[0].finish_expected <= dt.date(2028, 1, 10)
     assert falling.total_usd < moving.total_usd < flat.total_usd < rising.total_usd
+
+
+def test_rent_along_dated_levels_is_the_level_of_its_days(load, catalog):
+    # levels off the catalog price: -20 % by 2027-11-01, -60 % by 2028-11-01; the price is dated
+    # 2026-11-01 (level 0). The one-bucket window's middle, 2028-01-05 12:00, lies between the two
+    # points: the level there is linear between -20 % and -60 %, worked by hand
+    trend = "{2027-11-01: -20%, 2028-11-01: -60%}"
+    flat = planned(load(TREND.format(trend="0", deadline="2028-01-07")), catalog)[0]
+    dated = planned(load(TREND.format(trend=trend, deadline="2028-01-07")), catalog)[0]
+    share = ((dt.date(2028, 1, 3) - dt.date(2027, 11, 1)).days + 2.5) / (dt.date(2028, 11, 1) - dt.date(2027, 11, 1)).days
+    level = -0.20 + share * (-0.60 + 0.20)
+    assert dated.cost_usd["rent"] == pytest.approx(flat.cost_usd["rent"] * (1 + level), rel=1e-6)
+    assert any("-20 % by 2027-11-01, -60 % by 2028-11-01" in a for a in dated.assumptions)
+    # past the last point the last level holds; before the first, linear from the price's date
+    after = planned(load(TREND.format(trend="{2027-06-01: -30%}", deadline="2028-01-07")), catalog)[0]
+    assert after.cost_usd["rent"] == pytest.approx(flat.cost_usd["rent"] * 0.7, rel=1e-6)
+    with pytest.raises(InputError, match="price level"):
+        load(TREND.format(trend="{2027-06-01: cheap}", deadline="2028-01-07"))
 
 
 def test_the_money_spent_over_time_counts_what_credits_pay(load, catalog):
