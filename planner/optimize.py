@@ -757,8 +757,33 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.Da
 _REFERENCE = Kept()  # the workload on its reference GPU, per device table and workload
 
 
-def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:
+#: Prices older than this on the day a plan is made are said up front: the catalog's own date
+#: (a release's newest price) and a refreshed layer's (gpuhunt moves daily) [days].
+CATALOG_STALE_DAYS = 120
+REFRESH_STALE_DAYS = 30
+
+
+def _stale_prices(s: Scenario, catalog) -> list[str]:
+    """Warnings for prices old on the day the plan is made (``s.read_on``, the --today of the
+    command): the catalog's date, and a refreshed layer's, each with what would bring them up to
+    date."""
+    if s.read_on is None:
+        return []
     out = []
+    age = (s.read_on - catalog.as_of()).days
+    if age > CATALOG_STALE_DAYS:
+        out.append(f"the catalog's newest prices are from {catalog.as_of()}, {age} days before today ({s.read_on}): "
+                   "'planner pricing refresh' fetches current rent prices, or a newer planner release updates "
+                   "the catalog")
+    for name, as_of, _ in catalog.layers:
+        if name.startswith("refreshed") and isinstance(as_of, dt.date) and (s.read_on - as_of).days > REFRESH_STALE_DAYS:
+            out.append(f"the refreshed rent prices are from {as_of}, {(s.read_on - as_of).days} days before today: "
+                       "'planner pricing refresh' fetches them again")
+    return out
+
+
+def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:
+    out = _stale_prices(s, catalog)
     if s.electricity_is_default:
         out.append(f"no electricity price given: using the catalog default "
                    f"{s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {s.currency}/kWh (US average residential); "

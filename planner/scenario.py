@@ -167,6 +167,7 @@ class Scenario:
     rent_trend_per_year: float = 0.0  # rent prices move by this share a year from their catalog date
     #: or rent's level at dates, as a share off its catalog price: ((date, -0.10), ...), in date order
     rent_price_points: tuple[tuple[dt.date, float], ...] = ()
+    read_on: dt.date | None = None  # the day the scenario was read (--today): how old its prices are then
 
     @property
     def rent_moves(self) -> bool:
@@ -1220,6 +1221,7 @@ class _Validator:
             uncertainty_samples=top.get("uncertainty", SCHEMA["uncertainty"].default),
             rent_trend_per_year=trend if isinstance(trend, float) else 0.0,
             rent_price_points=trend if isinstance(trend, tuple) else (),
+            read_on=self.ctx.today,
         )
 
     def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:

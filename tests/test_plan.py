@@ -508,3 +508,24 @@ def test_a_card_needs_no_one_to_start_its_sessions(load):
     for card in ("my-card", "own:rtx-3090"):
         assert not quotes[card].needs_person and quotes[card].restarts_by_hand == 0
     assert quotes["my-free"].restarts_by_hand == 0  # the tier runs without a person (needs_person: false)
+
+
+def test_prices_old_on_the_day_of_the_plan_are_said(catalog):
+    """The catalog's newest price and a refreshed layer's date are judged against the day the
+    scenario is read (--today): over 120 and 30 days old, the answer says so and what would help."""
+    import datetime as dt
+
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster", free="")
+
+    def warnings(today, cat=catalog):
+        s = load_scenario_text(text, cat.ids(), file="s.yaml", today=today)
+        return [w for w in planner.plan(s, cat.with_entries(s.catalog_entries), trials=0).warnings if "days before" in w]
+
+    newest = catalog.as_of()
+    assert warnings(newest + dt.timedelta(days=120)) == []
+    (said,) = warnings(newest + dt.timedelta(days=121))
+    assert f"from {newest}, 121 days before today" in said and "planner pricing refresh" in said
+    layered = catalog.with_entries({"rent": [{"id": "runpod:rtx-3090", "usd_per_hour": 0.3}]},
+                                   layer="refreshed 2026-10-01", as_of=dt.date(2026, 10, 1), source="gpuhunt")
+    (said,) = warnings(dt.date(2026, 11, 22), layered)
+    assert "refreshed rent prices are from 2026-10-01, 52 days before today" in said
