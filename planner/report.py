@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -626,7 +627,13 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
 
 
 #: Sensitivity's flip columns (whatif.sensitivity): said in sentences above the table, kept in CSV and JSON.
-FLIP_COLUMNS = ("flip_down_kept", "flip_down_at", "flip_up_kept", "flip_up_at")
+FLIP_COLUMNS = ("flip_down_kept", "flip_down_at", "flip_up_kept", "flip_up_at", "shipped_value")
+
+
+def _number(text: object) -> float | None:
+    """The number a shown value starts with ('0.3513 EUR/h' -> 0.3513), or None."""
+    m = re.match(r"^\s*([-+]?\d+(?:\.\d*)?)", str(text))
+    return float(m.group(1)) if m else None
 
 
 def _flip_lines(df: pd.DataFrame) -> list[str]:
@@ -640,6 +647,11 @@ def _flip_lines(df: pd.DataFrame) -> list[str]:
             at, kept = getattr(r, f"flip_{side}_at"), getattr(r, f"flip_{side}_kept")
             if at:
                 out.append(f"{r.input} {word} {kept} ({at} changes it): buy {buy}; {_grouped_plan(str(plan))}")
+                was, at_x = _number(getattr(r, "shipped_value", "")), _number(at)
+                if was is not None and at_x is not None and (was >= at_x if side == "up" else was <= at_x):
+                    out.append(f"{r.input} is now {r.value} (refreshed prices), {r.shipped_value} in the shipped "
+                               f"catalog: past the flip between {kept} and {at}, so a plan made with the shipped "
+                               "prices is out of date")
     return out
 
 

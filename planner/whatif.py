@@ -59,6 +59,7 @@ class Amount:
     per: float = 1.0
     unit: str = ""
     digits: int = 4
+    shipped: float | None = None  # the shipped catalog's figure, where a refreshed layer changed it
 
     def __str__(self) -> str:
         return f"{_figure(self.value / self.per, self.digits)}{self.unit}"
@@ -395,12 +396,19 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
         out.append((path, value, value.scaled(1 - span), value.scaled(1 + span)))
 
     money = {"per": per, "unit": f" {s.currency}"}
+    shipped_rent = api.shipped_catalog().rent.set_index("id")["usd_per_hour"]
+
+    def shipped(offer: str, r) -> float | None:  # the shipped price a refreshed layer replaced
+        layer = r.get("price_source")
+        was = shipped_rent.get(offer)
+        return float(was) if isinstance(layer, str) and layer.startswith("refreshed") and was is not None else None
+
     # an option's offer is its catalog row (a free tier's, for each of its devices): one row per offer
     rows = {(opts.at[o, "kind"], opts.at[o, "offer"]): opts.loc[o] for o in dict.fromkeys(used) if o in opts.index}
     for (kind, offer), r in rows.items():
         if kind == "rent":
             moved(f"catalog.rent[{offer}].price", Amount(float(r["usd_per_hour"]), ("rent", offer, "usd_per_hour"),
-                                                         per, f" {s.currency}/h"))
+                                                         per, f" {s.currency}/h", shipped=shipped(offer, r)))
         if kind == "buy":
             moved(f"catalog.buy[{offer}].price", Amount(float(r["purchase_usd"]), ("buy", offer, "price_usd"), **money))
             if cards.get(offer, (0.0, 0.0))[1] > 0:  # what it sells for at the horizon, as the plan has it
@@ -629,10 +637,14 @@ def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
     df = pd.DataFrame(table)
     if not len(df):
         return df
+    typed = {path: (v, lo, hi) for path, v, lo, hi in inputs}
+    df["shipped_value"] = [str(dataclasses.replace(typed[p][0], value=typed[p][0].shipped))
+                           if isinstance(typed[p][0], Amount) and typed[p][0].shipped is not None else ""
+                           for p in df["input"]]
     if find_flips:
         for side in ("down", "up"):
             df[f"flip_{side}_kept"], df[f"flip_{side}_at"] = "", ""
-        for f in flip_points(base, ref, df, workers, {path: (v, lo, hi) for path, v, lo, hi in inputs}):
+        for f in flip_points(base, ref, df, workers, typed):
             at = df["input"] == f.input
             df.loc[at, f"flip_{f.side}_kept"], df.loc[at, f"flip_{f.side}_at"] = _shown_pair(f.kept, f.at)
             df.loc[at, f"buy_{'low' if f.side == 'down' else 'high'}"] = f.buy

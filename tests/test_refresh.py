@@ -363,3 +363,30 @@ def test_vast_listings_become_offers_at_their_median_with_their_range_and_supply
     assert "unknown GPU RTX9999" in why["vastai:RTX9999"]
     assert {i for i in rows.index if i.startswith("vast:")} == {"vast:rtx-4090", "vast:rtx-4090-interruptible",
                                                                 "vast:a100-80gb"}
+
+
+def test_sensitivity_says_when_refreshed_prices_cross_a_flip(data_home):
+    """A plan made with the shipped prices is out of date when a refreshed price lies past a flip:
+    the sensitivity keeps the shipped figure beside the refreshed one, and the page says so."""
+    import pandas as pd
+
+    from planner import whatif
+    from planner.report import whatif_page
+    from planner.view import to_text
+
+    assert CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"]).exit_code == 0
+    text = ("name: a 4090 by the hour\nstart: 2027-01-04\n"
+            "workload: {family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}\n"
+            "phases: {a: {gpu_hours: 100, deadline: 2027-06-30}}\n"
+            'consider: {buy: [], rent: ["runpod:rtx-4090"], free: []}\n')
+    df = whatif.sensitivity(whatif.Job(text, "s.yaml", ON), 0.2, find_flips=False).set_index("input")
+    row = df.loc["catalog.rent[runpod:rtx-4090].price"]
+    assert row["value"] == "0.35 USD/h" and row["shipped_value"] == "0.34 USD/h"  # refreshed (0.34+0.36)/2; shipped
+    # the page: a shipped price past the flip is said; one on the plan's side is not
+    table = pd.DataFrame([dict(input="catalog.rent[x].price", value="0.35 USD/h", low_value="0.28 USD/h",
+                               high_value="0.42 USD/h", swing=10.0, decision_flips="up", buy_low="nothing",
+                               buy_high="nothing", kinds_low="rent", kinds_high="rent", plan_low="",
+                               plan_high="a: y", flip_down_kept="", flip_down_at="", flip_up_kept="0.38 USD/h",
+                               flip_up_at="0.39 USD/h", shipped_value=shipped) for shipped in ("0.41 USD/h", "0.30 USD/h")])
+    page = to_text(whatif_page(table, "t"))
+    assert page.count("out of date") == 1 and "0.41 USD/h in the shipped catalog" in page
