@@ -721,12 +721,14 @@ def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hou
     cal = program.calendar
     if sched.empty:
         return out
-    last_bucket = sched.groupby("phase", sort=True)["bucket"].transform("max")
-    last = sched[sched["bucket"].to_numpy() == last_bucket.to_numpy()]
-    for p, sel in last.groupby("phase", sort=True):
-        b = int(sel["bucket"].iloc[0])
-        days = days_needed(sel[wall].to_numpy(), sel["open_capacity_h"].to_numpy(dtype=float),
-                           sel["parallel"].to_numpy(dtype=float), s.phase(p).runs)
+    phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
+    wall_h, cap = sched[wall].to_numpy(dtype=float), sched["open_capacity_h"].to_numpy(dtype=float)
+    parallel = sched["parallel"].to_numpy(dtype=float)
+    for p in sorted(set(phase)):
+        mine = phase == p
+        b = int(bucket[mine].max())
+        last = mine & (bucket == b)
+        days = days_needed(wall_h[last], cap[last], parallel[last], s.phase(p).runs)
         out[str(p)] = (cal.date(cal.edges[b]), days, cal.date(cal.edges[b + 1] - 1))
     return out
 

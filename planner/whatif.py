@@ -473,8 +473,8 @@ def _unchanged(path: str, side: str, ref: dict[str, Any]) -> bool:
     return worse and offer not in used
 
 #: Halvings of the interval between a value that keeps the plan and one that changes it: the flip
-#: value is found to 1/128 of the distance moved (a whole step for counts, a day for dates).
-FLIP_STEPS = 7
+#: value is found to 1/64 of the distance moved (a whole step for counts, a day for dates).
+FLIP_STEPS = 6
 
 
 def _between(a: Any, b: Any, decimals: int = 6) -> Any | None:
