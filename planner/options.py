@@ -82,8 +82,10 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
     buy = catalog.buy
     if s.consider.buy is None:
         buy = current_buy_offers(buy, s.start)
-    else:
-        buy = buy[_matches(buy["id"], s.consider.buy)]
+    else:  # an id named is taken as named; a pattern ('rtx-4090*') means the offers current then
+        named = buy["id"].isin(s.consider.buy)
+        matched = buy[_matches(buy["id"], s.consider.buy) & ~named]
+        buy = buy[named | buy.index.isin(current_buy_offers(matched, s.start).index)]
     # buy and rent rows column by column (a whole catalog has hundreds; no row loop)
     power = buy["power_w"].where(buy["power_w"].notna(), buy["device"].map(devices["board_power_w"]) * buy["count"])
     frames = [pd.DataFrame(owned, columns=OPTION_COLUMNS), pd.DataFrame(dict(

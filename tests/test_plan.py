@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -367,6 +368,24 @@ def test_a_used_price_from_years_ago_is_no_offer_today():
     ])
     assert set(current_buy_offers(buy, dt.date(2027, 1, 4))["id"]) == {"fresh-used", "mine"}
     assert set(current_buy_offers(buy, dt.date(2020, 6, 1))["id"]) == {"old-used", "mine"}
+
+
+def test_a_pattern_in_consider_buy_means_the_offers_current_on_the_start_an_id_what_it_names(load, catalog,
+                                                                                           thesis_text):
+    """'rtx-3090*' in a 2027 plan meant every row it matched: the 2020 launch price of a new 3090
+    and 2022's used 3090 Ti (a 2027 plan bought a 2022 launch-priced card, and a falling price
+    path then halved it). A pattern now takes the offers current on the start (the newest per
+    card and condition, none priced over a year before); an id named exactly is taken as named."""
+    from planner.options import build_options
+
+    def offered(buy: str) -> set[str]:
+        text = re.sub(r"(?m)^  buy: \[.*\]$", f"  buy: {buy}", thesis_text, count=1)
+        s = load(re.sub(r"(?m)^start: 2027-01-04", "start: 2026-09-01", text, count=1))
+        opts = build_options(s, catalog.with_entries(s.catalog_entries))
+        return set(opts.loc[opts["kind"] == "buy", "option"])
+
+    assert offered('["rtx-3090*"]') == {"rtx-3090-used"}  # 2026-01-01; not 2020's or 2022's prices
+    assert offered('["rtx-3090*", rtx-3090-ti]') == {"rtx-3090-used", "rtx-3090-ti"}
 
 
 def test_each_considered_card_side_by_side_is_owning_it_plus_its_net_price(load, thesis_text):
