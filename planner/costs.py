@@ -82,6 +82,24 @@ def resale_usd(price_usd, months, condition, resale_usd_given=None, resale_fract
     return price_usd * resale_fraction(months, condition) * (1.0 - RESALE_SELLING_FEE)
 
 
+def path_factor(days, priced_day: float, trend_per_year: float,
+                points: tuple[tuple[float, float], ...] = ()) -> np.ndarray:
+    """What a price dated ``priced_day`` is multiplied by on ``days`` (both in days from the
+    scenario's start): along dated levels ``points`` ((day, share off the dated price), in day
+    order) linearly from the price's own date (level 0) and flat after the last, else at
+    ``trend_per_year`` compounded over the years between. A level dated before the price counts
+    only when every point is (the last level holds). One rule for rent (``price_trend``) and
+    cards (``buy_price_trend``)."""
+    days = np.asarray(days, dtype=float)
+    if points:
+        later = [(d, lv) for d, lv in points if d > priced_day]
+        if not later:
+            return np.full(days.shape, 1.0 + points[-1][1])
+        xs, ys = [priced_day, *(d for d, _ in later)], [0.0, *(lv for _, lv in later)]
+        return 1.0 + np.interp(days, xs, ys)
+    return (1.0 + trend_per_year) ** ((days - priced_day) / 365.25)
+
+
 def electricity_usd(card_power_w: float, host_power_w: float, hours: float, usd_per_kwh: float) -> float:
     """(board power + the host's draw) x hours x price per kWh."""
     return (card_power_w + host_power_w) / 1000.0 * hours * usd_per_kwh

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from . import costs
 from .sessions import finish_day, parallel_runs
 
 if TYPE_CHECKING:  # scipy loads only when a plan is built
@@ -173,6 +174,21 @@ class Block:
                    np.broadcast_to(np.asarray(upper, dtype=float), (n,)))
 
 
+@dataclass(frozen=True)
+class BuyVar:
+    """The y variable of a card bought on one day: 1 if the plan buys it then."""
+
+    var: int
+    option: str
+    day: int  # days from the start
+    price_usd: float  # what it costs that day
+    resale_usd: float  # what it sells for at the horizon's end
+
+    @property
+    def label(self) -> str:
+        return f"{self.option} bought on day {self.day}"
+
+
 @dataclass
 class Program:
     """A built MILP with the maps needed to read its solution."""
@@ -188,6 +204,8 @@ class Program:
     calendar: Calendar
     #: per credit: the indices of its u variables (USD it pays) and of the x each pays for
     credit_index: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    #: every purchase variable: a card on each day it may be bought (``buy_index`` holds the first day's)
+    buy_vars: tuple[BuyVar, ...] = ()
 
     @property
     def n_vars(self) -> int:
@@ -271,7 +289,6 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) ->
     the price's date to the middle of its bucket at the scenario's yearly trend, or along its
     dated levels (linear between them); the money and cost per reference hour of the x change
     by that much (a projection, said in the answer)."""
-    trend = s.rent_trend_per_year
     rent = xi["kind"].to_numpy() == "rent"
     xi["price_factor"] = 1.0
     xi["price_years"] = 0.0  # years from a rent price's date to its bucket's middle (what a trend acts over)
@@ -287,18 +304,11 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) ->
     xi["price_years"] = years
     if not s.rent_moves:
         return
-    if s.rent_price_points:  # levels at dates: linear from the price's own date (level 0), flat after the last
-        days = [float((d - cal.start).days) for d, _ in s.rent_price_points]
-        levels = [lv for _, lv in s.rent_price_points]
-        factor = np.ones(len(xi))
-        for at in np.unique(dated[rent]):
-            sel = rent & (dated == at)
-            xs, ys = [at] + [d for d in days if d > at], [0.0] + [lv for d, lv in zip(days, levels) if d > at]
-            if len(xs) == 1:  # every point before the price's date: the last level holds
-                ys = [levels[-1]]
-            factor[sel] = 1.0 + np.interp(middle[sel], xs, ys)
-    else:
-        factor = np.where(rent, (1.0 + trend) ** years, 1.0)
+    points = tuple((float((d - cal.start).days), lv) for d, lv in s.rent_price_points)
+    factor = np.ones(len(xi))
+    for at in np.unique(dated[rent]):
+        sel = rent & (dated == at)
+        factor[sel] = costs.path_factor(middle[sel], at, s.rent_trend_per_year, points)
     extra = (factor - 1.0) * xi["rent_per_ref"].to_numpy(dtype=float)
     xi["price_factor"] = factor
     xi["cost_per_ref"] = xi["cost_per_ref"].to_numpy(dtype=float) + extra
@@ -373,6 +383,7 @@ class _Shared:
     cap_min: np.ndarray
     units_known: np.ndarray  # every x of the row has its compute units a hour
     days: np.ndarray  # the bucket's days
+    bucket: np.ndarray  # each row's bucket
 
 
 def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]) -> _Shared:
@@ -388,21 +399,38 @@ def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]) -> _Shared:
     np.logical_or.at(missing_units, rid, np.isnan(xi["units_per_hour"].to_numpy(dtype=float)[at]))
     return _Shared(at, rid, [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(group_code, bucket)],
                    xi["kind"].to_numpy()[at][first], xi["option"].to_numpy()[at][first], cap_max, cap_min,
-                   ~missing_units, cal.days[bucket].astype(float))
+                   ~missing_units, cal.days[bucket].astype(float), bucket)
 
 
-def machine(xi: pd.DataFrame, cal: Calendar, buy_index: dict[str, int]) -> Block:
+def machine(xi: pd.DataFrame, cal: Calendar, buy_vars: tuple[BuyVar, ...]) -> Block:
     """A card runs one thing at a time: over each bucket, its wall hours over every phase <= 24 h
-    x the bucket's days (x y[b] for a card bought)."""
+    x the bucket's days (x the y of the card bought on a day no later than the bucket's first)."""
     g = _shared(xi, cal, ["own", "buy"])
     is_buy = g.kind == "buy"
-    buy_rows = np.flatnonzero(is_buy)
     hours = HOURS_PER_DAY * g.days
     upper = np.where(is_buy, 0.0, hours)
-    return Block.of("machine", g.labels, np.concatenate([g.rid, buy_rows]),
-                    np.concatenate([xi["var"].to_numpy()[g.at], [buy_index[o] for o in g.option[is_buy]]]),
-                    np.concatenate([xi["wall_conf_per_ref"].to_numpy(dtype=float)[g.at], -hours[is_buy]]),
+    rows, cols, vals = [g.rid], [xi["var"].to_numpy()[g.at]], [xi["wall_conf_per_ref"].to_numpy(dtype=float)[g.at]]
+    first = cal.first_day[g.bucket]
+    for v in buy_vars:  # each purchase day's y gives the card's hours from that day on
+        owned = np.flatnonzero(is_buy & (g.option == v.option) & (first >= v.day))
+        rows.append(owned)
+        cols.append(np.full(len(owned), v.var))
+        vals.append(-hours[owned])
+    return Block.of("machine", g.labels, np.concatenate(rows), np.concatenate(cols), np.concatenate(vals),
                     -np.inf, upper)
+
+
+def buy_once(buy_vars: tuple[BuyVar, ...], forced: dict[str, int] | None = None) -> Block:
+    """A card is bought at most once, on one of the days the plan may buy it (exactly once, or
+    never, where ``forced`` says so: the candidates side by side)."""
+    offers = sorted({v.option for v in buy_vars})
+    if all(v.day == 0 for v in buy_vars):
+        return Block.of("buy once", [], [], [], [], -np.inf, [])  # one binary per card says it already
+    row = {o: i for i, o in enumerate(offers)}
+    lower = [float((forced or {}).get(o, 0)) for o in offers]
+    upper = [float((forced or {}).get(o, 1)) for o in offers]
+    return Block.of("buy once", offers, [row[v.option] for v in buy_vars], [v.var for v in buy_vars],
+                    np.ones(len(buy_vars)), lower, upper)
 
 
 def account(xi: pd.DataFrame, cal: Calendar) -> Block:
@@ -499,9 +527,9 @@ def once(xi: pd.DataFrame) -> Block:
                     -np.inf, limit)
 
 
-def host(xi: pd.DataFrame, s, buy_index: dict[str, int], host_index: int) -> Block:
+def host(xi: pd.DataFrame, s, buy_vars: tuple[BuyVar, ...], host_index: int) -> Block:
     """Without a host machine, a card bought or owned needs the host computer bought."""
-    b_cols = list(buy_index.values())
+    b_cols = [v.var for v in buy_vars]
     own = xi[xi["kind"] == "own"]
     big = own["phase"].map(lambda p: s.phase(p).gpu_hours).to_numpy(dtype=float)
     k, m = len(b_cols), len(own)
@@ -509,18 +537,18 @@ def host(xi: pd.DataFrame, s, buy_index: dict[str, int], host_index: int) -> Blo
     col = np.concatenate([np.ravel([[j, host_index] for j in b_cols]) if k else np.zeros(0),
                           np.ravel(np.column_stack([own["var"].to_numpy(), np.full(m, host_index)]))])
     val = np.concatenate([np.tile([1.0, -1.0], k), np.ravel(np.column_stack([np.ones(m), -big]))])
-    return Block.of("host", [*buy_index, *(f"{o} bucket {b}" for o, b in zip(own["option"], own["bucket"]))],
+    return Block.of("host", [*(v.label for v in buy_vars), *(f"{o} bucket {b}" for o, b in zip(own["option"], own["bucket"]))],
                     row, col, val, -np.inf, 0.0)
 
 
-def budget(xi: pd.DataFrame, price: dict[str, float], buy_index, host_index, host_usd, budget_usd,
+def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index, host_usd, budget_usd,
            credit_vars: np.ndarray | None = None) -> Block:
     """Cash out <= the budget: purchases at their price (resale comes back only after the
     horizon, so it pays for nothing during the plan), the host, rent, electricity, storage and
     egress, less what credits pay; your time is not cash."""
     credit_vars = np.zeros(0, dtype=int) if credit_vars is None else credit_vars
-    cols = [*xi["var"], *buy_index.values()] + ([host_index] if host_index is not None else []) + list(credit_vars)
-    vals = [*xi["money_per_ref"].to_numpy(dtype=float), *(price[b] for b in buy_index)]
+    cols = [*xi["var"], *(v.var for v in buy_vars)] + ([host_index] if host_index is not None else []) + list(credit_vars)
+    vals = [*xi["money_per_ref"].to_numpy(dtype=float), *(v.price_usd for v in buy_vars)]
     vals += [host_usd] if host_index is not None else []
     vals += [-1.0] * len(credit_vars)
     return Block.of("budget", ["budget"], np.zeros(len(cols)), cols, vals, -np.inf, budget_usd)
@@ -573,13 +601,15 @@ def credits(xi: pd.DataFrame, amounts: list[float], index: tuple[tuple[np.ndarra
 
 def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], kinds: set[str],
           deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None,
-          forced: dict[str, int] | None = None) -> Program:
+          forced: dict[str, int] | None = None,
+          paths: Mapping[str, tuple[tuple[int, float, float], ...]] | None = None) -> Program:
     """Build the MILP for the quotes whose kind is in ``kinds``.
 
     ``cards[b]`` is (price, resale at the horizon's end) of buy option b [USD]: the objective
     counts a card net of its resale, the budget at its price (cash out);
     ``deadline_override`` moves phase deadlines (for the Pareto front); ``forced`` fixes
-    purchases (1: bought, 0: not; the candidates side by side).
+    purchases (1: bought, 0: not; the candidates side by side). ``paths[b]`` lists, per day the
+    card may be bought on, (day, price, resale) (``buy_later``); without it, ``cards`` on day 0.
     """
     q = quotes.loc[quotes["kind"].isin(kinds).to_numpy() & quotes["usable"].to_numpy(dtype=bool)
                    & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
@@ -590,19 +620,23 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     _price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])))
     nx = len(xi)
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(cards))
-    buy_index = {b: nx + i for i, b in enumerate(buys)}
-    unmet_index = {ph.name: nx + len(buys) + i for i, ph in enumerate(s.phases)}
+    steps = [(b, *step) for b in buys for step in (paths[b] if paths and b in paths else ((0, *cards[b]),))]
+    buy_vars = tuple(BuyVar(nx + i, b, int(day), float(price), float(resale))
+                     for i, (b, day, price, resale) in enumerate(steps))
+    buy_index = {v.option: v.var for v in buy_vars if v.day == 0}
+    n_buy = len(buy_vars)
+    unmet_index = {ph.name: nx + n_buy + i for i, ph in enumerate(s.phases)}
     needs_host = s.you.buys_host
-    host_index = nx + len(buys) + len(s.phases) if needs_host else None
-    n = nx + len(buys) + len(s.phases) + (1 if needs_host else 0)
+    host_index = nx + n_buy + len(s.phases) if needs_host else None
+    n = nx + n_buy + len(s.phases) + (1 if needs_host else 0)
     credit_index = []
     for covered in credit_cover(s, xi, cal):  # one u variable per (credit, x it may pay for)
         credit_index.append((np.arange(n, n + len(covered)), covered))
         n += len(covered)
 
     c, ties = _objective(xi, n)
-    for b, j in buy_index.items():
-        c[j] = cards[b][0] - cards[b][1]
+    for v in buy_vars:
+        c[v.var] = v.price_usd - v.resale_usd
     for j in unmet_index.values():
         c[j] = UNMET_PENALTY_USD_PER_H
     if host_index is not None:
@@ -610,32 +644,34 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     for u, _ in credit_index:
         c[u] = -1.0  # a dollar of credit is a dollar not spent
 
-    blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_index), account(xi, cal),
+    blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_vars), buy_once(buy_vars, forced),
+              account(xi, cal),
               quota(xi, cal), subscription(xi, cal), supply(xi, cal), starts(xi, cal, s.you.attention_starts_per_day),
               once(xi)]
     if host_index is not None:
-        blocks.append(host(xi, s, buy_index, host_index))
+        blocks.append(host(xi, s, buy_vars, host_index))
     limit = budget_usd if budget_usd is not None else s.you.budget_usd
     if credit_index:
         blocks.append(credits(xi, [c.amount_usd for c in s.you.credits], tuple(credit_index)))
     if limit is not None and math.isfinite(limit):
-        blocks.append(budget(xi, {b: cards[b][0] for b in buys}, buy_index, host_index, s.you.host_usd, limit,
+        blocks.append(budget(xi, buy_vars, host_index, s.you.host_usd, limit,
                              np.concatenate([u for u, _ in credit_index]) if credit_index else None))
     blocks = [b for b in blocks if b.labels]
 
     integrality = np.zeros(n)
     ub = np.full(n, np.inf)
     ub[:nx] = _upper_bounds(xi)
-    for j in [*buy_index.values(), *([host_index] if host_index is not None else [])]:
+    for j in [*(v.var for v in buy_vars), *([host_index] if host_index is not None else [])]:
         integrality[j], ub[j] = 1, 1
     lb = np.zeros(n)
-    for b, value in (forced or {}).items():
-        if b in buy_index:
-            lb[buy_index[b]] = ub[buy_index[b]] = value
+    if all(v.day == 0 for v in buy_vars):  # else the "buy once" rows hold what is forced
+        for b, value in (forced or {}).items():
+            if b in buy_index:
+                lb[buy_index[b]] = ub[buy_index[b]] = value
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
-                   tuple(credit_index))
+                   tuple(credit_index), buy_vars)
 
 
 @dataclass(frozen=True)
@@ -745,7 +781,13 @@ def finishes(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours",
 
 
 def purchases(program: Program, sol: Solution) -> list[str]:
-    return [b for b, j in program.buy_index.items() if sol.x[j] > 0.5]
+    """The cards the plan buys, by id (each once, whatever the day)."""
+    return sorted({v.option for v in program.buy_vars if sol.x[v.var] > 0.5})
+
+
+def bought(program: Program, sol: Solution) -> dict[str, BuyVar]:
+    """Each card the plan buys, with the day it buys it, its price then and its resale."""
+    return {v.option: v for v in program.buy_vars if sol.x[v.var] > 0.5}
 
 
 def unmet(program: Program, sol: Solution) -> dict[str, float]:

@@ -32,7 +32,7 @@ from pricing.values import float_or, opt_float
 from . import breakeven, milp, sessions, units, workload
 from .costs import COST_PARTS, PART_NAMES
 from .options import build_options, stale_rows
-from .quotes import card_costs, checkpoint_gb_of, exclusions, money_by_part, process_for, quote_records
+from .quotes import CardPath, card_costs, card_paths, checkpoint_gb_of, exclusions, money_by_part, process_for, quote_records
 from .records import Option, Quote, options_of, quotes_frame
 from .result import Alternative, Assignment, ParetoPoint, PhasePlan, Plan, Purchase
 from .scenario import Scenario
@@ -46,20 +46,24 @@ STRATEGIES = {
     "free-only": {"free"},
     "hybrid": {"own", "buy", "rent", "free"},
 }
-def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]]) -> dict[str, str]:
+def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
+                    paths: dict[str, CardPath] | None = None) -> dict[str, str]:
     """Cards to buy that no plan needs: {card: a card that dominates it}. A card dominates
     another when it costs no more net of resale and, in every phase the other can run, it can
     run too, costs no more (money and time), runs no slower and has no less weekly capacity:
     swapping them in any plan keeps it feasible and no dearer (each card is a machine of its
     own; the budget counts the price, so a dominator must cost no more net of resale and no
     more up front). Of equal cards the first by id stays (the MILP's own tie-break). Pruning
-    them shrinks the integer part of the program."""
+    them shrinks the integer part of the program. With ``paths`` (cards bought later), a dominator
+    must be no dearer on every day the plan may buy on."""
     wall_h = quotes["wall_hours"].to_numpy(dtype=float)
     q = quotes[(quotes["kind"].to_numpy() == "buy") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
                & quotes["option"].isin(cards).to_numpy()]
     if q.empty:
         return {}
-    return _dominated(q, np.array([(cards[c][0] - cards[c][1], cards[c][0]) for c in sorted(set(q["option"]))]))
+    steps = paths or {c: ((0, *cards[c]),) for c in cards}
+    return _dominated(q, np.array([[x for _, price, resale in steps[c] for x in (price - resale, price)]
+                                   for c in sorted(set(q["option"]))]))
 
 
 def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()) -> dict[str, str]:
@@ -196,6 +200,11 @@ class Solved:
         return milp.purchases(self.program, self.sol)
 
     @cached_property
+    def bought_on(self) -> dict[str, milp.BuyVar]:
+        """Each card bought: the day, its price then and its resale at the horizon's end."""
+        return milp.bought(self.program, self.sol)
+
+    @cached_property
     def unmet(self) -> dict[str, float]:
         return milp.unmet(self.program, self.sol)
 
@@ -211,11 +220,11 @@ class Solved:
 
     @property
     def purchase_usd(self) -> float:
-        return sum(self.cards[b][0] for b in self.bought) + (self.s.you.host_usd if self.host_bought else 0.0)
+        return sum(v.price_usd for v in self.bought_on.values()) + (self.s.you.host_usd if self.host_bought else 0.0)
 
     @property
     def resale_usd(self) -> float:
-        return sum(self.cards[b][1] for b in self.bought)
+        return sum(v.resale_usd for v in self.bought_on.values())
 
     @property
     def credits_used(self) -> list[float]:
@@ -246,7 +255,7 @@ class Solved:
         xi = self.program.x_index
         label = (xi["kind"].map({"own": "electricity for ", "buy": "electricity for "}).fillna("") + xi["option"])
         spent = pd.Series(self.running_usd).groupby(label.to_numpy()).sum()
-        out = {f"buy {b}": self.cards[b][0] - self.cards[b][1] for b in self.bought}
+        out = {f"buy {b}": v.price_usd - v.resale_usd for b, v in self.bought_on.items()}
         if self.host_bought:
             out["host computer"] = self.s.you.host_usd
         out.update({str(k): float(v) for k, v in spent.items() if v > 0.005})
@@ -258,15 +267,19 @@ class Solved:
         return tuple((str(p), str(o), float(h)) for (p, o), h in zip(hours.index, hours) if h > 0)
 
     def cumulative(self) -> tuple[tuple[dt.date, float], ...]:
-        """Money spent by the end of each week: purchases at the start, running costs less what
-        credits pay in their weeks, resale back at the horizon's end [USD]."""
+        """Money spent by the end of each week: purchases on their days (the host at the start),
+        running costs less what credits pay in their weeks, resale back at the horizon's end [USD]."""
         weekly = np.zeros(len(self.program.week_starts))
         week = self.program.x_index["week"].to_numpy()
         np.add.at(weekly, week, self.running_usd)
         for u, covered in self.program.credit_index:
             np.add.at(weekly, week[covered], -self.sol.x[u])
-        total = self.purchase_usd + np.cumsum(weekly)
-        points = [(self.s.start, self.purchase_usd)]
+        later = [v for v in self.bought_on.values() if v.day > 0]
+        for v in later:
+            weekly[min(v.day // 7, len(weekly) - 1)] += v.price_usd
+        first_day = self.purchase_usd - sum(v.price_usd for v in later)
+        total = first_day + np.cumsum(weekly)
+        points = [(self.s.start, first_day)]
         points += [(w + dt.timedelta(days=7), float(t)) for w, t in zip(self.program.week_starts, total)]
         if self.resale_usd:
             points.append((self.s.horizon_end, float(total[-1] - self.resale_usd)))
@@ -274,7 +287,8 @@ class Solved:
 
 
 def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None, forced=None) -> Solved:
-    program = milp.build(s, quotes, opts, cards, kinds, deadline_override, budget_usd, forced)
+    program = milp.build(s, quotes, opts, cards, kinds, deadline_override, budget_usd, forced,
+                         card_paths(s, opts) if s.buy_every_weeks or s.buy_moves else None)
     sol = milp.solve(program)
     if not sol.ok:
         raise SolverError(
@@ -307,7 +321,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     cards = card_costs(s, opts)
     # stage 2: prune what no plan needs, solve the program
     rents_dominated = dominated_rents(all_quotes, frozenset(p for c in s.you.credits for p in c.providers))
-    dominated = {**dominated_cards(all_quotes, cards), **rents_dominated}
+    dominated = {**dominated_cards(all_quotes, cards, card_paths(s, opts) if s.buy_every_weeks else None),
+                 **rents_dominated}
     quotes = prune(all_quotes, dominated)
     warnings = _warnings(s, opts, catalog)
     if opts.empty:
@@ -318,7 +333,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     placed = set(best.schedule["option"]) | set(best.bought)
     options = {o.option: o for o in options_of(opts[opts["option"].isin(placed)].merge(feas, on="option"))}
     parts = dict.fromkeys(COST_PARTS, 0.0)
-    purchases = _purchases(s, best, options, cards, parts)
+    purchases = _purchases(s, best, options, parts)
     credits = _credits(s, opts, best, parts, warnings)
     by_key = {(q.phase, q.option): q for q in records}
     hours = best.schedule.groupby(["phase", "option"], sort=False)["gpu_hours"].sum()
@@ -378,7 +393,7 @@ def _over_budget(s: Scenario, quotes, opts, cards, best: Solved, warnings: list[
     if unbounded.unmet:
         return None
     money = unbounded.cash_usd
-    items = ", ".join(f"{what} {s.money(unbounded.cards[what[4:]][0] if what[4:] in unbounded.cards else usd)}"
+    items = ", ".join(f"{what} {s.money(unbounded.bought_on[what[4:]].price_usd if what[4:] in unbounded.bought_on else usd)}"
                       for what, usd in unbounded.money_items().items())
     warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
                     f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)} "
@@ -389,15 +404,15 @@ def _over_budget(s: Scenario, quotes, opts, cards, best: Solved, warnings: list[
             f"{s.money(money)} or later deadlines would fix it")
 
 
-def _purchases(s: Scenario, best: Solved, options: dict[str, Option], cards, parts: dict[str, float]) -> list[Purchase]:
+def _purchases(s: Scenario, best: Solved, options: dict[str, Option], parts: dict[str, float]) -> list[Purchase]:
     """The cards the plan buys (and the host), added to the cost parts."""
     out = []
-    for b in best.bought:
+    for b, v in best.bought_on.items():
         o = options[b]
-        price, resale = cards[b]
-        out.append(Purchase(b, o.device, o.count, price, resale, _price_source(o)))
-        parts["purchase"] += price
-        parts["resale"] -= resale
+        out.append(Purchase(b, o.device, o.count, v.price_usd, v.resale_usd, _price_source(o),
+                            s.start + dt.timedelta(days=v.day) if v.day else None))
+        parts["purchase"] += v.price_usd
+        parts["resale"] -= v.resale_usd
     if best.host_bought:
         parts["host"] = s.you.host_usd
     return out
@@ -531,8 +546,13 @@ def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alte
                                tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
                                price_factors=tuple((p, o, f) for (p, o), f in sorted(solved.price_factors.items())
                                                    if f != 1.0),
-                               price_years=tuple((p, o, y) for (p, o), y in sorted(solved.price_years.items()))))
+                               price_years=tuple((p, o, y) for (p, o), y in sorted(solved.price_years.items())),
+                               bought_costs=_bought_costs(solved)))
     return out
+
+
+def _bought_costs(solved: Solved) -> tuple[tuple[str, int, float, float], ...]:
+    return tuple((b, v.day, v.price_usd, v.resale_usd) for b, v in sorted(solved.bought_on.items()))
 
 
 def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str, str]) -> list[Alternative]:
@@ -555,29 +575,34 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
                                max(solved.finishes.values(), default=None),
                                tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))), (),
                                solved.hours_placed(),
-                               tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items()))))
-    return _wins_below(out, opts, cards)
+                               tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
+                               bought_costs=_bought_costs(solved)))
+    return _wins_below(out, opts)
 
 
-def _wins_below(rows: list[Alternative], opts: pd.DataFrame, cards) -> list[Alternative]:
-    """What would it take: the price below which each candidate card's plan is the cheapest of all.
-    Its plan does not depend on its price (the card is bought whatever it costs), only its cost
-    does, by the price less the resale that moves with it (a share of the price, by the offer's
-    figure or the default model; a resale given in money does not move): so the flip is the price
-    less the gap to the best candidate over that slope. None where even a free card loses."""
+def _wins_below(rows: list[Alternative], opts: pd.DataFrame) -> list[Alternative]:
+    """What would it take: the catalog price below which each candidate card's plan is the
+    cheapest of all. Its plan does not depend on its price (the card is bought whatever it
+    costs), only its cost does, by the price on the day it is bought (the catalog price times
+    its path factor, ``buy_price_trend``) less the resale that moves with it (a share of the
+    price, by the offer's figure or the default model; a resale given in money does not move):
+    so the flip is the catalog price less the gap to the best candidate over that slope. None
+    where even a free card loses."""
     if not rows:
         return rows
     best = min(r.total_cost_usd for r in rows)
-    fixed_resale = set(opts.loc[opts["kind"].eq("buy") & opts["resale_usd"].notna(), "option"])
+    buy = opts[opts["kind"].eq("buy")].set_index("option")
     out = []
     for r in rows:
-        if len(r.bought) != 1:
+        if len(r.bought_costs) != 1:
             out.append(r)
             continue
-        card = r.bought[0]
-        price, resale = cards[card]
-        slope = 1.0 if card in fixed_resale or price <= 0 else 1.0 - resale / price
-        flip = price - (r.total_cost_usd - best) / slope if slope > 0 else None
+        card, _, price, resale = r.bought_costs[0]
+        listed = float_or(buy.loc[card, "purchase_usd"])
+        factor = price / listed if listed > 0 else 1.0
+        fixed_resale = opt_float(buy.loc[card, "resale_usd"]) is not None
+        slope = factor * (1.0 if fixed_resale or price <= 0 else 1.0 - resale / price)
+        flip = listed - (r.total_cost_usd - best) / slope if slope > 0 else None
         out.append(dataclasses.replace(r, wins_below_usd=flip if flip is not None and flip > 0 else None))
     return out
 

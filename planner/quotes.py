@@ -8,10 +8,12 @@ Pure: Scenario + option table in, DataFrames out.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import functools
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from pricing.memo import ByValue, Kept
@@ -358,19 +360,43 @@ def _no_hours(ph, r: Option, proc: sessions.Process, cap: float) -> Quote:
         needs_person=r.needs_person, quota_h_total=r.quota_h_total, cap_h_per_month=r.cap_h_per_month))
 
 
-_CARD_COSTS = Kept()
+_CARD_PATHS = Kept()
+
+#: Per buy option, per day the plan may buy it on: (day from the start, price, resale at the
+#: horizon's end of a card bought that day) [USD].
+CardPath = tuple[tuple[int, float, float], ...]
 
 
 def card_costs(s: Scenario, opts: pd.DataFrame) -> dict[str, tuple[float, float]]:
-    """(purchase, resale at the horizon's end) per buy option [USD], asked once per plan (and
-    once per options table and horizon in a process: pricing.memo). Read-only."""
-    return _CARD_COSTS.get((opts,), (s.horizon_months,), lambda: {
-        o["option"]: purchase_cost(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()})
+    """(purchase, resale at the horizon's end) per buy option [USD] for a card bought on the
+    first day: the first step of :func:`card_paths`. Read-only."""
+    return {b: (path[0][1], path[0][2]) for b, path in card_paths(s, opts).items()}
 
 
-def purchase_cost(s: Scenario, opt: pd.Series) -> tuple[float, float]:
-    """(price, resale at the horizon) in USD for a buy option (the host: ``s.you.host_usd``)."""
+def card_paths(s: Scenario, opts: pd.DataFrame) -> dict[str, CardPath]:
+    """Per buy option, what buying it costs on each day the plan may buy it (``Scenario.buy_days``:
+    the first day, and every few weeks with ``buy_later``), asked once per options table and
+    figures in a process (pricing.memo). Read-only."""
+    key = (s.start, s.horizon_months, s.buy_days, s.buy_trend_per_year, s.buy_price_points)
+    return _CARD_PATHS.get((opts,), key, lambda: {
+        o["option"]: card_path(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()})
+
+
+def card_path(s: Scenario, opt: pd.Series) -> CardPath:
+    """A buy option's price on each of ``s.buy_days``, along ``buy_price_trend`` from the offer's
+    own date (flat without one), and the resale at the horizon's end of a card bought that day:
+    the offer's own figure, else the default model at the card's age then (bought later, sold
+    younger; :func:`costs.resale_usd`)."""
+    days = np.array(s.buy_days, dtype=float)
     price = float(opt["purchase_usd"])
-    resale = costs.resale_usd(price, s.horizon_months, opt["condition"],
-                              opt_float(opt["resale_usd"]), opt_float(opt["resale_fraction"]))
-    return price, resale
+    prices = np.full(len(days), price)
+    if s.buy_moves:
+        dated = opt.get("as_of")
+        priced = float((dated - s.start).days) if isinstance(dated, dt.date) else 0.0
+        points = tuple((float((d - s.start).days), lv) for d, lv in s.buy_price_points)
+        prices = price * costs.path_factor(days, priced, s.buy_trend_per_year, points)
+    months = s.horizon_months - days * 24.0 / units.HOURS_PER_MONTH
+    return tuple((int(d), float(p), float(costs.resale_usd(float(p), float(m), opt["condition"],
+                                                           opt_float(opt["resale_usd"]),
+                                                           opt_float(opt["resale_fraction"]))))
+                 for d, p, m in zip(days, prices, months))

@@ -184,7 +184,8 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     phase runs (phases grouped by place), whether it meets every deadline, and what it costs."""
     s, cur = plan.scenario, d["currency"]
     ref = s.workload.reference_gpu
-    buys = ", ".join(f"buy {p['offer']} ({_money(p['price'], cur)}, resale {_money(p['resale'], cur)})"
+    buys = ", ".join(f"buy {p['offer']}{' on ' + p['bought_on'] if p.get('bought_on') else ''} "
+                     f"({_money(p['price'], cur)}, resale {_money(p['resale'], cur)})"
                      for p in d["purchases"]) or "buy nothing"
     # phases grouped by where they run: "a, b and c on `x`; d on `y` + `z`" (not `x` seven times)
     groups: dict[str, list[str]] = {}

@@ -76,6 +76,7 @@ class Purchase:
     price_usd: float
     resale_usd: float
     price_source: str | None = None
+    bought_on: dt.date | None = None  # a card bought later than the start (buy_later); None: on the first day
 
 
 @dataclass(frozen=True)
@@ -94,12 +95,15 @@ class Alternative:
     wins_below_usd: float | None = None  # a candidate card: the price below which its plan is the cheapest
     price_factors: tuple[tuple[str, str, float], ...] = ()  # (phase, option, factor): rent on its price path
     price_years: tuple[tuple[str, str, float], ...] = ()  # (phase, option, years from the price's date): rent
+    #: (card, day from the start, price then, resale at the horizon's end) [USD] of each card it buys
+    bought_costs: tuple[tuple[str, int, float, float], ...] = ()
 
     @property
     def plan_key(self) -> tuple:
         """What makes two strategies' plans the same plan (hours to the thousandth: two solves
         of one plan differ in the last bits)."""
-        return tuple((p, o, round(h, 3)) for p, o, h in self.hours), self.bought, self.host
+        return (tuple((p, o, round(h, 3)) for p, o, h in self.hours), self.bought, self.host,
+                tuple((b, day) for b, day, *_ in self.bought_costs))
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,8 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "cost_breakdown": {k: money(plan.cost_usd.get(k, 0.0)) for k in COST_PARTS},
         "purchases": [
             {"offer": p.offer, "device": p.device, "count": p.count, "price": money(p.price_usd),
-             "resale": money(p.resale_usd), "price_source": p.price_source} for p in plan.purchases
+             "resale": money(p.resale_usd), "price_source": p.price_source,
+             "bought_on": p.bought_on.isoformat() if p.bought_on else None} for p in plan.purchases
         ],
         "phases": [_phase_dict(ph, money) for ph in plan.phases],
         "breakeven": [

@@ -168,11 +168,30 @@ class Scenario:
     #: or rent's level at dates, as a share off its catalog price: ((date, -0.10), ...), in date order
     rent_price_points: tuple[tuple[dt.date, float], ...] = ()
     read_on: dt.date | None = None  # the day the scenario was read (--today): how old its prices are then
+    #: the program may buy a card on any of these week starts, not only on the first day (``buy_later``)
+    buy_every_weeks: int | None = None
+    buy_trend_per_year: float = 0.0  # buy prices move by this share a year from their catalog date
+    buy_price_points: tuple[tuple[dt.date, float], ...] = ()  # or reach these levels by these dates
 
     @property
     def rent_moves(self) -> bool:
         """Whether the scenario says where rent prices go (a yearly trend or dated points)."""
         return bool(self.rent_trend_per_year or self.rent_price_points)
+
+    @property
+    def buy_moves(self) -> bool:
+        """Whether the scenario says where card prices go (``buy_price_trend``)."""
+        return bool(self.buy_trend_per_year or self.buy_price_points)
+
+    @property
+    def buy_days(self) -> tuple[int, ...]:
+        """The days (from the start) on which the plan may buy a card: the first day, and with
+        ``buy_later`` every so many weeks after it while a phase may still use a card bought then.
+        Week starts, so a card is owned for whole buckets of the program (docs/model.md)."""
+        if not self.buy_every_weeks:
+            return (0,)
+        last = max((self.window(ph)[1] - self.start).days for ph in self.phases)
+        return tuple(range(0, last, 7 * self.buy_every_weeks))
 
     @property
     def horizon_end(self) -> dt.date:
@@ -773,6 +792,15 @@ SCHEMA: dict[str, Any] = {
                              "has fallen 20-30 % a year, 2023-2025), or reach levels by dates, e.g. {2027-06-30: -10%, "
                              "2028-06-30: -25%} (linear in between, flat after); 0: prices stay as dated, and the "
                              "uncertainty analysis draws where they go (-30 % to +40 % a year)"),
+    "buy_later": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months"), attr="buy_later_months",
+                       doc="the plan may buy a card later than the start, on a week start every this often (e.g. "
+                           "1 month: every 4 weeks), choosing when as well as whether; a card bought later costs "
+                           "that day's price (buy_price_trend) and sells younger; default: cards are bought on "
+                           "the first day"),
+    "buy_price_trend": Field(_trend, attr="buy_trend_per_year", default=0.0,
+                             doc="card prices (new and used) move by this share a year from their catalog date, "
+                                 "e.g. -15%/year, or reach levels by dates, as price_trend; with buy_later, what a "
+                                 "card bought later costs; 0: prices stay as dated"),
     "uncertainty": Field(_samples, attr="uncertainty_samples", default=0,
                          doc="draws of the uncertainty analysis in every run (as --uncertainty N); 0: off"),
     "workload": WORKLOAD,
@@ -1203,6 +1231,7 @@ class _Validator:
             elec, elec_default = self.ctx.ids.electricity_default_usd_per_kwh, True
         currency = self.ctx.currency
         trend = top.get("price_trend", SCHEMA["price_trend"].default)
+        buy_trend = top.get("buy_price_trend", SCHEMA["buy_price_trend"].default)
         return Scenario(
             name=top["name"],
             start=start,
@@ -1222,6 +1251,10 @@ class _Validator:
             rent_trend_per_year=trend if isinstance(trend, float) else 0.0,
             rent_price_points=trend if isinstance(trend, tuple) else (),
             read_on=self.ctx.today,
+            buy_every_weeks=(max(1, round(top["buy_later"] * units.WEEKS_PER_MONTH)) if "buy_later" in top
+                             else None),
+            buy_trend_per_year=buy_trend if isinstance(buy_trend, float) else 0.0,
+            buy_price_points=buy_trend if isinstance(buy_trend, tuple) else (),
         )
 
     def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:

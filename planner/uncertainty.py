@@ -260,8 +260,9 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
             float(c["restarts_by_hand"]) * share * r, float(c["storage_months"]) * r, share=share,
             rent_factor=price, electricity_factor=elec, time_value_factor=time_value).values())
     cards = card_costs(s, plan.options)
+    bought = {b: (price, resale) for b, _, price, resale in alt.bought_costs}  # on the day the plan buys it
     for b in alt.bought:
-        price_usd, resale_usd = cards[b]
+        price_usd, resale_usd = bought.get(b, cards[b])
         pf = _factor(by_name, f"price {b}", n)
         cost += price_usd * pf - resale_usd * pf * _factor(by_name, f"resale {b}", n)
     if alt.host:

@@ -82,6 +82,12 @@ def with_value(job: Job, path: str, value: Any) -> Job:
     return dataclasses.replace(job, sets=job.sets + (f"{path}={value}",))
 
 
+def _bought(purchases) -> str:
+    """What a plan buys, and when where it buys later than the first day: a change of either is
+    a change of plan."""
+    return "+".join(p.offer + (f" on {p.bought_on}" if p.bought_on else "") for p in purchases) or "nothing"
+
+
 def summarize(plan) -> dict[str, Any]:
     """One row for a plan: its cost, its decision (what is bought, where each phase runs), its finish."""
     from .result import Money, to_dict
@@ -90,13 +96,13 @@ def summarize(plan) -> dict[str, Any]:
         finished = [ph.finish_expected.isoformat() for ph in plan.phases if ph.finish_expected]
         return {
             "total_cost": Money(plan.scenario)(plan.total_usd), "currency": plan.scenario.currency,
-            "feasible": plan.feasible, "buy": "+".join(p.offer for p in plan.purchases) or "nothing",
+            "feasible": plan.feasible, "buy": _bought(plan.purchases),
             "kinds": "+".join(sorted({a.kind for ph in plan.phases for a in ph.assignments})),
             "plan": "; ".join(f"{ph.name}: " + "+".join(a.option for a in ph.assignments) for ph in plan.phases),
             "finish": max(finished) if finished else None, "breakeven_gpu_hours": None,
         }
     d = to_dict(plan)
-    bought = "+".join(p["offer"] for p in d["purchases"]) or "nothing"
+    bought = _bought(plan.purchases)
     where = "; ".join(f"{ph['name']}: " + "+".join(a["option"] for a in ph["assignments"]) for ph in d["phases"])
     kinds = sorted({a["kind"] for ph in d["phases"] for a in ph["assignments"]})
     finishes = [ph["finish_expected"] for ph in d["phases"] if ph["finish_expected"]]

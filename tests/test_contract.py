@@ -51,7 +51,19 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
         for d in range((begin - s.start).days, (end - s.start).days):
             xs.append((r.phase, r.option, d, i))
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]))
-    nx, nb = len(xs), len(buys)
+    # a card may be bought on the first day, and with buy_later on every week start so many weeks
+    # apart while a phase is still open; its price then follows buy_price_trend from the first day
+    # (a scenario's own rows are undated) and its resale is the same share of that price
+    last = max((s.window(ph)[1] - s.start).days for ph in s.phases)
+    days = list(range(0, last, 7 * s.buy_every_weeks)) if s.buy_every_weeks else [0]
+    steps = [(b, d) for b in buys for d in days]  # one binary per (card, day bought)
+
+    def on_day(b: str, d: int) -> tuple[float, float]:
+        price, resale = cards[b]
+        factor = (1.0 + s.buy_trend_per_year) ** (d / 365.25)
+        return price * factor, resale * factor
+
+    nx, nb = len(xs), len(steps)
     n = nx + nb
     rows: list[tuple[dict[int, float], float]] = []  # ({var: coef}, upper); equalities kept apart
     eq: list[tuple[dict[int, float], float]] = []
@@ -70,13 +82,14 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
         parallel = (min(s.phase(p).runs, int(supply) if supply == supply and supply is not None else s.phase(p).runs)
                     if q.iloc[i]["kind"] == "rent" else 1)
         ub[j] = float(q.iloc[i]["open_capacity_h"]) * parallel / 7.0 / wall(i)  # a day's worth of sessions
-    for k, b in enumerate(buys):
-        c[nx + k] = cards[b][0] - cards[b][1]
+    for k, (b, d) in enumerate(steps):
+        c[nx + k] = on_day(b, d)[0] - on_day(b, d)[1]
         ub[nx + k] = 1
+    for b in buys:  # bought once at most
+        rows.append(({nx + k: 1.0 for k, (o, _) in enumerate(steps) if o == b}, 1.0))
     for ph in s.phases:  # every hour done
         eq.append(({j: 1.0 for j, x in enumerate(xs) if x[0] == ph.name}, ph.gpu_hours))
-    days = sorted({x[2] for x in xs})
-    for d in days:
+    for d in sorted({x[2] for x in xs}):
         today = [j for j, x in enumerate(xs) if x[2] == d]
         for ph in s.phases:  # a run never on two machines at once
             mine = {j: wall(xs[j][3]) for j in today if xs[j][0] == ph.name}
@@ -84,8 +97,8 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
                 rows.append((mine, ph.runs * 24.0))
         for o in {xs[j][1] for j in today if q.iloc[xs[j][3]]["kind"] in ("own", "buy")}:  # 24 h a day a card
             mine = {j: wall(xs[j][3]) for j in today if xs[j][1] == o}
-            if o in buys:
-                mine[nx + buys.index(o)] = -24.0
+            if o in buys:  # owned from the day it is bought
+                mine.update({nx + k: -24.0 for k, (c_, day) in enumerate(steps) if c_ == o and day <= d})
             rows.append((mine, 0.0 if o in buys else 24.0))
         for o in {xs[j][1] for j in today if q.iloc[xs[j][3]]["kind"] == "rent"}:  # instances to be had at once
             mine = [j for j in today if xs[j][1] == o]
@@ -112,7 +125,7 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
                          float(quota)))
     if s.you.budget_usd is not None:  # cash: purchases at their price
         money = {j: per_ref(i, "cost_usd") - per_ref(i, "your_time_usd") for j, (_, _, _, i) in enumerate(xs)}
-        money.update({nx + k: cards[b][0] for k, b in enumerate(buys)})
+        money.update({nx + k: on_day(b, day)[0] for k, (b, day) in enumerate(steps)})
         rows.append((money, s.you.budget_usd))
     every = [(r, -np.inf, u) for r, u in rows] + [(r, v, v) for r, v in eq]
     a = sparse.lil_array((len(every), n))
@@ -124,7 +137,7 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
                options={"mip_rel_gap": 1e-9})
     if res.status != 0:
         return None
-    used = {xs[j][1] for j in range(nx) if res.x[j] > 1e-6} | {b for k, b in enumerate(buys) if res.x[nx + k] > 0.5}
+    used = {xs[j][1] for j in range(nx) if res.x[j] > 1e-6} | {b for k, (b, _) in enumerate(steps) if res.x[nx + k] > 0.5}
     return float(res.fun), used
 
 
@@ -265,10 +278,11 @@ def small(draw):
     reset = draw(st.sampled_from(["", ", quota_reset: saturday", ", quota_reset: wednesday"]))
     budget = draw(st.sampled_from(["", "budget: 400 USD, "]))
     supply = draw(st.sampled_from(["", ", supply: 1"]))
+    later = draw(st.sampled_from(["", "buy_later: 1 week\nbuy_price_trend: -60%/year\n", "buy_later: 1 week\n"]))
     return f"""\
 name: generated
 start: {start}
-horizon: 12 months
+{later}horizon: 12 months
 electricity: 0.25 USD/kWh
 workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
 phases:
@@ -638,3 +652,69 @@ def test_a_subscriptions_monthly_units_are_spread_over_the_months_weeks(load, ca
     tiers = [a for a in p.phases[0].assignments if a.kind == "free"]
     assert p.feasible and "box" in used and tiers
     assert sum(a.wall_hours * burn[a.option] for a in tiers) == pytest.approx(100 / (30.44 / 7), rel=1e-6)
+
+
+# --------------------------------------------------------------------------- buying later
+
+LATER = """\
+name: a card needed from March
+start: 2027-01-04
+horizon: 12 months
+electricity: 0.20 USD/kWh
+{later}
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  early: {{gpu_hours: 100, from: 2027-01-04, deadline: 2027-01-24, checkpoint_size: 0.36 GB}}
+  late: {{gpu_hours: 2000, from: 2027-03-01, deadline: 2027-05-24, checkpoint_size: 0.36 GB}}
+you: {{host_power: 100 W}}
+consider: {{buy: [card-x], rent: [box], free: []}}
+catalog:
+  buy:
+    - {{id: card-x, device: rtx-3090, condition: new, price: 1600 USD, resale: 50%, power: 350 W}}
+  rent:
+    - {{id: box, device: rtx-3090, price: {rent} USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+@pytest.mark.parametrize("rent", [0.50, 1.20])
+def test_a_card_whose_price_falls_is_bought_when_it_is_needed_unless_renting_till_then_costs_more(load, catalog,
+                                                                                                     rent):
+    # Prices fall 50 % a year. 'late' (2,000 h in 85 days) needs the card from the day it opens,
+    # 2027-03-01 (day 56, a week start): bought then, it costs 1600 x 0.5^(56/365.25) = 1,438.69 USD
+    # and sells for half, 719.34 net: 80.66 less than on the first day (renting 'late' costs 1,000
+    # or more). Then 'early' must be rented: 100 h at 0.50 USD/h costs 50 (+ storage) < 80.66 + the
+    # card's 9.0 USD of electricity there, so the plan rents and buys later; at 1.20 USD/h, 120 >
+    # 89.66, so it buys on the first day and the card does both phases.
+    later = "buy_later: 4 weeks\nbuy_price_trend: -50%/year"
+    s = load(LATER.format(later=later, rent=rent))
+    p, used = planned(s, catalog)
+    q = p.quotes.set_index(["phase", "option"])["cost_usd"]
+    price_then = 1600 * 0.5 ** (56 / 365.25)
+    assert price_then == pytest.approx(1438.69, abs=0.01)
+    buy_later = price_then / 2 + q["early", "box"] + q["late", "card-x"]
+    buy_first = 800 + q["early", "card-x"] + q["late", "card-x"]
+    assert q["early", "card-x"] == pytest.approx(100 * 0.45 * 0.20, rel=0.01)  # 9.0 USD of electricity
+    (bought,) = p.purchases
+    if rent == 0.50:
+        assert buy_later < buy_first
+        assert bought.bought_on == dt.date(2027, 3, 1) and bought.price_usd == pytest.approx(price_then, abs=0.01)
+        assert bought.resale_usd == pytest.approx(price_then / 2, abs=0.01)
+        assert used == {"box", "card-x"} and p.total_usd == pytest.approx(buy_later, abs=0.01)
+        early = {a.option for a in p.phases[0].assignments}
+        assert early == {"box"}  # a card bought in March runs nothing in January
+    else:
+        assert buy_first < buy_later
+        assert bought.bought_on is None and bought.price_usd == pytest.approx(1600, abs=0.01)
+        assert used == {"card-x"} and p.total_usd == pytest.approx(buy_first, abs=0.01)
+    ref_cost, ref_used = reference_optimum(s, catalog)
+    assert p.total_usd == pytest.approx(ref_cost, abs=0.01) and used == ref_used
+
+
+def test_without_buy_later_a_card_is_bought_on_the_first_day_and_the_plan_is_as_before(load, catalog):
+    # the same falling price, but the plan may only buy on the first day: 800 net for the card
+    base = planned(load(LATER.format(later="", rent=0.50)), catalog)[0]
+    trend = planned(load(LATER.format(later="buy_price_trend: -50%/year", rent=0.50)), catalog)[0]
+    assert [b.bought_on for b in base.purchases] == [b.bought_on for b in trend.purchases] == [None]
+    assert trend.total_usd == pytest.approx(base.total_usd, abs=1e-6)  # the catalog price is dated on day 0
+    later = planned(load(LATER.format(later="buy_later: 4 weeks", rent=0.50)), catalog)[0]
+    assert later.total_usd <= base.total_usd + 1e-6  # more days to buy on never cost more
