@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-from collections.abc import Callable
 from functools import cached_property
 from typing import NamedTuple
 
@@ -444,7 +443,13 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
     assignments = []
     p50 = p90 = best.finishes.get(ph.name)
     at_conf = best.finishes_conf.get(ph.name)
-    chance = 1.0
+    spread: list[float] = []  # each option's standard deviation of wall hours
+    headroom = 0.0  # wall hours an overrun may take and still end by the deadline
+    if ph.name in best.finish_times:
+        mine = best.schedule[best.schedule["phase"].to_numpy() == ph.name]
+        earlier = mine[mine["bucket"].to_numpy() < mine["bucket"].max()]
+        headroom = float((earlier["wall_hours_conf"] - earlier["wall_hours"]).sum())
+    rate_h_per_day = 0.0
     for option, hours in placed.sort_values(ascending=False).items():
         c, o = by_key[(ph.name, str(option))], options[str(option)]
         f = float(hours) / ph.gpu_hours
@@ -466,11 +471,18 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
 
             p50 = _later(p50, shifted(a.wall_hours_p50))
             p90 = _later(p90, shifted(a.wall_hours_p90))
-            # the promise rests on the program's own model (wall hours at the confidence fit the
-            # buckets): on time while the extra wall hours fit in the days left after the
-            # expected finish, at this option's rate
-            days_left = (s.last_day(ph) - begin).days + 1 - days
-            chance *= _at_chance(s, c, f).chance(a.wall_hours + days_left * rate)
+            spread.append(_wall_sd(s, c, f))
+            rate_h_per_day = max(rate_h_per_day, rate)
+    chance = 1.0
+    if p50 is not None and ph.name in best.finish_times:
+        # the promise rests on the program's own model: every bucket holds the wall hours at the
+        # confidence, so the run's overrun (the options' overruns, independent, added) is on time
+        # while it fits in what the earlier buckets keep for it and the days left after the
+        # expected finish, at the fastest option's rate
+        begin, days, _ = best.finish_times[ph.name]
+        days_left = (s.last_day(ph) - begin).days + 1 - days
+        headroom += max(days_left, 0.0) * min(rate_h_per_day, ph.runs * milp.HOURS_PER_DAY)
+        chance = _on_time(spread, headroom)
     done = ph.name not in best.unmet
     shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget)
     meets = done and at_conf is not None and at_conf <= s.last_day(ph)
@@ -717,28 +729,31 @@ def _spread(s: Scenario, ph, r: Option, c: Quote, share: float, trials: int, see
                   float(np.quantile(costs, 0.5)), float(np.quantile(costs, 0.9)))
 
 
-class AtChance(NamedTuple):
-    wall_conf: float  # wall hours at the scenario's confidence
-    chance: Callable[[float], float]  # the chance of staying within some wall hours
-
-
-def _at_chance(s: Scenario, c: Quote, share: float) -> AtChance:
-    """The wall hours at the scenario's confidence and the chance of staying within some wall
-    hours, for ``share`` of a phase on quote ``c``: the program's own model (the quote's normal
-    approximation, sessions.wall_sd_h, scaled to the share as the program scales it), so that
-    the chance stated agrees with the capacity planned."""
+def _wall_sd(s: Scenario, c: Quote, share: float) -> float:
+    """The standard deviation of the wall hours of ``share`` of a phase on quote ``c``: the
+    program's own model (the quote's normal approximation, sessions.wall_sd_h, read back from
+    the wall hours at the confidence and scaled to the share as the program scales it), so that
+    the chance stated agrees with the capacity planned. Infinite for an option that cannot run."""
     from statistics import NormalDist
 
     wall, conf = c.wall_hours * share, c.wall_hours_conf * share
+    if not math.isfinite(wall) or not math.isfinite(conf):
+        return math.inf
     z = NormalDist().inv_cdf(s.you.confidence)
-    sd = (conf - wall) / z if math.isfinite(conf) and z > 0 else 0.0
+    return (conf - wall) / z if z > 0 else 0.0
 
-    def chance(wall_h: float) -> float:
-        if not math.isfinite(wall):
-            return 0.0
-        return float(wall_h >= wall - 1e-9) if sd <= 0 else NormalDist(wall, sd).cdf(wall_h)
 
-    return AtChance(conf, chance)
+def _on_time(spread_h: list[float], headroom_h: float) -> float:
+    """The chance that a run's overrun, the sum of independent normal overruns of standard
+    deviations ``spread_h``, stays within ``headroom_h`` wall hours."""
+    from statistics import NormalDist
+
+    if any(math.isinf(sd) for sd in spread_h):
+        return 0.0
+    sd = math.sqrt(sum(x * x for x in spread_h))
+    if sd <= 0:
+        return float(headroom_h >= -1e-9)
+    return float(NormalDist(0.0, sd).cdf(headroom_h))
 
 
 def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.DataFrame, used: set[str],
