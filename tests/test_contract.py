@@ -722,6 +722,11 @@ def test_a_card_whose_price_falls_is_bought_when_it_is_needed_unless_renting_til
         assert used == {"card-x"} and p.total_usd == pytest.approx(buy_first, abs=0.01)
     ref_cost, ref_used = reference_optimum(s, catalog)
     assert p.total_usd == pytest.approx(ref_cost, abs=0.01) and used == ref_used
+    # every figure is the scenario's own, so nothing is drawn: each draw re-prices the card bought
+    # on its day at that day's price, as the plan does
+    u = planner.plan(s, trials=0, uncertainty=20).uncertainty
+    hybrid = next(o for o in u.outcomes if o.strategy == "hybrid")
+    assert hybrid.cost_usd == pytest.approx(np.full(20, p.total_usd), abs=0.01)
 
 
 def test_without_buy_later_a_card_is_bought_on_the_first_day_and_the_plan_is_as_before(load, catalog):
