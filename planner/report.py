@@ -287,7 +287,8 @@ def _candidates_section(d: dict) -> view.Section | None:
         "Each card you consider, side by side",
         view.Table(("Candidate", f"Best plan [{cur}]", f"More than the best [{cur}]",
                     f"Cheapest if the card costs under [{cur}]", "Finish", "Options"),
-                   tuple((c["candidate"], _amount(c["total_cost"], cur), _amount(c["total_cost"] - best, cur),
+                   tuple((c["candidate"] + (f" on {c['bought_on']}" if c.get("bought_on") else ""),
+                          _amount(c["total_cost"], cur), _amount(c["total_cost"] - best, cur),
                           _amount(c["wins_below"], cur) if c.get("wins_below") is not None else
                           ("—" if not c["buy"] else "never"),
                           c["finish"] or "—", ", ".join(f"`{o}`" for o in c["options"]))

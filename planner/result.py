@@ -203,7 +203,9 @@ def to_dict(plan: Plan) -> dict[str, Any]:
                     for n, a, u, x in plan.credits],
         "candidates": [
             {"candidate": c.strategy, "buy": list(c.bought), "total_cost": money(c.total_cost_usd),
-             "finish": _date(c.finish), "options": list(c.options), "wins_below": money(c.wins_below_usd)}
+             "finish": _date(c.finish), "options": list(c.options), "wins_below": money(c.wins_below_usd),
+             "bought_on": next((_date(s.start + dt.timedelta(days=day)) for _, day, *_ in c.bought_costs if day),
+                               None)}
             for c in plan.candidates
         ],
         "excluded": [
