@@ -185,6 +185,19 @@ class Solved:
         return {(str(p), str(o)): float(yx / x) for (p, o), x, yx in zip(g.index, g["x"], g["yx"]) if x > 1e-12}
 
     @cached_property
+    def slack_before_last(self) -> dict[str, float]:
+        """Per phase: the wall hours its buckets before its last keep beyond the expected ones
+        (each holds the wall hours at the confidence): what an overrun may run on into."""
+        sched = self.schedule
+        phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
+        slack = (sched["wall_hours_conf"] - sched["wall_hours"]).to_numpy(dtype=float)
+        out = {}
+        for p in set(phase):
+            mine = phase == p
+            out[str(p)] = float(slack[mine & (bucket < bucket[mine].max())].sum())
+        return out
+
+    @cached_property
     def finishes_conf(self) -> dict[str, dt.date]:
         """The finish not exceeded at the scenario's confidence: the program plans capacity with
         the wall hours at that confidence, so it holds inside each phase's window."""
@@ -444,11 +457,7 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
     p50 = p90 = best.finishes.get(ph.name)
     at_conf = best.finishes_conf.get(ph.name)
     spread: list[float] = []  # each option's standard deviation of wall hours
-    headroom = 0.0  # wall hours an overrun may take and still end by the deadline
-    if ph.name in best.finish_times:
-        mine = best.schedule[best.schedule["phase"].to_numpy() == ph.name]
-        earlier = mine[mine["bucket"].to_numpy() < mine["bucket"].max()]
-        headroom = float((earlier["wall_hours_conf"] - earlier["wall_hours"]).sum())
+    headroom = best.slack_before_last.get(ph.name, 0.0)  # wall hours an overrun may take and still end in time
     rate_h_per_day = 0.0
     for option, hours in placed.sort_values(ascending=False).items():
         c, o = by_key[(ph.name, str(option))], options[str(option)]
