@@ -148,8 +148,10 @@ def _in_units(value: object, expected: str, table: Mapping[str, float], default_
 
 
 def parse_duration_h(value: object, default_unit: str = "h") -> float:
-    """Duration in hours. Bare numbers are in ``default_unit``."""
-    return _in_units(value, "a duration such as 30 min or 2 h", DURATION_H, default_unit)
+    """Duration in hours. Bare numbers are in ``default_unit``; the example in an error is in
+    the key's own scale (a horizon in months, a checkpoint interval in minutes or hours)."""
+    example = "6 months or 2 years" if default_unit in ("months", "month") else "30 min or 2 h"
+    return _in_units(value, f"a duration such as {example}", DURATION_H, default_unit)
 
 
 def parse_size_gb(value: object) -> float:

@@ -32,6 +32,8 @@ CASES = [
      "36:5: phases.final.chekpoint_every: unknown key (did you mean 'checkpoint_every' or 'checkpoint_size'?)"),
     ("wrong-unit-kind", "gpu_hours: 180 ", "gpu_hours: 3 GB ",
      "32:16: phases.final.gpu_hours: expected a duration such as 30 min or 2 h, got '3 GB' (a size)"),
+    ("months-as-size", "horizon: 24 months ", "horizon: 24 GB ",
+     "10:10: horizon: expected a duration such as 6 months or 2 years, got '24 GB' (a size)"),
     ("count-as-size", "params: 86M ", "params: 86 GB ",
      "16:11: workload.params: expected a count such as 86M, got '86 GB' (a size)"),
     ("negative-hours", "gpu_hours: 250 ", "gpu_hours: -5 ",
