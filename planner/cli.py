@@ -406,6 +406,19 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     _emit_table(df, fmt, f"Sweep of {', '.join(k for k, _ in parsed)} — {s.name}", report_dir, force, charts)
 
 
+def _span(span: str, why: str = "") -> float:
+    """--span as a share strictly between 0 and 1 (exit 2 with the flag named otherwise)."""
+    from . import units
+
+    try:
+        fraction = units.parse_fraction(span)
+    except units.QuantityError as exc:
+        raise InputError([Problem("--span", 0, 0, "", str(exc))]) from None
+    if not 0 < fraction < 1:
+        raise InputError([Problem("--span", 0, 0, "", f"expected a share above 0% and below 100%, got {span!r}{why}")])
+    return fraction
+
+
 @main.command()
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
 @click.option("--span", default="20%", show_default=True, metavar="PERCENT", help="How far each input moves.")
@@ -415,18 +428,11 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
 def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
     """Move each numeric input down and up by the span: how the cost moves, which inputs flip the decision."""
     _check_report_dir(report_dir, force)
-    from . import units
     from .api import check_scenario
     from .whatif import sensitivity as run_sensitivity
     from .whatif import sensitivity_inputs
 
-    try:
-        fraction = units.parse_fraction(span)
-    except units.QuantityError as exc:
-        raise InputError([Problem("--span", 0, 0, "", str(exc))]) from None
-    if not 0 < fraction < 1:
-        raise InputError([Problem("--span", 0, 0, "", f"expected a share above 0% and below 100%, got {span!r}: "
-                                  "each input moves down and up by it, and down by all of it is nothing")])
+    fraction = _span(span, ": each input moves down and up by it, and down by all of it is nothing")
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     base = _job(scenario, variant, sets, today, catalog_files)
     planned = sensitivity_inputs(base, fraction)  # plans the base: which offers are in play
@@ -458,18 +464,12 @@ def explore(scenario, report_dir, span, n_inputs, points, force, workers, varian
     _check_report_dir(report_dir, force)
     import json
 
-    from . import units
     from .api import check_scenario
     from .explore import explore as run_explore
     from .explore import page
     from .writer import write_files
 
-    try:
-        fraction = units.parse_fraction(span)
-    except units.QuantityError as exc:
-        raise InputError([Problem("--span", 0, 0, "", str(exc))]) from None
-    if not 0 < fraction < 1:
-        raise InputError([Problem("--span", 0, 0, "", f"expected a share above 0% and below 100%, got {span!r}")])
+    fraction = _span(span)
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     base = _job(scenario, variant, sets, today, catalog_files)
     data = run_explore(base, fraction, _workers(workers, points ** n_inputs), n_inputs, points)

@@ -554,22 +554,10 @@ def test_the_money_spent_over_time_counts_what_credits_pay(load, catalog):
 
 # --------------------------------------------------------------------------- the budget is cash, every part of it
 
-HOST_BUDGET = """\
-name: a card that needs a computer around it
-start: 2027-01-04
-electricity: 0.20 USD/kWh
-horizon: 12 months
-workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
-phases:
-  a: {{gpu_hours: 1000, from: 2027-01-04, deadline: 2027-06-30, checkpoint_size: 0.36 GB}}
-you: {{host_machine: false, host_price: 300 USD, host_power: 0 W, budget: {budget} USD}}
-consider: {{buy: [card], rent: [box], free: []}}
-catalog:
-  buy:
-    - {{id: card, device: rtx-3090, condition: used, price: 1000 USD, resale: 800 USD, power: 350 W}}
-  rent:
-    - {{id: box, device: rtx-3090, price: 1.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
-"""
+#: BUDGET's card without a computer to put it in (a 300 USD host to buy), against dearer rent
+HOST_BUDGET = (BUDGET.replace("name: cash, not net of resale", "name: a card that needs a computer around it")
+               .replace("you: {{host_power: 0 W,", "you: {{host_machine: false, host_price: 300 USD, host_power: 0 W,")
+               .replace("price: 0.50 USD/h", "price: 1.00 USD/h"))
 
 
 def test_the_budget_counts_the_host_computer_a_card_needs(load, catalog):

@@ -226,17 +226,23 @@ def test_decision_map_colours_each_plan_and_shades_by_cost():
     assert [t.get_text() for t in ax.texts] == ["20", "40", "60", "90"]
 
 
-def test_what_if_pages_load_in_a_browser_with_no_external_request(tmp_path):
-    """A 2-D sweep --report: the page carries its table and decision map inline and loads in
-    headless Chromium without asking the network for anything (issue 15)."""
-    from .test_reports import _page_requests
-
+def _sweep_page(tmp_path):
+    """A 2-D sweep (hours x electricity) of a small scenario written with --report: its directory."""
     path = tmp_path / "minimal.yaml"
     path.write_text(MINIMAL + 'consider:\n  rent: ["vast:rtx-3090*"]\n  buy: ["rtx-3090-used"]\n', encoding="utf-8")
     out = tmp_path / "map"
     result = CliRunner().invoke(main, ["sweep", str(path), "--vary", "phases.train.gpu_hours=100,2000",
                                        "--vary", "electricity=0.1,0.4", "--report", str(out), "--workers", "1"])
     assert result.exit_code == 0, result.output
+    return out
+
+
+def test_what_if_pages_load_in_a_browser_with_no_external_request(tmp_path):
+    """A 2-D sweep --report: the page carries its table and decision map inline and loads in
+    headless Chromium without asking the network for anything (issue 15)."""
+    from .test_reports import _page_requests
+
+    out = _sweep_page(tmp_path)
     assert {"decision_map.svg", "decision_map.png", "report.html", "table.csv"} <= {p.name for p in out.iterdir()}
     dom, asked = _page_requests(out / "report.html", tmp_path)
     assert asked == []
@@ -505,12 +511,7 @@ def test_sensitivity_writes_figures_as_people_do_never_in_exponents(load):
 def test_a_sweep_page_shows_the_decision_before_its_rows_and_fits_a_projector(tmp_path):
     """The decision map comes first (it sat 6,000 px down the page), and the plan column breaks
     across lines where the page is too narrow (the others keep a number or date whole)."""
-    path = tmp_path / "minimal.yaml"
-    path.write_text(MINIMAL + 'consider:\n  rent: ["vast:rtx-3090*"]\n  buy: ["rtx-3090-used"]\n', encoding="utf-8")
-    out = tmp_path / "map"
-    result = CliRunner().invoke(main, ["sweep", str(path), "--vary", "phases.train.gpu_hours=100,2000",
-                                       "--vary", "electricity=0.1,0.4", "--report", str(out), "--workers", "1"])
-    assert result.exit_code == 0, result.output
+    out = _sweep_page(tmp_path)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.index("<svg") < page.index("<table") and "max-width:1360px" in page
     plan_cells = [c for c in page.split("<td")[1:] if " on " in c]
