@@ -15,7 +15,8 @@ Variables
     x[p, o, b] >= 0   reference GPU-hours of phase p done on option o in bucket b
                       (only buckets inside the phase's window), at most what the
                       option's sessions and your starts allow over those days
-    y[b] in {0, 1}    buy offer b is purchased
+    y[b, d] in {0, 1} buy offer b is purchased on day d (the first day; with buy_later, every
+                      few week starts too), at that day's price less its resale then
     h in {0, 1}       a host computer is bought (when the user has none)
     u[p] >= 0         work of phase p that no option can do in time (penalised)
 
@@ -24,7 +25,8 @@ Constraint families (wall hours come from the session model as factors per refer
     concurrency   a run is sequential: per phase and bucket, wall hours over all options
                   <= runs x 24 h x the bucket's days
     machine       a card you own or buy: per bucket, wall hours of every phase <= 24 h x the
-                  bucket's days (x y[b] for a card bought)
+                  bucket's days (x the y[b, d] of days d up to the bucket's first, for a card bought)
+    buy once      sum_d y[b, d] <= 1 (= 1 or 0 where the candidates side by side force it)
     account       a free tier's account: per bucket, what its sessions and your starts allow
     quota         a free tier's weekly quota, per quota week (the provider's reset day where
                   known); a week the plan covers in part keeps its whole quota
@@ -424,7 +426,7 @@ def buy_once(buy_vars: tuple[BuyVar, ...], forced: dict[str, int] | None = None)
     """A card is bought at most once, on one of the days the plan may buy it (exactly once, or
     never, where ``forced`` says so: the candidates side by side)."""
     offers = sorted({v.option for v in buy_vars})
-    if all(v.day == 0 for v in buy_vars):
+    if all(v.day == 0 for v in buy_vars) and not forced:
         return Block.of("buy once", [], [], [], [], -np.inf, [])  # one binary per card says it already
     row = {o: i for i, o in enumerate(offers)}
     lower = [float((forced or {}).get(o, 0)) for o in offers]
@@ -664,10 +666,6 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     for j in [*(v.var for v in buy_vars), *([host_index] if host_index is not None else [])]:
         integrality[j], ub[j] = 1, 1
     lb = np.zeros(n)
-    if all(v.day == 0 for v in buy_vars):  # else the "buy once" rows hold what is forced
-        for b, value in (forced or {}).items():
-            if b in buy_index:
-                lb[buy_index[b]] = ub[buy_index[b]] = value
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
@@ -782,7 +780,7 @@ def finishes(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours",
 
 def purchases(program: Program, sol: Solution) -> list[str]:
     """The cards the plan buys, by id (each once, whatever the day)."""
-    return sorted({v.option for v in program.buy_vars if sol.x[v.var] > 0.5})
+    return sorted(bought(program, sol))
 
 
 def bought(program: Program, sol: Solution) -> dict[str, BuyVar]:

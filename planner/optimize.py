@@ -300,7 +300,7 @@ class Solved:
 
 def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None, forced=None) -> Solved:
     program = milp.build(s, quotes, opts, cards, kinds, deadline_override, budget_usd, forced,
-                         card_paths(s, opts) if s.buy_every_weeks or s.buy_moves else None)
+                         card_paths(s, opts) if s.buy_every_weeks else None)
     sol = milp.solve(program)
     if not sol.ok:
         raise SolverError(
