@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from . import costs
+from .options import commitments_of
 from .sessions import finish_day, parallel_runs
 
 if TYPE_CHECKING:  # scipy loads only when a plan is built
@@ -191,6 +192,17 @@ class BuyVar:
         return f"{self.option} bought on day {self.day}"
 
 
+@dataclass(frozen=True)
+class CommitVar:
+    """The z variable of a commitment started on one day: the instances committed to (integer)."""
+
+    var: int
+    option: str
+    day: int  # days from the start
+    days: float  # the term
+    usd: float  # one instance over the whole term, paid whether used or not
+
+
 @dataclass
 class Program:
     """A built MILP with the maps needed to read its solution."""
@@ -208,6 +220,8 @@ class Program:
     credit_index: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
     #: every purchase variable: a card on each day it may be bought (``buy_index`` holds the first day's)
     buy_vars: tuple[BuyVar, ...] = ()
+    #: every commitment variable: an offer with a term, on each day it may start
+    commit_vars: tuple[CommitVar, ...] = ()
 
     @property
     def n_vars(self) -> int:
@@ -286,12 +300,13 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     return xi
 
 
-def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) -> None:
+def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], committed: np.ndarray) -> None:
     """Rent prices that move (``price_trend``): each x's rent is its catalog price carried from
     the price's date to the middle of its bucket at the scenario's yearly trend, or along its
     dated levels (linear between them); the money and cost per reference hour of the x change
-    by that much (a projection, said in the answer)."""
-    rent = xi["kind"].to_numpy() == "rent"
+    by that much (a projection, said in the answer). A commitment's x (``committed``) carry no
+    rent: it is paid for the term, at the price of the day it starts (:func:`commit_vars`)."""
+    rent = (xi["kind"].to_numpy() == "rent") & ~committed
     xi["price_factor"] = 1.0
     xi["price_years"] = 0.0  # years from a rent price's date to its bucket's middle (what a trend acts over)
     if not rent.any():
@@ -315,6 +330,16 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any]) ->
     xi["price_factor"] = factor
     xi["cost_per_ref"] = xi["cost_per_ref"].to_numpy(dtype=float) + extra
     xi["money_per_ref"] = xi["money_per_ref"].to_numpy(dtype=float) + extra
+
+
+def _prepaid(xi: pd.DataFrame) -> None:
+    """A commitment's hours cost no rent (the term is paid whether used or not): only what else
+    they cost (storage, egress, your time)."""
+    committed = xi["committed"].to_numpy(dtype=bool)
+    if committed.any():
+        rent = np.where(committed, xi["rent_per_ref"].to_numpy(dtype=float), 0.0)
+        xi["cost_per_ref"] = xi["cost_per_ref"].to_numpy(dtype=float) - rent
+        xi["money_per_ref"] = xi["money_per_ref"].to_numpy(dtype=float) - rent
 
 
 def _objective(xi: pd.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -501,14 +526,59 @@ def supply(xi: pd.DataFrame, cal: Calendar) -> Block:
     """A rent offer with a known supply: per bucket, its instances over every phase <= the
     instances to be had at that price at once (wall hours <= supply x 24 h x the bucket's days)."""
     n = xi["supply"].to_numpy(dtype=float)
-    at = np.flatnonzero((xi["kind"].to_numpy() == "rent") & np.isfinite(n))
-    if not len(at):
+    at = np.flatnonzero((xi["kind"].to_numpy() == "rent") & np.isfinite(n) & ~xi["committed"].to_numpy(dtype=bool))
+    if not len(at):  # a commitment's supply bounds its instances committed instead
         return Block.of("supply", [], [], [], [], -np.inf, [])
     codes, names = pd.factorize(xi["option"].to_numpy()[at], sort=True)
     rid, first, code, bucket = _rows(codes, xi["bucket"].to_numpy()[at])
     return Block.of("supply", [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(code, bucket)], rid,
                     xi["var"].to_numpy()[at], xi["wall_conf_per_ref"].to_numpy(dtype=float)[at], -np.inf,
                     n[at][first] * HOURS_PER_DAY * cal.days[bucket])
+
+
+def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_var: int) -> tuple[CommitVar, ...]:
+    """One integer per (commitment, start day): week starts for terms up to four weeks (blocks a
+    plan stacks), every fourth week start for longer ones, and only days from which the term
+    covers a bucket the offer's x lie in. One instance's term costs the price per hour x 24 h x
+    the term's days, at the price of its start day on the rent's path (``price_trend``)."""
+    rows = opts.set_index("option")
+    points = tuple((float((d - cal.start).days), lv) for d, lv in s.rent_price_points)
+    out: list[CommitVar] = []
+    for option in sorted(set(xi.loc[xi["committed"].to_numpy(dtype=bool), "option"])):
+        r = rows.loc[option]
+        term = float(r["term_days"])
+        buckets = np.unique(xi.loc[xi["option"].to_numpy() == option, "bucket"].to_numpy())
+        first, end = cal.first_day[buckets], cal.edges[buckets + 1]
+        dated = r["as_of"]
+        priced = float((dated - cal.start).days) if isinstance(dated, dt.date) else 0.0
+        for day in range(0, int(cal.edges[-1]), 7 if term <= 28 else 28):
+            if not ((first >= day) & (end <= day + term)).any():
+                continue
+            factor = float(costs.path_factor([day], priced, s.rent_trend_per_year, points)[0]) if s.rent_moves else 1.0
+            out.append(CommitVar(first_var + len(out), str(option), day, term,
+                                 float(r["usd_per_hour"]) * HOURS_PER_DAY * term * factor))
+    return tuple(out)
+
+
+def commitment(xi: pd.DataFrame, cal: Calendar, commits: tuple[CommitVar, ...]) -> Block:
+    """A commitment's instances run one thing at a time each: per bucket, its wall hours over
+    every phase <= 24 h x the bucket's days x the instances whose term covers the whole bucket
+    (a term's last part-week is not used: terms are counted in whole buckets)."""
+    at = np.flatnonzero(xi["committed"].to_numpy(dtype=bool))
+    if not len(at):
+        return Block.of("commitment", [], [], [], [], -np.inf, [])
+    codes, names = pd.factorize(xi["option"].to_numpy()[at], sort=True)
+    rid, _, code, bucket = _rows(codes, xi["bucket"].to_numpy()[at])
+    option, first, end = np.asarray(names)[code], cal.first_day[bucket], cal.edges[bucket + 1]
+    hours = HOURS_PER_DAY * cal.days[bucket].astype(float)
+    rows, cols, vals = [rid], [xi["var"].to_numpy()[at]], [xi["wall_conf_per_ref"].to_numpy(dtype=float)[at]]
+    for v in commits:
+        active = np.flatnonzero((option == v.option) & (first >= v.day) & (end <= v.day + v.days))
+        rows.append(active)
+        cols.append(np.full(len(active), v.var))
+        vals.append(-hours[active])
+    return Block.of("commitment", [f"{o} {cal.bucket_label(b)}" for o, b in zip(option, bucket)],
+                    np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -np.inf, 0.0)
 
 
 def starts(xi: pd.DataFrame, cal: Calendar, starts_per_day: float) -> Block:
@@ -544,7 +614,7 @@ def host(xi: pd.DataFrame, s, buy_vars: tuple[BuyVar, ...], host_index: int) -> 
 
 
 def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index, host_usd, budget_usd,
-           credit_vars: np.ndarray | None = None) -> Block:
+           credit_vars: np.ndarray | None = None, commits: tuple[CommitVar, ...] = ()) -> Block:
     """Cash out <= the budget: purchases at their price (resale comes back only after the
     horizon, so it pays for nothing during the plan), the host, rent, electricity, storage and
     egress, less what credits pay; your time is not cash."""
@@ -553,6 +623,8 @@ def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index, host_usd,
     vals = [*xi["money_per_ref"].to_numpy(dtype=float), *(v.price_usd for v in buy_vars)]
     vals += [host_usd] if host_index is not None else []
     vals += [-1.0] * len(credit_vars)
+    cols += [v.var for v in commits]
+    vals += [v.usd for v in commits]
     return Block.of("budget", ["budget"], np.zeros(len(cols)), cols, vals, -np.inf, budget_usd)
 
 
@@ -619,7 +691,9 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     resets = q.loc[(q["kind"] == "free").to_numpy() & q["quota_h_per_week"].notna().to_numpy(), "quota_reset"]
     cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})))
     xi = _variables(s, cal, q)
-    _price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])))
+    xi["committed"] = xi["option"].isin(list(commitments_of(opts))).to_numpy()
+    _price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])), xi["committed"].to_numpy())
+    _prepaid(xi)
     nx = len(xi)
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(cards))
     steps = [(b, *step) for b in buys for step in (paths[b] if paths and b in paths else ((0, *cards[b]),))]
@@ -631,6 +705,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     needs_host = s.you.buys_host
     host_index = nx + n_buy + len(s.phases) if needs_host else None
     n = nx + n_buy + len(s.phases) + (1 if needs_host else 0)
+    commits = commit_vars(s, cal, xi, opts, n)
+    n += len(commits)
     credit_index = []
     for covered in credit_cover(s, xi, cal):  # one u variable per (credit, x it may pay for)
         credit_index.append((np.arange(n, n + len(covered)), covered))
@@ -639,6 +715,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     c, ties = _objective(xi, n)
     for v in buy_vars:
         c[v.var] = v.price_usd - v.resale_usd
+    for z in commits:
+        c[z.var] = z.usd
     for j in unmet_index.values():
         c[j] = UNMET_PENALTY_USD_PER_H
     if host_index is not None:
@@ -648,7 +726,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
 
     blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_vars), buy_once(buy_vars, forced),
               account(xi, cal),
-              quota(xi, cal), subscription(xi, cal), supply(xi, cal), starts(xi, cal, s.you.attention_starts_per_day),
+              quota(xi, cal), subscription(xi, cal), supply(xi, cal),
+              commitment(xi, cal, commits), starts(xi, cal, s.you.attention_starts_per_day),
               once(xi)]
     if host_index is not None:
         blocks.append(host(xi, s, buy_vars, host_index))
@@ -657,7 +736,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
         blocks.append(credits(xi, [c.amount_usd for c in s.you.credits], tuple(credit_index)))
     if limit is not None and math.isfinite(limit):
         blocks.append(budget(xi, buy_vars, host_index, s.you.host_usd, limit,
-                             np.concatenate([u for u, _ in credit_index]) if credit_index else None))
+                             np.concatenate([u for u, _ in credit_index]) if credit_index else None, commits))
     blocks = [b for b in blocks if b.labels]
 
     integrality = np.zeros(n)
@@ -665,11 +744,16 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     ub[:nx] = _upper_bounds(xi)
     for j in [*(v.var for v in buy_vars), *([host_index] if host_index is not None else [])]:
         integrality[j], ub[j] = 1, 1
+    instances = dict(zip(opts["option"], opts["supply"])) if "supply" in opts else {}
+    most = sum(ph.runs for ph in s.phases)  # never more instances than runs at once
+    for z in commits:
+        n_max = instances.get(z.option)
+        integrality[z.var], ub[z.var] = 1, float(n_max) if n_max is not None and n_max == n_max else most
     lb = np.zeros(n)
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
-                   tuple(credit_index), buy_vars)
+                   tuple(credit_index), buy_vars, commits)
 
 
 @dataclass(frozen=True)
@@ -781,6 +865,11 @@ def finishes(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours",
 def purchases(program: Program, sol: Solution) -> list[str]:
     """The cards the plan buys, by id (each once, whatever the day)."""
     return sorted(bought(program, sol))
+
+
+def committed(program: Program, sol: Solution) -> list[tuple[CommitVar, int]]:
+    """Each commitment the plan makes: its start day and term, and the instances committed."""
+    return [(z, round(float(sol.x[z.var]))) for z in program.commit_vars if sol.x[z.var] > 0.5]
 
 
 def bought(program: Program, sol: Solution) -> dict[str, BuyVar]:

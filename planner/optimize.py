@@ -30,10 +30,10 @@ from pricing.values import float_or, opt_float
 
 from . import breakeven, milp, sessions, units, workload
 from .costs import COST_PARTS, PART_NAMES
-from .options import build_options, stale_rows
+from .options import build_options, commitments_of, stale_rows
 from .quotes import CardPath, card_costs, card_paths, checkpoint_gb_of, exclusions, money_by_part, process_for, quote_records
 from .records import Option, Quote, options_of, quotes_frame
-from .result import Alternative, Assignment, ParetoPoint, PhasePlan, Plan, Purchase
+from .result import Alternative, Assignment, Commitment, ParetoPoint, PhasePlan, Plan, Purchase
 from .scenario import Scenario
 
 __all__ = ["STRATEGIES", "card_costs", "dominated_cards", "dominated_rents", "plan", "prune"]
@@ -65,7 +65,8 @@ def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
                                    for c in sorted(set(q["option"]))]))
 
 
-def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()) -> dict[str, str]:
+def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset(),
+                    committed: frozenset[str] = frozenset()) -> dict[str, str]:
     """Rent offers no plan needs: {offer: an offer that dominates it}. An offer dominates another
     when, in every phase the other can take a share of, it can too, costs no more per reference
     hour (money, and money plus time), takes no more wall hours (so no more of the run's hours
@@ -75,11 +76,12 @@ def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()
     share from the dominated offer to its dominator keeps every plan feasible and no dearer.
     Of equal offers the first by id stays. Nothing else is pruned: an offer too slow to finish
     a phase alone may still do most of it beside a fast one; nor is an offer a credit pays for
-    (``credited``: its providers), which its price no longer describes."""
+    (``credited``: its providers), which its price no longer describes, nor a commitment
+    (``committed``), paid for its term rather than by the hour: it neither dominates nor is."""
     wall_h = quotes["wall_hours"].to_numpy(dtype=float)
     provider = np.array([o.split(":", 1)[0] for o in quotes["option"]], dtype=object)
     q = quotes[(quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
-               & ~np.isin(provider, list(credited))]
+               & ~np.isin(provider, list(credited)) & ~quotes["option"].isin(list(committed)).to_numpy()]
     if q.empty:
         return {}
     return _dominated(q, np.zeros((q["option"].nunique(), 1)))
@@ -212,6 +214,16 @@ class Solved:
         return milp.purchases(self.program, self.sol)
 
     @cached_property
+    def committed(self) -> list[tuple[milp.CommitVar, int]]:
+        """Each commitment made: its start day, term and price, and the instances committed."""
+        return milp.committed(self.program, self.sol)
+
+    @property
+    def committed_usd(self) -> float:
+        """What the commitments cost, paid whether used or not [USD]."""
+        return sum(z.usd * k for z, k in self.committed)
+
+    @cached_property
     def bought_on(self) -> dict[str, milp.BuyVar]:
         """Each card bought: the day, its price then and its resale at the horizon's end."""
         return milp.bought(self.program, self.sol)
@@ -247,13 +259,14 @@ class Solved:
     def money_usd(self) -> float:
         """Money spent: purchases and host, less resale and credits, plus running costs (no time,
         no penalties)."""
-        return self.purchase_usd - self.resale_usd + float(self.running_usd.sum()) - sum(self.credits_used)
+        return (self.purchase_usd - self.resale_usd + self.committed_usd + float(self.running_usd.sum())
+                - sum(self.credits_used))
 
     @property
     def cash_usd(self) -> float:
         """Cash out during the plan, what the budget caps: purchases at their price, the host and
         running costs less what credits pay (resale comes back only after the horizon) [USD]."""
-        return self.purchase_usd + float(self.running_usd.sum()) - sum(self.credits_used)
+        return self.purchase_usd + self.committed_usd + float(self.running_usd.sum()) - sum(self.credits_used)
 
     @property
     def total_usd(self) -> float:
@@ -270,6 +283,8 @@ class Solved:
         out = {f"buy {b}": v.price_usd - v.resale_usd for b, v in self.bought_on.items()}
         if self.host_bought:
             out["host computer"] = self.s.you.host_usd
+        for z, k in self.committed:
+            out[f"commit {z.option}"] = out.get(f"commit {z.option}", 0.0) + z.usd * k
         out.update({str(k): float(v) for k, v in spent.items() if v > 0.005})
         return out
 
@@ -289,6 +304,8 @@ class Solved:
         later = [v for v in self.bought_on.values() if v.day > 0]
         for v in later:
             weekly[min(v.day // 7, len(weekly) - 1)] += v.price_usd
+        for z, k in self.committed:  # a term is paid when it starts
+            weekly[min(z.day // 7, len(weekly) - 1)] += z.usd * k
         first_day = self.purchase_usd - sum(v.price_usd for v in later)
         total = first_day + np.cumsum(weekly)
         points = [(self.s.start, first_day)]
@@ -332,7 +349,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     all_quotes = quotes_frame(records)
     cards = card_costs(s, opts)
     # stage 2: prune what no plan needs, solve the program
-    rents_dominated = dominated_rents(all_quotes, frozenset(p for c in s.you.credits for p in c.providers))
+    rents_dominated = dominated_rents(all_quotes, frozenset(p for c in s.you.credits for p in c.providers),
+                                      commitments_of(opts))
     dominated = {**dominated_cards(all_quotes, cards, card_paths(s, opts) if s.buy_every_weeks else None),
                  **rents_dominated}
     quotes = prune(all_quotes, dominated)
@@ -347,6 +365,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     parts = dict.fromkeys(COST_PARTS, 0.0)
     purchases = _purchases(s, best, options, parts)
     credits = _credits(s, opts, best, parts, warnings)
+    commitments = _commitments(s, best, opts, parts)
     by_key = {(q.phase, q.option): q for q in records}
     hours = best.schedule.groupby(["phase", "option"], sort=False)["gpu_hours"].sum()
     by_phase = {str(p): hours.xs(p, level="phase") for p in hours.index.unique(level="phase")}
@@ -368,6 +387,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         scenario=s,
         feasible=all(ph.meets_deadline for ph in phases),
         purchases=tuple(purchases),
+        commitments=tuple(commitments),
         phases=tuple(phases),
         cost_usd=parts,
         alternatives=tuple(others),
@@ -430,6 +450,20 @@ def _purchases(s: Scenario, best: Solved, options: dict[str, Option], parts: dic
     return out
 
 
+def _commitments(s: Scenario, best: Solved, opts: pd.DataFrame, parts: dict[str, float]) -> list[Commitment]:
+    """The commitments the plan makes, their cost added to the rent (each phase's hours on them
+    carry none: the term is paid whether used or not)."""
+    rows = opts.set_index("option")
+    out = []
+    for z, k in best.committed:
+        r = rows.loc[z.option]
+        layer = r.get("price_source")
+        out.append(Commitment(z.option, str(r["device"]), k, s.start + dt.timedelta(days=z.day), z.days, z.usd * k,
+                              layer if isinstance(layer, str) else None))
+        parts["rent"] += z.usd * k
+    return out
+
+
 def _credits(s: Scenario, opts: pd.DataFrame, best: Solved, parts: dict[str, float], warnings: list[str]
              ) -> tuple[tuple[str, float, float, float], ...]:
     """Per credit: (name, amount, what it pays, what it leaves unused) [USD], its payment taken
@@ -465,6 +499,8 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
         cost = {k: c.part_usd(k) * f for k in PART_NAMES}
         if c.kind == "rent":  # rent prices on their path (price_trend), over the hours placed
             cost["rent"] *= best.price_factors.get((ph.name, c.option), 1.0)
+        if o.term_days is not None:  # a commitment: its term is paid once (Plan.commitments)
+            cost["rent"] = 0.0
         for k in PART_NAMES:
             parts[k] += cost[k]
         a = _assignment(s, ph, c, o, f, float(hours), cost, trials, seed)
@@ -568,7 +604,8 @@ def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alte
                                price_factors=tuple((p, o, f) for (p, o), f in sorted(solved.price_factors.items())
                                                    if f != 1.0),
                                price_years=tuple((p, o, y) for (p, o), y in sorted(solved.price_years.items())),
-                               bought_costs=_bought_costs(solved)))
+                               bought_costs=_bought_costs(solved),
+                               commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed)))
     return out
 
 
@@ -597,7 +634,8 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
                                tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))), (),
                                solved.hours_placed(),
                                tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
-                               bought_costs=_bought_costs(solved)))
+                               bought_costs=_bought_costs(solved),
+                               commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed)))
     return _wins_below(out, opts)
 
 

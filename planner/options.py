@@ -25,7 +25,7 @@ OPTION_COLUMNS = [
     "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
     "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
-    "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "notes",
+    "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "term_days", "notes",
     "usd_per_hour_low", "usd_per_hour_high", "unavailable_share", "unavailable_low", "unavailable_high",
 ]
 
@@ -34,6 +34,13 @@ def _matches(ids: pd.Series, patterns: tuple[str, ...] | None) -> pd.Series:
     if patterns is None:
         return pd.Series(True, index=ids.index)
     return ids.map(lambda i: any(fnmatch.fnmatchcase(i, p) for p in patterns))
+
+
+def commitments_of(opts: pd.DataFrame) -> frozenset[str]:
+    """The rent offers with a term (``term_days``): commitments, paid for the whole term."""
+    if "term_days" not in opts:
+        return frozenset()
+    return frozenset(opts.loc[opts["term_days"].notna().to_numpy(), "option"])
 
 
 def current_buy_offers(buy: pd.DataFrame, on: dt.date) -> pd.DataFrame:
@@ -100,7 +107,8 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
     frames.append(pd.DataFrame(dict(option=rent["id"], kind="rent", offer=rent["id"], **{c: rent[c] for c in (
         "device", "count", "usd_per_hour", "spot", "billing_s", "startup_min", "session_limit_h",
         "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
-        "egress_usd_per_gb", "frameworks", "as_of", "source", "supply", "usd_per_hour_low", "usd_per_hour_high")},
+        "egress_usd_per_gb", "frameworks", "as_of", "source", "supply", "usd_per_hour_low", "usd_per_hour_high",
+        "term_days")},
         persistent_storage=False, needs_person=False,
         price_source=rent["layer"])))
 

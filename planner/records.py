@@ -69,6 +69,7 @@ class Option:
     quota_group: str | None
     quota_reset: str | None
     supply: float | None
+    term_days: float | None  # a commitment's term (paid whether used or not); None: pay as you go
     disk_gb: float | None
     dataset_mount: bool
     unavailable_share: float | None

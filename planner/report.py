@@ -187,6 +187,8 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     buys = ", ".join(f"buy {p['offer']}{' on ' + p['bought_on'] if p.get('bought_on') else ''} "
                      f"({_money(p['price'], cur)}, resale {_money(p['resale'], cur)})"
                      for p in d["purchases"]) or "buy nothing"
+    buys += "".join(f"; commit to {c['count']} x {c['offer']} from {c['start']} to {c['end']} ({_money(c['cost'], cur)}, "
+                    "paid whether used or not)" for c in d.get("commitments", []))
     # phases grouped by where they run: "a, b and c on `x`; d on `y` + `z`" (not `x` seven times)
     groups: dict[str, list[str]] = {}
     for ph in d["phases"]:

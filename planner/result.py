@@ -80,6 +80,24 @@ class Purchase:
 
 
 @dataclass(frozen=True)
+class Commitment:
+    """Instances of an offer with a term, paid for the whole term from its start, used or not."""
+
+    offer: str
+    device: str
+    count: int  # instances committed
+    start: dt.date
+    days: float  # the term
+    cost_usd: float  # all of them over the whole term
+    price_source: str | None = None
+
+    @property
+    def end(self) -> dt.date:
+        """The term's last day."""
+        return self.start + dt.timedelta(days=math.ceil(self.days) - 1)
+
+
+@dataclass(frozen=True)
 class Alternative:
     """The best feasible plan of one strategy (buy-only, rent-only, free-only, hybrid)."""
 
@@ -97,13 +115,16 @@ class Alternative:
     price_years: tuple[tuple[str, str, float], ...] = ()  # (phase, option, years from the price's date): rent
     #: (card, day from the start, price then, resale at the horizon's end) [USD] of each card it buys
     bought_costs: tuple[tuple[str, int, float, float], ...] = ()
+    #: (offer, start day from the start, instances, USD for all of them over the term) of each commitment
+    commitments: tuple[tuple[str, int, int, float], ...] = ()
 
     @property
     def plan_key(self) -> tuple:
         """What makes two strategies' plans the same plan (hours to the thousandth: two solves
         of one plan differ in the last bits)."""
         return (tuple((p, o, round(h, 3)) for p, o, h in self.hours), self.bought, self.host,
-                tuple((b, day) for b, day, *_ in self.bought_costs))
+                tuple((b, day) for b, day, *_ in self.bought_costs),
+                tuple((o, d, k) for o, d, k, _ in self.commitments))
 
 
 @dataclass(frozen=True)
@@ -133,6 +154,7 @@ class Plan:
     schedule: pd.DataFrame | None = None  # phase, option, week, week_start, gpu_hours, wall_hours
     pareto: tuple[ParetoPoint, ...] = ()  # cost against the last phase's finish
     candidates: tuple[Alternative, ...] = ()  # the best plan with each considered card bought, and with none
+    commitments: tuple[Commitment, ...] = ()  # reserved capacity the plan commits to
     credits: tuple[tuple[str, float, float, float], ...] = ()  # (name, amount, used, lost unused) [USD]
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
     breakeven: tuple = ()  # planner.breakeven.Pair
@@ -189,6 +211,11 @@ def to_dict(plan: Plan) -> dict[str, Any]:
             {"offer": p.offer, "device": p.device, "count": p.count, "price": money(p.price_usd),
              "resale": money(p.resale_usd), "price_source": p.price_source,
              "bought_on": p.bought_on.isoformat() if p.bought_on else None} for p in plan.purchases
+        ],
+        "commitments": [
+            {"offer": c.offer, "device": c.device, "count": c.count, "start": _date(c.start), "end": _date(c.end),
+             "days": _num(c.days, 1), "cost": money(c.cost_usd), "price_source": c.price_source}
+            for c in plan.commitments
         ],
         "phases": [_phase_dict(ph, money) for ph in plan.phases],
         "breakeven": [

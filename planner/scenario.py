@@ -441,6 +441,10 @@ def _seconds(v, ctx):
     return units.parse_duration_h(v, default_unit="s") * 3600.0
 
 
+def _days(v, ctx):
+    return units.parse_duration_h(v, default_unit="days") / 24.0
+
+
 def _months(v, ctx):
     return units.parse_duration_h(v, default_unit="months") / units.HOURS_PER_MONTH
 
@@ -759,6 +763,9 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "interruptions": ("interruptions_per_h", Field(_q(_per_hour))),
         "setup": ("setup_min", Field(_q(_minutes))),
         "supply": ("supply", Field(_int_at_most(MAX_COUNT))),
+        "term": ("term_days", Field(_q(_days, positive=True, maximum=5 * 365, unit="days"),
+                                    doc="a commitment: paid for every hour of this long from the day the plan "
+                                        "starts it, used or not (1 year, 7 days); the plan chooses start and count")),
         "frameworks": ("frameworks", Field(_frameworks)),
     },
     "free": {

@@ -38,6 +38,7 @@ import pandas as pd
 from pricing.values import missing, opt_float
 
 from . import quotes, workload
+from .options import commitments_of
 from .quotes import card_costs
 
 #: Median |estimate / measured - 1| of the speed model, leave one device out, by (family,
@@ -238,6 +239,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     path = {(phase, option): f for phase, option, f in alt.price_factors}  # rent on its price path (price_trend)
     years = {(phase, option): y for phase, option, y in alt.price_years}
     trend = by_name.get(TREND_INPUT)  # a drawn yearly trend: each draw's whole path from the price's date
+    committed = commitments_of(plan.options)
     for phase, option, hours in alt.hours:
         c = q.loc[(phase, option)]
         ph = phases[phase]
@@ -248,6 +250,8 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
                  else np.ones(n))
         if trend is not None and (phase, option) in years and opts.loc[option].get("price_source") != "scenario":
             price = price * (1.0 + trend.draws) ** years[(phase, option)]
+        if option in committed:  # a commitment: its hours carry no rent (its term is added below)
+            price = np.zeros(n)
         wall, billed = float(c["wall_hours"]), float(c["billed_hours"])
         # the session hours scale with the work over the speed, and with the interruption rate as
         # the session model has them (convex in the rate: through its values at the range's ends)
@@ -265,6 +269,8 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         price_usd, resale_usd = bought.get(b, cards[b])
         pf = _factor(by_name, f"price {b}", n)
         cost += price_usd * pf - resale_usd * pf * _factor(by_name, f"resale {b}", n)
+    for option, _, _, usd in alt.commitments:  # paid for the term, used or not, at the drawn price
+        cost += usd * _factor(by_name, f"price {option}", n)
     if alt.host:
         cost += s.you.host_usd
     finishes = dict(alt.finishes)

@@ -63,7 +63,13 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
         factor = (1.0 + s.buy_trend_per_year) ** (d / 365.25)
         return price * factor, resale * factor
 
-    nx, nb = len(xs), len(steps)
+    # a commitment (a rent offer with a term of whole weeks) is paid for its term from a week
+    # start, used or not, and its hours carry no rent: one integer per (offer, week start)
+    offered = set(q["option"])
+    terms = {str(o): float(t) for o, t in zip(opts["option"], opts["term_days"]) if t == t and o in offered}
+    rate = dict(zip(opts["option"], opts["usd_per_hour"]))
+    commits = [(o, d) for o in sorted(terms) for d in range(0, last, 7)]
+    nx, nb = len(xs), len(steps) + len(commits)
     n = nx + nb
     rows: list[tuple[dict[int, float], float]] = []  # ({var: coef}, upper); equalities kept apart
     eq: list[tuple[dict[int, float], float]] = []
@@ -76,8 +82,8 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
 
     c = np.zeros(n)
     ub = np.full(n, np.inf)
-    for j, (p, _, _, i) in enumerate(xs):
-        c[j] = per_ref(i, "cost_usd")
+    for j, (p, o, _, i) in enumerate(xs):
+        c[j] = per_ref(i, "cost_usd") - (per_ref(i, "rent_usd") if o in terms else 0.0)
         supply = q.iloc[i]["supply"]
         parallel = (min(s.phase(p).runs, int(supply) if supply == supply and supply is not None else s.phase(p).runs)
                     if q.iloc[i]["kind"] == "rent" else 1)
@@ -85,6 +91,9 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
     for k, (b, d) in enumerate(steps):
         c[nx + k] = on_day(b, d)[0] - on_day(b, d)[1]
         ub[nx + k] = 1
+    for k, (o, _) in enumerate(commits):
+        c[nx + len(steps) + k] = float(rate[o]) * 24.0 * terms[o]
+        ub[nx + len(steps) + k] = sum(ph.runs for ph in s.phases)
     for b in buys:  # bought once at most
         rows.append(({nx + k: 1.0 for k, (o, _) in enumerate(steps) if o == b}, 1.0))
     for ph in s.phases:  # every hour done
@@ -100,7 +109,12 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
             if o in buys:  # owned from the day it is bought
                 mine.update({nx + k: -24.0 for k, (c_, day) in enumerate(steps) if c_ == o and day <= d})
             rows.append((mine, 0.0 if o in buys else 24.0))
-        for o in {xs[j][1] for j in today if q.iloc[xs[j][3]]["kind"] == "rent"}:  # instances to be had at once
+        for o in {xs[j][1] for j in today} & set(terms):  # 24 h a day per instance committed over the day
+            mine = {j: wall(xs[j][3]) for j in today if xs[j][1] == o}
+            mine.update({nx + len(steps) + k: -24.0 for k, (c_, day) in enumerate(commits)
+                         if c_ == o and day <= d < day + terms[o]})
+            rows.append((mine, 0.0))
+        for o in {xs[j][1] for j in today if q.iloc[xs[j][3]]["kind"] == "rent"} - set(terms):  # instances at once
             mine = [j for j in today if xs[j][1] == o]
             supply = q.iloc[xs[mine[0]][3]]["supply"]
             if supply == supply and supply is not None:
@@ -124,8 +138,10 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
             rows.append(({j: wall(xs[j][3]) for j in mine if (xs[j][2] - offset) // 7 == week},
                          float(quota)))
     if s.you.budget_usd is not None:  # cash: purchases at their price
-        money = {j: per_ref(i, "cost_usd") - per_ref(i, "your_time_usd") for j, (_, _, _, i) in enumerate(xs)}
+        money = {j: per_ref(i, "cost_usd") - per_ref(i, "your_time_usd") - (per_ref(i, "rent_usd") if o in terms else 0.0)
+                 for j, (_, o, _, i) in enumerate(xs)}
         money.update({nx + k: on_day(b, day)[0] for k, (b, day) in enumerate(steps)})
+        money.update({nx + len(steps) + k: c[nx + len(steps) + k] for k in range(len(commits))})
         rows.append((money, s.you.budget_usd))
     every = [(r, -np.inf, u) for r, u in rows] + [(r, v, v) for r, v in eq]
     a = sparse.lil_array((len(every), n))
@@ -263,7 +279,7 @@ def test_the_budget_counts_a_purchase_at_its_price(load, catalog):
 
 
 @st.composite
-def small(draw):
+def small(draw, commit: bool = False):
     """One to three short phases (windows that open and close inside weeks), a card owned or to
     buy, on-demand and spot offers, and a free tier with a quota that resets on some weekday."""
     start = dt.date(2027, 1, 4) + dt.timedelta(days=draw(st.integers(0, 6)))
@@ -279,6 +295,11 @@ def small(draw):
     budget = draw(st.sampled_from(["", "budget: 400 USD, "]))
     supply = draw(st.sampled_from(["", ", supply: 1"]))
     later = draw(st.sampled_from(["", "buy_later: 1 week\nbuy_price_trend: -60%/year\n", "buy_later: 1 week\n"]))
+    reserved = ""
+    if commit:  # a block of whole weeks, paid whether used or not
+        term, price = draw(st.sampled_from([7, 14])), draw(st.sampled_from([0.2, 0.6]))
+        reserved = (f"\n    - {{id: res, device: a100-40gb, price: {price} USD/h, billing: 1 s, setup: 0 min, "
+                    f"term: {term} days}}")
     return f"""\
 name: generated
 start: {start}
@@ -288,21 +309,21 @@ workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rt
 phases:
 {chr(10).join(lines)}
 you: {{own: {own}, attention: 3/day, time_value: 5 USD/h, {budget}host_power: 100 W}}
-consider: {{buy: [card-x], rent: [fast, slow, spot], free: [tier], spot: true}}
+consider: {{buy: [card-x], rent: [fast, slow, spot{", res" if commit else ""}], free: [tier], spot: true}}
 catalog:
   buy:
     - {{id: card-x, device: rtx-4090, condition: new, price: {draw(st.sampled_from([300, 1600]))} USD, resale: 50%}}
   rent:
     - {{id: fast, device: a100-40gb, price: {draw(st.sampled_from([1.5, 3.0]))} USD/h, billing: 1 s, setup: 0 min}}
     - {{id: slow, device: t4, price: {draw(st.sampled_from([0.1, 0.3]))} USD/h, billing: 1 s, setup: 0 min}}
-    - {{id: spot, device: a100-40gb, price: 0.5 USD/h, spot: true, billing: 1 s, interruptions: 0.5/h{supply}}}
+    - {{id: spot, device: a100-40gb, price: 0.5 USD/h, spot: true, billing: 1 s, interruptions: 0.5/h{supply}}}{reserved}
   free:
     - {{id: tier, device: t4, quota: {draw(st.sampled_from([10, 30]))} h/week, session_limit: 9 h{reset}}}
 """
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small())
+@given(small(commit=True))
 def test_the_plan_is_the_day_by_day_optimum(load, catalog, text):
     s = load(text)
     ref = reference_optimum(s, catalog)
@@ -725,3 +746,58 @@ def test_without_buy_later_a_card_is_bought_on_the_first_day_and_the_plan_is_as_
     assert trend.total_usd == pytest.approx(base.total_usd, abs=1e-6)  # the catalog price is dated on day 0
     later = planned(load(LATER.format(later="buy_later: 4 weeks", rent=0.50)), catalog)[0]
     assert later.total_usd <= base.total_usd + 1e-6  # more days to buy on never cost more
+
+
+# --------------------------------------------------------------------------- commitments
+
+COMMIT = """\
+name: a month of reserved capacity or pay as you go
+start: 2027-01-04
+electricity: 0.20 USD/kWh
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: {hours}, from: 2027-01-04, deadline: 2027-01-31, checkpoint_size: 0.36 GB}}
+consider: {{buy: [], rent: [od, res], free: []}}
+catalog:
+  rent:
+    - {{id: od, device: rtx-3090, price: 1.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+    - {{id: res, device: rtx-3090, price: 0.60 USD/h, billing: 1 s, startup: 0 min, setup: 0 min, term: 28 days}}
+"""
+
+
+@pytest.mark.parametrize("hours", [300, 500])
+def test_a_commitment_wins_only_above_the_utilisation_its_discount_pays_for(load, catalog, hours):
+    # 28 days reserved at 0.60 USD/h cost 0.60 x 24 x 28 = 403.20 USD, used or not; the same card
+    # on demand costs 1.00 USD per billed hour. So reserving pays above 403.2 h in the 672 h of the
+    # month (60 % utilisation, the price ratio): 300 h rent on demand, 500 h reserve.
+    s = load(COMMIT.format(hours=hours))
+    p, used = planned(s, catalog)
+    q = p.quotes.set_index("option")
+    other = {o: float(q.at[o, "cost_usd"] - q.at[o, "rent_usd"]) for o in ("od", "res")}  # storage, egress
+    assert q.at["od", "rent_usd"] == pytest.approx(hours * 1.00, rel=0.01)
+    if hours == 300:
+        assert used == {"od"} and not p.commitments
+        assert p.total_usd == pytest.approx(q.at["od", "cost_usd"], abs=0.01)
+    else:
+        (c,) = p.commitments
+        assert (c.offer, c.count, c.days) == ("res", 1, 28.0) and c.cost_usd == pytest.approx(403.20, abs=0.01)
+        assert used == {"res"} and p.total_usd == pytest.approx(403.20 + other["res"], abs=0.01)
+        assert p.cost_usd["rent"] == pytest.approx(403.20, abs=0.01)  # the term, once; its hours carry no rent
+        assert sum(a.cost_usd["rent"] for a in p.phases[0].assignments) == 0.0
+        assert c.start >= s.start and c.end <= dt.date(2027, 1, 31) + dt.timedelta(days=6)
+    # every figure is the scenario's own: each draw of the uncertainty analysis costs the plan's total
+    u = planner.plan(s, trials=0, uncertainty=20).uncertainty
+    hybrid = next(o for o in u.outcomes if o.strategy == "hybrid")
+    assert hybrid.cost_usd == pytest.approx(np.full(20, p.total_usd), abs=0.01)
+
+
+def test_a_commitment_holds_only_over_its_term(load, catalog):
+    # 500 h need 3 weeks of one instance; a 7-day block covers one week, so the plan stacks
+    # blocks (3 x 7 x 24 x 0.60 = 302.40 USD) and never runs a week no block covers
+    s = load(COMMIT.format(hours=500).replace("term: 28 days", "term: 7 days"))
+    p, _ = planned(s, catalog)
+    weeks = sorted(c.start for c in p.commitments)
+    assert sum(c.count for c in p.commitments) == 3 and len(set(weeks)) == 3
+    assert sum(c.cost_usd for c in p.commitments) == pytest.approx(3 * 7 * 24 * 0.60, abs=0.01)
+    covered = {c.start + dt.timedelta(days=d) for c in p.commitments for d in range(7)}
+    assert all(week in covered for week in p.schedule.loc[p.schedule["option"] == "res", "week_start"])
