@@ -560,7 +560,7 @@ def _assignment(s: Scenario, ph, c: Quote, o: Option, f: float, hours: float, co
         wall_hours_p50=spread.wall_p50, wall_hours_p90=spread.wall_p90,
         lost_hours_p10=spread.lost_p10, lost_hours_p90=spread.lost_p90,
         cost_p50_usd=spread.cost_p50, cost_p90_usd=spread.cost_p90,
-        price_source=_price_source(o),
+        price_source=_price_source(o), prepaid=o.term_days is not None,
     )
 
 

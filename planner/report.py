@@ -68,6 +68,20 @@ def _confidence(x: float) -> str:
     return units.format_share(x)
 
 
+def _terms(commitments: list[dict]) -> list[tuple[str, int, str, str, float]]:
+    """Commitments as (offer, instances, first day, last day, cost), terms that follow one
+    another back to back joined (four 7-day blocks in a row read as one span)."""
+    out: list[tuple[str, int, str, str, float]] = []
+    for c in sorted(commitments, key=lambda c: (c["offer"], c["count"], c["start"])):
+        last = out[-1] if out else None
+        if (last and last[:2] == (c["offer"], c["count"])
+                and dt.date.fromisoformat(last[3]) + dt.timedelta(days=1) == dt.date.fromisoformat(c["start"])):
+            out[-1] = (*last[:3], c["end"], last[4] + c["cost"])
+        else:
+            out.append((c["offer"], c["count"], c["start"], c["end"], c["cost"]))
+    return out
+
+
 def explain(a, reference: str) -> str:
     """One assignment in words: speed, sessions, losses, the checkpoint advice, the spread."""
     if a.wall_hours != a.wall_hours or a.wall_hours == float("inf"):
@@ -77,6 +91,8 @@ def explain(a, reference: str) -> str:
     if a.kind in ("free", "rent"):
         text += (f" over {a.sessions} session{'s' if a.sessions != 1 else ''}; {a.setup_hours:,.1f} h of setup, "
                  f"{a.lost_hours:,.1f} h lost to session ends and interruptions")
+        if a.prepaid:
+            text += "; no rent by the hour: the commitment's term is paid once, whether used or not"
         if a.wait_hours:
             text += f", {a.wait_hours:,.1f} h waiting for the paused machine to resume (unbilled)"
         if a.restarts_by_hand:
@@ -187,8 +203,8 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     buys = ", ".join(f"buy {p['offer']}{' on ' + p['bought_on'] if p.get('bought_on') else ''} "
                      f"({_money(p['price'], cur)}, resale {_money(p['resale'], cur)})"
                      for p in d["purchases"]) or "buy nothing"
-    buys += "".join(f"; commit to {c['count']} x {c['offer']} from {c['start']} to {c['end']} ({_money(c['cost'], cur)}, "
-                    "paid whether used or not)" for c in d.get("commitments", []))
+    buys += "".join(f"; commit to {n} x `{offer}` from {start} to {end} ({_money(cost, cur)}, paid whether used or not)"
+                    for offer, n, start, end, cost in _terms(d.get("commitments", [])))
     # phases grouped by where they run: "a, b and c on `x`; d on `y` + `z`" (not `x` seven times)
     groups: dict[str, list[str]] = {}
     for ph in d["phases"]:

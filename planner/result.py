@@ -45,6 +45,7 @@ class Assignment:
     cost_p90_usd: float | None = None
     wait_hours: float = 0.0  # unbilled waits for a paused machine to resume (in wall_hours)
     price_source: str | None = None  # catalog layer of the price: shipped, refreshed DATE, a --catalog file, scenario
+    prepaid: bool = False  # on a commitment: its hours carry no rent (Plan.commitments holds the term's cost)
 
     @property
     def total_usd(self) -> float:
