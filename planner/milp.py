@@ -222,6 +222,8 @@ class Program:
     buy_vars: tuple[BuyVar, ...] = ()
     #: every commitment variable: an offer with a term, on each day it may start
     commit_vars: tuple[CommitVar, ...] = ()
+    #: per credit: its u variables on commitments (USD it pays of a term) and the commitment each pays for
+    credit_terms: tuple[tuple[np.ndarray, tuple[CommitVar, ...]], ...] = ()
     ties: np.ndarray | None = None  # the tie-breaks inside ``c``
 
     @property
@@ -647,15 +649,30 @@ def credit_cover(s, xi: pd.DataFrame, cal: Calendar) -> list[np.ndarray]:
     return out
 
 
-def credits(xi: pd.DataFrame, amounts: list[float], index: tuple[tuple[np.ndarray, np.ndarray], ...]) -> Block:
-    """A credit pays at most its amount, and together the credits pay at most each x's money."""
+def credits(xi: pd.DataFrame, amounts: list[float], index: tuple[tuple[np.ndarray, np.ndarray], ...],
+            on_terms: tuple[tuple[np.ndarray, tuple[CommitVar, ...]], ...] = ()) -> Block:
+    """A credit pays at most its amount, and together the credits pay at most each x's money
+    and each commitment's terms (``on_terms``: per credit, its u on commitments and the
+    commitment each pays for)."""
     labels, rows, cols, vals, upper = [], [], [], [], []
     for k, (u, _) in enumerate(index):
         labels.append(f"credit {k + 1}")
-        rows += [len(labels) - 1] * len(u)
-        cols += list(u)
-        vals += [1.0] * len(u)
+        u_terms = on_terms[k][0] if on_terms else np.zeros(0, dtype=int)
+        rows += [len(labels) - 1] * (len(u) + len(u_terms))
+        cols += [*u, *u_terms]
+        vals += [1.0] * (len(u) + len(u_terms))
         upper.append(amounts[k])
+    terms: dict[CommitVar, list[int]] = {}
+    for u_terms, zs in on_terms:
+        for var, z in zip(u_terms, zs):
+            terms.setdefault(z, []).append(int(var))
+    for z, us in terms.items():
+        labels.append(f"credits on {z.option} from day {z.day}")
+        r = len(labels) - 1
+        rows += [r] * (len(us) + 1)
+        cols += [*us, z.var]
+        vals += [1.0] * len(us) + [-z.usd]
+        upper.append(0.0)
     pays: dict[int, list[int]] = {}
     for u, covered in index:
         for var, x in zip(u, covered):
@@ -712,6 +729,13 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     for covered in credit_cover(s, xi, cal):  # one u variable per (credit, x it may pay for)
         credit_index.append((np.arange(n, n + len(covered)), covered))
         n += len(covered)
+    credit_terms = []  # and per (credit, commitment it may pay for): a term paid when it starts
+    for credit in s.you.credits:
+        zs = tuple(z for z in commits if z.option.split(":", 1)[0] in credit.providers
+                   and (credit.start is None or z.day >= (credit.start - cal.start).days)
+                   and (credit.until is None or z.day <= (credit.until - cal.start).days))
+        credit_terms.append((np.arange(n, n + len(zs)), zs))
+        n += len(zs)
 
     c, ties = _objective(xi, n)
     for v in buy_vars:
@@ -722,7 +746,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
         c[j] = UNMET_PENALTY_USD_PER_H
     if host_index is not None:
         c[host_index] = s.you.host_usd
-    for u, _ in credit_index:
+    for u in [u for u, _ in credit_index] + [u for u, _ in credit_terms]:
         c[u] = -1.0  # a dollar of credit is a dollar not spent
 
     blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_vars), buy_once(buy_vars, forced),
@@ -734,10 +758,11 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
         blocks.append(host(xi, s, buy_vars, host_index))
     limit = budget_usd if budget_usd is not None else s.you.budget_usd
     if credit_index:
-        blocks.append(credits(xi, [c.amount_usd for c in s.you.credits], tuple(credit_index)))
+        blocks.append(credits(xi, [c.amount_usd for c in s.you.credits], tuple(credit_index), tuple(credit_terms)))
     if limit is not None and math.isfinite(limit):
         blocks.append(budget(xi, buy_vars, host_index, s.you.host_usd, limit,
-                             np.concatenate([u for u, _ in credit_index]) if credit_index else None, commits))
+                             np.concatenate([u for u, _ in [*credit_index, *credit_terms]]) if credit_index else None,
+                             commits))
     blocks = [b for b in blocks if b.labels]
 
     integrality = np.zeros(n)
@@ -754,7 +779,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
-                   tuple(credit_index), buy_vars, commits, ties)
+                   tuple(credit_index), buy_vars, commits, tuple(credit_terms), ties)
 
 
 @dataclass(frozen=True)
@@ -787,7 +812,10 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     # order: proving the best of them took HiGHS 12 s for 52 weekly blocks. With commitments the
     # integers are chosen on cost alone (0.2 s; ordering the blocks by week as well took over 30 s);
     # the hours are then placed with the tie-breaks.
-    search = program.c - program.ties if program.commit_vars and program.ties is not None else program.c
+    search = program.c
+    if program.commit_vars and program.ties is not None:  # and of equal plans, the fewest terms
+        search = program.c - program.ties
+        search[[z.var for z in program.commit_vars]] += TIE_BREAKS["restart_by_hand"]
     res = milp(search, constraints=constraints, integrality=program.integrality, bounds=program.bounds,
                options=options)
     if res.x is None:

@@ -253,7 +253,8 @@ class Solved:
     @property
     def credits_used(self) -> list[float]:
         """What each credit of ``you.credits`` pays [USD]."""
-        return [float(self.sol.x[u].sum()) for u, _ in self.program.credit_index]
+        terms = self.program.credit_terms or tuple((np.zeros(0, dtype=int), ()) for _ in self.program.credit_index)
+        return [float(self.sol.x[u].sum() + self.sol.x[v].sum()) for (u, _), (v, _) in zip(self.program.credit_index, terms)]
 
     @property
     def money_usd(self) -> float:
@@ -306,6 +307,9 @@ class Solved:
             weekly[min(v.day // 7, len(weekly) - 1)] += v.price_usd
         for z, k in self.committed:  # a term is paid when it starts
             weekly[min(z.day // 7, len(weekly) - 1)] += z.usd * k
+        for u, zs in self.program.credit_terms:  # less what credits pay of it
+            for var, z in zip(u, zs):
+                weekly[min(z.day // 7, len(weekly) - 1)] -= self.sol.x[var]
         first_day = self.purchase_usd - sum(v.price_usd for v in later)
         total = first_day + np.cumsum(weekly)
         points = [(self.s.start, first_day)]

@@ -801,3 +801,25 @@ def test_a_commitment_holds_only_over_its_term(load, catalog):
     assert sum(c.cost_usd for c in p.commitments) == pytest.approx(3 * 7 * 24 * 0.60, abs=0.01)
     covered = {c.start + dt.timedelta(days=d) for c in p.commitments for d in range(7)}
     assert all(week in covered for week in p.schedule.loc[p.schedule["option"] == "res", "week_start"])
+
+
+@pytest.mark.parametrize("credit, pays", [("{amount: 100 USD, providers: [aws]}", 100.0),
+                                          ("{amount: 100 USD, providers: [aws], from: 2027-01-05}", 100.0),
+                                          ("{amount: 100 USD, providers: [gcp]}", 0.0)])
+def test_a_credit_pays_a_term_of_its_provider_that_starts_while_it_is_valid(load, catalog, credit, pays):
+    # 500 h on the month's term (403.20 USD): an AWS credit of 100 USD pays part of it, as it pays
+    # rent. Valid from 2027-01-05 only, it cannot pay a term starting on the 4th: the plan starts
+    # it on the 11th instead, whose three whole weeks (504 h) still hold the 500 h. A GCP credit
+    # pays nothing here.
+    text = (COMMIT.format(hours=500).replace("id: od", "id: 'aws:od'").replace("id: res", "id: 'aws:res'")
+            .replace("rent: [od, res]", "rent: ['aws:od', 'aws:res']")
+            .replace("consider:", f"you: {{credits: [{credit}]}}\nconsider:"))
+    p, used = planned(load(text), catalog)
+    (c,) = p.commitments
+    assert used == {"aws:res"} and c.cost_usd == pytest.approx(403.20, abs=0.01)
+    q = p.quotes.set_index("option")
+    other = float(q.at["aws:res", "cost_usd"] - q.at["aws:res", "rent_usd"])
+    assert p.total_usd == pytest.approx(403.20 - pays + other, abs=0.01)
+    assert p.credits[0][2] == pytest.approx(pays, abs=0.01)
+    if "from" in credit:
+        assert c.start == dt.date(2027, 1, 11)
