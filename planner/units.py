@@ -150,7 +150,7 @@ def _in_units(value: object, expected: str, table: Mapping[str, float], default_
 def parse_duration_h(value: object, default_unit: str = "h") -> float:
     """Duration in hours. Bare numbers are in ``default_unit``; the example in an error is in
     the key's own scale (a horizon in months, a checkpoint interval in minutes or hours)."""
-    example = "6 months or 2 years" if default_unit in ("months", "month") else "30 min or 2 h"
+    example = {"months": "6 months or 2 years", "days": "7 days or 1 year"}.get(default_unit, "30 min or 2 h")
     return _in_units(value, f"a duration such as {example}", DURATION_H, default_unit)
 
 

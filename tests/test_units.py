@@ -63,6 +63,8 @@ def test_power_and_fractions():
 
 @pytest.mark.parametrize("parse, value, message", [
     (units.parse_duration_h, "3 GB", "expected a duration such as 30 min or 2 h, got '3 GB' (a size)"),
+    (lambda v: units.parse_duration_h(v, "days"), "28 GB",  # a term: its example in days
+     "expected a duration such as 7 days or 1 year, got '28 GB' (a size)"),
     (units.parse_count, "86 GB", "expected a count such as 86M, got '86 GB' (a size)"),
     (units.parse_size_gb, "2 h", "expected a size such as 500 MB or 120 GB, got '2 h' (a duration)"),
     (units.parse_power_w, "fast", "expected a power such as 350 W or 0.45 kW, got 'fast'"),
