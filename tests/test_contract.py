@@ -798,6 +798,8 @@ def test_a_commitment_holds_only_over_its_term(load, catalog):
     p, _ = planned(s, catalog)
     weeks = sorted(c.start for c in p.commitments)
     assert sum(c.count for c in p.commitments) == 3 and len(set(weeks)) == 3
+    # of the placements that cost the same, the earliest weeks: the work ends soonest
+    assert weeks == [dt.date(2027, 1, 4), dt.date(2027, 1, 11), dt.date(2027, 1, 18)]
     assert sum(c.cost_usd for c in p.commitments) == pytest.approx(3 * 7 * 24 * 0.60, abs=0.01)
     covered = {c.start + dt.timedelta(days=d) for c in p.commitments for d in range(7)}
     assert all(week in covered for week in p.schedule.loc[p.schedule["option"] == "res", "week_start"])
@@ -823,3 +825,14 @@ def test_a_credit_pays_a_term_of_its_provider_that_starts_while_it_is_valid(load
     assert p.credits[0][2] == pytest.approx(pays, abs=0.01)
     if "from" in credit:
         assert c.start == dt.date(2027, 1, 11)
+
+
+def test_of_plans_a_credit_pays_in_full_the_one_without_idle_terms(load, catalog):
+    # 1,000 USD of AWS credit pays any plan here (500 h on demand: 500.50 USD); committing to
+    # months as well costs nothing more, but buys terms nobody uses: the plan takes none
+    text = (COMMIT.format(hours=500).replace("id: od", "id: 'aws:od'").replace("id: res", "id: 'aws:res'")
+            .replace("rent: [od, res]", "rent: ['aws:od', 'aws:res']")
+            .replace("consider:", "you: {credits: [{amount: 1000 USD, providers: [aws]}]}\nconsider:"))
+    p, used = planned(load(text), catalog)
+    assert not p.commitments and used == {"aws:od"} and p.total_usd == pytest.approx(0.0, abs=0.01)
+    assert p.credits[0][2] == pytest.approx(p.quotes.set_index("option").at["aws:od", "cost_usd"], abs=0.01)
