@@ -631,22 +631,34 @@ def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index, host_usd,
     return Block.of("budget", ["budget"], np.zeros(len(cols)), cols, vals, -np.inf, budget_usd)
 
 
+def _pays(credit, cal: Calendar, option: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Mask: the credit pays for money of ``option`` spent from day ``first`` to ``last``: its
+    providers' offers, inside its days (from ``from`` to ``until``, both inclusive)."""
+    provider = np.array([str(o).split(":", 1)[0] for o in option], dtype=object)
+    ok = np.isin(provider, list(credit.providers))
+    if credit.start is not None:
+        ok &= first >= (credit.start - cal.start).days
+    if credit.until is not None:
+        ok &= last <= (credit.until - cal.start).days
+    return ok
+
+
 def credit_cover(s, xi: pd.DataFrame, cal: Calendar) -> list[np.ndarray]:
-    """Per credit of ``you.credits``: the x it may pay for: rent offers of its providers, in
-    buckets that lie inside its days (from ``from`` to ``until``, both inclusive)."""
-    provider = np.array([o.split(":", 1)[0] for o in xi["option"]], dtype=object)
+    """Per credit of ``you.credits``: the x it may pay for: rent in buckets that lie inside its
+    days (:func:`_pays`)."""
     rent = xi["kind"].to_numpy() == "rent"
     first = cal.first_day[xi["bucket"].to_numpy()]
     last = cal.edges[1:][xi["bucket"].to_numpy()] - 1
-    out = []
-    for credit in s.you.credits:
-        ok = rent & np.isin(provider, list(credit.providers))
-        if credit.start is not None:
-            ok &= first >= (credit.start - cal.start).days
-        if credit.until is not None:
-            ok &= last <= (credit.until - cal.start).days
-        out.append(np.flatnonzero(ok))
-    return out
+    option = xi["option"].to_numpy()
+    return [np.flatnonzero(rent & _pays(credit, cal, option, first, last)) for credit in s.you.credits]
+
+
+def credit_terms(s, cal: Calendar, commits: tuple[CommitVar, ...]) -> list[tuple[CommitVar, ...]]:
+    """Per credit: the commitments it may pay for, a term being paid on the day it starts."""
+    option = np.array([z.option for z in commits], dtype=object)
+    day = np.array([z.day for z in commits], dtype=int)
+    return [tuple(z for z, ok in zip(commits, _pays(credit, cal, option, day, day)) if ok)
+            for credit in s.you.credits]
 
 
 def credits(xi: pd.DataFrame, amounts: list[float], index: tuple[tuple[np.ndarray, np.ndarray], ...],
@@ -729,12 +741,10 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     for covered in credit_cover(s, xi, cal):  # one u variable per (credit, x it may pay for)
         credit_index.append((np.arange(n, n + len(covered)), covered))
         n += len(covered)
-    credit_terms = []  # and per (credit, commitment it may pay for): a term paid when it starts
-    for credit in s.you.credits:
-        zs = tuple(z for z in commits if z.option.split(":", 1)[0] in credit.providers
-                   and (credit.start is None or z.day >= (credit.start - cal.start).days)
-                   and (credit.until is None or z.day <= (credit.until - cal.start).days))
-        credit_terms.append((np.arange(n, n + len(zs)), zs))
+    paid_terms = []  # and per (credit, commitment it may pay for): a term paid when it starts
+    terms_of = credit_terms(s, cal, commits)
+    for zs in terms_of:
+        paid_terms.append((np.arange(n, n + len(zs)), zs))
         n += len(zs)
 
     c, ties = _objective(xi, n)
@@ -747,7 +757,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
         c[j] = UNMET_PENALTY_USD_PER_H
     if host_index is not None:
         c[host_index] = s.you.host_usd
-    for u in [u for u, _ in credit_index] + [u for u, _ in credit_terms]:
+    for u in [u for u, _ in credit_index] + [u for u, _ in paid_terms]:
         c[u] = -1.0  # a dollar of credit is a dollar not spent
 
     blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_vars), buy_once(buy_vars, forced),
@@ -759,10 +769,10 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
         blocks.append(host(xi, s, buy_vars, host_index))
     limit = budget_usd if budget_usd is not None else s.you.budget_usd
     if credit_index:
-        blocks.append(credits(xi, [c.amount_usd for c in s.you.credits], tuple(credit_index), tuple(credit_terms)))
+        blocks.append(credits(xi, [c.amount_usd for c in s.you.credits], tuple(credit_index), tuple(paid_terms)))
     if limit is not None and math.isfinite(limit):
         blocks.append(budget(xi, buy_vars, host_index, s.you.host_usd, limit,
-                             np.concatenate([u for u, _ in [*credit_index, *credit_terms]]) if credit_index else None,
+                             np.concatenate([u for u, _ in [*credit_index, *paid_terms]]) if credit_index else None,
                              commits))
     blocks = [b for b in blocks if b.labels]
 
@@ -780,7 +790,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
-                   tuple(credit_index), buy_vars, commits, tuple(credit_terms), ties)
+                   tuple(credit_index), buy_vars, commits, tuple(paid_terms), ties)
 
 
 @dataclass(frozen=True)
