@@ -539,6 +539,11 @@ def supply(xi: pd.DataFrame, cal: Calendar) -> Block:
                     n[at][first] * HOURS_PER_DAY * cal.days[bucket])
 
 
+def _covers(day: int, term_days: float, first: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Mask of buckets (first day, end day exclusive) a term started on ``day`` covers whole."""
+    return (first >= day) & (end <= day + term_days)
+
+
 def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_var: int) -> tuple[CommitVar, ...]:
     """One integer per (commitment, start day): week starts for terms up to four weeks (blocks a
     plan stacks), every fourth week start for longer ones, and only days from which the term
@@ -555,7 +560,7 @@ def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_va
         dated = r["as_of"]
         priced = float((dated - cal.start).days) if isinstance(dated, dt.date) else 0.0
         for day in range(0, int(cal.edges[-1]), 7 if term <= 28 else 28):
-            if not ((first >= day) & (end <= day + term)).any():
+            if not _covers(day, term, first, end).any():
                 continue
             factor = float(costs.path_factor([day], priced, s.rent_trend_per_year, points)[0]) if s.rent_moves else 1.0
             out.append(CommitVar(first_var + len(out), str(option), day, term,
@@ -576,7 +581,7 @@ def commitment(xi: pd.DataFrame, cal: Calendar, commits: tuple[CommitVar, ...]) 
     hours = HOURS_PER_DAY * cal.days[bucket].astype(float)
     rows, cols, vals = [rid], [xi["var"].to_numpy()[at]], [xi["wall_conf_per_ref"].to_numpy(dtype=float)[at]]
     for v in commits:
-        active = np.flatnonzero((option == v.option) & (first >= v.day) & (end <= v.day + v.days))
+        active = np.flatnonzero((option == v.option) & _covers(v.day, v.days, first, end))
         rows.append(active)
         cols.append(np.full(len(active), v.var))
         vals.append(-hours[active])
