@@ -150,8 +150,16 @@ class Calendar:
         return self.start + dt.timedelta(days=int(day))
 
     def bucket_label(self, i: int) -> str:
-        first, last = self.date(self.edges[i]), self.date(self.edges[i + 1] - 1)
-        return first.isoformat() if first == last else f"{first.isoformat()}..{last.isoformat()}"
+        return self.labels[i]
+
+    @cached_property
+    def labels(self) -> list[str]:
+        """Each bucket's dates as constraint labels say them (2027-01-04..2027-01-10)."""
+        out = []
+        for b, e in zip(self.edges[:-1], self.edges[1:]):
+            first, last = self.date(b), self.date(e - 1)
+            out.append(first.isoformat() if first == last else f"{first.isoformat()}..{last.isoformat()}")
+        return out
 
     def week_label(self, w: int) -> str:
         return (self.start + dt.timedelta(days=7 * int(w))).isoformat()
@@ -319,7 +327,8 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], co
         return float((when - cal.start).days) if isinstance(when, dt.date) else 0.0
 
     middle = (cal.first_day[xi["bucket"].to_numpy()] + cal.days[xi["bucket"].to_numpy()] / 2.0)
-    dated = np.array([days_after_start(as_of.get(o)) for o in xi["option"]], dtype=float)
+    names, code = np.unique(xi["option"].to_numpy(), return_inverse=True)
+    dated = np.array([days_after_start(as_of.get(o)) for o in names], dtype=float)[code.reshape(-1)]
     years = np.where(rent, (middle - dated) / 365.25, 0.0)
     xi["price_years"] = years
     if not s.rent_moves:
@@ -549,13 +558,17 @@ def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_va
     plan stacks), every fourth week start for longer ones, and only days from which the term
     covers a bucket the offer's x lie in. One instance's term costs the price per hour x 24 h x
     the term's days, at the price of its start day on the rent's path (``price_trend``)."""
+    committed = xi["committed"].to_numpy(dtype=bool)
+    if not committed.any():
+        return ()
     rows = opts.set_index("option")
     points = tuple((float((d - cal.start).days), lv) for d, lv in s.rent_price_points)
     out: list[CommitVar] = []
-    for option in sorted(set(xi.loc[xi["committed"].to_numpy(dtype=bool), "option"])):
+    option_of, bucket_of = xi["option"].to_numpy(), xi["bucket"].to_numpy()
+    for option in sorted(set(option_of[committed])):
         r = rows.loc[option]
         term = float(r["term_days"])
-        buckets = np.unique(xi.loc[xi["option"].to_numpy() == option, "bucket"].to_numpy())
+        buckets = np.unique(bucket_of[option_of == option])
         first, end = cal.first_day[buckets], cal.edges[buckets + 1]
         dated = r["as_of"]
         priced = float((dated - cal.start).days) if isinstance(dated, dt.date) else 0.0
@@ -602,7 +615,8 @@ def once(xi: pd.DataFrame) -> Block:
     """A tier's hours granted once, over the whole plan."""
     sel = xi[xi["quota_h_total"].notna()]
     groups, rid = np.unique(sel["group"].to_numpy(), return_inverse=True)
-    limit = pd.Series(sel["quota_h_total"].to_numpy(dtype=float)).groupby(rid).min().to_numpy()
+    limit = np.full(len(groups), np.inf)
+    np.minimum.at(limit, rid.reshape(-1), sel["quota_h_total"].to_numpy(dtype=float))
     return Block.of("once", list(groups), rid, sel["var"].to_numpy(), sel["wall_conf_per_ref"].to_numpy(dtype=float),
                     -np.inf, limit)
 
