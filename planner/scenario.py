@@ -732,55 +732,84 @@ def section_values(obj, schema: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-# Scenario catalog entries: scenario key -> (catalog column, converter).
-_COMMON_ENTRY = {
-    "id": ("id", Field(_offer_id, required=True)),
-    "device": ("device", Field(_device)),
-    "source": ("source", Field(_text)),
-    "as_of": ("as_of", Field(_date)),
-    "notes": ("notes", Field(_text)),
+def _column_specs() -> dict[tuple[str, str], tuple[str, str]]:
+    """(table, column) -> (type, unit), read from the shipped ``columns.csv``: the one place a
+    catalog column's type and unit are declared. A scenario's catalog entries are read by them
+    (:func:`_column`), so an entry and a catalog row cannot disagree on a unit."""
+    import csv
+
+    from pricing import DATA_DIR
+
+    with (DATA_DIR / "columns.csv").open(newline="", encoding="utf-8") as f:
+        return {(r["table"], r["column"]): (r["type"], r["unit"]) for r in csv.DictReader(f)}
+
+
+#: How a number in a catalog column's unit (columns.csv) is read from a scenario's text.
+_READ_UNIT: dict[str, Callable[[Any, Any], float]] = {
+    "USD": _money, "USD/h": _usd_per_hour, "W": _power, "s": _seconds, "min": _minutes, "h": _hours,
+    "days": _days, "1/h": _per_hour, "h/week": _hours_per_week,
 }
+#: How a value of a catalog column's other types is read (the only list an entry takes is its frameworks).
+_READ_TYPE: dict[str, Callable[[Any, Any], Any]] = {
+    "id": _offer_id, "ref:devices": _device, "str": _text, "date": _date, "bool": _bool,
+    "int": _int_at_most(MAX_COUNT), "list": _frameworks,
+}
+
+
+def _column(table: str, column: str, *, required: bool = False, positive: bool = False,
+            maximum: float | None = None, doc: str = "") -> tuple[str, Field]:
+    """A catalog entry key's column and its converter, from the column's type and unit in
+    columns.csv; ``positive`` and ``maximum`` are the key's own checks of a number."""
+    kind, unit = _SPECS[(table, column)]
+    if kind == "float":
+        convert: Callable[[Any, Any], Any] = _q(_READ_UNIT[unit], positive=positive, maximum=maximum, unit=unit)
+    elif kind.startswith("enum:"):
+        convert = _enum(tuple(kind[5:].split("|")))
+    else:
+        convert = _READ_TYPE[kind]
+    return column, Field(convert, required=required, doc=doc)
+
+
+_SPECS = _column_specs()
+
+
+def _entry(table: str, keys: Mapping[str, Any]) -> dict[str, tuple[str, Field]]:
+    """Scenario key -> (catalog column, converter) of one table's entries: the common keys, then
+    ``keys`` (a column, a column with the key's own checks, or a key of its own: (name, Field))."""
+    common = {"id": ("id", {"required": True}), "device": "device", "source": "source", "as_of": "as_of",
+              "notes": "notes"}
+    out = {}
+    for key, spec in {**common, **keys}.items():
+        column, checks = (spec, {}) if isinstance(spec, str) else spec
+        out[key] = (column, checks) if isinstance(checks, Field) else _column(table, column, **checks)
+    return out
+
+
+# Scenario catalog entries: scenario key -> (catalog column, converter).
 ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
-    "buy": {
-        **_COMMON_ENTRY,
-        "count": ("count", Field(_int_at_most(MAX_COUNT))),
-        "condition": ("condition", Field(_enum(CONDITIONS))),
-        "price": ("price_usd", Field(_q(_money))),
+    "buy": _entry("buy", {
+        "count": "count", "condition": "condition", "price": "price_usd",
+        # money or a share of the price: one key for two columns (resale_usd, resale_fraction)
         "resale": ("resale", Field(_money_or_fraction, doc="money, or a share of the price (60%); default: "
                                    "the resale model (planner pricing show ID)")),
-        "power": ("power_w", Field(_q(_power))),
-    },
-    "rent": {
-        **_COMMON_ENTRY,
-        "provider": ("provider", Field(_text)),
-        "region": ("region", Field(_text)),
-        "count": ("count", Field(_int_at_most(MAX_COUNT))),
-        "price": ("usd_per_hour", Field(_q(_usd_per_hour))),
-        "spot": ("spot", Field(_bool)),
-        "billing": ("billing_s", Field(_q(_seconds, positive=True))),
-        "startup": ("startup_min", Field(_q(_minutes))),
-        "session_limit": ("session_limit_h", Field(_q(_hours, positive=True))),
-        "interruptions": ("interruptions_per_h", Field(_q(_per_hour))),
-        "setup": ("setup_min", Field(_q(_minutes))),
-        "supply": ("supply", Field(_int_at_most(MAX_COUNT))),
-        "term": ("term_days", Field(_q(_days, positive=True, maximum=5 * 365, unit="days"),
-                                    doc="a commitment: paid for every hour of this long from the day the plan "
-                                        "starts it, used or not (1 year, 7 days); the plan chooses start and count")),
-        "frameworks": ("frameworks", Field(_frameworks)),
-    },
-    "free": {
-        **_COMMON_ENTRY,
-        "session_limit": ("session_limit_h", Field(_q(_hours, positive=True))),
-        "idle_timeout": ("idle_timeout_min", Field(_q(_minutes))),
-        "quota": ("quota_h_per_week", Field(_q(_hours_per_week))),
-        "quota_reset": ("quota_reset", Field(_enum(WEEKDAYS))),
-        "quota_group": ("quota_group", Field(_text)),
-        "setup": ("setup_min", Field(_q(_minutes))),
-        "interruptions": ("interruptions_per_h", Field(_q(_per_hour))),
-        "persistent_storage": ("persistent_storage", Field(_bool)),
-        "needs_person": ("needs_person", Field(_bool)),
-        "frameworks": ("frameworks", Field(_frameworks)),
-    },
+        "power": "power_w",
+    }),
+    "rent": _entry("rent", {
+        "provider": "provider", "region": "region", "count": "count", "price": "usd_per_hour", "spot": "spot",
+        "billing": ("billing_s", {"positive": True}), "startup": "startup_min",
+        "session_limit": ("session_limit_h", {"positive": True}), "interruptions": "interruptions_per_h",
+        "setup": "setup_min", "supply": "supply",
+        "term": ("term_days", {"positive": True, "maximum": 5 * 365,
+                               "doc": "a commitment: paid for every hour of this long from the day the plan "
+                                      "starts it, used or not (1 year, 7 days); the plan chooses start and count"}),
+        "frameworks": "frameworks",
+    }),
+    "free": _entry("free", {
+        "session_limit": ("session_limit_h", {"positive": True}), "idle_timeout": "idle_timeout_min",
+        "quota": "quota_h_per_week", "quota_reset": "quota_reset", "quota_group": "quota_group",
+        "setup": "setup_min", "interruptions": "interruptions_per_h", "persistent_storage": "persistent_storage",
+        "needs_person": "needs_person", "frameworks": "frameworks",
+    }),
 }
 
 CATALOG = {kind: ListOf({k: f for k, (_, f) in cols.items()}) for kind, cols in ENTRY_COLUMNS.items()}
