@@ -57,7 +57,7 @@ import pandas as pd
 
 from . import costs
 from .options import commitments_of
-from .sessions import finish_day, parallel_runs
+from .sessions import Finish, finish_day, parallel_runs
 
 if TYPE_CHECKING:  # scipy loads only when a plan is built
     from scipy.optimize import Bounds, LinearConstraint
@@ -882,7 +882,8 @@ def schedule(program: Program, sol: Solution) -> pd.DataFrame:
     """Reference hours per (phase, option, bucket) with positive work, with the bucket's first
     day, length and week."""
     xi = program.x_index
-    out = xi[["phase", "option", "kind", "week", "bucket", "days", "open_capacity_h", "parallel"]].copy()
+    out = xi[["phase", "option", "kind", "week", "bucket", "days", "open_capacity_h", "weekly_capacity_h",
+              "parallel"]].copy()
     out["gpu_hours"] = sol.x[: len(xi)]
     out["wall_hours"] = out["gpu_hours"] * xi["wall_per_ref"]
     out["wall_hours_conf"] = out["gpu_hours"] * xi["wall_conf_per_ref"]
@@ -929,6 +930,26 @@ def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hou
         last = mine & (bucket == b)
         days = days_needed(wall_h[last], cap[last], parallel[last], s.phase(p).runs)
         out[str(p)] = (cal.date(cal.edges[b]), days, cal.date(cal.edges[b + 1] - 1))
+    return out
+
+
+def finish_models(s, program: Program, sched: pd.DataFrame) -> dict[str, Finish]:
+    """Each phase's end as planned (:func:`finish_times`) and what moves it (:class:`sessions.Finish`):
+    the wall hours its buckets before the last keep beyond the expected ones, and the fastest
+    rate among its options (weekly capacity with its quota, over the week, times the runs it
+    carries at once), at most the runs' 24 h a day."""
+    out: dict[str, Finish] = {}
+    if sched.empty:
+        return out
+    phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
+    slack = (sched["wall_hours_conf"] - sched["wall_hours"]).to_numpy(dtype=float)
+    rate = sched["weekly_capacity_h"].to_numpy(dtype=float) * sched["parallel"].to_numpy(dtype=float) / 7.0
+    for p, (begin, days, _) in finish_times(s, program, sched).items():
+        mine = phase == p
+        before_last = mine & (bucket < bucket[mine].max())
+        fastest = float(np.where(rate[mine] > 0, rate[mine], 0.0).max(initial=0.0))
+        out[p] = Finish(begin, days, float(slack[before_last].sum()),
+                        min(fastest, s.phase(p).runs * HOURS_PER_DAY))
     return out
 
 

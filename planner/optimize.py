@@ -187,17 +187,9 @@ class Solved:
         return {(str(p), str(o)): float(yx / x) for (p, o), x, yx in zip(g.index, g["x"], g["yx"]) if x > 1e-12}
 
     @cached_property
-    def slack_before_last(self) -> dict[str, float]:
-        """Per phase: the wall hours its buckets before its last keep beyond the expected ones
-        (each holds the wall hours at the confidence): what an overrun may run on into."""
-        sched = self.schedule
-        phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
-        slack = (sched["wall_hours_conf"] - sched["wall_hours"]).to_numpy(dtype=float)
-        out = {}
-        for p in set(phase):
-            mine = phase == p
-            out[str(p)] = float(slack[mine & (bucket < bucket[mine].max())].sum())
-        return out
+    def finish_models(self) -> dict[str, sessions.Finish]:
+        """Each phase's end as planned and what an overrun does to it (:func:`milp.finish_models`)."""
+        return milp.finish_models(self.s, self.program, self.schedule)
 
     @cached_property
     def finishes_conf(self) -> dict[str, dt.date]:
@@ -494,9 +486,9 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
     assignments = []
     p50 = p90 = best.finishes.get(ph.name)
     at_conf = best.finishes_conf.get(ph.name)
+    finish = best.finish_models.get(ph.name)
     spread: list[float] = []  # each option's standard deviation of wall hours
-    headroom = best.slack_before_last.get(ph.name, 0.0)  # wall hours an overrun may take and still end in time
-    rate_h_per_day = 0.0
+    over_p50 = over_p90 = 0.0  # wall hours over the expected ones, each option at its P50 / P90
     for option, hours in placed.sort_values(ascending=False).items():
         c, o = by_key[(ph.name, str(option))], options[str(option)]
         f = float(hours) / ph.gpu_hours
@@ -509,29 +501,17 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
             parts[k] += cost[k]
         a = _assignment(s, ph, c, o, f, float(hours), cost, trials, seed)
         assignments.append(a)
-        if p50 is not None and c.weekly_capacity_h > 0:
-            # more wall hours than expected push the phase's end at this option's rate a day
-            rate = c.weekly_capacity_h * sessions.parallel_runs(c.kind, ph.runs,
-                                                               int(c.supply) if c.supply else None) / 7
-            begin, days, _ = best.finish_times[ph.name]
-
-            def shifted(wall_h: float | None, begin=begin, days=days, wall=a.wall_hours, rate=rate) -> dt.date | None:
-                return sessions.finish_day(begin, days + max((wall_h or wall) - wall, 0.0) / rate)
-
-            p50 = _later(p50, shifted(a.wall_hours_p50))
-            p90 = _later(p90, shifted(a.wall_hours_p90))
+        if c.weekly_capacity_h > 0:
+            over_p50 += max((a.wall_hours_p50 or a.wall_hours) - a.wall_hours, 0.0)
+            over_p90 += max((a.wall_hours_p90 or a.wall_hours) - a.wall_hours, 0.0)
             spread.append(_wall_sd(s, c, f))
-            rate_h_per_day = max(rate_h_per_day, rate)
     chance = 1.0
-    if p50 is not None and ph.name in best.finish_times:
-        # the promise rests on the program's own model: every bucket holds the wall hours at the
-        # confidence, so the run's overrun (the options' overruns, independent, added) is on time
-        # while it fits in what the earlier buckets keep for it and the days left after the
-        # expected finish, at the fastest option's rate
-        begin, days, _ = best.finish_times[ph.name]
-        days_left = (s.last_day(ph) - begin).days + 1 - days
-        headroom += max(days_left, 0.0) * min(rate_h_per_day, ph.runs * milp.HOURS_PER_DAY)
-        chance = _on_time(spread, headroom)
+    if p50 is not None and finish is not None:
+        # the finishes and the promise rest on the program's own model (sessions.Finish): the
+        # run's overrun (its options' overruns, independent, added) is on time while it fits in
+        # what the earlier buckets keep for it and the days left after the expected finish
+        p50, p90 = _later(p50, finish.day_with(over_p50)), _later(p90, finish.day_with(over_p90))
+        chance = _on_time(spread, finish.headroom_h(s.last_day(ph)))
     done = ph.name not in best.unmet
     shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget)
     meets = done and at_conf is not None and at_conf <= s.last_day(ph)
@@ -609,7 +589,8 @@ def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alte
                                                    if f != 1.0),
                                price_years=tuple((p, o, y) for (p, o), y in sorted(solved.price_years.items())),
                                bought_costs=_bought_costs(solved),
-                               commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed)))
+                               commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed),
+                               finish_models=tuple(sorted(solved.finish_models.items()))))
     return out
 
 
@@ -639,7 +620,8 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
                                solved.hours_placed(),
                                tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
                                bought_costs=_bought_costs(solved),
-                               commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed)))
+                               commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed),
+                               finish_models=tuple(sorted(solved.finish_models.items()))))
     return _wins_below(out, opts)
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .costs import COST_PARTS  # re-exported for the report writers
 from .scenario import Scenario
+from .sessions import Finish
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,8 @@ class Alternative:
     bought_costs: tuple[tuple[str, int, float, float], ...] = ()
     #: (offer, start day from the start, instances, USD for all of them over the term) of each commitment
     commitments: tuple[tuple[str, int, int, float], ...] = ()
+    #: (phase, its end as planned and what an overrun does to it): the uncertainty's finishes
+    finish_models: tuple[tuple[str, Finish], ...] = ()
 
     @property
     def plan_key(self) -> tuple:

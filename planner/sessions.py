@@ -78,12 +78,59 @@ def parallel_runs(kind: str, runs: int, supply: int | None = None) -> int:
     return runs if supply is None else max(1, min(runs, int(supply)))
 
 
+def last_day_offset(days):
+    """Days from the first day to the last of work that starts at 00:00 and takes ``days`` (0
+    for work done within the first day); numbers or arrays."""
+    return np.maximum(np.ceil(np.asarray(days, dtype=float) - 1e-6), 1) - 1
+
+
 def finish_day(begin: dt.date, days: float) -> dt.date | None:
     """The day on which work that starts at 00:00 of ``begin`` and takes ``days`` ends
     (inclusive, as deadlines are); None when that is past the calendar's end."""
     if not math.isfinite(days) or days > (dt.date.max - begin).days:
         return None
-    return begin + dt.timedelta(days=max(math.ceil(days - 1e-6), 1) - 1)
+    return begin + dt.timedelta(days=int(last_day_offset(days)))
+
+
+@dataclass(frozen=True)
+class Finish:
+    """When a phase ends as planned, and where more or fewer wall hours than planned move that
+    end: the one rule for the plan's P50/P90 finishes, its chance of ending in time and each
+    draw of the uncertainty analysis.
+
+    The phase's last bucket starts on ``begin`` and its work there takes ``days``. An overrun of
+    the phase's wall hours first fills ``slack_h``, the hours its earlier buckets keep beyond the
+    expected ones (the program books each bucket at the confidence), and then runs on after the
+    planned end at ``rate_h_per_day``: the fastest of its options (weekly capacity over the week,
+    times the runs it carries at once), no more than the runs' 24 h a day. An under-run ends
+    earlier at that rate."""
+
+    begin: dt.date
+    days: float
+    slack_h: float
+    rate_h_per_day: float
+
+    def days_with(self, overrun_h):
+        """The last bucket's days with ``overrun_h`` more wall hours (numbers or arrays)."""
+        over = np.asarray(overrun_h, dtype=float)
+        moved = np.where(over > self.slack_h, over - self.slack_h, np.minimum(over, 0.0))
+        if self.rate_h_per_day <= 0:
+            return np.where(moved > 0, np.inf, self.days)
+        return self.days + moved / self.rate_h_per_day
+
+    def day_with(self, overrun_h: float) -> dt.date | None:
+        """The finish day with ``overrun_h`` more wall hours (None: never)."""
+        return finish_day(self.begin, float(self.days_with(overrun_h)))
+
+    def offset_with(self, overrun_h, start: dt.date):
+        """Days from ``start`` to the finish day, per overrun (arrays: the uncertainty's draws)."""
+        return (self.begin - start).days + last_day_offset(self.days_with(overrun_h))
+
+    def headroom_h(self, last_day: dt.date) -> float:
+        """The overrun that still ends by ``last_day``: the slack, and the days left after the
+        planned end at the rate."""
+        days_left = (last_day - self.begin).days + 1 - self.days
+        return self.slack_h + max(days_left, 0.0) * self.rate_h_per_day
 
 
 def weekly_capacity_h(session_h: float | None, quota_h_per_week: float | None,

@@ -235,7 +235,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     cost = np.zeros(n)
     elec = _factor(by_name, "electricity", n)
     time_value = _factor(by_name, "you.time_value", n)
-    ratio: dict[str, np.ndarray] = {}
+    over: dict[str, np.ndarray] = {}  # per phase: wall hours over the plan's, per draw
     path = {(phase, option): f for phase, option, f in alt.price_factors}  # rent on its price path (price_trend)
     years = {(phase, option): y for phase, option, y in alt.price_years}
     trend = by_name.get(TREND_INPUT)  # a drawn yearly trend: each draw's whole path from the price's date
@@ -258,7 +258,8 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         drawn = by_name.get(f"interruptions {option}")
         r = work / speed * (_at_rate(c, opts.loc[option], drawn, "wall_hours") / wall if wall > 0 else 1.0)
         rb = work / speed * (_at_rate(c, opts.loc[option], drawn, "billed_hours") / billed if billed > 0 else 1.0)
-        ratio[phase] = np.maximum(ratio.get(phase, 0.0), r)
+        if float(c["weekly_capacity_h"]) > 0:  # an option that runs at all (as the plan's P50/P90)
+            over[phase] = over.get(phase, 0.0) + wall * share * (r - 1.0)
         cost += sum(quotes.money_by_part(
             s, ph, opts.loc[option], wall * share * r, billed * share * rb,
             float(c["restarts_by_hand"]) * share * r, float(c["storage_months"]) * r, share=share,
@@ -273,13 +274,11 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         cost += usd * _factor(by_name, f"price {option}", n)
     if alt.host:
         cost += s.you.host_usd
-    finishes = dict(alt.finishes)
     last = np.zeros(n)
     meets = np.ones(n, dtype=bool)
-    for phase, r in ratio.items():
+    for phase, finish in alt.finish_models:  # the plan's one rule for an overrun (sessions.Finish)
         ph = phases[phase]
-        begin = (ph.start - s.start).days
-        days = begin + np.ceil(((finishes[phase] - s.start).days - begin) * r - 1e-9)
+        days = finish.offset_with(over.get(phase, np.zeros(n)), s.start)
         last = np.maximum(last, days)
         if ph.deadline is not None:
             meets &= days <= (ph.deadline - s.start).days

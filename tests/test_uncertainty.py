@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import math
 
 import numpy as np
 import pytest
@@ -260,6 +261,38 @@ def test_finishing_on_the_deadline_day_is_on_time(load):
                      trials=0, uncertainty=50)
     assert p.feasible and p.phases[0].finish_expected == dt.date(2027, 1, 5)
     assert all(o.meets.all() for o in p.uncertainty.outcomes)
+
+
+def test_a_draw_with_more_work_ends_when_its_extra_hours_have_run_at_the_options_pace(load):
+    # 40 reference GPU-h on one rented machine from 00:00 Monday 2027-01-04, nothing interrupted:
+    # W wall-h at 24 h a day. A draw with k times the work runs k W hours, so it ends on day
+    # ceil(k W / 24) - 1 (by hand). Stretching the phase's days by k instead puts 2x on day 2,
+    # not 3, and 0.5x on day 1, not 0.
+    p = planner.plan(load(BASE.format(hours=40, deadline="2027-12-31", buy="", rent="uni-cluster", free="")),
+                     trials=0)
+    alt = next(a for a in p.alternatives if a.strategy == "rent-only")
+    wall = p.phases[0].assignments[0].wall_hours
+    k = np.array([0.5, 1.0, 1.5, 2.0, 3.0])
+    drawn = uncertainty.Input("phases.train.gpu_hours", 40.0 * k, 40.0, "h", "test")
+    q = p.quotes.set_index(["phase", "option"])
+    device = p.quotes.drop_duplicates("option").set_index("option")["device"]
+    got = uncertainty.evaluate(p, alt, {drawn.name: drawn}, len(k), q, device).finish
+    assert 40 < wall < 41  # the checkpoints add a little
+    assert list(got) == [max(math.ceil(x * wall / 24 - 1e-6), 1) - 1 for x in k] == [0, 1, 2, 3, 5]
+
+
+def test_an_overrun_runs_into_the_earlier_weeks_slack_first_then_past_the_planned_end():
+    # the phase's last bucket starts on 2027-03-01 and takes 2 days; its earlier buckets keep 10 h
+    # beyond the expected hours; past the planned end it runs at 5 h a day (by hand)
+    from planner.sessions import Finish
+
+    f = Finish(dt.date(2027, 3, 1), 2.0, slack_h=10.0, rate_h_per_day=5.0)
+    assert list(f.days_with(np.array([-5.0, 0.0, 8.0, 10.0, 20.0]))) == [1.0, 2.0, 2.0, 2.0, 4.0]
+    assert f.day_with(20.0) == dt.date(2027, 3, 4)
+    # the chance of ending in time and the finish agree: 10 h of slack and 4 days left at 5 h a day
+    last = dt.date(2027, 3, 6)
+    assert f.headroom_h(last) == 30.0
+    assert f.day_with(30.0) == last and f.day_with(30.5) > last
 
 
 def test_re_pricing_follows_the_rent_on_its_price_path(load):
