@@ -11,6 +11,7 @@ nothing (its Content-Security-Policy forbids any request).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import itertools
 import json
@@ -111,8 +112,9 @@ def explore(base: whatif.Job, span: float, workers: int = 1, n_inputs: int = MAX
     rows = chosen_inputs(table, n_inputs)
     axes = [(r["input"], slider_values(r, points), r["value"]) for r in rows]
     grid = list(itertools.product(*(range(len(values)) for _, values, _ in axes)))
-    jobs = [dataclasses.replace(base, sets=base.sets + tuple(f"{key}={values[i]}" for (key, values, _), i
-                                                            in zip(axes, combo)), breakevens=False)
+    jobs = [dataclasses.replace(functools.reduce(lambda job, kv: whatif.with_value(job, *kv),
+                                                 [(key, values[i]) for (key, values, _), i in zip(axes, combo)], base),
+                                breakevens=False)
             for combo in grid]
     results = whatif.run_many(jobs, workers, progress)
     return {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import itertools
 import math
 import re
@@ -25,7 +26,8 @@ from pricing.errors import InputError, Problem
 from pricing.values import opt_float
 from pricing.yamldoc import parse_document
 
-from .scenario import CatalogEdit
+from . import scenario
+from .scenario import CatalogEdit, editable, parse_set
 
 #: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
 WHATIF_TRIALS = 0
@@ -44,6 +46,9 @@ class Job:
     uncertainty: int = 0  # draws of the uncertainty analysis (0: none)
     breakevens: bool = True  # the row's break-even (sensitivity reads none)
     edits: tuple[CatalogEdit, ...] = ()  # catalog figures set typed, after the file, variant and sets
+    #: the scenario's own keys set typed (scenario.EDITABLE), after the file, variant and sets:
+    #: (path, the value as --set writes it)
+    scenario_edits: tuple[tuple[str, str], ...] = ()
     candidates: bool = False  # the best plan with each card considered, side by side (compare's rows)
 
 
@@ -75,10 +80,13 @@ class Amount:
 
 
 def with_value(job: Job, path: str, value: Any) -> Job:
-    """The job with one input at ``value``: a catalog figure set typed (:class:`Amount`), any
-    other input as --set writes it."""
+    """The job with one input at ``value``: a catalog figure set typed (:class:`Amount`), a key
+    of the scenario that can be set on the parsed scenario (scenario.EDITABLE) read as --set reads
+    it and set typed, any other input as --set text."""
     if isinstance(value, Amount):
         return dataclasses.replace(job, edits=job.edits + (value.set(),))
+    if editable(path):
+        return dataclasses.replace(job, scenario_edits=job.scenario_edits + ((path, str(value)),))
     return dataclasses.replace(job, sets=job.sets + (f"{path}={value}",))
 
 
@@ -146,13 +154,34 @@ def _plan(job: Job, alternatives: bool):
     """A what-if's plan: the job's scenario over the (per process, loaded once) catalog, planned
     for a table row (no spread, no per-phase exclusions, break-even against what it chose)."""
     from . import api
-    from .scenario import load_scenario_text, with_catalog_edits
+    from .scenario import with_catalog_edits
 
     catalog = api.load_catalog(job.catalog_files, job.today)
-    s = with_catalog_edits(load_scenario_text(job.text, catalog.ids(), file=job.file, today=job.today,
-                                              variant=job.variant, sets=job.sets), job.edits)
+    s = _scenario(job.text, job.file, job.today, job.variant, job.sets, job.catalog_files)
+    for path, text in job.scenario_edits:
+        _, raw = parse_set(f"{path}={text}")  # the value as --set reads it: the same YAML
+        edited = scenario.with_value(s, path, raw, catalog.ids())
+        if edited is None:  # a key to set as text here (a phase the file does not have): every change as --set
+            s = _scenario(job.text, job.file, job.today, job.variant,
+                          job.sets + tuple(f"{p}={v}" for p, v in job.scenario_edits), job.catalog_files)
+            break
+        s = edited
+    s = with_catalog_edits(s, job.edits)
     return s, catalog, api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=alternatives or job.candidates,
                                 detail=job.candidates, breakevens=job.breakevens, uncertainty=job.uncertainty)
+
+
+@functools.lru_cache(maxsize=8)
+def _scenario(text: str, file: str, today: dt.date, variant: str | None, sets: tuple[str, ...],
+              catalog_files: tuple[str, ...]):
+    """The scenario read from its text once per process for the same text, variant, --set and
+    catalog: a what-if's own changes are set on it typed (:func:`with_value`), not by reading it
+    again. Scenarios are frozen, so one may be shared."""
+    from . import api
+    from .scenario import load_scenario_text
+
+    ids = api.load_catalog(catalog_files, today).ids()
+    return load_scenario_text(text, ids, file=file, today=today, variant=variant, sets=sets)
 
 
 def run_one(job: Job) -> dict[str, Any]:
@@ -219,6 +248,8 @@ def _inputs(job: Job) -> dict[str, str]:
     for s in job.sets:
         key, _, value = s.partition("=")
         out[key.strip()] = value.strip()
+    for key, value in job.scenario_edits:
+        out[key] = value.strip()
     return out
 
 
@@ -288,8 +319,7 @@ def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: int = 1, pr
     """One row per value (a grid for two or more --vary), marking where the chosen plan changes."""
     grid = list(itertools.product(*(values for _, values in vary)))
     keys = [k for k, _ in vary]
-    jobs = [dataclasses.replace(base, sets=base.sets + tuple(f"{k}={v}" for k, v in zip(keys, combo)))
-            for combo in grid]
+    jobs = [functools.reduce(lambda job, kv: with_value(job, *kv), zip(keys, combo), base) for combo in grid]
     rows = run_many(jobs, workers, progress)
     df = pd.DataFrame(rows)
     for i, k in enumerate(keys):

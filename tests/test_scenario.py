@@ -203,3 +203,37 @@ def test_a_workload_round_trips_through_its_keys(load):
                              "  trainable_params: 20M")).workload
     assert w.method == "lora" and w.trainable_params == 20e6
     assert workload_of(workload_values(w)) == w
+
+
+# A what-if sets the scenario's own quantities on the parsed scenario (scenario.with_value),
+# not by reading the file again: each must give the scenario that `--set path=value` reads.
+EDITS = {"electricity": "0.31 EUR/kWh", "horizon": "18 months", "workload.params": "30M", "workload.batch_size": 48,
+         "workload.activation_memory": "5 GB", "phases.train.gpu_hours": "100..140 h", "phases.train.runs": 3,
+         "phases.train.checkpoint_every": "45 min", "phases.train.dataset_size": "20 GB",
+         "you.host_power": "120 W", "you.time_value": "5 EUR/h", "you.attention": "3 starts/day",
+         "you.budget": "900 EUR"}
+
+
+@pytest.mark.parametrize("path", sorted(EDITS))
+def test_a_what_ifs_typed_edit_is_the_scenario_set_reads(load, catalog, path):
+    from planner.scenario import EDITABLE, editable, parse_set, with_value
+
+    assert editable(path) and len(EDITS) == len(EDITABLE)
+    text = "currency: EUR\n" + MINIMAL.replace("electricity: 0.20 USD/kWh\n", "")  # the default rate, a currency
+    _, raw = parse_set(f"{path}={EDITS[path]}")
+    edited = with_value(load(text), path, raw, catalog.ids())
+    read = load(text, sets=(f"{path}={EDITS[path]}",))
+    assert edited != load(text)
+    assert dataclasses.replace(edited, overrides=()) == dataclasses.replace(read, overrides=())
+
+
+def test_a_what_ifs_typed_edit_refuses_what_set_refuses(load, catalog):
+    from planner.scenario import with_value
+
+    s = load(MINIMAL)
+    with pytest.raises(InputError) as typed:
+        with_value(s, "phases.train.gpu_hours", "-5 h", catalog.ids())
+    with pytest.raises(InputError) as text:
+        load(MINIMAL, sets=("phases.train.gpu_hours=-5 h",))
+    assert [p.message for p in typed.value.problems] == [p.message for p in text.value.problems]
+    assert with_value(s, "phases.other.gpu_hours", "5 h", catalog.ids()) is None  # a new phase: set as text
