@@ -45,6 +45,7 @@ ties follow the documented order rather than the search's stopping gap.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Mapping
@@ -470,6 +471,14 @@ def buy_once(buy_vars: tuple[BuyVar, ...], forced: dict[str, int] | None = None)
     upper = [float((forced or {}).get(o, 1)) for o in offers]
     return Block.of("buy once", offers, [row[v.option] for v in buy_vars], [v.var for v in buy_vars],
                     np.ones(len(buy_vars)), lower, upper)
+
+
+def with_forced(program: Program, forced: dict[str, int]) -> Program:
+    """``program`` with its purchases fixed as ``forced`` says (1: bought, 0: not), for a program
+    built with a ``forced`` of the same cards: only the bounds of its 'buy once' rows change, so
+    the candidates side by side share one build."""
+    blocks = [buy_once(program.buy_vars, forced) if b.family == "buy once" else b for b in program.blocks]
+    return dataclasses.replace(program, blocks=blocks)
 
 
 def account(xi: pd.DataFrame, cal: Calendar) -> Block:

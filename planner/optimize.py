@@ -312,8 +312,17 @@ class Solved:
 
 
 def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None, forced=None) -> Solved:
-    program = milp.build(s, quotes, opts, cards, kinds, deadline_override, budget_usd, forced,
-                         card_paths(s, opts) if s.buy_every_weeks else None)
+    return _solved(s, _build(s, quotes, opts, kinds, cards, deadline_override, budget_usd, forced), cards)
+
+
+def _build(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None, forced=None
+           ) -> milp.Program:
+    return milp.build(s, quotes, opts, cards, kinds, deadline_override, budget_usd, forced,
+                      card_paths(s, opts) if s.buy_every_weeks else None)
+
+
+def _solved(s: Scenario, program: milp.Program, cards) -> Solved:
+    """The program solved, or SolverError where HiGHS proves no plan."""
     sol = milp.solve(program)
     if not sol.ok:
         raise SolverError(
@@ -606,10 +615,13 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
     quotes = prune(all_quotes, rents_dominated)
     buys = sorted(set(quotes.loc[quotes["kind"].to_numpy() == "buy", "option"]) & set(cards))
     out = []
+    built: milp.Program | None = None  # one program; each candidate changes only which card is bought
     for candidate in [None, *buys]:
         forced = {b: int(b == candidate) for b in buys}
+        built = (_build(s, quotes, opts, STRATEGIES["hybrid"], cards, forced=forced) if built is None
+                 else milp.with_forced(built, forced))
         try:
-            solved = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, forced=forced)
+            solved = _solved(s, built, cards)
         except SolverError:  # the card alone is past the budget: no plan with it
             continue
         if solved.unmet:

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -264,13 +265,26 @@ def test_a_damaged_layer_is_skipped_with_one_line_that_says_how_to_clear_it(data
         assert read_layer() is None
 
 
+def _write_layers_forever(rows: pd.DataFrame, directory: Path, written) -> None:
+    """A child's loop: layer after layer, each with its own price and its number; says when the
+    first is written."""
+    from pricing.refresh import write_layer
+
+    n = 1
+    while True:
+        rows = rows.assign(usd_per_hour=1.0 + n)
+        write_layer(rows, {"n": n}, directory)
+        written.set()
+        n += 1
+
+
 def test_a_kill_during_a_refresh_leaves_the_old_layer_or_the_new_one(data_home, tmp_path):
     """kill -9 at random moments of write_layer: the layer read afterwards is whole (its rows and
-    its metadata agree), never a mix of an old rent.csv and a new layer.json."""
+    its metadata agree), never a mix of an old rent.csv and a new layer.json. The writer is a
+    forked child (no start-up to wait for), killed at a random moment once it writes."""
+    import multiprocessing
+    import random
     import signal
-    import subprocess
-    import sys
-    import time
 
     from pricing.refresh import write_layer
 
@@ -279,24 +293,16 @@ def test_a_kill_during_a_refresh_leaves_the_old_layer_or_the_new_one(data_home, 
                               usd_per_hour=1.0 + i, spot=False, as_of="2026-11-20", source="s", notes="")
                          for i in range(2000)])
     write_layer(rows, {"n": 0}, directory)
-    script = f"""
-import pandas as pd, sys
-from pathlib import Path
-from pricing.refresh import write_layer
-rows = pd.read_csv({str(tmp_path / 'rows.csv')!r})
-n = 1
-while True:
-    rows["usd_per_hour"] = 1.0 + n
-    write_layer(rows, {{"n": n}}, Path({str(directory)!r}))
-    n += 1
-"""
-    rows.to_csv(tmp_path / "rows.csv", index=False)
-    trials = 8 if FULL else 4  # kills spread over the same 0.6-1.5 s of writing either way
-    for trial in range(trials):
-        proc = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1])
-        time.sleep(0.6 + 0.91 * trial / (trials - 1))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    fork = multiprocessing.get_context("fork")
+    rng = random.Random(11)
+    for _ in range(8 if FULL else 4):
+        written = fork.Event()
+        child = fork.Process(target=_write_layers_forever, args=(rows, directory, written))
+        child.start()
+        assert written.wait(30)
+        time.sleep(rng.uniform(0.0, 0.3))  # a few layers' writing: the kill lands anywhere in one
+        os.kill(child.pid, signal.SIGKILL)
+        child.join()
         got = read_layer(directory)
         assert got is not None
         layer, info = got
