@@ -150,6 +150,11 @@ class Calendar:
     def date(self, day: int) -> dt.date:
         return self.start + dt.timedelta(days=int(day))
 
+    @cached_property
+    def first_dates(self) -> np.ndarray:
+        """Each bucket's first day, as dates (an object array, to index by bucket)."""
+        return np.array([self.date(d) for d in self.edges[:-1]] + [None], dtype=object)[:-1]
+
     def bucket_label(self, i: int) -> str:
         return self.labels[i]
 
@@ -898,8 +903,8 @@ def schedule(program: Program, sol: Solution) -> pd.DataFrame:
     out["wall_hours_conf"] = out["gpu_hours"] * xi["wall_conf_per_ref"]
     out = out[out["gpu_hours"] > 1e-6].reset_index(drop=True)
     cal = program.calendar
-    out["first_day"] = [cal.date(cal.edges[b]) for b in out["bucket"]]
-    out["week_start"] = [program.week_starts[w] for w in out["week"]]
+    out["first_day"] = cal.first_dates[out["bucket"].to_numpy()]
+    out["week_start"] = np.asarray(program.week_starts, dtype=object)[out["week"].to_numpy()]
     return out
 
 
@@ -942,7 +947,8 @@ def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hou
     return out
 
 
-def finish_models(s, program: Program, sched: pd.DataFrame) -> dict[str, Finish]:
+def finish_models(s, program: Program, sched: pd.DataFrame,
+                  times: dict[str, tuple[dt.date, float, dt.date]] | None = None) -> dict[str, Finish]:
     """Each phase's end as planned (:func:`finish_times`) and what moves it (:class:`sessions.Finish`):
     the wall hours its buckets before the last keep beyond the expected ones, and the fastest
     rate among its options (weekly capacity with its quota, over the week, times the runs it
@@ -953,7 +959,7 @@ def finish_models(s, program: Program, sched: pd.DataFrame) -> dict[str, Finish]
     phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
     slack = (sched["wall_hours_conf"] - sched["wall_hours"]).to_numpy(dtype=float)
     rate = sched["weekly_capacity_h"].to_numpy(dtype=float) * sched["parallel"].to_numpy(dtype=float) / 7.0
-    for p, (begin, days, _) in finish_times(s, program, sched).items():
+    for p, (begin, days, _) in (times if times is not None else finish_times(s, program, sched)).items():
         mine = phase == p
         before_last = mine & (bucket < bucket[mine].max())
         fastest = float(np.where(rate[mine] > 0, rate[mine], 0.0).max(initial=0.0))

@@ -189,7 +189,7 @@ class Solved:
     @cached_property
     def finish_models(self) -> dict[str, sessions.Finish]:
         """Each phase's end as planned and what an overrun does to it (:func:`milp.finish_models`)."""
-        return milp.finish_models(self.s, self.program, self.schedule)
+        return milp.finish_models(self.s, self.program, self.schedule, times=self.finish_times)
 
     @cached_property
     def finishes_conf(self) -> dict[str, dt.date]:
