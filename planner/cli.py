@@ -593,6 +593,12 @@ def pricing_refresh(providers, clear, today, fmt):
                                    off_list=[str(f) for f in off],
                                    unmapped_offers=unmapped.to_dict("records")), indent=2))
         return
+    _say_refreshed(rows, unmapped, fetched, off, updated, version, today, directory)
+
+
+def _say_refreshed(rows, unmapped, fetched, off, updated: int, version: str, today, directory) -> None:
+    """What a refresh did, for people: counts, each provider's catalog date or why it is missing,
+    the instances left out and the shipped prices far off the new list."""
     click.echo(f"refreshed {len(rows)} rent offer(s) from gpuhunt {version} on {today} into {directory}")
     click.echo(f"  {updated} shipped offer(s) get a newer price, {len(rows) - updated} offer(s) are new")
     for provider, v in sorted(fetched.versions.items()):
