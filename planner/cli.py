@@ -497,6 +497,8 @@ def pricing():
 @click.option("--buy", "table", flag_value="buy", help="Cards to buy (new and used, dated).")
 @click.option("--rent", "table", flag_value="rent", help="Cloud and marketplace instances.")
 @click.option("--free", "table", flag_value="free", help="Free and subscription notebook tiers.")
+@click.option("--trends", "table", flag_value="trends",
+              help="Where rent prices go from their date, by device (the default price_trend).")
 @click.option("--device", metavar="ID", help="Only this device (aliases work).")
 @click.option("--min-vram", type=float, metavar="GB", help="Only devices with at least this much memory.")
 @click.option("--provider", metavar="P", help="Only this provider (--rent).")

@@ -317,12 +317,25 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     return xi
 
 
-def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], committed: np.ndarray) -> None:
-    """Rent prices that move (``price_trend``): each x's rent is its catalog price carried from
-    the price's date to the middle of its bucket at the scenario's yearly trend, or along its
-    dated levels (linear between them); the money and cost per reference hour of the x change
-    by that much (a projection, said in the answer). A commitment's x (``committed``) carry no
-    rent: it is paid for the term, at the price of the day it starts (:func:`commit_vars`)."""
+def rent_trends(s, opts: pd.DataFrame) -> dict[str, float]:
+    """Each rent option's yearly price trend over the plan: the scenario's ``price_trend`` where
+    it gives one, else the option's catalog trend (trends.csv; none for an undated offer of your
+    own)."""
+    if s.rent_trend_per_year is not None or s.rent_price_points:
+        return {o: float(s.rent_trend_per_year or 0.0) for o in opts["option"]}
+    if "rent_trend_per_year" not in opts:
+        return {}
+    return {o: float(v) for o, v in zip(opts["option"], opts["rent_trend_per_year"]) if v == v}
+
+
+def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], committed: np.ndarray,
+                trends: Mapping[str, float]) -> None:
+    """Rent prices that move: each x's rent is its catalog price carried from the price's date to
+    the middle of its bucket at its yearly trend (:func:`rent_trends`: the scenario's
+    ``price_trend`` or the device's catalog trend), or along the scenario's dated levels (linear
+    between them); the money and cost per reference hour of the x change by that much (a
+    projection, said in the answer). A commitment's x (``committed``) carry no rent: it is paid
+    for the term, at the price of the day it starts (:func:`commit_vars`)."""
     rent = (xi["kind"].to_numpy() == "rent") & ~committed
     xi["price_factor"] = 1.0
     xi["price_years"] = 0.0  # years from a rent price's date to its bucket's middle (what a trend acts over)
@@ -334,16 +347,18 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], co
 
     middle = (cal.first_day[xi["bucket"].to_numpy()] + cal.days[xi["bucket"].to_numpy()] / 2.0)
     names, code = np.unique(xi["option"].to_numpy(), return_inverse=True)
-    dated = np.array([days_after_start(as_of.get(o)) for o in names], dtype=float)[code.reshape(-1)]
+    code = code.reshape(-1)
+    dated = np.array([days_after_start(as_of.get(o)) for o in names], dtype=float)[code]
+    trend = np.array([trends.get(o, 0.0) for o in names], dtype=float)[code]
     years = np.where(rent, (middle - dated) / 365.25, 0.0)
     xi["price_years"] = years
-    if not s.rent_moves:
-        return
     points = tuple((float((d - cal.start).days), lv) for d, lv in s.rent_price_points)
+    if not points and not np.any(trend[rent] != 0.0):
+        return
     factor = np.ones(len(xi))
-    for at in np.unique(dated[rent]):
-        sel = rent & (dated == at)
-        factor[sel] = costs.path_factor(middle[sel], at, s.rent_trend_per_year, points)
+    for at, tr in sorted(set(zip(dated[rent].tolist(), trend[rent].tolist()))):
+        sel = rent & (dated == at) & (trend == tr)
+        factor[sel] = costs.path_factor(middle[sel], at, tr, points)
     extra = (factor - 1.0) * xi["rent_per_ref"].to_numpy(dtype=float)
     xi["price_factor"] = factor
     xi["cost_per_ref"] = xi["cost_per_ref"].to_numpy(dtype=float) + extra
@@ -567,11 +582,12 @@ def _covers(day: int, term_days: float, first: np.ndarray, end: np.ndarray) -> n
     return (first >= day) & (end <= day + term_days)
 
 
-def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_var: int) -> tuple[CommitVar, ...]:
+def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_var: int,
+                trends: Mapping[str, float] | None = None) -> tuple[CommitVar, ...]:
     """One integer per (commitment, start day): week starts for terms up to four weeks (blocks a
     plan stacks), every fourth week start for longer ones, and only days from which the term
     covers a bucket the offer's x lie in. One instance's term costs the price per hour x 24 h x
-    the term's days, at the price of its start day on the rent's path (``price_trend``)."""
+    the term's days, at the price of its start day on the rent's path (:func:`rent_trends`)."""
     committed = xi["committed"].to_numpy(dtype=bool)
     if not committed.any():
         return ()
@@ -589,7 +605,8 @@ def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_va
         for day in range(0, int(cal.edges[-1]), 7 if term <= 28 else 28):
             if not _covers(day, term, first, end).any():
                 continue
-            factor = float(costs.path_factor([day], priced, s.rent_trend_per_year, points)[0]) if s.rent_moves else 1.0
+            trend = (trends or {}).get(str(option), 0.0)
+            factor = float(costs.path_factor([day], priced, trend, points)[0]) if (trend or points) else 1.0
             out.append(CommitVar(first_var + len(out), str(option), day, term,
                                  float(r["usd_per_hour"]) * HOURS_PER_DAY * term * factor))
     return tuple(out)
@@ -755,7 +772,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})))
     xi = _variables(s, cal, q)
     xi["committed"] = xi["option"].isin(list(commitments_of(opts))).to_numpy()
-    _price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])), xi["committed"].to_numpy())
+    trends = rent_trends(s, opts)
+    _price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])), xi["committed"].to_numpy(), trends)
     _prepaid(xi)
     nx = len(xi)
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(cards))
@@ -768,7 +786,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     needs_host = s.you.buys_host
     host_index = nx + n_buy + len(s.phases) if needs_host else None
     n = nx + n_buy + len(s.phases) + (1 if needs_host else 0)
-    commits = commit_vars(s, cal, xi, opts, n)
+    commits = commit_vars(s, cal, xi, opts, n, trends)
     n += len(commits)
     credit_index = []
     for covered in credit_cover(s, xi, cal):  # one u variable per (credit, x it may pay for)

@@ -405,6 +405,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         assumptions=(tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else ())
         + ((f"rent prices are projections: each moves {s.rent_trend_per_year:+.0%} a year from its catalog date "
             "(price_trend)",) if s.rent_trend_per_year else ())
+        + _catalog_trends(s, catalog, opts, used)
         + (("rent prices are projections: each goes from its catalog price to "
             + ", ".join(f"{units.format_share(lv)} by {d}" for d, lv in s.rent_price_points)
             + ", linearly in between (price_trend)",) if s.rent_price_points else ())
@@ -527,6 +528,22 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
     return PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, best.finishes.get(ph.name) if done else None,
                      p50 if done else None, p90 if done else None, meets, tuple(assignments),
                      shortfall_text, at_conf if done else None, s.you.confidence, chance if done else 0.0)
+
+
+def _catalog_trends(s: Scenario, catalog, opts: pd.DataFrame, used: set[str]) -> tuple[str, ...]:
+    """What the answer says of the catalog's rent trends the plan's rent follows (price_trend
+    not given): which trend, its range, over what record; nothing where all are flat."""
+    if not s.rent_trend_of_catalog or "rent_trend_default" not in opts:
+        return ()
+    rows = catalog.trends.set_index("id")
+    named = sorted({d for o, d in zip(opts["option"], opts["rent_trend_default"]) if o in used and isinstance(d, str)})
+    said = [f"{d} {rows.at[d, 'trend_per_year']:+.1%} a year (range {rows.at[d, 'low_per_year']:+.0%} to "
+            f"{rows.at[d, 'high_per_year']:+.0%}, {rows.at[d, 'since']:%Y-%m} to {rows.at[d, 'until']:%Y-%m})"
+            for d in named if rows.at[d, "trend_per_year"] != 0]
+    if not said:
+        return ()
+    return ("rent prices are projections from their catalog dates along each device's trend: " + "; ".join(said)
+            + " (planner pricing list --trends; price_trend: flat keeps prices as dated)",)
 
 
 def _later(a: dt.date | None, b: dt.date | None) -> dt.date | None:

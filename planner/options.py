@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 
+import numpy as np
 import pandas as pd
 
 from pricing.memo import Kept
@@ -27,6 +28,7 @@ OPTION_COLUMNS = [
     "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
     "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "term_days", "notes",
     "usd_per_hour_low", "usd_per_hour_high", "unavailable_share", "unavailable_low", "unavailable_high",
+    "rent_trend_per_year", "rent_trend_low_per_year", "rent_trend_high_per_year", "rent_trend_default",
 ]
 
 
@@ -128,7 +130,31 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
             notes=r.get("notes") if isinstance(r.get("notes"), str) else None))
     frames.append(pd.DataFrame(tiers, columns=OPTION_COLUMNS))
     opts = pd.concat([f.reindex(columns=OPTION_COLUMNS) for f in frames if len(f)] or frames[:1], ignore_index=True)
-    return with_interruption_defaults(opts, catalog.interruptions)
+    return with_price_trends(with_interruption_defaults(opts, catalog.interruptions), catalog.trends)
+
+
+def with_price_trends(opts: pd.DataFrame, trends: pd.DataFrame) -> pd.DataFrame:
+    """Where a catalog rent price goes from its date: the first trends.csv row whose pattern
+    matches the offer's device (a '*' row ends the table: blank is never zero), its central
+    yearly change and range, and the row's id (``rent_trend_default``). A dated price moves from
+    its date, a catalog row's and a row a scenario changes alike (a what-if that moves a price
+    keeps its path); an offer of your own without a date is your quote and does not move (NaN),
+    nor do other kinds of options."""
+    opts = opts.copy()
+    table = trends.to_dict("records")
+    n = len(opts)
+    central, low, high = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    named: list[str | None] = [None] * n
+    for i, (kind, device, dated) in enumerate(zip(opts["kind"], opts["device"], opts["as_of"])):
+        if kind != "rent" or not isinstance(dated, dt.date):
+            continue
+        d = next((d for d in table if fnmatch.fnmatchcase(str(device), d["match"])), None)
+        if d is None:  # the catalog's check (pricing.loader.check_trends) keeps this from happening
+            raise ValueError(f"{device}: no rent trend matches it; trends.csv needs a row matching '*'")
+        central[i], low[i], high[i], named[i] = d["trend_per_year"], d["low_per_year"], d["high_per_year"], d["id"]
+    opts["rent_trend_per_year"], opts["rent_trend_low_per_year"], opts["rent_trend_high_per_year"] = central, low, high
+    opts["rent_trend_default"] = pd.Series(named, index=opts.index, dtype=object)
+    return opts
 
 
 def with_interruption_defaults(opts: pd.DataFrame, defaults: pd.DataFrame) -> pd.DataFrame:

@@ -164,7 +164,8 @@ class Scenario:
     variant_names: tuple[str, ...] = ()
     ranges: Mapping[str, tuple[float, float]] = dataclasses.field(default_factory=dict)  # path -> (low, high)
     uncertainty_samples: int = 0  # draws of the uncertainty analysis asked by the file (0: none)
-    rent_trend_per_year: float = 0.0  # rent prices move by this share a year from their catalog date
+    #: rent prices move by this share a year from their catalog date; None: each device's catalog trend
+    rent_trend_per_year: float | None = 0.0
     #: or rent's level at dates, as a share off its catalog price: ((date, -0.10), ...), in date order
     rent_price_points: tuple[tuple[dt.date, float], ...] = ()
     read_on: dt.date | None = None  # the day the scenario was read (--today): how old its prices are then
@@ -175,8 +176,13 @@ class Scenario:
 
     @property
     def rent_moves(self) -> bool:
-        """Whether the scenario says where rent prices go (a yearly trend or dated points)."""
-        return bool(self.rent_trend_per_year or self.rent_price_points)
+        """Whether rent prices move over the plan: the catalog's trends, a yearly trend or dated points."""
+        return self.rent_trend_per_year is None or bool(self.rent_trend_per_year or self.rent_price_points)
+
+    @property
+    def rent_trend_of_catalog(self) -> bool:
+        """Whether rent follows each device's catalog trend (no price_trend given, or 'catalog')."""
+        return self.rent_trend_per_year is None and not self.rent_price_points
 
     @property
     def buy_moves(self) -> bool:
@@ -600,6 +606,17 @@ def _trend(v, ctx):
     return x
 
 
+def _rent_trend(v, ctx):
+    """Rent's path: 'catalog' (the default: each device's sourced trend, trends.csv), 'flat' (prices
+    stay as dated; 0 says the same), a yearly change or dated levels (:func:`_trend`)."""
+    word = str(v).strip().lower() if isinstance(v, str) else None
+    if word == "catalog":
+        return None
+    if word == "flat":
+        return 0.0
+    return _trend(v, ctx)
+
+
 def _frameworks(v, ctx):
     if isinstance(v, str):
         v = [v]
@@ -823,11 +840,12 @@ SCHEMA: dict[str, Any] = {
     "electricity": Field(_q(_usd_per_kwh, maximum=1000, unit="USD/kWh"), attr="electricity_usd_per_kwh",
                          doc="default: the catalog's default region, stated in the report"),
     "framework": Field(_enum(FRAMEWORKS), default="pytorch", doc=" | ".join(FRAMEWORKS)),
-    "price_trend": Field(_trend, attr="rent_trend_per_year", default=0.0,
-                         doc="rent prices move by this share a year from their catalog date, e.g. -25%/year (GPU rent "
-                             "has fallen 20-30 % a year, 2023-2025), or reach levels by dates, e.g. {2027-06-30: -10%, "
-                             "2028-06-30: -25%} (linear in between, flat after); 0: prices stay as dated, and the "
-                             "uncertainty analysis draws where they go (-30 % to +40 % a year)"),
+    "price_trend": Field(_rent_trend, attr="rent_trend_per_year", default="catalog",
+                         doc="where rent prices go from their catalog date: catalog (each device's sourced yearly "
+                             "trend with its range, planner pricing list --trends; the uncertainty analysis draws "
+                             "within the range), flat (prices stay as dated; 0 says the same), a yearly change "
+                             "such as -25%/year, or levels by dates, e.g. {2027-06-30: -10%, 2028-06-30: -25%} "
+                             "(linear in between, flat after); a change you give is not drawn"),
     "buy_later": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months"), attr="buy_later_months",
                        doc="the plan may buy a card later than the start, on a week start every this often (e.g. "
                            "1 month: every 4 weeks), choosing when as well as whether; a card bought later costs "
@@ -1284,7 +1302,7 @@ class _Validator:
             catalog_entries=entries,
             ranges=dict(self.ranges),
             uncertainty_samples=top.get("uncertainty", SCHEMA["uncertainty"].default),
-            rent_trend_per_year=trend if isinstance(trend, float) else 0.0,
+            rent_trend_per_year=(trend if isinstance(trend, float) else 0.0 if isinstance(trend, tuple) else None),
             rent_price_points=trend if isinstance(trend, tuple) else (),
             read_on=self.ctx.today,
             buy_every_weeks=(max(1, round(top["buy_later"] * units.WEEKS_PER_MONTH)) if "buy_later" in top

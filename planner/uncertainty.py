@@ -173,25 +173,36 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
         if _sampled(path):
             mid = (low + high) / 2
             out.append(Input(path, rng.uniform(low, high, n), mid, _range_unit(path), "your range"))
-    catalog_rent = {o for a in plan.alternatives for _, o, _ in a.price_years
-                    if o in opts.index and opts.at[o, "price_source"] != "scenario"}
-    if not s.rent_moves and catalog_rent:  # your own prices are yours, as above
-        low, high = RENT_TREND_RANGE  # prices as dated, but where they go from there is not known
-        out.append(Input(TREND_INPUT, rng.triangular(low, 0.0, high, n), 0.0, "a year",
-                         f"rent moves {low:+.0%} to {high:+.0%} a year from its price's date: H200 rent "
-                         "-29 % Jan-Oct 2025 (pcnewstoday.com, 2025-10-17), H100 1-year contracts +40 % "
-                         "Oct 2025-Mar 2026 (SemiAnalysis via techreaderdaily.com)"))
+    placed_rent = {o for a in plan.alternatives for _, o, _ in a.price_years if o in opts.index}
+    trends = {str(opts.at[o, "rent_trend_default"]): tuple(float(opts.at[o, c]) for c in TREND_COLUMNS)
+              for o in sorted(placed_rent) if isinstance(opts.at[o, "rent_trend_default"], str)}
+    if s.rent_trend_of_catalog and trends:  # a trend you give is yours, as above
+        level = rng.random(n)  # one market: every device's trend at the same quantile of its range
+        for name, (central, low, high) in sorted(trends.items()):
+            out.append(Input(f"{TREND_INPUT} {name}", triangular_ppf(level, low, central, high), central, "a year",
+                             f"catalog trend '{name}': {central:+.1%} a year, range {low:+.0%} to {high:+.0%} "
+                             "(trends.csv; every device's trend drawn at one quantile of its range, triangular)"))
     return out
 
 
-#: Where rent prices may go a year from their date, when the scenario gives no price_trend: the
-#: fastest fall and rise of the market's recent record (H200 rent -29 % January-October 2025,
-#: pcnewstoday.com 2025-10-17, about Epoch AI's -30 %/year in GPU price-performance; H100 1-year
-#: contracts +40 % from October 2025 to March 2026, SemiAnalysis as summarised by
-#: techreaderdaily.com). The plan keeps prices as dated (the middle); the uncertainty analysis
-#: draws one yearly trend per draw (triangular, most likely 0), so a draw is a whole price path.
-RENT_TREND_RANGE = (-0.30, 0.40)
+#: Where a rent price goes from its date, when the scenario gives no price_trend: the device's
+#: catalog trend (trends.csv: its central yearly change, the plan's path, and its range). The
+#: uncertainty analysis draws one quantile per draw and takes every device's trend there
+#: (triangular between low and high, most likely the central), so a draw is a whole price path
+#: and the market moves as one.
 TREND_INPUT = "rent price trend"
+TREND_COLUMNS = ("rent_trend_per_year", "rent_trend_low_per_year", "rent_trend_high_per_year")
+
+
+def triangular_ppf(u: np.ndarray, low: float, mode: float, high: float) -> np.ndarray:
+    """The triangular distribution's quantiles at ``u``: the inverse of its distribution
+    function, as numpy's generator draws it from one uniform number each."""
+    u = np.asarray(u, dtype=float)
+    if high <= low:
+        return np.full(u.shape, mode)
+    cut = (mode - low) / (high - low)
+    return np.where(u <= cut, low + np.sqrt(u * (high - low) * (mode - low)),
+                    high - np.sqrt((1.0 - u) * (high - low) * (high - mode)))
 
 
 def _sampled(path: str) -> bool:
@@ -238,7 +249,6 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     over: dict[str, np.ndarray] = {}  # per phase: wall hours over the plan's, per draw
     path = {(phase, option): f for phase, option, f in alt.price_factors}  # rent on its price path (price_trend)
     years = {(phase, option): y for phase, option, y in alt.price_years}
-    trend = by_name.get(TREND_INPUT)  # a drawn yearly trend: each draw's whole path from the price's date
     committed = commitments_of(plan.options)
     for phase, option, hours in alt.hours:
         c = q.loc[(phase, option)]
@@ -248,8 +258,10 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         speed = _factor(by_name, f"speed {device[option]} ({c['speed_source']})", n)
         price = (_factor(by_name, f"price {option}", n) * path.get((phase, option), 1.0) if c["kind"] != "buy"
                  else np.ones(n))
-        if trend is not None and (phase, option) in years and opts.loc[option].get("price_source") != "scenario":
-            price = price * (1.0 + trend.draws) ** years[(phase, option)]
+        trend = by_name.get(f"{TREND_INPUT} {opts.loc[option].get('rent_trend_default')}")
+        if trend is not None and (phase, option) in years:  # a dated price on its device's trend
+            # the plan's path is at the central trend: the draw's path instead, from the price's date
+            price = price * ((1.0 + trend.draws) / (1.0 + trend.base)) ** years[(phase, option)]
         if option in committed:  # a commitment: its hours carry no rent (its term is added below)
             price = np.zeros(n)
         wall, billed = float(c["wall_hours"]), float(c["billed_hours"])

@@ -36,9 +36,10 @@ TABLE_FILES = {
     "electricity": "electricity.csv",
     "throughput": "throughput.csv",
     "interruptions": "interruptions.csv",
+    "trends": "trends.csv",
 }
 KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "currency", "electricity": "region",
-       "throughput": "device", "interruptions": "id"}
+       "throughput": "device", "interruptions": "id", "trends": "id"}
 #: Columns whose values together identify a row.
 UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework")}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
@@ -85,6 +86,10 @@ class Catalog:
         return self.tables["interruptions"]
 
     @property
+    def trends(self) -> pd.DataFrame:
+        return self.tables["trends"]
+
+    @property
     def rates(self) -> pd.DataFrame:
         return self.tables["rates"]
 
@@ -110,9 +115,9 @@ class Catalog:
         return out
 
     def as_of(self) -> dt.date:
-        """The newest ``as_of`` among the rows of facts (the interruption defaults, dated when
-        they were chosen, are not facts of the catalog's date)."""
-        dates = [d for name, t in self.tables.items() if name != "interruptions"
+        """The newest ``as_of`` among the rows of facts (the interruption and trend defaults,
+        dated when they were chosen, are not facts of the catalog's date)."""
+        dates = [d for name, t in self.tables.items() if name not in ("interruptions", "trends")
                  for d in t["as_of"] if isinstance(d, dt.date)]
         return max(dates)
 
@@ -219,6 +224,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     problems += check_subscriptions(tables, files)
     problems += check_rates(tables, files)
     problems += check_defaults(tables, files)
+    problems += check_trends(tables, files)
     if problems:
         raise InputError(problems)
     return Catalog({t: _finish(t, df) for t, df in tables.items()}, columns, files, column_numbers)
@@ -258,12 +264,12 @@ def _convert(kind: str, value: Any, path: str) -> Any:
         if kind == "id" and not ID_PATTERN.match(text):
             raise ValueError(f"expected a lowercase id (letters, digits, - . _ : +), got {text!r}")
         return text
-    if kind == "float":
+    if kind in ("float", "signed"):  # signed: a change that may be negative (a trend)
         try:
             x = float(value)
         except (TypeError, ValueError, OverflowError):
             raise ValueError(f"expected a number, got {str(value)[:40]!r}") from None
-        if not math.isfinite(x) or x < 0:
+        if not math.isfinite(x) or (x < 0 and kind == "float"):
             raise ValueError(f"expected a number of zero or more, got {value!r}")
         return x
     if kind == "int":
@@ -439,6 +445,22 @@ def check_defaults(tables, files) -> list[Problem]:
             out.append(Problem(files["interruptions"], 1, 1, f"interruptions.{kind}",
                                f"no default for every {kind} offer (a row of kind {kind} matching '*'): an "
                                "interruptible offer no row matches would be planned as never interrupted"))
+    return out
+
+
+def check_trends(tables, files) -> list[Problem]:
+    """Blank is never zero: trends.csv ends with a row matching every device ('*'), and each
+    row's central trend lies in its range."""
+    table = tables["trends"]
+    out = []
+    if not (table["match"] == "*").any():
+        out.append(Problem(files["trends"], 1, 1, "trends.*", "no trend for every device (a row matching '*'): "
+                           "a rent price no row matches would be planned as if it never moved"))
+    for r in table.to_dict("records"):
+        if not r["low_per_year"] <= r["trend_per_year"] <= r["high_per_year"]:
+            out.append(Problem(files["trends"], int(r["_line"]), 1, f"trends.{r['id']}.trend_per_year",
+                               f"the central trend {r['trend_per_year']:g} is outside its range "
+                               f"{r['low_per_year']:g} to {r['high_per_year']:g}"))
     return out
 
 

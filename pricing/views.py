@@ -37,6 +37,10 @@ LISTINGS: dict[str, dict[str, str]] = {
         "usd_per_hour": "Price [USD/h]", "session_limit_h": "Session [h]", "quota_h_per_week": "Quota [h/week]",
         "needs_person": "Needs person", "persistent_storage": "Files kept", "as_of": "As of",
     },
+    "trends": {
+        "id": "Trend", "match": "Devices", "trend_per_year": "Rent a year", "low_per_year": "Low",
+        "high_per_year": "High", "since": "Measured from", "until": "to", "as_of": "As of",
+    },
 }
 STALE_AFTER_DAYS = 180
 
@@ -82,7 +86,10 @@ def listing(catalog, table: str, device: str | None = None, min_vram_gb: float |
     """Rows of one table with the listing's columns plus as_of and source."""
     df = (free_rows(catalog) if table == "free" else catalog.tables[table]).copy()
     vram = catalog.devices.set_index("id")["vram_gb"]
-    if table != "devices":
+    if table == "trends" and (device is not None or min_vram_gb is not None):
+        raise InputError([Problem("--device", 0, 0, "", "--device and --min-vram apply to devices and offers, "
+                                  "not to --trends")])
+    if table not in ("devices", "trends"):
         df["vram_gb"] = df["device"].map(vram)
     if device is not None:
         dev = resolve_device(catalog, device)
