@@ -388,6 +388,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     # stage 5: what the answer rests on
     used = {a.option for ph in phases for a in ph.assignments} | set(best.bought)
     assumed = _assumed_figures(s, [o for o in options.values() if o.option in used], warnings)
+    assumed += _catalog_trends(s, catalog, opts, used)  # where rent goes: a default with its range, said up front
     return Plan(
         scenario=s,
         feasible=all(ph.meets_deadline for ph in phases),
@@ -405,7 +406,6 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         assumptions=(tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else ())
         + ((f"rent prices are projections: each moves {s.rent_trend_per_year:+.0%} a year from its catalog date "
             "(price_trend)",) if s.rent_trend_per_year else ())
-        + _catalog_trends(s, catalog, opts, used)
         + (("rent prices are projections: each goes from its catalog price to "
             + ", ".join(f"{units.format_share(lv)} by {d}" for d, lv in s.rent_price_points)
             + ", linearly in between (price_trend)",) if s.rent_price_points else ())
@@ -543,7 +543,8 @@ def _catalog_trends(s: Scenario, catalog, opts: pd.DataFrame, used: set[str]) ->
     if not said:
         return ()
     return ("rent prices are projections from their catalog dates along each device's trend: " + "; ".join(said)
-            + " (planner pricing list --trends; price_trend: flat keeps prices as dated)",)
+            + " (a GPU price index of neocloud rate cards: planner pricing list --trends; price_trend: flat keeps "
+              "prices as dated)",)
 
 
 def _later(a: dt.date | None, b: dt.date | None) -> dt.date | None:
