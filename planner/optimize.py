@@ -531,20 +531,24 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
 
 
 def _catalog_trends(s: Scenario, catalog, opts: pd.DataFrame, used: set[str]) -> tuple[str, ...]:
-    """What the answer says of the catalog's rent trends the plan's rent follows (price_trend
-    not given): which trend, its range, over what record; nothing where all are flat."""
+    """What the answer says, up front, of the catalog's rent trends the plan's rent follows
+    (price_trend not given): each trend, its range and its record; a flat one says the prices
+    are kept as dated."""
     if not s.rent_trend_of_catalog or "rent_trend_default" not in opts:
         return ()
     rows = catalog.trends.set_index("id")
     named = sorted({d for o, d in zip(opts["option"], opts["rent_trend_default"]) if o in used and isinstance(d, str)})
+    if not named:
+        return ()
     said = [f"{d} {rows.at[d, 'trend_per_year']:+.1%} a year (range {rows.at[d, 'low_per_year']:+.0%} to "
             f"{rows.at[d, 'high_per_year']:+.0%}, {rows.at[d, 'since']:%Y-%m} to {rows.at[d, 'until']:%Y-%m})"
-            for d in named if rows.at[d, "trend_per_year"] != 0]
-    if not said:
-        return ()
-    return ("rent prices are projections from their catalog dates along each device's trend: " + "; ".join(said)
-            + " (a GPU price index of neocloud rate cards: planner pricing list --trends; price_trend: flat keeps "
-              "prices as dated)",)
+            for d in named]
+    moving = any(rows.at[d, "trend_per_year"] != 0 for d in named)
+    lead = ("rent prices are projections from their catalog dates along each device's trend: " if moving else
+            "rent prices are kept as dated; their catalog trend is flat, within a wide range the uncertainty "
+            "analysis draws: ")
+    return (lead + "; ".join(said) + " (the catalog's trends, their sources and dates: planner pricing list "
+            "--trends; price_trend sets your own)",)
 
 
 def _later(a: dt.date | None, b: dt.date | None) -> dt.date | None:
