@@ -614,7 +614,14 @@ def _rent_trend(v, ctx):
         return None
     if word == "flat":
         return 0.0
-    return _trend(v, ctx)
+    try:
+        return _trend(v, ctx)
+    except ValueError as exc:
+        if word is None or not word.isalpha():
+            raise
+        raise ValueError(f"expected catalog (the default), flat, a yearly change such as -25%/year, or dated "
+                         f"levels such as {{2027-06-30: -10%}}, got {v!r}{did_you_mean(word, ('catalog', 'flat'))}"
+                         ) from exc
 
 
 def _frameworks(v, ctx):

@@ -107,4 +107,7 @@ def test_triangular_quantiles_are_what_numpys_generator_draws():
 def test_an_unknown_trend_word_is_refused_with_what_is_expected(load):
     with pytest.raises(InputError) as e:
         load(WEEK.format(rent="runpod:rtx-3090", extra="price_trend: sideways\n"))
-    assert "expected a yearly change" in str(e.value)
+    assert "expected catalog (the default), flat, a yearly change" in str(e.value)
+    with pytest.raises(InputError) as e:
+        load(WEEK.format(rent="runpod:rtx-3090", extra="price_trend: flatt\n"))
+    assert "did you mean 'flat'?" in str(e.value)
