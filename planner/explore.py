@@ -11,7 +11,6 @@ nothing (its Content-Security-Policy forbids any request).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
 import itertools
 import json
@@ -112,8 +111,7 @@ def explore(base: whatif.Job, span: float, workers: int = 1, n_inputs: int = MAX
     rows = chosen_inputs(table, n_inputs)
     axes = [(r["input"], slider_values(r, points), r["value"]) for r in rows]
     grid = list(itertools.product(*(range(len(values)) for _, values, _ in axes)))
-    jobs = [dataclasses.replace(functools.reduce(lambda job, kv: whatif.with_value(job, *kv),
-                                                 [(key, values[i]) for (key, values, _), i in zip(axes, combo)], base),
+    jobs = [dataclasses.replace(whatif.with_values(base, [(key, values[i]) for (key, values, _), i in zip(axes, combo)]),
                                 breakevens=False)
             for combo in grid]
     results = whatif.run_many(jobs, workers, progress)

@@ -150,6 +150,10 @@ class Calendar:
     def date(self, day: int) -> dt.date:
         return self.start + dt.timedelta(days=int(day))
 
+    def day_of(self, when: object) -> float:
+        """Days from the start to a price's date (0 for an undated price: it counts from the start)."""
+        return float((when - self.start).days) if isinstance(when, dt.date) else 0.0
+
     @cached_property
     def first_dates(self) -> np.ndarray:
         """Each bucket's first day, as dates (an object array, to index by bucket)."""
@@ -321,11 +325,16 @@ def rent_trends(s, opts: pd.DataFrame) -> dict[str, float]:
     """Each rent option's yearly price trend over the plan: the scenario's ``price_trend`` where
     it gives one, else the option's catalog trend (trends.csv; none for an undated offer of your
     own)."""
-    if s.rent_trend_per_year is not None or s.rent_price_points:
+    if not s.rent_trend_of_catalog:
         return {o: float(s.rent_trend_per_year or 0.0) for o in opts["option"]}
     if "rent_trend_per_year" not in opts:
         return {}
     return {o: float(v) for o, v in zip(opts["option"], opts["rent_trend_per_year"]) if v == v}
+
+
+def _rent_points(s, cal: Calendar) -> tuple[tuple[float, float], ...]:
+    """The scenario's dated rent levels (``price_trend`` as {date: level}) in days from the start."""
+    return tuple((cal.day_of(d), lv) for d, lv in s.rent_price_points)
 
 
 def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], committed: np.ndarray,
@@ -342,17 +351,14 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], co
     if not rent.any():
         return
 
-    def days_after_start(when: object) -> float:
-        return float((when - cal.start).days) if isinstance(when, dt.date) else 0.0
-
     middle = (cal.first_day[xi["bucket"].to_numpy()] + cal.days[xi["bucket"].to_numpy()] / 2.0)
     names, code = np.unique(xi["option"].to_numpy(), return_inverse=True)
     code = code.reshape(-1)
-    dated = np.array([days_after_start(as_of.get(o)) for o in names], dtype=float)[code]
+    dated = np.array([cal.day_of(as_of.get(o)) for o in names], dtype=float)[code]
     trend = np.array([trends.get(o, 0.0) for o in names], dtype=float)[code]
     years = np.where(rent, (middle - dated) / 365.25, 0.0)
     xi["price_years"] = years
-    points = tuple((float((d - cal.start).days), lv) for d, lv in s.rent_price_points)
+    points = _rent_points(s, cal)
     if not points and not np.any(trend[rent] != 0.0):
         return
     factor = np.ones(len(xi))
@@ -592,7 +598,7 @@ def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_va
     if not committed.any():
         return ()
     rows = opts.set_index("option")
-    points = tuple((float((d - cal.start).days), lv) for d, lv in s.rent_price_points)
+    points = _rent_points(s, cal)
     out: list[CommitVar] = []
     option_of, bucket_of = xi["option"].to_numpy(), xi["bucket"].to_numpy()
     for option in sorted(set(option_of[committed])):
@@ -600,12 +606,11 @@ def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_va
         term = float(r["term_days"])
         buckets = np.unique(bucket_of[option_of == option])
         first, end = cal.first_day[buckets], cal.edges[buckets + 1]
-        dated = r["as_of"]
-        priced = float((dated - cal.start).days) if isinstance(dated, dt.date) else 0.0
+        priced = cal.day_of(r["as_of"])
+        trend = (trends or {}).get(str(option), 0.0)
         for day in range(0, int(cal.edges[-1]), 7 if term <= 28 else 28):
             if not _covers(day, term, first, end).any():
                 continue
-            trend = (trends or {}).get(str(option), 0.0)
             factor = float(costs.path_factor([day], priced, trend, points)[0]) if (trend or points) else 1.0
             out.append(CommitVar(first_var + len(out), str(option), day, term,
                                  float(r["usd_per_hour"]) * HOURS_PER_DAY * term * factor))

@@ -90,6 +90,12 @@ def with_value(job: Job, path: str, value: Any) -> Job:
     return dataclasses.replace(job, sets=job.sets + (f"{path}={value}",))
 
 
+def with_values(job: Job, changes: Sequence[tuple[str, Any]]) -> Job:
+    """The job with each (path, value) set in turn (:func:`with_value`): a sweep's or an
+    explore page's grid point."""
+    return functools.reduce(lambda j, kv: with_value(j, *kv), changes, job)
+
+
 def _bought(purchases) -> str:
     """What a plan buys, and when where it buys later than the first day: a change of either is
     a change of plan."""
@@ -319,7 +325,7 @@ def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: int = 1, pr
     """One row per value (a grid for two or more --vary), marking where the chosen plan changes."""
     grid = list(itertools.product(*(values for _, values in vary)))
     keys = [k for k, _ in vary]
-    jobs = [functools.reduce(lambda job, kv: with_value(job, *kv), zip(keys, combo), base) for combo in grid]
+    jobs = [with_values(base, list(zip(keys, combo))) for combo in grid]
     rows = run_many(jobs, workers, progress)
     df = pd.DataFrame(rows)
     for i, k in enumerate(keys):
