@@ -612,21 +612,24 @@ def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alte
         solved = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, cards)
         if solved.unmet:
             continue
-        out.append(Alternative(name, solved.total_usd, max(solved.finishes.values(), default=None),
-                               tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
-                               solved.cumulative(), solved.hours_placed(),
-                               tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
-                               price_factors=tuple((p, o, f) for (p, o), f in sorted(solved.price_factors.items())
-                                                   if f != 1.0),
-                               price_years=tuple((p, o, y) for (p, o), y in sorted(solved.price_years.items())),
-                               bought_costs=_bought_costs(solved),
-                               commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed),
-                               finish_models=tuple(sorted(solved.finish_models.items()))))
+        out.append(_alternative(name, solved, paths=True))
     return out
 
 
-def _bought_costs(solved: Solved) -> tuple[tuple[str, int, float, float], ...]:
-    return tuple((b, v.day, v.price_usd, v.resale_usd) for b, v in sorted(solved.bought_on.items()))
+def _alternative(name: str, solved: Solved, paths: bool) -> Alternative:
+    """A solved plan as one strategy's or candidate's row; ``paths`` adds what re-pricing it in
+    the uncertainty analysis and its money-over-time curve need (the strategies' rows)."""
+    return Alternative(
+        name, solved.total_usd, max(solved.finishes.values(), default=None),
+        tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
+        solved.cumulative() if paths else (), solved.hours_placed(),
+        tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
+        price_factors=tuple((p, o, f) for (p, o), f in sorted(solved.price_factors.items()) if f != 1.0)
+        if paths else (),
+        price_years=tuple((p, o, y) for (p, o), y in sorted(solved.price_years.items())) if paths else (),
+        bought_costs=tuple((b, v.day, v.price_usd, v.resale_usd) for b, v in sorted(solved.bought_on.items())),
+        commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed),
+        finish_models=tuple(sorted(solved.finish_models.items())))
 
 
 def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str, str]) -> list[Alternative]:
@@ -648,14 +651,7 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
             continue
         if solved.unmet:
             continue
-        out.append(Alternative(f"buy {candidate}" if candidate else "buy nothing", solved.total_usd,
-                               max(solved.finishes.values(), default=None),
-                               tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))), (),
-                               solved.hours_placed(),
-                               tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
-                               bought_costs=_bought_costs(solved),
-                               commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed),
-                               finish_models=tuple(sorted(solved.finish_models.items()))))
+        out.append(_alternative(f"buy {candidate}" if candidate else "buy nothing", solved, paths=False))
     return _wins_below(out, opts)
 
 
