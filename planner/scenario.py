@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pricing import column_types
 from pricing.errors import InputError, Problem, did_you_mean
 from pricing.ids import CatalogIds
 from pricing.yamldoc import Document, dotted, parse_document
@@ -756,18 +757,6 @@ def section_values(obj, schema: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _column_specs() -> dict[tuple[str, str], tuple[str, str]]:
-    """(table, column) -> (type, unit), read from the shipped ``columns.csv``: the one place a
-    catalog column's type and unit are declared. A scenario's catalog entries are read by them
-    (:func:`_column`), so an entry and a catalog row cannot disagree on a unit."""
-    import csv
-
-    from pricing import DATA_DIR
-
-    with (DATA_DIR / "columns.csv").open(newline="", encoding="utf-8") as f:
-        return {(r["table"], r["column"]): (r["type"], r["unit"]) for r in csv.DictReader(f)}
-
-
 #: How a number in a catalog column's unit (columns.csv) is read from a scenario's text.
 _READ_UNIT: dict[str, Callable[[Any, Any], float]] = {
     "USD": _money, "USD/h": _usd_per_hour, "W": _power, "s": _seconds, "min": _minutes, "h": _hours,
@@ -783,8 +772,10 @@ _READ_TYPE: dict[str, Callable[[Any, Any], Any]] = {
 def _column(table: str, column: str, *, required: bool = False, positive: bool = False,
             maximum: float | None = None, doc: str = "") -> tuple[str, Field]:
     """A catalog entry key's column and its converter, from the column's type and unit in
-    columns.csv; ``positive`` and ``maximum`` are the key's own checks of a number."""
-    kind, unit = _SPECS[(table, column)]
+    columns.csv (``pricing.column_types``: the one place they are declared, so an entry and a
+    catalog row cannot disagree on a unit); ``positive`` and ``maximum`` are the key's own
+    checks of a number."""
+    kind, unit = column_types()[(table, column)]
     if kind == "float":
         convert: Callable[[Any, Any], Any] = _q(_READ_UNIT[unit], positive=positive, maximum=maximum, unit=unit)
     elif kind.startswith("enum:"):
@@ -792,9 +783,6 @@ def _column(table: str, column: str, *, required: bool = False, positive: bool =
     else:
         convert = _READ_TYPE[kind]
     return column, Field(convert, required=required, doc=doc)
-
-
-_SPECS = _column_specs()
 
 
 def _entry(table: str, keys: Mapping[str, Any]) -> dict[str, tuple[str, Field]]:

@@ -5,12 +5,22 @@ policies); ``columns.csv`` describes every column (type, unit, default) and
 is used to validate the tables on load. See :func:`load_catalog`.
 """
 
+import csv
+import functools
 from pathlib import Path
 
 #: The shipped catalog's directory.
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
-__all__ = ["DATA_DIR", "Catalog", "CatalogIds", "load_catalog"]
+__all__ = ["DATA_DIR", "Catalog", "CatalogIds", "column_types", "load_catalog"]
+
+
+@functools.cache
+def column_types() -> dict[tuple[str, str], tuple[str, str]]:
+    """(table, column) -> (type, unit), read once from the shipped ``columns.csv`` without pandas
+    (a scenario reads its catalog entries by them before any table is loaded)."""
+    with (DATA_DIR / "columns.csv").open(newline="", encoding="utf-8") as f:
+        return {(r["table"], r["column"]): (r["type"], r["unit"]) for r in csv.DictReader(f)}
 
 
 def __getattr__(name: str):
