@@ -75,14 +75,22 @@ def _too_deep(text: str, file: str) -> Problem | None:
     starts = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
               yaml.FlowSequenceStartToken)
     ends = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+    message = f"nested too deeply (more than {MAX_DEPTH} levels)"
     depth = 0
-    for token in yaml.scan(text, Loader=_LOADER):
-        if isinstance(token, starts):
-            depth += 1
-            if depth > MAX_DEPTH + 1:  # the document's own mapping is a level
-                return Problem(file, *_mark(token.start_mark), "", f"nested too deeply (more than {MAX_DEPTH} levels)")
-        elif isinstance(token, ends):
-            depth -= 1
+    try:
+        for token in yaml.scan(text, Loader=_LOADER):
+            if isinstance(token, starts):
+                depth += 1
+                if depth > MAX_DEPTH + 1:  # the document's own mapping is a level
+                    return Problem(file, *_mark(token.start_mark), "", message)
+            elif isinstance(token, ends):
+                depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        # PyYAML 6.0.4 and newer stop at their own depth (1,000) while scanning ahead of a flow
+        # collection's tokens, before the loop above sees the 51st level: the same answer, at its mark
+        if "nesting depth" not in str(exc.problem):
+            return None  # any other syntax error is the composer's to report, with its context
+        return Problem(file, *(_mark(exc.problem_mark) if exc.problem_mark else (0, 0)), "", message)
     return None
 
 

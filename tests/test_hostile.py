@@ -211,7 +211,7 @@ def _cli(*args, timeout=60):
 
 @pytest.mark.parametrize("name, text, message", [
     # 25,000 brackets segfaulted the parser (exit 139) before the depth check ran
-    ("flow", "name: " + "[" * 25_000 + "\n", "1:57: nested too deeply (more than 50 levels)"),
+    ("flow", "name: " + "[" * 25_000 + "\n", "nested too deeply (more than 50 levels)"),
     ("braces", "name: " + "{a: " * 5_000 + "\n", "nested too deeply (more than 50 levels)"),
     ("self-merge", "x: &a {<<: *a}\nname: t\n", "1:4: x: '<<' merges a mapping into itself"),
     # each level merges the previous ten times: 27 s at 7 levels, minutes at 9
@@ -226,8 +226,12 @@ def test_hostile_yaml_is_a_located_error_in_its_own_process(tmp_path, name, text
     path.write_text(text)
     result = _cli("validate", str(path))
     assert result.returncode == 2, (result.returncode, result.stderr[-500:])
-    assert f"{path}:" in result.stderr + result.stdout and message in result.stderr + result.stdout
-    assert "internal error" not in result.stderr + result.stdout
+    out = result.stderr + result.stdout
+    # the promise is a located answer (file:line:column) in our words, whichever PyYAML stops first
+    located = re.escape(f"{path}:{message}") if re.match(r"\d+:\d+: ", message) else \
+        rf"{re.escape(str(path))}:\d+:\d+: .*{re.escape(message)}"
+    assert re.search(located, out), out[-500:]
+    assert "internal error" not in out and "Traceback" not in out
 
 
 @pytest.mark.parametrize("key, value", [
