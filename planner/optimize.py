@@ -248,6 +248,26 @@ class Solved:
         terms = self.program.credit_terms or tuple((np.zeros(0, dtype=int), ()) for _ in self.program.credit_index)
         return [float(self.sol.x[u].sum() + self.sol.x[v].sum()) for (u, _), (v, _) in zip(self.program.credit_index, terms)]
 
+    @cached_property
+    def credit_reach(self) -> tuple[tuple[float, tuple[tuple[str, str, float], ...], tuple[tuple[str, int], ...]], ...]:
+        """Per credit of ``you.credits``: its amount [USD], the share of each (phase, option)'s money
+        as planned that it may pay (the buckets inside its days, its providers), and the
+        commitments (offer, start day) it may pay: what the uncertainty analysis needs to let the
+        credits pay a draw's bills as they pay the plan's."""
+        xi = self.program.x_index
+        money = pd.DataFrame({"phase": xi["phase"].to_numpy(), "option": xi["option"].to_numpy(),
+                              "usd": self.running_usd})
+        total = money.groupby(["phase", "option"], sort=True)["usd"].sum()
+        terms = self.program.credit_terms or tuple((np.zeros(0, dtype=int), ()) for _ in self.program.credit_index)
+        made = {(z.option, z.day) for z, k in self.committed if k > 0}
+        out = []
+        for credit, (_, covered), (_, zs) in zip(self.s.you.credits, self.program.credit_index, terms):
+            reach = money.iloc[covered].groupby(["phase", "option"], sort=True)["usd"].sum()
+            shares = tuple((str(p), str(o), float(v / total[(p, o)])) for (p, o), v in reach.items()
+                           if v > 0 and total[(p, o)] > 0)
+            out.append((credit.amount_usd, shares, tuple(sorted({(z.option, z.day) for z in zs} & made))))
+        return tuple(out)
+
     @property
     def money_usd(self) -> float:
         """Money spent: purchases and host, less resale and credits, plus running costs (no time,
@@ -629,6 +649,7 @@ def _alternative(name: str, solved: Solved, paths: bool) -> Alternative:
         price_years=tuple((p, o, y) for (p, o), y in sorted(solved.price_years.items())) if paths else (),
         bought_costs=tuple((b, v.day, v.price_usd, v.resale_usd) for b, v in sorted(solved.bought_on.items())),
         commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed),
+        credits=solved.credit_reach if paths else (),
         finish_models=tuple(sorted(solved.finish_models.items())))
 
 

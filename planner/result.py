@@ -121,6 +121,9 @@ class Alternative:
     commitments: tuple[tuple[str, int, int, float], ...] = ()
     #: (phase, its end as planned and what an overrun does to it): the uncertainty's finishes
     finish_models: tuple[tuple[str, Finish], ...] = ()
+    #: per credit: (amount [USD], (phase, option, share of its money the credit may pay), (offer, start
+    #: day) of the commitments it may pay): the uncertainty analysis lets credits pay a draw's bills
+    credits: tuple[tuple[float, tuple[tuple[str, str, float], ...], tuple[tuple[str, int], ...]], ...] = ()
 
     @property
     def plan_key(self) -> tuple:

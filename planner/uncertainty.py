@@ -250,6 +250,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     path = {(phase, option): f for phase, option, f in alt.price_factors}  # rent on its price path (price_trend)
     years = {(phase, option): y for phase, option, y in alt.price_years}
     committed = commitments_of(plan.options)
+    money: dict[tuple[str, str], np.ndarray] = {}  # per (phase, option): money spent in each draw
     for phase, option, hours in alt.hours:
         c = q.loc[(phase, option)]
         ph = phases[phase]
@@ -272,18 +273,23 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         rb = work / speed * (_at_rate(c, opts.loc[option], drawn, "billed_hours") / billed if billed > 0 else 1.0)
         if float(c["weekly_capacity_h"]) > 0:  # an option that runs at all (as the plan's P50/P90)
             over[phase] = over.get(phase, 0.0) + wall * share * (r - 1.0)
-        cost += sum(quotes.money_by_part(
+        parts = quotes.money_by_part(
             s, ph, opts.loc[option], wall * share * r, billed * share * rb,
             float(c["restarts_by_hand"]) * share * r, float(c["storage_months"]) * r, share=share,
-            rent_factor=price, electricity_factor=elec, time_value_factor=time_value).values())
+            rent_factor=price, electricity_factor=elec, time_value_factor=time_value)
+        cost += sum(parts.values())
+        money[(phase, option)] = sum(v for k, v in parts.items() if k != "your_time") + np.zeros(n)
     cards = card_costs(s, plan.options)
     bought = {b: (price, resale) for b, _, price, resale in alt.bought_costs}  # on the day the plan buys it
     for b in alt.bought:
         price_usd, resale_usd = bought.get(b, cards[b])
         pf = _factor(by_name, f"price {b}", n)
         cost += price_usd * pf - resale_usd * pf * _factor(by_name, f"resale {b}", n)
-    for option, _, _, usd in alt.commitments:  # paid for the term, used or not, at the drawn price
-        cost += usd * _factor(by_name, f"price {option}", n)
+    terms: dict[tuple[str, int], np.ndarray] = {}
+    for option, day, _, usd in alt.commitments:  # paid for the term, used or not, at the drawn price
+        terms[(option, day)] = usd * _factor(by_name, f"price {option}", n)
+        cost += terms[(option, day)]
+    cost -= credits_paid(alt.credits, money, terms, n)
     if alt.host:
         cost += s.you.host_usd
     last = np.zeros(n)
@@ -295,6 +301,30 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         if ph.deadline is not None:
             meets &= days <= (ph.deadline - s.start).days
     return StrategyOutcome(alt.strategy, cost, last, meets)
+
+
+def credits_paid(credits, money: dict[tuple[str, str], np.ndarray], terms: dict[tuple[str, int], np.ndarray],
+                 n: int) -> np.ndarray:
+    """What the plan's credits pay of each draw's bills [USD per draw], as they pay the plan's:
+    each at most its amount, of the money it may pay (its share of each (phase, option)'s money,
+    the commitments it may pay), no bill paid twice. Credits pay in the order given, each taking
+    the same fraction of every bill it reaches: the plan's own split where credits do not share
+    a bill (the usual case: one grant a provider), an even one where they do."""
+    left = {k: v.copy() for k, v in money.items()}
+    left_terms = {k: v.copy() for k, v in terms.items()}
+    paid = np.zeros(n)
+    for amount, shares, commits in credits:
+        reach = [((p, o), share * left[(p, o)]) for p, o, share in shares if (p, o) in left]
+        reach_terms = [(k, left_terms[k]) for k in commits if k in left_terms]
+        eligible = sum((v for _, v in [*reach, *reach_terms]), np.zeros(n))
+        pays = np.minimum(amount, eligible)
+        frac = np.divide(pays, eligible, out=np.zeros(n), where=eligible > 0)
+        for k, v in reach:
+            left[k] = left[k] - frac * v
+        for k, v in reach_terms:
+            left_terms[k] = left_terms[k] - frac * v
+        paid += pays
+    return paid
 
 
 def analyse(plan, samples: int, seed: int = 0) -> Uncertainty:

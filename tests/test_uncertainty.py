@@ -340,3 +340,54 @@ def test_without_a_price_trend_each_draw_is_a_whole_price_path(load):
     # a trend the scenario gives is its figure: the path is the plan's, not drawn
     given = planner.plan(load("price_trend: -20%/year\n" + TREND), trials=0, uncertainty=50)
     assert not any(i.name.startswith(uncertainty.TREND_INPUT) for i in given.uncertainty.inputs)
+
+
+# --------------------------------------------------------------------------- credits and the host (issue 35)
+
+def test_a_credit_pays_the_drawn_bills_as_it_pays_the_plans(load):
+    """A 30 USD credit on 'grant' (1.00 USD/h) beside 'cash' (0.60 USD/h), 100 h of work: the plan
+    puts about 30 h on grant (its credit pays them) and 70 on cash, 42 USD. With the work drawn
+    at f times the plan's, grant's bill is 30 f and cash's 42 f; the credit pays min(30, 30 f):
+    the cost is 42 f + 30 f - min(30, 30 f), by hand. Re-pricing without the credit said 72 f."""
+    from .test_contract import CREDIT
+
+    s = load(CREDIT.format(credits="{amount: 30 USD, providers: [grant], name: G}", budget="")
+             .replace("gpu_hours: 100,", "gpu_hours: 80..120,"))
+    p = planner.plan(s, trials=0, uncertainty=1000, seed=3)
+    hybrid = next(a for a in p.alternatives if a.strategy == "hybrid")
+    assert hybrid.total_cost_usd == pytest.approx(42.0, abs=0.1)  # 0.06 of checkpoint writes
+    u = p.uncertainty
+    f = next(i for i in u.inputs if i.name == "phases.a.gpu_hours").draws / 100.0
+    placed = {o: h for _, o, h in hybrid.hours}
+    q = p.quotes.set_index("option")
+    grant = placed["grant:box"] * q.at["grant:box", "cost_usd"] / 100 * f
+    cash = placed["cash:box"] * q.at["cash:box", "cost_usd"] / 100 * f
+    expected = grant + cash - np.minimum(30.0, grant)
+    assert by_strategy(p)["hybrid"].cost_usd == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    # the plan's own cost lies inside its P10-P90
+    p10, _, p90 = uncertainty.quantiles(u.chosen.cost_usd)
+    assert p10 <= hybrid.total_cost_usd <= p90
+
+
+def test_a_credit_that_pays_everything_makes_every_draw_free(load):
+    from .test_contract import CREDIT
+
+    s = load(CREDIT.format(credits="{amount: 300 USD, providers: [grant], name: G}", budget="")
+             .replace("gpu_hours: 100,", "gpu_hours: 80..120,"))
+    p = planner.plan(s, trials=0, uncertainty=500, seed=1)
+    assert p.total_usd == pytest.approx(0.0, abs=0.01)
+    assert by_strategy(p)["hybrid"].cost_usd == pytest.approx(np.zeros(500), abs=1e-9)
+    assert p.uncertainty.p_chosen_cheapest == pytest.approx(1.0)
+
+
+def test_the_host_a_plan_buys_is_in_every_draw(load):
+    # no host: a card needs one, 700 USD; every figure else is the scenario's, so the buy-only plan's
+    # cost is certain: card 1,000 - resale 400 + host 700 + electricity (0.45 kW x 0.20 x wall-h)
+    s = load(BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="", free="")
+             .replace("host_power: 100 W", "host_power: 100 W\n  host_machine: false\n  host_price: 700 USD"))
+    p = planner.plan(s, trials=10, uncertainty=200, seed=0)
+    buy = next(a for a in p.alternatives if a.strategy == "buy-only")
+    assert buy.host
+    cost = by_strategy(p)["buy-only"].cost_usd
+    assert cost == pytest.approx(np.full(200, buy.total_cost_usd), rel=1e-9)
+    assert cost[0] > 1000 - 400 + 700
