@@ -186,7 +186,8 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Q
     out = []
     for ph in s.phases:
         # the records a quote reads, whole (frozen values): no field can be left out of the key
-        key = (ph, s.window(ph), s.last_day(ph), s.workload, s.electricity_usd_per_kwh, s.you)
+        key = (ph, s.window(ph), s.last_day(ph), s.workload, s.electricity_usd_per_kwh, s.you,
+               s.ranges.get(f"phases.{ph.name}.gpu_hours"))
         out += [_ROWS.get((key, r), functools.partial(_phase_row, s, ph, r)) for r in options]
     return out
 
@@ -213,7 +214,11 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
     n_sessions = e.sessions * ph.runs
     restarts = n_sessions if bool(r.needs_person) else 0.0
     # wall hours not exceeded at the scenario's confidence (runs independent): capacity and dates
-    wall_conf = sessions.wall_at_chance_h(wall, sd_run * math.sqrt(ph.runs), s.you.confidence)
+    # and of the speed and the work (workload.work_spread: the uncertainty analysis's own spreads)
+    spread = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision, str(r.speed_source)),
+                                  s.ranges.get(f"phases.{ph.name}.gpu_hours"))
+    wall_conf = sessions.wall_at_chance_h(wall, math.hypot(sd_run * math.sqrt(ph.runs), wall * spread),
+                                          s.you.confidence)
     weeks = wall_conf / (cap * parallel) if cap > 0 else math.inf
     total_quota = opt_float(r.quota_h_total)
     finish = sessions.finish_day(begin, weeks * 7)

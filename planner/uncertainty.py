@@ -41,16 +41,6 @@ from . import quotes, workload
 from .options import commitments_of
 from .quotes import card_costs
 
-#: Median |estimate / measured - 1| of the speed model, leave one device out, by (family,
-#: precision): ``python bench/speed_error.py`` on the shipped throughput table, 2026-11-23
-#: (after Lambda's B200 mixed-precision and GH200 rows).
-SPEED_MEDIAN_ERROR = {("cnn", "fp32"): 0.073, ("cnn", "mixed"): 0.145, ("transformer", "fp32"): 0.090,
-                      ("transformer", "mixed"): 0.129, ("rnn", "fp32"): 0.163, ("rnn", "mixed"): 0.148}
-SPEED_MEDIAN_ERROR_ALL = 0.119  # every family and precision (the same run)
-#: A normal's median absolute deviation in units of its sigma.
-MAD_PER_SIGMA = 0.6745
-#: Spread of a measured speed (an estimate: run-to-run and software-version variation).
-MEASURED_SPEED_SIGMA = 0.05
 #: Spread of a catalog price: this much at once, growing this much a year of age (estimates).
 PRICE_SIGMA = 0.05
 PRICE_SIGMA_PER_YEAR = 0.15
@@ -121,7 +111,7 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
     used = sorted({o for a in plan.alternatives for _, o, _ in a.hours} | {b for a in plan.alternatives for b in a.bought})
     out: list[Input] = []
     family, precision = s.workload.family, s.workload.precision
-    median = SPEED_MEDIAN_ERROR.get((family, precision), SPEED_MEDIAN_ERROR_ALL)
+    median = workload.SPEED_MEDIAN_ERROR.get((family, precision), workload.SPEED_MEDIAN_ERROR_ALL)
     for device in sorted({q.at[o, "device"] for o in used if o in q.index}):
         o = next(o for o in used if o in q.index and q.at[o, "device"] == device)
         row = q.loc[o]
@@ -131,7 +121,7 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
         count = opts.at[o, "count"]
         one_gpu = float(row["relative_speed"]) / workload.data_parallel_speed(
             int(count) if not missing(count) else 1, s.workload.sharding)
-        sigma = median / MAD_PER_SIGMA if source == "estimated" else MEASURED_SPEED_SIGMA
+        sigma = workload.speed_sigma(family, precision, source)
         why = (f"leave-one-device-out error of the speed model, {family} {precision} (median {median:.0%})"
                if source == "estimated" else "measured; 5 % spread (an estimate)")
         out.append(Input(f"speed {device} ({source})", one_gpu * _lognormal(rng, n, sigma), one_gpu,

@@ -395,6 +395,48 @@ def fit(need: MemoryNeed, vram_gb: float) -> Fit:
                f"even with checkpointing; {free:.1f} GB are left after weights and optimizer states", math.inf, None)
 
 
+#: Median |estimate / measured - 1| of the speed model, leave one device out, by (family,
+#: precision): ``python bench/speed_error.py`` on the shipped throughput table, 2026-11-23
+#: (after Lambda's B200 mixed-precision and GH200 rows).
+SPEED_MEDIAN_ERROR = {("cnn", "fp32"): 0.073, ("cnn", "mixed"): 0.145, ("transformer", "fp32"): 0.090,
+                      ("transformer", "mixed"): 0.129, ("rnn", "fp32"): 0.163, ("rnn", "mixed"): 0.148}
+SPEED_MEDIAN_ERROR_ALL = 0.119  # every family and precision (the same run)
+#: A normal's median absolute deviation in units of its sigma.
+MAD_PER_SIGMA = 0.6745
+#: Spread of a measured speed (an estimate: run-to-run and software-version variation).
+MEASURED_SPEED_SIGMA = 0.05
+
+
+def speed_sigma(family: str, precision: str, source: str) -> float:
+    """The log-normal spread (sigma, of log speed) of a device's speed relative to the reference:
+    an ``estimated`` speed by the speed model's leave-one-device-out error for the family and
+    precision (its median absolute error over the normal's median absolute deviation), a
+    ``measured`` one by MEASURED_SPEED_SIGMA; the reference device itself (``source``
+    "reference") has none, the work being measured in its hours. One figure for the planned
+    confidence (:func:`work_spread`) and the uncertainty analysis's draws."""
+    if source == "estimated":
+        return SPEED_MEDIAN_ERROR.get((family, precision), SPEED_MEDIAN_ERROR_ALL) / MAD_PER_SIGMA
+    if source == "reference":
+        return 0.0
+    return MEASURED_SPEED_SIGMA
+
+
+def work_spread(speed_sigma_log: float, work_range: tuple[float, float] | None) -> float:
+    """The relative standard deviation of a phase's wall hours on one device from what the plan
+    does not know of the work itself: the device's speed (wall hours go as 1 / speed, a
+    log-normal with ``speed_sigma_log``: the exact relative sd sqrt(e^(s^2) - 1)) and the work's
+    range if the user gave one (uniform: (high - low) / sqrt(12) over its middle), independent,
+    added in quadrature. With the interruptions' own spread it sets the wall hours planned at
+    the scenario's confidence, so the chance stated is the one the uncertainty analysis finds."""
+    var = math.expm1(speed_sigma_log ** 2)
+    if work_range is not None:
+        low, high = work_range
+        mid = (low + high) / 2.0
+        if mid > 0:
+            var += ((high - low) / math.sqrt(12.0) / mid) ** 2
+    return math.sqrt(var)
+
+
 def multi_gpu_efficiency(count: int | np.ndarray) -> np.ndarray:
     """Per-GPU data-parallel efficiency for ``count`` GPUs (see MULTI_GPU_EFFICIENCY)."""
     xs = np.log2(list(MULTI_GPU_EFFICIENCY))
