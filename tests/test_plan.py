@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 import planner
 import planner.report
-from planner.cli import main
 from planner import workload
+from planner.cli import main
 from planner.options import build_options
 from planner.scenario import load_scenario_text
 
