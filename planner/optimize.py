@@ -263,8 +263,8 @@ class Solved:
         out = []
         for credit, (_, covered), (_, zs) in zip(self.s.you.credits, self.program.credit_index, terms):
             reach = money.iloc[covered].groupby(["phase", "option"], sort=True)["usd"].sum()
-            shares = tuple((str(p), str(o), float(v / total[(p, o)])) for (p, o), v in reach.items()
-                           if v > 0 and total[(p, o)] > 0)
+            shares = tuple((str(key[0]), str(key[1]), float(v / total[key])) for key, v in
+                           zip(reach.index.to_list(), reach.to_numpy()) if v > 0 and total[key] > 0)
             out.append((credit.amount_usd, shares, tuple(sorted({(z.option, z.day) for z in zs} & made))))
         return tuple(out)
 
