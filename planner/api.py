@@ -161,7 +161,60 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
         from .uncertainty import analyse
 
         p = dataclasses.replace(p, uncertainty=analyse(p, n, seed))
+        p = dataclasses.replace(p, uncertainty=replan_flips(p, base))
     return p
+
+
+#: How far either side of a stated flip value the plan is planned again (a share of the value).
+FLIP_SIDE = 0.02
+
+
+def replan_flips(p, catalog: pricing.Catalog):
+    """The uncertainty analysis's drivers with each flip value checked by planning again: the
+    flip is found on the strategies' plans with their assignments fixed, so a user who acts on
+    it must see what a plain plan does there. For an input a scenario can set (your work, your
+    electricity or time, a catalog price), the plan is made again FLIP_SIDE below and above the
+    flip and each side's plan is named (what it buys, where each phase runs); other inputs
+    (speeds, resale, default rates, trends) say they are re-priced, not re-planned."""
+    import dataclasses
+
+    from . import optimize
+    from .scenario import CatalogEdit, with_catalog_edits, with_value
+
+    u = p.uncertainty
+    s = p.scenario
+    kinds = dict(zip(p.options["option"], p.options["kind"]))
+
+    def at(name: str, value: float) -> Scenario | None:
+        if name.startswith("phases.") and name.endswith(".gpu_hours"):
+            return with_value(s, name, f"{value!r} h", catalog.ids())
+        if name in ("electricity", "you.time_value"):  # drawn in USD (uncertainty._range_unit)
+            return with_value(s, name, f"{value!r} USD/{'kWh' if name == 'electricity' else 'h'}", catalog.ids())
+        if name.startswith("price "):
+            offer = name[len("price "):]
+            table, column = {"rent": ("rent", "usd_per_hour"), "buy": ("buy", "price_usd")}.get(
+                kinds.get(offer, ""), ("", ""))
+            if table:
+                return with_catalog_edits(s, (CatalogEdit(table, offer, column, value * s.usd_per_currency),))
+        return None
+
+    def named(plan) -> str:
+        bought = ", ".join(b.offer for b in plan.purchases)
+        runs = sorted({a.option for ph in plan.phases for a in ph.assignments})
+        return (f"buys {bought}" if bought else "buys nothing") + (f", runs on {', '.join(runs)}" if runs else "") + (
+            "" if plan.feasible else ", misses a deadline")
+
+    drivers = []
+    for d in u.drivers:
+        sides = None
+        if d.flips_at is not None:
+            edited = [at(d.input, d.flips_at * (1 - FLIP_SIDE)), at(d.input, d.flips_at * (1 + FLIP_SIDE))]
+            if all(e is not None for e in edited):
+                plans = [optimize.plan(e, with_entries(catalog, e.catalog_entries), base_catalog=catalog, trials=0,
+                                       alternatives=False, detail=False, breakevens=False) for e in edited if e]
+                sides = (named(plans[0]), named(plans[1]))
+        drivers.append(dataclasses.replace(d, replanned=sides))
+    return dataclasses.replace(u, drivers=tuple(drivers))
 
 
 def _frozen(value):

@@ -288,6 +288,8 @@ def _emit_table(df, fmt: str, title: str, report_dir, force, charts: dict | None
 
 def _check_report_dir(report_dir, force: bool) -> None:
     """Refuse a --report DIR that cannot take the report before planning, not after the wait."""
+    if report_dir is not None and not str(report_dir).strip():
+        raise InputError([Problem("--report", 0, 0, "", "expected a directory to write the report into, got ''")])
     if report_dir:
         from .writer import check_target
 
@@ -370,6 +372,11 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     from .whatif import sweep as run_sweep
 
     parsed = [parse_vary(v) for v in vary]
+    seen = [key for key, _ in parsed]
+    twice = sorted({k for k in seen if seen.count(k) > 1})
+    if twice:  # one grid axis a key: two would set it twice in every run
+        raise InputError([Problem("--vary", 0, 0, k, "given more than once; list every value in one --vary, "
+                                  f"such as --vary '{k}=a,b,c'") for k in twice])
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
     for key, values in parsed:  # check every value the way --set would, before the long run
         for value in values:

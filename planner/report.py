@@ -422,8 +422,17 @@ def uncertainty_section(plan: Plan, d: dict, chart) -> view.Section:
             drivers.append(f"{dr['input']} (rank correlation {dr['importance']:.2f}): the choice does not flip "
                            "within its range")
         else:
-            drivers.append(f"{dr['input']} (rank correlation {dr['importance']:.2f}): {dr['wins_above']} wins above "
-                           f"{dr['flips_at']:,.4g} {dr['unit']}")
+            said = (f"{dr['input']} (rank correlation {dr['importance']:.2f}): {dr['wins_above']} wins above "
+                    f"{dr['flips_at']:,.4g} {dr['unit']} with the plans' assignments fixed")
+            again = dr.get("replanned")
+            if again is None:
+                said += " (re-priced, not re-planned)"
+            elif again["changes"]:
+                said += f"; planned again, just below it the plan {again['below']}, just above it {again['above']}"
+            else:
+                said += (f"; planned again either side of it, the plan {again['below']} on both: "
+                         "it does not flip there ('planner sensitivity' finds where it does)")
+            drivers.append(said)
     spreads = [f"{i['input']}: {i['low']:,.4g} to {i['high']:,.4g} {i['unit']} (5th to 95th percentile; "
                f"{i['source']})" for i in u["inputs"]]
     return view.section(

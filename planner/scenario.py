@@ -594,9 +594,11 @@ def _trend(v, ctx):
         if not points:
             raise ValueError("expected at least one date: level, such as {2027-06-30: -10%}")
         return tuple(sorted(points))
-    expected = (f"expected a yearly change from -90%/year to +100%/year such as -25%/year, or dated levels such "
-                f"as {{2027-06-30: -10%}}, got {v!r}")
+    expected = (f"expected flat, a yearly change from -90%/year to +100%/year such as -25%/year, or dated levels "
+                f"such as {{2027-06-30: -10%}}, got {v!r}")
     text = str(v).strip().lower().replace(" ", "").removesuffix("/year")
+    if text == "flat":  # price_trend's word for no change, for buy_price_trend too
+        return 0.0
     sign = -1.0 if text.startswith("-") else 1.0
     try:
         x = sign * units.parse_fraction(text.lstrip("+-"))
@@ -849,7 +851,7 @@ SCHEMA: dict[str, Any] = {
     "buy_price_trend": Field(_trend, attr="buy_trend_per_year", default=0.0,
                              doc="card prices (new and used) move by this share a year from their catalog date, "
                                  "e.g. -15%/year, or reach levels by dates, as price_trend; with buy_later, what a "
-                                 "card bought later costs; 0: prices stay as dated"),
+                                 "card bought later costs; flat (or 0): prices stay as dated"),
     "uncertainty": Field(_samples, attr="uncertainty_samples", default=0,
                          doc="draws of the uncertainty analysis in every run (as --uncertainty N); 0: off"),
     "workload": WORKLOAD,
@@ -1307,7 +1309,11 @@ class _Validator:
         )
 
     def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:
-        if not isinstance(raw, dict) or not raw:
+        if isinstance(raw, dict) and not raw:
+            self.add(("phases",), "no phases: expected at least one, e.g. "
+                     "'final: {gpu_hours: 180, deadline: 2027-08-15}'")
+            return ()
+        if not isinstance(raw, dict):
             self.add(("phases",), "expected a mapping of phase names to phases, e.g. "
                      "'final: {gpu_hours: 180, deadline: 2027-08-15}'")
             return ()

@@ -79,6 +79,10 @@ class Driver:
     flips_at: float | None  # the input's value where the decision flips (None: not within its range)
     unit: str
     wins_above: str | None  # which strategy wins above flips_at
+    #: the plan re-planned just below and just above flips_at (api.replan_flips): what it buys and
+    #: where it runs on each side; None where the input is not one a plan can be re-planned at
+    #: (a speed, a resale, a default rate, a trend): the flip is then re-priced, not re-planned
+    replanned: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -451,7 +455,10 @@ def to_dict(u: Uncertainty, usd_per_currency: float) -> dict:
         "decision": list(u.decision) if u.decision else None,
         "drivers": [{"input": d.input, "importance": round(d.importance, 3),
                      "flips_at": None if d.flips_at is None else round(d.flips_at, 4), "unit": d.unit,
-                     "wins_above": d.wins_above} for d in u.drivers],
+                     "wins_above": d.wins_above,
+                     **({"replanned": {"below": d.replanned[0], "above": d.replanned[1],
+                                       "changes": d.replanned[0] != d.replanned[1]}}
+                        if d.replanned is not None else {})} for d in u.drivers],
         "inputs": [{"input": i.name, "low": round(float(np.quantile(i.draws, 0.05)), 4),
                     "high": round(float(np.quantile(i.draws, 0.95)), 4), "base": round(i.base, 4), "unit": i.unit,
                     "source": i.source} for i in u.inputs],

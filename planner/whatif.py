@@ -301,9 +301,12 @@ def parse_vary(option: str) -> tuple[str, list[Any]]:
             raise InputError([Problem("--vary", 0, 0, key, f"START and STOP must be numbers of at most "
                                       f"{MAX_SWEEP_NUMBER:,.0f}, got {spec[:60]!r}")])
         return key, [f"{number} {unit}".strip() for number in _evenly(low, high, n)]
-    values = [v.strip() for v in spec.split(",") if v.strip()]
-    if not values:
+    values = [v.strip() for v in spec.split(",")]
+    if not any(values):
         raise InputError([Problem("--vary", 0, 0, key, "no values given")])
+    if not all(values):  # 'x=100,,200': a value left out by mistake, not one to drop in silence
+        raise InputError([Problem("--vary", 0, 0, key, f"an empty value in {spec[:60]!r} (value {values.index('') + 1}); "
+                                  "expected values separated by single commas, such as 100,150,200")])
     if len(values) > MAX_SWEEP_VALUES:
         raise InputError([Problem("--vary", 0, 0, key, f"at most {MAX_SWEEP_VALUES} values, got {len(values)}")])
     return key, values

@@ -108,6 +108,9 @@ def parse_document(text: str, file: str) -> Document:
         line, col = _mark(mark) if mark else (0, 0)
         what = exc.problem or "invalid YAML"
         context = f" ({exc.context})" if exc.context else ""
+        lines = text.splitlines()
+        if mark is not None and mark.line < len(lines) and "\t" in lines[mark.line]:
+            context += "; this line holds a tab: YAML indents with spaces only"
         raise InputError([Problem(file, line, col, "", f"YAML syntax error: {what}{context}")]) from None
     except yaml.YAMLError as exc:  # e.g. a reader error on control characters
         raise InputError([Problem(file, 0, 0, "", f"YAML syntax error: {exc}")]) from None

@@ -331,3 +331,36 @@ def test_fuzz_names_give_a_plan_whose_json_reads_back(thesis_text, name):
         return
     d = json.loads(json.dumps(planner.to_dict(planner.plan(s, trials=0, alternatives=False))))
     assert d["scenario"] == s.name
+
+
+# --------------------------------------------------------------------------- round 3 (issue 39)
+
+@pytest.mark.parametrize("args, says", [
+    # the same key twice was an internal error (exit 1): one axis a key
+    (["sweep", "{thesis}", "--vary", "electricity=0.1,0.2", "--vary", "electricity=0.3"],
+     "--vary: electricity: given more than once"),
+    # an empty item was dropped in silence
+    (["sweep", "{thesis}", "--vary", "electricity=0.1,,0.2"], "--vary: electricity: an empty value in '0.1,,0.2'"),
+    # an empty --report exited 0 and wrote nothing
+    (["run", "{thesis}", "--report", ""], "--report: expected a directory"),
+])
+def test_what_if_options_answer_a_mistake_with_exit_2(args, says):
+    result = run(*[a.format(thesis=SCENARIOS / "thesis.yaml") for a in args])
+    assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_buy_price_trend_takes_price_trends_word_flat(thesis_text, load):
+    s = load(thesis_text, sets=["buy_price_trend=flat"])
+    assert s.buy_trend_per_year == 0.0 and s.buy_price_points == ()
+    assert load(thesis_text, sets=["buy_price_trend=-15%/year"]).buy_trend_per_year == pytest.approx(-0.15)
+
+
+def test_a_tab_indent_and_an_empty_phases_mapping_say_what_is_wrong(tmp_path):
+    tab = tmp_path / "tab.yaml"
+    tab.write_text("name: x\nphases:\n\tfinal: {gpu_hours: 3}\n")
+    result = run("validate", str(tab))
+    assert result.exit_code == 2 and f"{tab}:3:1:" in result.output and "YAML indents with spaces" in result.output
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("name: x\nworkload: {family: cnn, params: 25M, reference_gpu: rtx-3090}\nphases: {}\n")
+    result = run("validate", str(empty))
+    assert result.exit_code == 2 and f"{empty}:3:9: phases: no phases: expected at least one" in result.output

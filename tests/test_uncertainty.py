@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 import planner
+import planner.api
+import planner.report
 from planner import uncertainty, whatif
 from planner.cli import main
 
@@ -391,3 +393,28 @@ def test_the_host_a_plan_buys_is_in_every_draw(load):
     cost = by_strategy(p)["buy-only"].cost_usd
     assert cost == pytest.approx(np.full(200, buy.total_cost_usd), rel=1e-9)
     assert cost[0] > 1000 - 400 + 700
+
+
+def test_a_stated_flip_is_planned_again_on_both_sides(load):
+    """The flip of the hours (about 1,463 h, where buying at 600 + 0.09 H meets renting at 0.50 H)
+    is planned again 2 % either side: below, the plan rents; above, it buys the card, as a plain
+    run with --set says."""
+    p = analysed(load, "1024..1902", samples=1000)
+    top = p.uncertainty.drivers[0]
+    assert top.input == "phases.train.gpu_hours" and top.flips_at is not None
+    assert top.replanned == ("buys nothing, runs on uni-cluster", "buys my-card, runs on my-card")
+    for factor, buys in ((0.98, []), (1.02, ["my-card"])):  # the same as planning the scenario at that value
+        plain = planner.plan(scenario(load, f"{top.flips_at * factor!r}"), trials=0, alternatives=False)
+        assert [b.offer for b in plain.purchases] == buys
+    driver = json.loads(planner.report.render_json(p))["uncertainty"]["drivers"][0]
+    assert driver["replanned"] == {"below": top.replanned[0], "above": top.replanned[1], "changes": True}
+
+
+def test_a_flip_that_a_plan_cannot_be_made_at_says_it_is_re_priced_only(load):
+    p = analysed(load, "1024..1902", samples=300)
+    text = planner.report.render_text(p)
+    assert "planned again, just below it the plan buys nothing" in text
+    d = dataclasses.replace(p.uncertainty.drivers[0], input="speed rtx-4090 (estimated)")
+    assert planner.api.replan_flips(dataclasses.replace(
+        p, uncertainty=dataclasses.replace(p.uncertainty, drivers=(d,))), planner.api.default_catalog()
+    ).drivers[0].replanned is None
