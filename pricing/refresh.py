@@ -476,6 +476,29 @@ def write_layer(rows: pd.DataFrame, meta: Mapping, directory: Path | None = None
     return directory
 
 
+#: layer.json's fields and their types, as :func:`refresh` writes them (versions: provider -> its
+#: catalog's version); what reads a layer relies on each.
+META_FIELDS: dict[str, type] = {"fetched_on": str, "gpuhunt": str, "versions": dict, "rows": int}
+
+
+def meta_problem(info: object) -> str | None:
+    """Why a layer's metadata cannot be used (None: it can): not a mapping, a field of the wrong
+    type, a date that is not one, a version that is not text. A damaged cache must never stop a
+    plan: the reader warns and plans without it."""
+    if not isinstance(info, dict):
+        return "not a mapping"
+    for key, kind in META_FIELDS.items():
+        if key in info and not isinstance(info[key], kind):
+            return f"'{key}' is {type(info[key]).__name__}, expected {kind.__name__}"
+    try:
+        dt.date.fromisoformat(str(info.get("fetched_on", "2000-01-01")))
+    except ValueError:
+        return f"'fetched_on' is not a date: {str(info['fetched_on'])[:40]!r}"
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in info.get("versions", {}).items()):
+        return "'versions' holds something other than provider: version text"
+    return None
+
+
 def read_layer(directory: Path | None = None) -> tuple[pd.DataFrame, dict] | None:
     """The refreshed rows and their metadata, or None when no refresh was made. A layer that
     cannot be read (edited by hand, cut short, too large) is skipped with a LayerWarning that
@@ -500,9 +523,10 @@ def read_layer(directory: Path | None = None) -> tuple[pd.DataFrame, dict] | Non
         rows["as_of"] = rows["as_of"].map(lambda d: dt.date.fromisoformat(str(d)))
         rows["spot"] = rows["spot"].map(lambda v: str(v).strip().lower() == "true")
         info = json.loads(meta.read_text(encoding="utf-8"))
-        if not isinstance(info, dict):
-            raise ValueError(f"{meta}: not a mapping")
-    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        why = meta_problem(info)
+        if why:
+            raise ValueError(f"{meta}: {why}")
+    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError, RecursionError) as exc:
         warnings.warn(LayerWarning(f"the refreshed prices in {directory} cannot be read ({str(exc)[:200]}); "
                                    "plans use the shipped catalog: 'planner pricing refresh --clear' removes the "
                                    "layer, 'planner pricing refresh' makes a new one"), stacklevel=2)

@@ -397,3 +397,24 @@ def test_sensitivity_says_when_refreshed_prices_cross_a_flip(data_home):
                                flip_up_at="0.39 USD/h", shipped_value=shipped) for shipped in ("0.41 USD/h", "0.30 USD/h")])
     page = to_text(whatif_page(table, "t"))
     assert page.count("out of date") == 1 and "0.41 USD/h in the shipped catalog" in page
+
+
+@pytest.mark.parametrize("meta", [
+    '{"versions": 5}', '{"fetched_on": [1, 2]}', '{"fetched_on": "yesterday"}', '{"gpuhunt": {"a": 1}}',
+    '{"versions": {"aws": [1]}}', "[" * 50_000 + "]" * 50_000, '"just text"',
+])
+def test_a_damaged_layer_json_never_stops_planning_and_refresh_replaces_it(data_home, meta):
+    """issue 39: a wrong-typed or deeply nested layer.json made run and pricing list exit 1 and
+    pricing check and refresh print a traceback: now each warns with the path and plans without."""
+    assert CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"]).exit_code == 0
+    (data_home / "gpu-planner" / "refreshed" / "layer.json").write_text(meta)
+    for args in (["run", str(SCENARIOS / "thesis.yaml"), "--trials", "10"], ["pricing", "list", "--rent"],
+                 ["pricing", "check"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code in (0, 1, 3) and "internal error" not in result.output, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        if args[0] == "run" or args[1] == "list":  # what plans with the layer says it plans without it
+            assert "cannot be read" in result.output and "refreshed" in result.output
+    result = CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert read_layer() is not None
