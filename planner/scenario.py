@@ -547,6 +547,9 @@ def _credits(v, ctx):
         return v  # canonical already
     if not isinstance(v, list):
         raise ValueError("expected a list of credits such as [{amount: 5000 USD, providers: [aws], until: 2027-06-30}]")
+    if len(v) > MAX_CREDITS_LISTED:
+        raise ValueError(f"{len(v):,} credits; at most {MAX_CREDITS_LISTED:,} (credits of the same providers and "
+                         "dates combine into one)")
     providers_known = sorted({i.split(":", 1)[0] for i in ctx.ids.rent | ctx.user_ids["rent"] if ":" in i})
     out = []
     for i, c in enumerate(v):
@@ -571,6 +574,33 @@ def _credits(v, ctx):
             raise ValueError(f"credit {i + 1}: it expires ({until}) before it is granted ({start})")
         out.append(Credit(str(c.get("name") or f"credit {i + 1}"), float(amount), tuple(str(n) for n in names),
                           start, until))
+    pooled = _pooled(out)
+    if len(pooled) > MAX_CREDITS:
+        raise ValueError(f"{len(pooled)} credits of different providers or dates; a scenario takes at most "
+                         f"{MAX_CREDITS} (credits of the same providers, from and until combine into one: "
+                         "give grants that pay alike the same dates)")
+    return pooled
+
+
+#: Credits a scenario takes once those of the same providers and dates are combined: each is a
+#: family of variables of the program (one per bill it may pay); 20 plan in seconds.
+MAX_CREDITS = 20
+#: Credits listed at most, before combining (a file of them is input, not a thousand grants).
+MAX_CREDITS_LISTED = 10_000
+
+
+def _pooled(credits: list[Credit]) -> tuple[Credit, ...]:
+    """Credits that pay the same bills (the same providers, from and until) as one, their amounts
+    added: the plan cannot tell them apart, and one family of variables instead of many keeps a
+    hundred small grants as fast as one. Named by their names (the first three, then a count)."""
+    groups: dict[tuple, list[Credit]] = {}
+    for c in credits:
+        groups.setdefault((frozenset(c.providers), c.start, c.until), []).append(c)
+    out = []
+    for same in groups.values():
+        names = [c.name for c in same]
+        name = " + ".join(names) if len(names) <= 3 else f"{', '.join(names[:3])} and {len(names) - 3} more"
+        out.append(Credit(name, sum(c.amount_usd for c in same), same[0].providers, same[0].start, same[0].until))
     return tuple(out)
 
 

@@ -842,3 +842,22 @@ def test_of_plans_a_credit_pays_in_full_the_one_without_idle_terms(load, catalog
     p, used = planned(load(text), catalog)
     assert not p.commitments and used == {"aws:od"} and p.total_usd == pytest.approx(0.0, abs=0.01)
     assert p.credits[0][2] == pytest.approx(p.quotes.set_index("option").at["aws:od", "cost_usd"], abs=0.01)
+
+
+def test_many_credits_that_pay_alike_plan_as_one_and_too_many_distinct_are_a_located_error(load, catalog):
+    """issue 39: 100 credits ran 95 s and failed; credits of the same providers and dates pay the
+    same bills, so they combine: 100 of 0.30 USD plan as one of 30 USD (the plan by hand above:
+    30 h free on grant, 70 h on cash, 42 USD). Past MAX_CREDITS distinct ones, a located error."""
+    from planner.scenario import MAX_CREDITS
+    from pricing.errors import InputError
+
+    many = _credit_plan(load, catalog, ", ".join(["{amount: 0.30 USD, providers: [grant]}"] * 100))
+    one = _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant], name: G}")
+    assert many.total_usd == pytest.approx(one.total_usd, abs=0.01)
+    (pooled,) = many.credits
+    assert pooled[0] == "credit 1, credit 2, credit 3 and 97 more" and pooled[1] == pytest.approx(30.0)
+    distinct = ", ".join(f"{{amount: 1 USD, providers: [grant], until: 2027-03-{d:02d}}}" for d in range(1, MAX_CREDITS + 2))
+    with pytest.raises(InputError) as err:
+        load(CREDIT.format(credits=distinct, budget=""))
+    (problem,) = err.value.problems
+    assert problem.path == "you.credits" and problem.line > 0 and f"at most {MAX_CREDITS}" in problem.message
