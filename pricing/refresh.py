@@ -127,7 +127,10 @@ def _quiet_and_bounded():
     saved = [(lg.level, lg.propagate, lg.disabled) for lg in loggers]
     old_timeout = socket.getdefaulttimeout()
     for lg in loggers:
+        # a level above every record: the modules' own loggers (gpuhunt.providers.aws, ...) are
+        # children that take their parent's level, while 'disabled' is not inherited
         lg.disabled = True
+        lg.setLevel(logging.CRITICAL + 1)
     socket.setdefaulttimeout(TIMEOUT_S)
     try:
         yield

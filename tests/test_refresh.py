@@ -167,6 +167,32 @@ def test_no_network_is_a_clear_failure(data_home, monkeypatch):
     assert "cannot fetch gpuhunt's catalogs" in result.output and "shipped catalog" in result.output
 
 
+def test_offline_refresh_says_one_line_whatever_gpuhunt_logs(data_home, monkeypatch, caplog):
+    """gpuhunt logs through its modules' loggers (gpuhunt._internal.catalog, ...): offline they
+    printed 586 lines of tracebacks before the one line that says what to do (issue 37)."""
+    import logging
+    import urllib.error
+
+    import gpuhunt
+
+    monkeypatch.delenv("GPUHUNT_CATALOG_DIR")
+
+    def offline(self, version=None):
+        try:
+            raise urllib.error.URLError("no route to host")
+        except urllib.error.URLError:
+            logging.getLogger("gpuhunt._internal.catalog").exception("Failed to load catalog from the network")
+            raise
+
+    monkeypatch.setattr(gpuhunt.Catalog, "load", offline)
+    result = CliRunner().invoke(main, ["pricing", "refresh"])
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "cannot fetch gpuhunt's catalogs" in lines[0], result.output
+    assert not [r for r in caplog.records if r.name.startswith("gpuhunt")]  # no record reaches a handler
+    assert logging.getLogger("gpuhunt").level == logging.NOTSET  # restored afterwards
+
+
 def test_unknown_provider_gets_a_did_you_mean(data_home):
     result = CliRunner().invoke(main, ["pricing", "refresh", "--provider", "lambda"])
     assert result.exit_code == 2 and "lambdalabs" in result.output
