@@ -167,7 +167,9 @@ def test_runpod_rows_as_runpod_lists_them(shipped):
 
 def test_azure_nc_a100_v4_is_the_pcie_card(shipped):
     rent = shipped.rent.set_index("id")
-    for size, usd in (("nc24ads", 3.673), ("nc48ads", 9.554), ("nc96ads", 19.108)):
+    # eastus prices the three sizes by the card: 1, 2 and 4 x 3.673 USD/h (Azure Retail Prices, 2026-10-10);
+    # 9.554 and 19.108 were West Europe's
+    for size, usd in (("nc24ads", 3.673), ("nc48ads", 7.346), ("nc96ads", 14.692)):
         row = rent.loc[f"azure:standard_{size}_a100_v4"]
         assert row["device"] == "a100-pcie-80gb" and row["usd_per_hour"] == usd
     # the NCv3 (V100) sizes were retired on 2025-09-30 (Microsoft's retirement notice): not offered
