@@ -75,7 +75,8 @@ def closed_to_new(free: pd.DataFrame, on: dt.date) -> pd.Series:
 def build_options(s: Scenario, catalog) -> pd.DataFrame:
     """One row per option the scenario may use, in OPTION_COLUMNS; once per (catalog tables,
     what the scenario considers and owns, start) in a process (pricing.memo)."""
-    tables = (catalog.devices, catalog.buy, catalog.rent, catalog.free, catalog.interruptions)
+    # every table _build_options reads: one left out here hands a what-if another catalog's rows
+    tables = (catalog.devices, catalog.buy, catalog.rent, catalog.free, catalog.interruptions, catalog.trends)
     return _OPTIONS.get(tables, (s.consider, s.you.own, s.start), lambda: _build_options(s, catalog))
 
 

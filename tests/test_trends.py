@@ -111,3 +111,16 @@ def test_an_unknown_trend_word_is_refused_with_what_is_expected(load):
     with pytest.raises(InputError) as e:
         load(WEEK.format(rent="runpod:rtx-3090", extra="price_trend: flatt\n"))
     assert "did you mean 'flat'?" in str(e.value)
+
+
+def test_options_follow_the_trends_table_of_the_catalog_they_are_built_from(load, catalog):
+    """The options of one scenario were kept per process by the catalog's other tables alone, so a
+    catalog that differs only in its trends got the first one's trend ids (a KeyError in a full
+    run, depending on test order): the trends table is part of the key."""
+    from planner.options import build_options
+
+    s = load(WEEK.format(rent="runpod:rtx-3090", extra=""))
+    first = build_options(s, with_trends(TRENDS)).set_index("option")
+    second = build_options(s, catalog).set_index("option")
+    assert first.at["runpod:rtx-3090", "rent_trend_default"] == "ampere-consumer"
+    assert second.at["runpod:rtx-3090", "rent_trend_default"] == "any"
