@@ -19,6 +19,8 @@ Variables
                       few week starts too), at that day's price less its resale then
     h in {0, 1}       a host computer is bought (when the user has none)
     u[p] >= 0         work of phase p that no option can do in time (penalised)
+    z[c, d] integer   instances of commitment c started on day d; m[t, month] in {0, 1}: a month of
+                      subscription tier t (its hours then carry no price)
 
 Constraint families (wall hours come from the session model as factors per reference hour)
     work          sum_{o,b} x[p, o, b] + u[p] = gpu_hours[p]
@@ -30,7 +32,8 @@ Constraint families (wall hours come from the session model as factors per refer
     account       a free tier's account: per bucket, what its sessions and your starts allow
     quota         a free tier's weekly quota, per quota week (the provider's reset day where
                   known); a week the plan covers in part keeps its whole quota
-    subscription  compute units a week
+    subscription  a tier's compute units per month <= its month's units x m[t, month] (m in {0, 1}:
+                  the month is subscribed, its fee paid; months from the start's day of the month)
     starts        sessions started by hand <= starts a day x the bucket's days
     supply        a rent offer with a known supply: its instances at once, over every phase
     once          a tier's one-off hours
@@ -57,16 +60,17 @@ import numpy as np
 import pandas as pd
 
 from . import costs
-from .options import commitments_of
+from .options import commitments_of, subscriptions_of
+from .records import NOTEBOOK_KINDS
 from .sessions import Finish, finish_day, parallel_runs
 
 if TYPE_CHECKING:  # scipy loads only when a plan is built
     from scipy.optimize import Bounds, LinearConstraint
-from .units import WEEKS_PER_MONTH
 
 UNMET_PENALTY_USD_PER_H = 1e7
 #: Plans of equal cost are told apart, in this order of weight, by: fewer commitment terms, fewer
-#: sessions started by hand, fewer wall hours (less overhead), earlier weeks, and last the option id in alphabetical
+#: sessions started by hand, fewer wall hours (less overhead), earlier days (weighed in weeks: a
+#: bucket's first day), and last the option id in alphabetical
 #: order (so equal free tiers never swap between runs). Each weight is far below a cent over any
 #: real plan, so no plan spends money on them, and far above the linear solver's tolerances.
 TIE_BREAKS = {"term": 1e-3, "restart_by_hand": 1e-3, "wall_hour": 1e-4, "week": 1e-6, "option_rank": 1e-7}
@@ -74,6 +78,23 @@ HOURS_PER_DAY = 24.0
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def month_starts(start: dt.date, total_days: int) -> list[int]:
+    """Days from ``start`` to the first day of each month of a subscription taken on ``start``,
+    every month the plan's days reach: the same day of the month (the month's last day where it
+    has fewer days: a month from 31 January runs to 27 February, the next from 28 February)."""
+    out: list[int] = []
+    k = 0
+    while True:
+        year, month = divmod(start.month - 1 + k, 12)
+        year, month = start.year + year, month + 1
+        last = (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)).day
+        day = (dt.date(year, month, min(start.day, last)) - start).days
+        if day >= total_days:
+            return out
+        out.append(day)
+        k += 1
 
 
 @dataclass(frozen=True)
@@ -94,8 +115,10 @@ class Calendar:
     windows: dict[str, tuple[int, int]]  # phase -> [first day, end day), clipped to the calendar
 
     @classmethod
-    def of(cls, s, deadline_override: dict[str, dt.date] | None = None, resets: tuple[str, ...] = ()) -> Calendar:
-        """``resets``: the weekdays on which the quotas in play reset (cut there too)."""
+    def of(cls, s, deadline_override: dict[str, dt.date] | None = None, resets: tuple[str, ...] = (),
+           monthly: bool = False) -> Calendar:
+        """``resets``: the weekdays on which the quotas in play reset (cut there too); ``monthly``:
+        cut at every month's first day too (:func:`month_starts`; subscriptions are in play)."""
         override = deadline_override or {}
         dated = {ph.name: s.window(ph, override.get(ph.name)) for ph in s.phases}
         last = max([s.horizon_end, *(end for _, end in dated.values())])
@@ -108,6 +131,8 @@ class Calendar:
             cuts |= {b, e}
         for day in resets:
             cuts |= set(range(cls.reset_offset(s.start, day), total, 7))
+        if monthly:
+            cuts |= set(month_starts(s.start, total))
         return cls(s.start, n_weeks, np.array(sorted(cuts), dtype=int), windows)
 
     @staticmethod
@@ -215,10 +240,15 @@ class CommitVar:
     """The z variable of a commitment started on one day: the instances committed to (integer)."""
 
     var: int
-    option: str
+    option: str  # the rent offer; for a subscription month, the tier
     day: int  # days from the start
     days: float  # the term
     usd: float  # one instance over the whole term, paid whether used or not
+    units: float | None = None  # a subscription month (one at a time): the compute units its fee buys
+
+    @property
+    def subscription(self) -> bool:
+        return self.units is not None
 
 
 @dataclass
@@ -294,7 +324,7 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     buckets = {p: np.flatnonzero(cal.open(p)) for p in phases}
     take = np.repeat(np.arange(len(names)), [len(buckets[p]) for p in names]).astype(int)
     kind, option = quotes["kind"].to_numpy(), quotes["option"].to_numpy()
-    group = np.array([f"machine:{o}" if k in ("own", "buy") else f"account:{g}" if k == "free" else f"rent:{o}"
+    group = np.array([f"machine:{o}" if k in ("own", "buy") else f"account:{g}" if k in NOTEBOOK_KINDS else f"rent:{o}"
                       for k, o, g in zip(kind, option, quotes["quota_group"].to_numpy())], dtype=object)
     per_ref = {
         "wall_per_ref": quotes["wall_hours"].to_numpy(dtype=float) / gpu_h,
@@ -316,6 +346,7 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     xi["bucket"] = bucket
     xi["week"] = cal.week[bucket]
     xi["days"] = cal.days[bucket]
+    xi["weeks_in"] = cal.first_day[bucket] / 7.0  # the bucket's first day, in weeks from the start
     xi["var"] = np.arange(len(xi))
     xi["group"] = group[take]
     return xi
@@ -371,10 +402,9 @@ def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], co
     xi["money_per_ref"] = xi["money_per_ref"].to_numpy(dtype=float) + extra
 
 
-def _prepaid(xi: pd.DataFrame) -> None:
-    """A commitment's hours cost no rent (the term is paid whether used or not): only what else
-    they cost (storage, egress, your time)."""
-    committed = xi["committed"].to_numpy(dtype=bool)
+def _prepaid(xi: pd.DataFrame, committed: np.ndarray) -> None:
+    """Hours on a commitment or a subscription (``committed``) cost no rent (the term or the
+    month is paid whether used or not): only what else they cost (storage, egress, your time)."""
     if committed.any():
         rent = np.where(committed, xi["rent_per_ref"].to_numpy(dtype=float), 0.0)
         xi["cost_per_ref"] = xi["cost_per_ref"].to_numpy(dtype=float) - rent
@@ -388,7 +418,7 @@ def _objective(xi: pd.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray]:
     cost[: len(xi)] = xi["cost_per_ref"].to_numpy(dtype=float)
     ties[: len(xi)] = (TIE_BREAKS["restart_by_hand"] * xi["restarts_per_ref"].to_numpy(dtype=float)
                        + TIE_BREAKS["wall_hour"] * xi["wall_per_ref"].to_numpy(dtype=float)
-                       + TIE_BREAKS["week"] * xi["week"].to_numpy(dtype=float)
+                       + TIE_BREAKS["week"] * xi["weeks_in"].to_numpy(dtype=float)
                        + TIE_BREAKS["option_rank"] * rank)
     return cost, ties
 
@@ -510,7 +540,7 @@ def with_forced(program: Program, forced: dict[str, int]) -> Program:
 def account(xi: pd.DataFrame, cal: Calendar) -> Block:
     """A free tier's account runs one session at a time: over each bucket, what its sessions and
     your starts allow, pro rata to the bucket's days."""
-    g = _shared(xi, cal, ["free"])
+    g = _shared(xi, cal, list(NOTEBOOK_KINDS))
     cap = np.where(g.units_known, g.cap, g.cap_min).astype(float)
     return Block.of("account", g.labels, g.rid, xi["var"].to_numpy()[g.at],
                     xi["wall_conf_per_ref"].to_numpy(dtype=float)[g.at], -np.inf, cap * g.days / 7.0)
@@ -522,7 +552,7 @@ def quota(xi: pd.DataFrame, cal: Calendar) -> Block:
     only in part keeps its whole quota, as the provider grants it (the account's rows bound
     what those days can run)."""
     hours = xi["quota_h_per_week"].to_numpy(dtype=float)
-    at = np.flatnonzero((xi["kind"].to_numpy() == "free") & np.isfinite(hours))
+    at = np.flatnonzero(np.isin(xi["kind"].to_numpy(), NOTEBOOK_KINDS) & np.isfinite(hours))
     if not len(at):
         return Block.of("quota", [], [], [], [], -np.inf, [])
     reset = np.array([d if isinstance(d, str) else "" for d in xi["quota_reset"].to_numpy()[at]], dtype=object)
@@ -541,32 +571,47 @@ def quota(xi: pd.DataFrame, cal: Calendar) -> Block:
                     -np.inf, limit)
 
 
-def subscription(xi: pd.DataFrame, cal: Calendar) -> Block:
-    """A subscription's compute units, per week: its monthly units spread over the month's
-    weeks, pro rata to the days its phases may use that week."""
-    units = xi["units_per_hour"].to_numpy(dtype=float)
-    months = xi["cap_h_per_month"].to_numpy(dtype=float)
-    at = np.flatnonzero(np.isfinite(units) & np.isfinite(months))
-    if not len(at):
+def month_vars(cal: Calendar, xi: pd.DataFrame, subs: Mapping[str, tuple[str, float, float]],
+               first_var: int) -> tuple[CommitVar, ...]:
+    """One binary per (subscription tier, month) the tier's x lie in: the month is subscribed (its
+    fee paid, its units granted) or not. Months start on the scenario's start day of the month
+    (:func:`month_starts`); the calendar cuts there, so each bucket lies in one month."""
+    option = xi["option"].to_numpy()
+    mine = np.isin(option, list(subs))
+    if not mine.any():
+        return ()
+    starts = np.array(month_starts(cal.start, int(cal.edges[-1])), dtype=int)
+    ends = np.append(starts[1:], int(cal.edges[-1]))
+    month = np.searchsorted(starts, cal.first_day[xi["bucket"].to_numpy()[mine]], side="right") - 1
+    out: list[CommitVar] = []
+    for tier, fee, units_month in sorted({v for v in subs.values()}):
+        ours = np.isin(option[mine], [o for o, v in subs.items() if v[0] == tier])
+        for m in sorted(set(month[ours].tolist())):
+            out.append(CommitVar(first_var + len(out), tier, int(starts[m]), float(ends[m] - starts[m]), fee,
+                                 units_month))
+    return tuple(out)
+
+
+def subscription(xi: pd.DataFrame, cal: Calendar, subs: Mapping[str, tuple[str, float, float]],
+                 months: tuple[CommitVar, ...]) -> Block:
+    """A subscription's compute units, per month: the units its hours burn in the month (wall
+    hours x the device's units an hour, over every device of the tier) <= the month's units if
+    the month is subscribed, else 0. Units left at a month's end are not carried over (Colab
+    keeps them 90 days: a plan that relies on that pays for a month it may not need)."""
+    if not months:
         return Block.of("subscription", [], [], [], [], -np.inf, [])
-    codes, names = pd.factorize(xi["group"].to_numpy()[at], sort=True)
-    rid, first, group_code, week = _rows(codes, xi["week"].to_numpy()[at])
-    units_month = np.full(len(first), -np.inf)
-    np.maximum.at(units_month, rid, months[at] * units[at])
-    days = _open_days(xi.iloc[at], cal, codes, len(names))
-    return Block.of("subscription", [f"{names[c]} week {cal.week_label(w)}" for c, w in zip(group_code, week)],
-                    rid, xi["var"].to_numpy()[at], xi["wall_conf_per_ref"].to_numpy(dtype=float)[at] * units[at],
-                    -np.inf, units_month / WEEKS_PER_MONTH * days[group_code, week] / 7.0)
-
-
-def _open_days(sel: pd.DataFrame, cal: Calendar, codes: np.ndarray, n_codes: int) -> np.ndarray:
-    """(code, week) -> days of the week on which any phase of the code's x is open."""
-    out = np.zeros((n_codes, cal.n_weeks))
-    for c in range(n_codes):
-        phases = set(sel["phase"].to_numpy()[codes == c])
-        any_open = np.logical_or.reduce([cal.open(p) for p in phases])
-        np.add.at(out[c], cal.week[any_open], cal.days[any_open])
-    return out
+    option = xi["option"].to_numpy()
+    at = np.flatnonzero(np.isin(option, list(subs)))
+    first = cal.first_day[xi["bucket"].to_numpy()[at]]
+    tier = np.array([subs[o][0] for o in option[at]], dtype=object)
+    row = {(z.option, z.day): i for i, z in enumerate(months)}
+    rid = np.array([row[(t, max(z.day for z in months if z.option == t and z.day <= f))]
+                    for t, f in zip(tier, first)], dtype=int)
+    burn = xi["wall_conf_per_ref"].to_numpy(dtype=float)[at] * xi["units_per_hour"].to_numpy(dtype=float)[at]
+    return Block.of("subscription", [f"{z.option} month from {cal.date(z.day)}" for z in months],
+                    np.concatenate([rid, np.arange(len(months))]),
+                    np.concatenate([xi["var"].to_numpy()[at], [z.var for z in months]]),
+                    np.concatenate([burn, [-float(z.units or 0.0) for z in months]]), -np.inf, 0.0)
 
 
 def supply(xi: pd.DataFrame, cal: Calendar) -> Block:
@@ -773,13 +818,14 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     q = quotes.loc[quotes["kind"].isin(kinds).to_numpy() & quotes["usable"].to_numpy(dtype=bool)
                    & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
                    & quotes["option"].isin(opts.loc[opts["kind"].isin(kinds), "option"]).to_numpy(), COLUMNS]
-    resets = q.loc[(q["kind"] == "free").to_numpy() & q["quota_h_per_week"].notna().to_numpy(), "quota_reset"]
-    cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})))
+    resets = q.loc[q["kind"].isin(NOTEBOOK_KINDS).to_numpy() & q["quota_h_per_week"].notna().to_numpy(), "quota_reset"]
+    subs = {o: v for o, v in subscriptions_of(opts).items() if o in set(q["option"])}
+    cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})), bool(subs))
     xi = _variables(s, cal, q)
     xi["committed"] = xi["option"].isin(list(commitments_of(opts))).to_numpy()
     trends = rent_trends(s, opts)
     _price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])), xi["committed"].to_numpy(), trends)
-    _prepaid(xi)
+    _prepaid(xi, xi["committed"].to_numpy() | xi["option"].isin(list(subs)).to_numpy())
     nx = len(xi)
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(cards))
     steps = [(b, *step) for b in buys for step in (paths[b] if paths and b in paths else ((0, *cards[b]),))]
@@ -793,6 +839,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     n = nx + n_buy + len(s.phases) + (1 if needs_host else 0)
     commits = commit_vars(s, cal, xi, opts, n, trends)
     n += len(commits)
+    months = month_vars(cal, xi, subs, n)
+    n += len(months)
     credit_index = []
     for covered in credit_cover(s, xi, cal):  # one u variable per (credit, x it may pay for)
         credit_index.append((np.arange(n, n + len(covered)), covered))
@@ -806,7 +854,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     c, ties = _objective(xi, n)
     for v in buy_vars:
         c[v.var] = v.price_usd - v.resale_usd
-    for z in commits:
+    for z in (*commits, *months):
         c[z.var] = z.usd
         ties[z.var] = TIE_BREAKS["term"]
     for j in unmet_index.values():
@@ -818,7 +866,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
 
     blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_vars), buy_once(buy_vars, forced),
               account(xi, cal),
-              quota(xi, cal), subscription(xi, cal), supply(xi, cal),
+              quota(xi, cal), subscription(xi, cal, subs, months), supply(xi, cal),
               commitment(xi, cal, commits), starts(xi, cal, s.you.attention_starts_per_day),
               once(xi)]
     if host_index is not None:
@@ -829,7 +877,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     if limit is not None and math.isfinite(limit):
         blocks.append(budget(xi, buy_vars, host_index, s.you.host_usd, limit,
                              np.concatenate([u for u, _ in [*credit_index, *paid_terms]]) if credit_index else None,
-                             commits))
+                             (*commits, *months)))
     blocks = [b for b in blocks if b.labels]
 
     integrality = np.zeros(n)
@@ -842,11 +890,13 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     for z in commits:
         n_max = instances.get(z.option)
         integrality[z.var], ub[z.var] = 1, float(n_max) if n_max is not None and n_max == n_max else most
+    for z in months:  # one subscription of a tier at a time
+        integrality[z.var], ub[z.var] = 1, 1
     lb = np.zeros(n)
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
-                   tuple(credit_index), buy_vars, commits, tuple(paid_terms), ties)
+                   tuple(credit_index), buy_vars, (*commits, *months), tuple(paid_terms), ties)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from . import breakeven, milp, sessions, units, workload
 from .costs import COST_PARTS, PART_NAMES
 from .options import build_options, commitments_of, stale_rows
 from .quotes import CardPath, card_costs, card_paths, checkpoint_gb_of, exclusions, money_by_part, process_for, quote_records
-from .records import Option, Quote, options_of, quotes_frame
-from .result import Alternative, Assignment, Commitment, ParetoPoint, PhasePlan, Plan, Purchase
+from .records import NOTEBOOK_KINDS, Option, Quote, options_of, quotes_frame
+from .result import Alternative, Assignment, Commitment, ParetoPoint, PhasePlan, Plan, Purchase, Subscription
 from .scenario import Scenario
 
 __all__ = ["STRATEGIES", "card_costs", "dominated_cards", "dominated_rents", "plan", "prune"]
@@ -43,7 +43,7 @@ STRATEGIES = {
     "buy-only": {"own", "buy"},
     "rent-only": {"rent"},
     "free-only": {"free"},
-    "hybrid": {"own", "buy", "rent", "free"},
+    "hybrid": {"own", "buy", "rent", "free", "subscription"},
 }
 def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
                     paths: dict[str, CardPath] | None = None) -> dict[str, str]:
@@ -297,7 +297,8 @@ class Solved:
         if self.host_bought:
             out["host computer"] = self.s.you.host_usd
         for z, k in self.committed:
-            out[f"commit {z.option}"] = out.get(f"commit {z.option}", 0.0) + z.usd * k
+            what = f"subscribe {z.option}" if z.subscription else f"commit {z.option}"
+            out[what] = out.get(what, 0.0) + z.usd * k
         out.update({str(k): float(v) for k, v in spent.items() if v > 0.005})
         return out
 
@@ -391,6 +392,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     purchases = _purchases(s, best, options, parts)
     credits = _credits(s, opts, best, parts, warnings)
     commitments = _commitments(s, best, opts, parts)
+    subscriptions = _subscriptions(s, best, parts)
     by_key = {(q.phase, q.option): q for q in records}
     hours = best.schedule.groupby(["phase", "option"], sort=False)["gpu_hours"].sum()
     by_phase = {str(p): hours.xs(p, level="phase") for p in hours.index.unique(level="phase")}
@@ -414,6 +416,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         feasible=all(ph.meets_deadline for ph in phases),
         purchases=tuple(purchases),
         commitments=tuple(commitments),
+        subscriptions=tuple(subscriptions),
         phases=tuple(phases),
         cost_usd=parts,
         alternatives=tuple(others),
@@ -476,12 +479,25 @@ def _purchases(s: Scenario, best: Solved, options: dict[str, Option], parts: dic
     return out
 
 
+def _subscriptions(s: Scenario, best: Solved, parts: dict[str, float]) -> list[Subscription]:
+    """The months the plan subscribes to a tier, their fees added to the rent (the hours on the
+    tier carry none: the month's units are paid whether used or not)."""
+    out = []
+    for z, k in best.committed:
+        if z.subscription:
+            out.append(Subscription(z.option, s.start + dt.timedelta(days=z.day), z.days, z.usd * k, float(z.units or 0)))
+            parts["rent"] += z.usd * k
+    return out
+
+
 def _commitments(s: Scenario, best: Solved, opts: pd.DataFrame, parts: dict[str, float]) -> list[Commitment]:
     """The commitments the plan makes, their cost added to the rent (each phase's hours on them
     carry none: the term is paid whether used or not)."""
     rows = opts.set_index("option")
     out = []
     for z, k in best.committed:
+        if z.subscription:
+            continue
         r = rows.loc[z.option]
         layer = r.get("price_source")
         out.append(Commitment(z.option, str(r["device"]), k, s.start + dt.timedelta(days=z.day), z.days, z.usd * k,
@@ -525,7 +541,7 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
         cost = {k: c.part_usd(k) * f for k in PART_NAMES}
         if c.kind == "rent":  # rent prices on their path (price_trend), over the hours placed
             cost["rent"] *= best.price_factors.get((ph.name, c.option), 1.0)
-        if o.term_days is not None:  # a commitment: its term is paid once (Plan.commitments)
+        if o.term_days is not None or o.by_the_month:  # paid once by the term or the month
             cost["rent"] = 0.0
         for k in PART_NAMES:
             parts[k] += cost[k]
@@ -595,7 +611,7 @@ def _assignment(s: Scenario, ph, c: Quote, o: Option, f: float, hours: float, co
         wall_hours_p50=spread.wall_p50, wall_hours_p90=spread.wall_p90,
         lost_hours_p10=spread.lost_p10, lost_hours_p90=spread.lost_p90,
         cost_p50_usd=spread.cost_p50, cost_p90_usd=spread.cost_p90,
-        price_source=_price_source(o), prepaid=o.term_days is not None,
+        price_source=_price_source(o), prepaid=o.term_days is not None or o.by_the_month,
     )
 
 
@@ -609,7 +625,7 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 f"users' reports, the provider publishes none): the plan counts on {share(1 - o.unavailable_share)} "
                 "of its hours" for o in used if o.unavailable_share]
     for o in used:
-        if o.kind == "free" and o.quota_h_per_week is None and o.quota_h_total is None and o.cap_h_per_month is None:
+        if o.kind in NOTEBOOK_KINDS and o.quota_h_per_week is None and o.quota_h_total is None and o.cap_h_per_month is None:
             warnings.append(f"{o.option}: the service publishes no usage limit; the plan assumes only its session "
                             "limit and your starts by hand — set a 'quota' for it in the scenario's catalog")
     rows = pd.DataFrame([(o.option, o.as_of) for o in used if o.kind != "own"], columns=["option", "as_of"])

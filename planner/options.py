@@ -17,6 +17,7 @@ from pricing.memo import Kept
 from pricing.values import missing
 from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one staleness rule, the catalog's
 
+from .records import NOTEBOOK_KINDS
 from .scenario import Scenario
 
 OPTION_COLUMNS = [
@@ -43,6 +44,20 @@ def commitments_of(opts: pd.DataFrame) -> frozenset[str]:
     if "term_days" not in opts:
         return frozenset()
     return frozenset(opts.loc[opts["term_days"].notna().to_numpy(), "option"])
+
+
+def subscriptions_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float]]:
+    """The options of tiers paid by the month: {option: (tier, fee [USD a month], compute units a
+    month)}. The fee buys the month's units whether used or not; an hour on the tier burns its
+    device's units an hour (``units_per_hour``), so its hours carry no price of their own."""
+    if "usd_per_month" not in opts:
+        return {}
+    fee = pd.to_numeric(opts["usd_per_month"], errors="coerce").to_numpy(dtype=float)
+    hours = pd.to_numeric(opts["cap_h_per_month"], errors="coerce").to_numpy(dtype=float)
+    burn = pd.to_numeric(opts["units_per_hour"], errors="coerce").to_numpy(dtype=float)
+    keep = (opts["kind"].to_numpy() == "subscription") & np.isfinite(fee) & np.isfinite(hours) & np.isfinite(burn)
+    return {str(o): (str(t), float(f), float(h * b)) for o, t, f, h, b in
+            zip(opts["option"][keep], opts["offer"][keep], fee[keep], hours[keep], burn[keep])}
 
 
 def current_buy_offers(buy: pd.DataFrame, on: dt.date) -> pd.DataFrame:
@@ -120,7 +135,8 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
     free = free[_matches(free["tier"], s.consider.free)]
     free = free[~closed_to_new(free, s.start) | free["tier"].isin(s.consider.free or ())]
     for _, r in free.iterrows():
-        tiers.append(dict(option=r["id"], kind="free", offer=r["tier"], **{c: r[c] for c in (
+        paid = not missing(r["units_per_hour"])  # priced in compute units: a subscription or units as you go
+        tiers.append(dict(option=r["id"], kind="subscription" if paid else "free", offer=r["tier"], **{c: r[c] for c in (
             "device", "count", "usd_per_hour", "usd_per_month", "cap_h_per_month", "units_per_hour",
             "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total", "needs_person", "setup_min",
             "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source",
@@ -174,10 +190,11 @@ def with_interruption_defaults(opts: pd.DataFrame, defaults: pd.DataFrame) -> pd
     named = list(opts["interruptions_default"].astype(object))
     for i, (kind, spot, option, own_rate) in enumerate(zip(opts["kind"], opts["spot"], opts["option"],
                                                           opts["interruptions_per_h"])):
-        interruptible = kind == "free" or (kind == "rent" and not missing(spot) and bool(spot))
+        interruptible = kind in NOTEBOOK_KINDS or (kind == "rent" and not missing(spot) and bool(spot))
         if not interruptible:
             continue
-        d = next((d for d in table if d["kind"] == kind and fnmatch.fnmatchcase(option, d["match"])), None)
+        table_kind = "free" if kind in NOTEBOOK_KINDS else kind  # interruptions.csv: notebook tiers are 'free'
+        d = next((d for d in table if d["kind"] == table_kind and fnmatch.fnmatchcase(option, d["match"])), None)
         if d is None:  # the catalog's check (pricing.loader.check_defaults) keeps this from happening
             raise ValueError(f"{option}: no interruption default matches it; interruptions.csv needs a row of "
                              f"kind {kind} matching '*'")

@@ -21,7 +21,7 @@ from pricing.values import float_or, missing, opt_float
 
 from . import costs, sessions, units, workload
 from .costs import PART_NAMES
-from .records import QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
+from .records import NOTEBOOK_KINDS, QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
 from .scenario import Scenario
 
 __all__ = ["QUOTE_COLUMNS", "Quote", "card_costs", "exclusions", "money_by_part", "quote", "quote_records"]
@@ -78,7 +78,7 @@ def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughp
     options = options_of(opts)
     runs_it: dict[str, list[str]] = {}  # per free account: its tiers that run the scenario's framework
     for r in options:
-        if r.kind == "free" and (not r.frameworks or s.framework in r.frameworks):
+        if r.kind in NOTEBOOK_KINDS and (not r.frameworks or s.framework in r.frameworks):
             runs_it.setdefault(r.quota_group or r.option, []).append(r.option)
     rows = []
     for r in options:
@@ -92,7 +92,7 @@ def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughp
             reason = why
         elif isinstance(r.frameworks, tuple) and r.frameworks and s.framework not in r.frameworks:
             reason = f"runs {', '.join(r.frameworks)} only; the scenario uses {s.framework}"
-            other = [o for o in runs_it.get(r.quota_group or r.option, []) if o != r.option] if r.kind == "free" else []
+            other = [o for o in runs_it.get(r.quota_group or r.option, []) if o != r.option] if r.kind in NOTEBOOK_KINDS else []
             if other:  # Kaggle's P100 fails with the default image's PyTorch; its 2x T4 on the same account runs it
                 reason += f" ({', '.join(other)} on the same account runs {s.framework})"
             said = [c.strip() for c in str(r.notes or "").split(";") if s.framework.lower() in c.lower()]
@@ -104,7 +104,7 @@ def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughp
             reason = "no speed figures for this device in the catalog"
         elif r.kind in ("own", "buy") and s.you.host_unpriced:
             reason = "needs a host computer: set you.host_price (or you.host_machine: true)"
-        elif r.kind == "free" and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
+        elif r.kind in NOTEBOOK_KINDS and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
             reason = "the tier grants no hours"
         rows.append(dict(option=r.option, verdict=verdict, fit_reason=why, slowdown=f.slowdown / ref_slowdown,
                          relative_speed=rel * workload.data_parallel_speed(count, w.sharding),
@@ -220,6 +220,9 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
     wall_conf = sessions.wall_at_chance_h(wall, math.hypot(sd_run * math.sqrt(ph.runs), wall * spread),
                                           s.you.confidence)
     weeks = wall_conf / (cap * parallel) if cap > 0 else math.inf
+    month_h = opt_float(r.cap_h_per_month)
+    if month_h:  # alone on a subscription: a month's units a month, on average
+        weeks = max(weeks, wall_conf / month_h * units.WEEKS_PER_MONTH)
     total_quota = opt_float(r.quota_h_total)
     finish = sessions.finish_day(begin, weeks * 7)
     disk_problem = too_big(ph, r, checkpoint_gb)
@@ -293,9 +296,10 @@ def money_by_part(s: Scenario, ph, r, wall_h, billed_h, restarts, months, share=
     used); scalars or numpy arrays alike.
 
     Electricity: (board + host power) x wall hours x price (cards you own or buy). Rent: billed
-    hours x price (rented); wall hours x the derived price (compute-unit subscriptions; free
-    tiers cost 0). Storage: dataset and checkpoint kept for ``months``; egress: each run's final
-    checkpoint downloaded (both for ``share`` of the phase: the hours are already the share's).
+    hours x price (rented); the fees of the months whose units the wall hours burn (a
+    subscription); wall hours x the derived price (units bought as you go; free tiers cost 0).
+    Storage: dataset and checkpoint kept for ``months``; egress: each run's final checkpoint
+    downloaded (both for ``share`` of the phase: the hours are already the share's).
     Your time: the setup of each session started by hand."""
     checkpoint_gb = checkpoint_gb_of(s, ph)
     zero = 0.0 * wall_h
@@ -308,7 +312,11 @@ def money_by_part(s: Scenario, ph, r, wall_h, billed_h, restarts, months, share=
         parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months,
                                              float_or(r.storage_usd_per_gb_month)) * share + zero
         parts["egress"] = costs.egress_usd(checkpoint_gb * ph.runs, float_or(r.egress_usd_per_gb)) * share + zero
-    else:  # free tiers (0) and compute-unit subscriptions at their derived price per hour
+    elif r.kind == "subscription" and opt_float(r.usd_per_month) and opt_float(r.cap_h_per_month):
+        # paid by the month: the fees of the months whose units the hours burn (the program
+        # prices the months themselves: milp.subscription)
+        parts["rent"] = np.ceil(wall_h / r.cap_h_per_month - 1e-9) * r.usd_per_month * rent_factor
+    else:  # free tiers (0) and compute units bought as you go at their price per hour
         parts["rent"] = wall_h * float_or(r.usd_per_hour) * rent_factor
     parts["your_time"] = (restarts * float_or(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
                           * time_value_factor + zero)
@@ -343,16 +351,14 @@ def available_share(r) -> float:
 
 
 def _capacity(s: Scenario, r, session_h: float | None, weekly_quota: bool = True) -> float:
-    """Weekly wall hours of option ``r`` for sessions lasting ``session_h``; a subscription's
-    monthly compute units bound it too. Without ``weekly_quota``: what sessions and your starts
-    allow at most, the rate inside a week before the quota runs out (a quota week the plan
-    covers only in part still grants its whole quota)."""
+    """Weekly wall hours of option ``r`` for sessions lasting ``session_h``. Without
+    ``weekly_quota``: what sessions and your starts allow at most, the rate inside a week before
+    the quota runs out (a quota week the plan covers only in part still grants its whole quota).
+    A subscription's compute units bound its hours by the month, in the program (``milp.subscription``):
+    a month's units may all be spent in one week."""
     quota = opt_float(r.quota_h_per_week) if weekly_quota else None
-    cap = sessions.weekly_capacity_h(session_h, quota, bool(r.needs_person), s.you.attention_starts_per_day,
-                                     available_share(r))
-    if opt_float(r.cap_h_per_month) is not None:
-        cap = min(cap, r.cap_h_per_month / units.WEEKS_PER_MONTH)
-    return cap
+    return sessions.weekly_capacity_h(session_h, quota, bool(r.needs_person), s.you.attention_starts_per_day,
+                                      available_share(r))
 
 
 def _no_hours(ph, r: Option, proc: sessions.Process, cap: float) -> Quote:

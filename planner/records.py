@@ -20,13 +20,18 @@ import pandas as pd
 
 from .costs import PART_NAMES
 
+#: The kinds that run in a provider's notebook sessions (an account, quotas, sessions started by
+#: hand): free tiers and the tiers you pay for. Only ``free`` costs nothing.
+NOTEBOOK_KINDS = ("free", "subscription")
+
 
 @dataclass(frozen=True, slots=True)
 class Option:
     """One way to run work: a card you own (``own``), a card to buy (``buy``), a rent offer
-    (``rent``) or a free or subscription tier (``free``), with what the workload's fit made of
-    it (verdict, speed relative to the reference GPU, and the reason it cannot run, if any).
-    Fields a kind does not have are ``None``."""
+    (``rent``), a free notebook tier (``free``) or a notebook tier you pay for
+    (``subscription``: a monthly fee for compute units, or units bought as you go), with what the
+    workload's fit made of it (verdict, speed relative to the reference GPU, and the reason it
+    cannot run, if any). Fields a kind does not have are ``None``."""
 
     option: str
     kind: str
@@ -87,6 +92,13 @@ class Option:
     relative_speed: float = math.nan
     speed_source: str = ""
     reason: str | None = None
+
+    @property
+    def by_the_month(self) -> bool:
+        """A tier paid by the month (``options.subscriptions_of``): its hours carry no price; the
+        month's fee buys its units."""
+        return (self.kind == "subscription" and self.usd_per_month is not None and self.cap_h_per_month is not None
+                and self.units_per_hour is not None)
 
 
 OPTION_FIELDS = tuple(f.name for f in dataclasses.fields(Option))

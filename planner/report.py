@@ -88,10 +88,12 @@ def explain(a, reference: str) -> str:
         return f"{a.gpu_hours:,.0f} reference GPU-h cannot be done in time here"
     text = (f"{a.gpu_hours:,.0f} reference GPU-h become {a.wall_hours:,.1f} wall-h at {a.relative_speed:.2f}x "
             f"the {reference} ({a.speed_source})")
-    if a.kind in ("free", "rent"):
+    if a.kind in ("free", "subscription", "rent"):
         text += (f" over {a.sessions} session{'s' if a.sessions != 1 else ''}; {a.setup_hours:,.1f} h of setup, "
                  f"{a.lost_hours:,.1f} h lost to session ends and interruptions")
-        if a.prepaid:
+        if a.prepaid and a.kind == "subscription":
+            text += "; no price by the hour: the month's fee buys its compute units, whether used or not"
+        elif a.prepaid:
             text += "; no rent by the hour: the commitment's term is paid once, whether used or not"
         if a.wait_hours:
             text += f", {a.wait_hours:,.1f} h waiting for the paused machine to resume (unbilled)"
@@ -205,6 +207,9 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
                      for p in d["purchases"]) or "buy nothing"
     buys += "".join(f"; commit to {n} x `{offer}` from {start} to {end} ({_money(cost, cur)}, paid whether used or not)"
                     for offer, n, start, end, cost in _terms(d.get("commitments", [])))
+    months = [{**m, "offer": m["tier"], "count": 1} for m in d.get("subscriptions", [])]
+    buys += "".join(f"; subscribe to `{tier}` from {start} to {end} ({_money(cost, cur)}, the monthly fees, "
+                    "whether its units are used or not)" for tier, _, start, end, cost in _terms(months))
     # phases grouped by where they run: "a, b and c on `x`; d on `y` + `z`" (not `x` seven times)
     groups: dict[str, list[str]] = {}
     for ph in d["phases"]:

@@ -46,7 +46,8 @@ class Assignment:
     cost_p90_usd: float | None = None
     wait_hours: float = 0.0  # unbilled waits for a paused machine to resume (in wall_hours)
     price_source: str | None = None  # catalog layer of the price: shipped, refreshed DATE, a --catalog file, scenario
-    prepaid: bool = False  # on a commitment: its hours carry no rent (Plan.commitments holds the term's cost)
+    prepaid: bool = False  # on a commitment or a subscription: its hours carry no rent (Plan.commitments and
+    # Plan.subscriptions hold the terms' and months' cost)
 
     @property
     def total_usd(self) -> float:
@@ -79,6 +80,22 @@ class Purchase:
     resale_usd: float
     price_source: str | None = None
     bought_on: dt.date | None = None  # a card bought later than the start (buy_later); None: on the first day
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """A month of a notebook tier paid by the month: its fee, paid whether its units are used or not."""
+
+    tier: str
+    start: dt.date
+    days: float  # the month's days
+    cost_usd: float  # the month's fee
+    units: float  # compute units the fee buys
+
+    @property
+    def end(self) -> dt.date:
+        """The month's last day."""
+        return self.start + dt.timedelta(days=math.ceil(self.days) - 1)
 
 
 @dataclass(frozen=True)
@@ -117,7 +134,8 @@ class Alternative:
     price_years: tuple[tuple[str, str, float], ...] = ()  # (phase, option, years from the price's date): rent
     #: (card, day from the start, price then, resale at the horizon's end) [USD] of each card it buys
     bought_costs: tuple[tuple[str, int, float, float], ...] = ()
-    #: (offer, start day from the start, instances, USD for all of them over the term) of each commitment
+    #: (offer, start day from the start, instances, USD for all of them over the term) of each commitment,
+    #: and (tier, month's first day, 1, fee) of each month subscribed
     commitments: tuple[tuple[str, int, int, float], ...] = ()
     #: (phase, its end as planned and what an overrun does to it): the uncertainty's finishes
     finish_models: tuple[tuple[str, Finish], ...] = ()
@@ -162,6 +180,7 @@ class Plan:
     pareto: tuple[ParetoPoint, ...] = ()  # cost against the last phase's finish
     candidates: tuple[Alternative, ...] = ()  # the best plan with each considered card bought, and with none
     commitments: tuple[Commitment, ...] = ()  # reserved capacity the plan commits to
+    subscriptions: tuple[Subscription, ...] = ()  # months of notebook tiers paid by the month
     credits: tuple[tuple[str, float, float, float], ...] = ()  # (name, amount, used, lost unused) [USD]
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
     breakeven: tuple = ()  # planner.breakeven.Pair
@@ -223,6 +242,10 @@ def to_dict(plan: Plan) -> dict[str, Any]:
             {"offer": c.offer, "device": c.device, "count": c.count, "start": _date(c.start), "end": _date(c.end),
              "days": _num(c.days, 1), "cost": money(c.cost_usd), "price_source": c.price_source}
             for c in plan.commitments
+        ],
+        "subscriptions": [
+            {"tier": m.tier, "start": _date(m.start), "end": _date(m.end), "days": _num(m.days, 1),
+             "cost": money(m.cost_usd), "units": _num(m.units, 1)} for m in plan.subscriptions
         ],
         "phases": [_phase_dict(ph, money) for ph in plan.phases],
         "breakeven": [

@@ -38,7 +38,7 @@ import pandas as pd
 from pricing.values import missing, opt_float
 
 from . import quotes, workload
-from .options import commitments_of
+from .options import commitments_of, subscriptions_of
 from .quotes import card_costs
 
 #: Spread of a catalog price: this much at once, growing this much a year of age (estimates).
@@ -131,11 +131,13 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
         out.append(Input(f"speed {device} ({source})", one_gpu * _lognormal(rng, n, sigma), one_gpu,
                          f"x {s.workload.reference_gpu}", why))
     per = s.usd_per_currency
+    monthly = subscriptions_of(plan.options)
     for o in used:
         r = opts.loc[o]
         kind = r["kind"]
         yours = r.get("price_source") == "scenario"  # a price you wrote is yours: certain unless a range
-        paid_tier = kind == "free" and (opt_float(r["usd_per_hour"]) or 0.0) > 0  # a subscription's hours
+        # units bought as you go (a month's fee is certain; its hours carry no price)
+        paid_tier = kind == "subscription" and o not in monthly
         low, high = (opt_float(r.get(c)) for c in ("usd_per_hour_low", "usd_per_hour_high"))
         if kind == "rent" and not yours and low is not None and high is not None and low <= high:
             # a marketplace: what a user pays is spread over its listings, from the floor to a high quantile
@@ -244,6 +246,8 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     path = {(phase, option): f for phase, option, f in alt.price_factors}  # rent on its price path (price_trend)
     years = {(phase, option): y for phase, option, y in alt.price_years}
     committed = commitments_of(plan.options)
+    monthly = subscriptions_of(plan.options)
+    burnt: dict[str, np.ndarray] = {}  # per tier paid by the month: compute units the draw's hours burn
     money: dict[tuple[str, str], np.ndarray] = {}  # per (phase, option): money spent in each draw
     for phase, option, hours in alt.hours:
         c = q.loc[(phase, option)]
@@ -257,7 +261,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         if trend is not None and (phase, option) in years:  # a dated price on its device's trend
             # the plan's path is at the central trend: the draw's path instead, from the price's date
             price = price * ((1.0 + trend.draws) / (1.0 + trend.base)) ** years[(phase, option)]
-        if option in committed:  # a commitment: its hours carry no rent (its term is added below)
+        if option in committed or option in monthly:  # a term or a month: paid below, not by the hour
             price = np.zeros(n)
         wall, billed = float(c["wall_hours"]), float(c["billed_hours"])
         # the session hours scale with the work over the speed, and with the interruption rate as
@@ -273,6 +277,9 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
             rent_factor=price, electricity_factor=elec, time_value_factor=time_value)
         cost += sum(parts.values())
         money[(phase, option)] = sum(v for k, v in parts.items() if k != "your_time") + np.zeros(n)
+        if option in monthly:
+            tier = monthly[option][0]
+            burnt[tier] = burnt.get(tier, 0.0) + wall * share * r * float(opts.at[option, "units_per_hour"])
     cards = card_costs(s, plan.options)
     bought = {b: (price, resale) for b, _, price, resale in alt.bought_costs}  # on the day the plan buys it
     for b in alt.bought:
@@ -284,6 +291,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         terms[(option, day)] = usd * _factor(by_name, f"price {option}", n)
         cost += terms[(option, day)]
     cost -= credits_paid(alt.credits, money, terms, n)
+    cost += _units_beyond(alt, monthly, burnt, n)
     if alt.host:
         cost += s.you.host_usd
     last = np.zeros(n)
@@ -295,6 +303,24 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         if ph.deadline is not None:
             meets &= days <= (ph.deadline - s.start).days
     return StrategyOutcome(alt.strategy, cost, last, meets)
+
+
+def _units_beyond(alt, monthly: dict[str, tuple[str, float, float]], burnt: dict[str, np.ndarray],
+                  n: int) -> np.ndarray:
+    """What a draw pays for compute units beyond those its subscribed months grant [USD], at the
+    subscription's own price per unit (its fee over its units; Colab sells more units as you go
+    at 9.99 USD per 100, so for Pro+ this is about 17 % low), counted over the whole plan: a
+    month's spare units pay for another month's overrun, which Colab allows within 90 days."""
+    granted: dict[str, float] = {}
+    for option, _, k, _ in alt.commitments:
+        units = next((u for t, _, u in monthly.values() if t == option), None)
+        if units is not None:
+            granted[option] = granted.get(option, 0.0) + units * k
+    per_unit = {t: fee / units for t, fee, units in monthly.values()}
+    extra = np.zeros(n)
+    for tier, used in sorted(burnt.items()):
+        extra += np.maximum(np.asarray(used, dtype=float) - granted.get(tier, 0.0), 0.0) * per_unit[tier]
+    return extra
 
 
 def credits_paid(credits, money: dict[tuple[str, str], np.ndarray], terms: dict[tuple[str, int], np.ndarray],

@@ -149,7 +149,7 @@ def decision_breakeven(s, d: dict, quotes: pd.DataFrame | None = None) -> float 
         from .optimize import cheapest_rents
 
         chosen = cheapest_rents(quotes) if quotes is not None else set()
-    if "free" in kinds:
+    if kinds & {"free", "subscription"}:
         chosen.add(FREE_MIX)
     hours = [b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None and b["rent"] in chosen
              and (s.consider.buy is None or s.names_card(b["buy"]))]
@@ -459,15 +459,16 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
             if cards.get(offer, (0.0, 0.0))[1] > 0:  # what it sells for at the horizon, as the plan has it
                 moved(f"catalog.buy[{offer}].resale", Amount(cards[offer][1], ("buy", offer, "resale_usd"), **money))
         rate = opt_float(r["interruptions_per_h"])  # the rate the plan used: published or default
-        if kind in ("rent", "free") and rate:
-            path = f"catalog.{kind}[{offer}].interruptions"
-            amount = Amount(rate, (kind, offer, "interruptions_per_h"), unit="/h")
+        table = "free" if kind == "subscription" else kind  # the scenario's catalog.free holds both
+        if kind in ("rent", "free", "subscription") and rate:
+            path = f"catalog.{table}[{offer}].interruptions"
+            amount = Amount(rate, (table, offer, "interruptions_per_h"), unit="/h")
             low, high = opt_float(r["interruptions_low_per_h"]), opt_float(r["interruptions_high_per_h"])
             if isinstance(r["interruptions_default"], str) and low is not None and high is not None and low < high:
                 out.append((path, amount, amount.at(low), amount.at(high)))  # a default: its sourced range
             else:
                 moved(path, amount)
-        if kind == "free" and opt_float(r["quota_h_per_week"]):
+        if kind in ("free", "subscription") and opt_float(r["quota_h_per_week"]):
             moved(f"catalog.free[{offer}].quota", Amount(float(r["quota_h_per_week"]),
                                                          ("free", offer, "quota_h_per_week"), unit=" h/week"))
     for ph in s.phases:

@@ -23,9 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import planner
+from planner import milp
 from planner.optimize import card_costs
 from planner.options import build_options
 from planner.quotes import exclusions, quote
+from planner.result import to_dict
 from pricing.errors import InputError
 
 from .conftest import examples
@@ -660,27 +662,77 @@ def test_tiers_started_by_hand_share_your_starts(load, catalog):
 SUBSCRIPTION = """\
 name: a month of compute units
 start: 2027-01-04
-workload: {family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: t4}
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: t4}}
 phases:
-  a: {gpu_hours: 60, from: 2027-01-04, deadline: 2027-01-10, checkpoint_every: 1 h, checkpoint_size: 0.36 GB}
-you: {attention: 10/day, confidence: 50%}
-consider: {buy: [], rent: [box], free: [colab-pro]}
+  a: {{gpu_hours: {hours}, from: 2027-01-04, deadline: {deadline}, checkpoint_every: 1 h, checkpoint_size: 0.36 GB}}
+you: {{attention: 10/day, confidence: 50%}}
+consider: {{buy: [], rent: [box], free: [colab-pro]}}
 catalog:
   rent:
-    - {id: box, device: t4, price: 5.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}
+    - {{id: box, device: t4, price: {box} USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
 """
 
 
-def test_a_subscriptions_monthly_units_are_spread_over_the_months_weeks(load, catalog):
-    # colab-pro (test catalog): 100 units a month for its T4 (1.86 units/h), V100 and A100, all
-    # far cheaper than the box: 100 / (30.44 / 7) = 23.0 units in a week over the three GPUs
-    # together, not a month's 100 in one week (at 50 % confidence the program plans the expected
-    # wall hours, so the units bound them exactly)
-    p, used = planned(load(SUBSCRIPTION), catalog)
+def test_a_subscription_month_grants_its_units_to_spend_in_any_week_for_its_fee(load, catalog):
+    # colab-pro (test catalog): 9.99 USD a month for 100 units; its T4 burns 1.86 units/h, its V100
+    # and A100 more, all far cheaper per reference hour than the 5 USD/h box. 60 h in the first
+    # week: the plan subscribes for one month and spends the month's 100 units in that week (at
+    # 50 % confidence the program plans the expected wall hours, so the units bound them exactly),
+    # the box does the rest; the fee is paid once, as rent, and the tier's hours carry no price
+    p, used = planned(load(SUBSCRIPTION.format(hours=60, deadline="2027-01-10", box="5.00")), catalog)
     burn = p.quotes.set_index("option")["units_per_hour"]
-    tiers = [a for a in p.phases[0].assignments if a.kind == "free"]
+    tiers = [a for a in p.phases[0].assignments if a.kind == "subscription"]
     assert p.feasible and "box" in used and tiers
-    assert sum(a.wall_hours * burn[a.option] for a in tiers) == pytest.approx(100 / (30.44 / 7), rel=1e-6)
+    assert sum(a.wall_hours * burn[a.option] for a in tiers) == pytest.approx(100, rel=1e-6)
+    assert [(m.tier, m.start, m.end, m.cost_usd) for m in p.subscriptions] == [
+        ("colab-pro", dt.date(2027, 1, 4), dt.date(2027, 2, 3), 9.99)]
+    box = next(a for a in p.phases[0].assignments if a.option == "box")
+    assert all(a.prepaid and a.cost_usd["rent"] == 0 for a in tiers)
+    assert p.cost_usd["rent"] == pytest.approx(9.99 + box.cost_usd["rent"], abs=0.01)
+    assert to_dict(p)["subscriptions"] == [{"tier": "colab-pro", "start": "2027-01-04", "end": "2027-02-03",
+                                            "days": 31.0, "cost": 9.99, "units": 100.0}]
+
+
+@pytest.mark.parametrize("box, subscribes", [("5.00", False), ("10.05", True), ("12.00", True)])
+def test_a_subscription_is_taken_only_where_its_fee_beats_the_hours_it_saves(load, catalog, box, subscribes):
+    # 1 reference hour: 1.001 h on the box (5.00, 10.05 or 12.00 USD/h) against a month of Pro at
+    # 9.99 USD, whose A100 does the hour in 0.41 h. The fee is what the month costs: priced by the
+    # units the hour burns it would cost 0.19 USD (so 5.00 would subscribe), and with the units
+    # charged on top of the fee 9.99 + 0.53 = 10.52 USD (so 10.05 would not)
+    p, used = planned(load(SUBSCRIPTION.format(hours=1, deadline="2027-01-10", box=box)), catalog)
+    assert ("box" in used) is not subscribes
+    assert [m.cost_usd for m in p.subscriptions] == ([9.99] if subscribes else [])
+    assert p.total_usd == pytest.approx(9.99 if subscribes else float(box) * 1.001, rel=1e-3)
+
+
+def test_each_month_subscribed_is_paid_and_grants_its_own_units(load, catalog):
+    # 200 reference hours from 4 January to 10 March at 12 USD/h on the box: every month the window
+    # touches is worth its fee (100 units = 53.8 T4 wall hours for 9.99 against 645 USD on the
+    # box), so the plan subscribes for the three months from 4 Jan, 4 Feb and 4 Mar, each month's
+    # hours burning at most its 100 units
+    p, _ = planned(load(SUBSCRIPTION.format(hours=200, deadline="2027-03-10", box="12.00")), catalog)
+    assert [(m.start, m.end) for m in p.subscriptions] == [
+        (dt.date(2027, 1, 4), dt.date(2027, 2, 3)), (dt.date(2027, 2, 4), dt.date(2027, 3, 3)),
+        (dt.date(2027, 3, 4), dt.date(2027, 4, 3))]
+    assert sum(m.cost_usd for m in p.subscriptions) == pytest.approx(3 * 9.99)
+
+
+def test_months_start_on_the_start_day_of_the_month_or_the_months_last_day():
+    # from 31 January: 28 February (2027 is no leap year), 31 March, 30 April
+    assert milp.month_starts(dt.date(2027, 1, 31), 100) == [0, 28, 59, 89]
+    assert milp.month_starts(dt.date(2027, 1, 4), 31) == [0]
+    assert milp.month_starts(dt.date(2027, 1, 4), 32) == [0, 31]
+    assert milp.month_starts(dt.date(2027, 12, 15), 40) == [0, 31]
+
+
+def test_free_only_is_free_subscriptions_are_their_own_kind(load, catalog):
+    s = load(SUBSCRIPTION.format(hours=60, deadline="2027-01-10", box="5.00").replace(
+        "free: [colab-pro]", "free: [colab-pro, colab-free]"))
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, breakevens=False)
+    kinds = dict(zip(p.options["option"], p.options["kind"]))
+    free_only = next(a for a in p.alternatives if a.strategy == "free-only")
+    assert {kinds[o] for o in free_only.options} == {"free"} and free_only.total_cost_usd == 0
+    assert {kinds[o] for o in kinds if o.startswith("colab-pro:")} == {"subscription"}
 
 
 # --------------------------------------------------------------------------- buying later
