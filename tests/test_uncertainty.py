@@ -418,3 +418,26 @@ def test_a_flip_that_a_plan_cannot_be_made_at_says_it_is_re_priced_only(load):
     assert planner.api.replan_flips(dataclasses.replace(
         p, uncertainty=dataclasses.replace(p.uncertainty, drivers=(d,))), planner.api.default_catalog()
     ).drivers[0].replanned is None
+
+
+def test_a_subscription_month_is_paid_in_every_draw(load, catalog):
+    # 1 reference hour at 12 USD/h on the box against a month of Colab Pro (9.99 USD, 100 units):
+    # the plan subscribes, and its hour burns about 5 units, far below the month's 100, so every
+    # draw pays the fee and nothing else (the hours on the tier carry no price)
+    from .test_contract import SUBSCRIPTION
+
+    s = load(SUBSCRIPTION.format(hours=1, deadline="2027-01-10", box="12.00"))
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=10, uncertainty=300, seed=0)
+    assert [m.cost_usd for m in p.subscriptions] == [9.99]
+    hybrid = by_strategy(p)["hybrid"]
+    assert hybrid.cost_usd.min() == pytest.approx(9.99) and hybrid.cost_usd.max() == pytest.approx(9.99)
+
+
+def test_units_beyond_the_months_subscribed_are_bought_at_the_fees_price_per_unit():
+    # two months of 100 units subscribed; draws burning 150, 210 and 300 units pay for 0, 10 and
+    # 100 units more at 9.99 / 100 USD each
+    alt = planner.result.Alternative("hybrid", 0.0, None, (), (), commitments=(
+        ("colab-pro", 0, 1, 9.99), ("colab-pro", 31, 1, 9.99), ("aws:x", 0, 2, 100.0)))
+    monthly = {"colab-pro:t4": ("colab-pro", 9.99, 100.0), "colab-pro:a100-40gb": ("colab-pro", 9.99, 100.0)}
+    extra = uncertainty._units_beyond(alt, monthly, {"colab-pro": np.array([150.0, 210.0, 300.0])}, 3)
+    assert extra == pytest.approx([0.0, 10 * 0.0999, 100 * 0.0999])
