@@ -628,9 +628,10 @@ def supply(xi: pd.DataFrame, cal: Calendar) -> Block:
                     n[at][first] * HOURS_PER_DAY * cal.days[bucket])
 
 
-def _covers(day: int, term_days: float, first: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Mask of buckets (first day, end day exclusive) a term started on ``day`` covers whole."""
-    return (first >= day) & (end <= day + term_days)
+def _covered_days(day: int, term_days: float, first: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Days of each bucket (first day, end day exclusive) that a term started on ``day`` covers:
+    a term's hours are usable on every day it covers, a bucket it covers in part included."""
+    return np.clip(np.minimum(end, day + term_days) - np.maximum(first, day), 0.0, None)
 
 
 def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_var: int,
@@ -654,7 +655,7 @@ def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_va
         priced = cal.day_of(r["as_of"])
         trend = (trends or {}).get(str(option), 0.0)
         for day in range(0, int(cal.edges[-1]), 7 if term <= 28 else 28):
-            if not _covers(day, term, first, end).any():
+            if not _covered_days(day, term, first, end).any():
                 continue
             factor = float(costs.path_factor([day], priced, trend, points)[0]) if (trend or points) else 1.0
             out.append(CommitVar(first_var + len(out), str(option), day, term,
@@ -664,21 +665,21 @@ def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_va
 
 def commitment(xi: pd.DataFrame, cal: Calendar, commits: tuple[CommitVar, ...]) -> Block:
     """A commitment's instances run one thing at a time each: per bucket, its wall hours over
-    every phase <= 24 h x the bucket's days x the instances whose term covers the whole bucket
-    (a term's last part-week is not used: terms are counted in whole buckets)."""
+    every phase <= 24 h x the days of the bucket each term covers x its instances (a 30-day
+    term's last two days are as usable as its first four weeks)."""
     at = np.flatnonzero(xi["committed"].to_numpy(dtype=bool))
     if not len(at):
         return Block.of("commitment", [], [], [], [], -np.inf, [])
     codes, names = pd.factorize(xi["option"].to_numpy()[at], sort=True)
     rid, _, code, bucket = _rows(codes, xi["bucket"].to_numpy()[at])
     option, first, end = np.asarray(names)[code], cal.first_day[bucket], cal.edges[bucket + 1]
-    hours = HOURS_PER_DAY * cal.days[bucket].astype(float)
     rows, cols, vals = [rid], [xi["var"].to_numpy()[at]], [xi["wall_conf_per_ref"].to_numpy(dtype=float)[at]]
     for v in commits:
-        active = np.flatnonzero((option == v.option) & _covers(v.day, v.days, first, end))
+        covered = np.where(option == v.option, _covered_days(v.day, v.days, first, end), 0.0)
+        active = np.flatnonzero(covered > 0)
         rows.append(active)
         cols.append(np.full(len(active), v.var))
-        vals.append(-hours[active])
+        vals.append(-HOURS_PER_DAY * covered[active])
     return Block.of("commitment", [f"{o} {cal.bucket_label(b)}" for o, b in zip(option, bucket)],
                     np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -np.inf, 0.0)
 

@@ -863,6 +863,20 @@ def test_a_commitment_holds_only_over_its_term(load, catalog):
     assert all(week in covered for week in p.schedule.loc[p.schedule["option"] == "res", "week_start"])
 
 
+def test_a_terms_hours_are_usable_on_every_day_it_covers(load, catalog):
+    # issue 35 item 7: a 30-day term at 0.50 USD/h costs 0.50 x 24 x 30 = 360 USD for 720 hours,
+    # from a week start; 700 h due on 10 February all fit in them. Counted in whole weeks it held
+    # 672 h (its last two days lie in a week it covers in part), and the plan bought the other
+    # 28 h on demand at 1.00 USD/h (388 USD)
+    s = load(COMMIT.format(hours=700).replace("deadline: 2027-01-31", "deadline: 2027-02-10")
+             .replace("price: 0.60 USD/h", "price: 0.50 USD/h").replace("term: 28 days", "term: 30 days"))
+    p, used = planned(s, catalog)
+    (c,) = p.commitments
+    assert used == {"res"} and (c.start, c.end, c.days) == (dt.date(2027, 1, 4), dt.date(2027, 2, 2), 30.0)
+    assert p.cost_usd["rent"] == pytest.approx(360.0, abs=0.01)
+    assert p.phases[0].meets_deadline
+
+
 @pytest.mark.parametrize("credit, pays", [("{amount: 100 USD, providers: [aws]}", 100.0),
                                           ("{amount: 100 USD, providers: [aws], from: 2027-01-05}", 100.0),
                                           ("{amount: 100 USD, providers: [gcp]}", 0.0)])
