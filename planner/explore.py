@@ -111,8 +111,9 @@ def explore(base: whatif.Job, span: float, workers: int = 1, n_inputs: int = MAX
     rows = chosen_inputs(table, n_inputs)
     axes = [(r["input"], slider_values(r, points), r["value"]) for r in rows]
     grid = list(itertools.product(*(range(len(values)) for _, values, _ in axes)))
-    jobs = [dataclasses.replace(whatif.with_values(base, [(key, values[i]) for (key, values, _), i in zip(axes, combo)]),
-                                breakevens=False)
+    # an input at its value as given is left as it is (the value shown is rounded; the plan is not)
+    jobs = [dataclasses.replace(whatif.with_values(base, [(key, values[i]) for (key, values, given), i in zip(axes, combo)
+                                                          if values[i] != given]), breakevens=False)
             for combo in grid]
     results = whatif.run_many(jobs, workers, progress)
     return {

@@ -96,6 +96,11 @@ def with_values(job: Job, changes: Sequence[tuple[str, Any]]) -> Job:
     return functools.reduce(lambda j, kv: with_value(j, *kv), changes, job)
 
 
+def bought_offers(buy: str) -> set[str]:
+    """The offers a row's ``buy`` text names ("a+b on 2027-03-01": {a, b}; "nothing": none)."""
+    return {part.split(" on ", 1)[0] for part in buy.split("+")} - {"nothing"}
+
+
 def _bought(purchases) -> str:
     """What a plan buys, and when where it buys later than the first day: a change of either is
     a change of plan."""
@@ -456,8 +461,9 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
                                                          per, f" {s.currency}/h", shipped=shipped(offer, r)))
         if kind == "buy":
             moved(f"catalog.buy[{offer}].price", Amount(float(r["purchase_usd"]), ("buy", offer, "price_usd"), **money))
-            if cards.get(offer, (0.0, 0.0))[1] > 0:  # what it sells for at the horizon, as the plan has it
-                moved(f"catalog.buy[{offer}].resale", Amount(cards[offer][1], ("buy", offer, "resale_usd"), **money))
+            resale = _resale(r, cards.get(offer, (0.0, 0.0)), money)
+            if resale is not None:
+                moved(f"catalog.buy[{offer}].resale", resale)
         rate = opt_float(r["interruptions_per_h"])  # the rate the plan used: published or default
         table = "free" if kind == "subscription" else kind  # the scenario's catalog.free holds both
         if kind in ("rent", "free", "subscription") and rate:
@@ -479,6 +485,20 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
         if low > ph.start:
             out.append((f"phases.{ph.name}.deadline", ph.deadline.isoformat(), low.isoformat(), high.isoformat()))
     return summarize(p), _moving(out)  # the base row: its cost, purchases and kinds are run_one's
+
+
+def _resale(r, card: tuple[float, float], money: dict[str, Any]) -> Amount | None:
+    """A card's resale as a what-if moves it: as the row gives it, a share of the price paid
+    (``resale: 50%``, moved as a share, so a card bought later at another price keeps it) or money;
+    from the default model, the share of the price the plan's card sells for (as the plan has it:
+    on the first day). None when it sells for nothing."""
+    share = opt_float(r["resale_fraction"])
+    if share is None and opt_float(r["resale_usd"]) is None and card[0] > 0 and card[1] > 0:
+        share = card[1] / card[0]
+    if share is not None:
+        return Amount(share, ("buy", str(r["offer"]), "resale_fraction"), 0.01, " %")
+    usd = opt_float(r["resale_usd"])
+    return Amount(usd, ("buy", str(r["offer"]), "resale_usd"), **money) if usd else None
 
 
 def own_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
@@ -514,7 +534,7 @@ def _unchanged(path: str, side: str, ref: dict[str, Any]) -> bool:
         return False
     table, offer, field = m.groups()
     used = ({o for part in str(ref["plan"]).split("; ") for o in part.split(": ", 1)[-1].split("+")}
-            if table == "rent" else set(str(ref["buy"]).split("+")))
+            if table == "rent" else bought_offers(str(ref["buy"])))
     worse = side == ("down" if field == "resale" else "up")
     return worse and offer not in used
 

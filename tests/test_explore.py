@@ -31,7 +31,7 @@ def test_explore_writes_one_page_whose_every_position_is_a_plain_run(tmp_path):
     assert len(keys) == 2 and all(len(i["values"]) == 5 for i in data["inputs"])
     assert len(data["plans"]) == 25
     given = [i["given"] for i in data["inputs"]]
-    assert [i["values"][g] for i, g in zip(data["inputs"], given)] == ["1000 USD", "400 USD"] or keys[0] != (
+    assert [i["values"][g] for i, g in zip(data["inputs"], given)] == ["1000 USD", "40 %"] or keys[0] != (
         "catalog.buy[my-card].price")
     # a position's plan is the plan of a plain run with the sliders' values set
     for position in ("0,0", "4,4", "2,0"):
@@ -66,3 +66,18 @@ def test_explore_with_nothing_to_slide_says_so(tmp_path):
     assert data["inputs"] == [] and list(data["plans"]) == [""]
     dom, asked = _page_requests(tmp_path / "p" / "explore.html", tmp_path)
     assert asked == [] and "nothing to slide" in dom and "Buy nothing." in dom
+
+
+def test_the_explore_plan_at_the_values_as_given_is_the_plan_as_given():
+    # issue 35 item 6: the page writes a slider's values to 4 digits (0.5012 USD/h); at the value
+    # as given the plan must be the scenario's own (0.50123 USD/h), not one at the rounded value
+    from planner import explore
+
+    text = BASE.format(hours=1000, deadline="2027-12-31", buy="", rent="uni-cluster", free="").replace(
+        "price: 0.50 USD/h", "price: 0.50123 USD/h")
+    job = whatif.Job(text, "s.yaml", TODAY)
+    data = explore.explore(job, 0.2, workers=1, n_inputs=2, points=3)
+    axis = {i["key"]: i for i in data["inputs"]}["catalog.rent[uni-cluster].price"]
+    assert axis["values"][axis["given"]] == "0.5012 USD/h"
+    given = ",".join(str(i["given"]) for i in data["inputs"])
+    assert data["plans"][given]["cost"] == whatif.run_one(job)["total_cost"] == data["base"]["cost"]

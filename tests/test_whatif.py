@@ -576,3 +576,22 @@ def test_compare_shows_each_card_side_by_side(tmp_path):
     by_cost = sorted(p.candidates, key=lambda c: c.total_cost_usd)
     assert row["candidates"] == "; ".join(f"{c.strategy}: {c.total_cost_usd:,.2f}" for c in by_cost)
     assert row["candidates"].startswith("buy my-card: 744.03; buy nothing: 800.8")  # worked by hand above
+
+
+def test_sensitivity_tries_a_card_bought_later_dearer_and_keeps_a_resale_share_a_share():
+    """issue 35 item 6: with buy_later the card bought on 1 March (1,390.30 USD on a -60 %/year
+    trend, resale 50 %) is named 'card-x on 2027-03-01'; +20 % on its price (1,920 USD from the
+    first day) makes renting cheaper (1,051.05 USD, as a plain run at that price), so the row
+    flips. Its resale is moved as the share it is, 40 % and 60 %, not as money at the first day's
+    price; both flips re-planned at their stated values change the plan as said."""
+    from .test_contract import LATER
+
+    text = LATER.format(later="buy_later: 1 week\nbuy_price_trend: -60%/year", rent=0.50)
+    df = whatif.sensitivity(job(text), 0.2).set_index("input")
+    price, resale = df.loc["catalog.buy[card-x].price"], df.loc["catalog.buy[card-x].resale"]
+    assert price["decision_flips"] == "up" and price["buy_high"] == "nothing"
+    assert price["cost_high"] == pytest.approx(whatif.run_one(job(text, sets=(
+        "catalog.buy[card-x].price=1920 USD",)))["total_cost"], abs=0.005)
+    assert (resale["value"], resale["low_value"], resale["high_value"]) == ("50 %", "40 %", "60 %")
+    assert resale["decision_flips"] == "down" and resale["buy_low"] == "nothing"
+    assert whatif.bought_offers("a+card-x on 2027-03-01") == {"a", "card-x"} and not whatif.bought_offers("nothing")
