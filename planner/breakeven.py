@@ -6,8 +6,9 @@ cost of doing H reference GPU-hours of the scenario's work is
     buy(H)  = price + host - resale(horizon) + electricity per ref-hour x H
     rent(H) = rent, storage and setup per ref-hour x H
 
-(per-hour factors from the quotes, averaged over the phases by their work;
-the user's time is left out on both sides). The card is kept for the
+(per-hour factors from the quotes, averaged over the phases by their work,
+rent on the plan's price path over each phase's window: ``price_trend`` or
+the device's catalog trend; the user's time is left out on both sides). The card is kept for the
 scenario's horizon and sold then, as every plan that buys it does, so the
 break-even agrees with the plans: at more hours than the break-even, the
 buy-only plan of that card is no dearer than renting. The date is the day the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,6 +93,7 @@ class Pair:
     buy_usd_per_hour: float
     rent_usd_per_hour: float
     resale: tuple = ()  # costs.resale_usd's arguments after the months: (price, condition, given USD, given fraction)
+    rent_curve: RentCurve | None = None  # a rent price that moves: what H hours cost (rent_usd_per_hour: at the break-even)
 
     def resale_usd(self, months: np.ndarray) -> np.ndarray:
         return _resale_usd(self.resale, months)
@@ -124,15 +127,98 @@ def curves(s: Scenario, pair: Pair, p: Pace | None = None) -> Curves:
     day, hours = p.daily(s)
     buy = pair.buy_fixed_usd - pair.resale_usd(np.full_like(day, s.horizon_months)) + pair.buy_usd_per_hour * hours
     # the knot at day d is 24:00 of the day before (the start's knot: nothing done yet, the day before)
-    return Curves([s.start + dt.timedelta(days=int(d) - 1) for d in day], hours, buy, pair.rent_usd_per_hour * hours)
+    rent = pair.rent_curve(hours) if pair.rent_curve is not None else pair.rent_usd_per_hour * hours
+    return Curves([s.start + dt.timedelta(days=int(d) - 1) for d in day], hours, buy, rent)
 
 
 def per_ref_hour(quotes: pd.DataFrame, s: Scenario) -> dict[str, float]:
-    """Money per reference GPU-hour on each option, averaged over the phases by their work."""
+    """Money per reference GPU-hour on each option, averaged over the phases by their work, at
+    the catalog's prices (a price that moves: :func:`rent_curves`)."""
     q = quotes[np.isfinite(quotes["cost_usd"].astype(float))]
     hours = q["phase"].map({ph.name: ph.gpu_hours for ph in s.phases})
     money = (q["cost_usd"] - q["your_time_usd"]).groupby(q["option"]).sum()
     return {str(k): float(v) for k, v in (money / hours.groupby(q["option"]).sum()).items()}
+
+
+@dataclass(frozen=True)
+class RentCurve:
+    """What renting ``hours`` of the scenario's work costs when the price moves (``price_trend``
+    or the device's catalog trend): piecewise linear between knots, ``hours`` increasing,
+    continued past the last knot at its last slope."""
+
+    hours: np.ndarray
+    usd: np.ndarray
+
+    def __call__(self, h: np.ndarray | float) -> np.ndarray:
+        h = np.asarray(h, dtype=float)
+        slope = ((self.usd[-1] - self.usd[-2]) / (self.hours[-1] - self.hours[-2])) if len(self.hours) > 1 else 0.0
+        return np.where(h <= self.hours[-1], np.interp(h, self.hours, self.usd),
+                        self.usd[-1] + slope * (h - self.hours[-1]))
+
+
+def rent_curves(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame) -> dict[str, RentCurve]:
+    """Per rent offer whose price moves, what renting H reference hours costs as its plans rent:
+    each phase's share of H (its share of the work) on the cheapest days of its window first,
+    at most its runs x 24 wall-h a day (at the scenario's confidence, as the program plans
+    capacity), each day at its price on the path (``costs.path_factor``, the program's rule),
+    storage and egress unmoved. A falling price puts the hours on the last days, as the plan
+    does; a break-even at these prices agrees with the plans. Commitments are left out (a
+    term's price is fixed when it starts)."""
+    from .milp import rent_trends
+    from .options import commitments_of
+
+    trends = rent_trends(s, opts)
+    points = tuple((float((d - s.start).days), lv) for d, lv in s.rent_price_points)
+    as_of = dict(zip(opts["option"], opts["as_of"]))
+    committed = commitments_of(opts)
+    phases = {ph.name: ph for ph in s.phases}
+    total = sum(ph.gpu_hours for ph in s.phases)
+    q = quotes[(quotes["kind"] == "rent").to_numpy() & np.isfinite(quotes["cost_usd"].to_numpy(dtype=float))
+               & np.isfinite(quotes["wall_hours_conf"].to_numpy(dtype=float))]
+    out: dict[str, RentCurve] = {}
+    for option, mine in q.groupby("option", sort=True):
+        trend = trends.get(str(option), 0.0)
+        if option in committed or not (trend or points) or set(mine["phase"]) != set(phases):
+            continue  # flat, a term, or an offer that cannot do every phase: per_ref_hour's rate
+        dated = as_of.get(option)
+        priced = float((dated - s.start).days) if isinstance(dated, dt.date) else 0.0
+        phase_curves = []  # per phase: (its share of H, its hours at its knots, its cost there)
+        for r in mine.itertuples():
+            ph = phases[r.phase]
+            a, b = _pace_days(s, ph)
+            factor = np.sort(costs.path_factor(np.arange(a, max(b, a + 1)) + 0.5, priced, trend, points))
+            per_h = float(r.rent_usd) / ph.gpu_hours
+            other = (float(r.cost_usd) - float(r.your_time_usd) - float(r.rent_usd)) / ph.gpu_hours
+            day_h = ph.runs * 24.0 / (float(r.wall_hours_conf) / ph.gpu_hours)  # reference hours a day
+            own = np.arange(len(factor) + 1) * day_h
+            usd = np.concatenate([[0.0], np.cumsum((other + per_h * factor) * day_h)])
+            phase_curves.append((ph.gpu_hours / total, own, usd))
+        # H grows every phase by its share at once: the cost at H is the sum of each phase's at its share
+        knots = np.unique(np.concatenate([own / share for share, own, _ in phase_curves]))
+        usd_at = sum(RentCurve(own, usd)(knots * share) for share, own, usd in phase_curves)
+        out[str(option)] = RentCurve(knots, np.asarray(usd_at, dtype=float))
+    return out
+
+
+def _gap(net_usd: float, buy_usd_per_hour: float, rent: RentCurve) -> Callable[[np.ndarray], np.ndarray]:
+    """Buying less renting after H hours: ``net_usd`` (price and host less resale) plus the card's
+    running money, against ``rent``."""
+    return lambda h: net_usd + buy_usd_per_hour * h - rent(h)
+
+
+def first_below(gap_at: Callable[[np.ndarray], np.ndarray], knots: np.ndarray, h_max: float) -> float:
+    """The smallest H in [0, h_max] where a gap that is linear between ``knots`` (and past the
+    last) is no more than 0 (NaN where there is none)."""
+    xs = np.unique(np.concatenate([knots[knots < h_max], [0.0, h_max]]))
+    gap = gap_at(xs)
+    at = np.flatnonzero(gap <= 1e-9)
+    if not len(at):
+        return math.nan
+    k = int(at[0])
+    if k == 0:
+        return 0.0
+    x0, x1, g0, g1 = xs[k - 1], xs[k], gap[k - 1], gap[k]
+    return float(x0 + (x1 - x0) * g0 / (g0 - g1))
 
 
 def crossovers(fixed_usd: float, edges_h: np.ndarray, resale_usd: np.ndarray, buy_per_h: float,
@@ -166,6 +252,7 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
     p = pace(s)
     total = float(p.hours[-1])
     rate = per_ref_hour(quotes, s)
+    moving = rent_curves(s, opts, quotes)
     rent_rate = {o: rate[o] for o in quotes.loc[quotes["kind"] == "rent", "option"].unique()
                  if o in rate and (rents is None or o in rents)}
     if free_mix_usd_per_hour is not None:
@@ -190,8 +277,12 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
         resale_args = (float(o["purchase_usd"]), o["condition"], opt_float(o["resale_usd"]),
                        opt_float(o["resale_fraction"]))
         resale = _resale_usd(resale_args, months)
-        hours = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]),
-                           SEARCH_MULTIPLE * max(total, 1.0))
+        h_max = SEARCH_MULTIPLE * max(total, 1.0)
+        hours = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]), h_max)
+        for k, r in enumerate(order):  # a price that moves: against what its plans pay (rent_curves)
+            if r in moving:
+                curve = moving[r]
+                hours[k] = first_below(_gap(fixed - float(resale[0]), buy_rate, curve), curve.hours, h_max)
         dates = p.dates_of(s, hours)
         for r, h, when in zip(order, hours, dates):
             h = None if math.isnan(h) else float(h)
@@ -204,6 +295,8 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
                            f"the card's electricity ({buy_rate / per:.3f})")
                 else:
                     why = "the purchase, less its resale, is not earned back within the search"
+            path = moving.get(r)
+            at = h if h else max(total, 1.0)
             out.append(Pair(b, r, h, when, why, fixed, buy_rate,
-                            rent_rate[r], resale_args))
+                            float(path(at)) / at if path is not None else rent_rate[r], resale_args, path))
     return out

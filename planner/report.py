@@ -567,6 +567,7 @@ MONEY_COLUMNS = {"total_cost", "cost_change", "cost_low", "cost_base", "cost_hig
 HEADERS = {"total_cost": "total cost", "cost_change": "cost change", "decision_changed": "decision changed",
            "inputs_changed": "inputs changed",
            "plan_changes": "plan changes", "breakeven_gpu_hours": "break-even [ref GPU-h]",
+           "breakeven_pair": "break-even of",
            "low_value": "low value", "high_value": "high value", "cost_low": "cost low", "cost_base": "cost base",
            "cost_high": "cost high", "decision_flips": "decision flips", "buy_low": "buy low", "buy_high": "buy high",
            "kinds_low": "kinds low", "kinds_high": "kinds high", "plan_low": "plan low", "plan_high": "plan high",

@@ -118,7 +118,7 @@ def summarize(plan) -> dict[str, Any]:
             "feasible": plan.feasible, "buy": _bought(plan.purchases),
             "kinds": "+".join(sorted({a.kind for ph in plan.phases for a in ph.assignments})),
             "plan": "; ".join(f"{ph.name}: " + "+".join(a.option for a in ph.assignments) for ph in plan.phases),
-            "finish": max(finished) if finished else None, "breakeven_gpu_hours": None,
+            "finish": max(finished) if finished else None, "breakeven_gpu_hours": None, "breakeven_pair": None,
         }
     d = to_dict(plan)
     bought = _bought(plan.purchases)
@@ -129,8 +129,10 @@ def summarize(plan) -> dict[str, Any]:
         "total_cost": d["total_cost"], "currency": d["currency"], "feasible": d["feasible"],
         "buy": bought, "kinds": "+".join(kinds), "plan": where,
         "finish": max(finishes) if finishes else None,
-        "breakeven_gpu_hours": decision_breakeven(plan.scenario, d, plan.quotes) if d["breakeven"] else None,
     }
+    pair = decision_pair(plan.scenario, d, plan.quotes) if d["breakeven"] else None
+    row["breakeven_gpu_hours"] = pair["gpu_hours"] if pair else None
+    row["breakeven_pair"] = f"{pair['buy']} vs {pair['rent']}" if pair else None
     if d.get("uncertainty"):  # how sure: the chosen plan's spread and its chance of being the cheapest
         u = d["uncertainty"]["plan"]
         row.update(cost_p10=u["cost_p10"], cost_p90=u["cost_p90"], p_cheapest=u["p_cheapest"])
@@ -141,11 +143,17 @@ def summarize(plan) -> dict[str, Any]:
 
 
 def decision_breakeven(s, d: dict, quotes: pd.DataFrame | None = None) -> float | None:
-    """The break-even of the decision that matters: the cards you own or consider against what
-    the plan chose instead (its rent offers, or the free tiers; a plan that rents nothing, against
-    the cheapest rent of each phase among ``quotes``); the earliest such crossover.
-    Not the minimum over every pair of the catalog (a card nobody considered against a machine
-    nobody would rent)."""
+    """The hours of :func:`decision_pair` (None without one)."""
+    pair = decision_pair(s, d, quotes)
+    return pair["gpu_hours"] if pair else None
+
+
+def decision_pair(s, d: dict, quotes: pd.DataFrame | None = None) -> dict[str, Any] | None:
+    """The break-even of the decision that matters, as its row of ``d["breakeven"]`` (the card
+    and what it is set against, named): the cards you own or consider against what the plan
+    chose instead (its rent offers, or the free tiers; a plan that rents nothing, against the
+    cheapest rent of each phase among ``quotes``); the earliest such crossover. Not the minimum
+    over every pair of the catalog (a card nobody considered against a machine nobody would rent)."""
     from .breakeven import FREE_MIX
 
     kinds = {a["kind"] for ph in d["phases"] for a in ph["assignments"]}
@@ -156,9 +164,9 @@ def decision_breakeven(s, d: dict, quotes: pd.DataFrame | None = None) -> float 
         chosen = cheapest_rents(quotes) if quotes is not None else set()
     if kinds & {"free", "subscription"}:
         chosen.add(FREE_MIX)
-    hours = [b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None and b["rent"] in chosen
+    pairs = [b for b in d["breakeven"] if b["gpu_hours"] is not None and b["rent"] in chosen
              and (s.consider.buy is None or s.names_card(b["buy"]))]
-    return min(hours, default=None)
+    return min(pairs, key=lambda b: (b["gpu_hours"], b["buy"], b["rent"]), default=None)
 
 
 def _plan(job: Job, alternatives: bool):

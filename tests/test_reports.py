@@ -42,12 +42,16 @@ def test_breakeven_by_hand(load):
     assert pair.date is None  # the scenario's own 100 hours never get there
 
 
+@pytest.mark.parametrize("trend", ["", "price_trend: -20%/year\n", "price_trend: +25%/year\n",
+                                   "price_trend: {{2027-07-01: -30%}}\n"])
 @pytest.mark.parametrize("side", [-1, 1])
-def test_break_even_agrees_with_the_plans_on_either_side(load, side):
+def test_break_even_agrees_with_the_plans_on_either_side(load, side, trend):
     # The default resale model (the scenario gives none): the card is kept for the horizon and sold
     # then, as the buy-only plan does. Below the break-even renting is cheaper, above it buying is
     # (the old curve sold the card on the break-even day, at a better resale than any plan gets).
-    text = BASE.replace(", resale: 40%", "")
+    # With a rent price that moves (issue 35 item 5), as the plans rent: the cheapest days first
+    # (-20 %/year: flat prices put this break-even at 1,462 h, the plans rent up to about 1,870 h)
+    text = BASE.replace(", resale: 40%", "").replace("electricity:", trend + "electricity:")
     s = load(text.format(hours=500, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
     (pair,) = planner.plan(s, trials=0).breakeven
     hours = pair.gpu_hours * (1 + 0.01 * side)

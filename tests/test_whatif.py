@@ -176,6 +176,9 @@ def test_what_if_tables_show_the_break_even_of_the_decision(catalog, thesis_text
     by_hand = min(b["gpu_hours"] for b in d["breakeven"]
                   if b["gpu_hours"] is not None and b["rent"] in chosen and b["buy"] in s.consider.buy)
     assert whatif.decision_breakeven(s, d) == by_hand
+    pair = next(b for b in d["breakeven"] if b["gpu_hours"] == by_hand and b["rent"] in chosen)
+    row = whatif.summarize(planner.plan(s, catalog, trials=whatif.WHATIF_TRIALS, alternatives=False))
+    assert row["breakeven_pair"] == f"{pair['buy']} vs {pair['rent']}"  # named: which card, against what
     everything = min(b["gpu_hours"] for b in d["breakeven"] if b["gpu_hours"] is not None)
     assert by_hand > everything  # the old column showed a pair nobody chose
     # what-if rows find break-even against the chosen rent only: the same answer, far fewer pairs
