@@ -31,7 +31,17 @@ from pricing.values import float_or, opt_float
 from . import breakeven, milp, sessions, units, workload
 from .costs import COST_PARTS, PART_NAMES
 from .options import build_options, commitments_of, stale_rows
-from .quotes import CardPath, card_costs, card_paths, checkpoint_gb_of, exclusions, money_by_part, process_for, quote_records
+from .quotes import (
+    CardPath,
+    card_costs,
+    card_paths,
+    checkpoint_gb_of,
+    exclusions,
+    money_by_part,
+    process_for,
+    quote_records,
+    rate_shift_h,
+)
 from .records import NOTEBOOK_KINDS, Option, Quote, options_of, quotes_frame
 from .result import Alternative, Assignment, Commitment, ParetoPoint, PhasePlan, Plan, Purchase, Subscription
 from .scenario import Scenario
@@ -534,6 +544,7 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
     at_conf = best.finishes_conf.get(ph.name)
     finish = best.finish_models.get(ph.name)
     spread: list[float] = []  # each option's standard deviation of wall hours
+    shifts = 0.0  # wall hours a default interruption rate's range adds on average (quotes.rate_shift_h)
     over_p50 = over_p90 = 0.0  # wall hours over the expected ones, each option at its P50 / P90
     for option, hours in placed.sort_values(ascending=False).items():
         c, o = by_key[(ph.name, str(option))], options[str(option)]
@@ -550,20 +561,22 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
         if c.weekly_capacity_h > 0:
             over_p50 += max((a.wall_hours_p50 or a.wall_hours) - a.wall_hours, 0.0)
             over_p90 += max((a.wall_hours_p90 or a.wall_hours) - a.wall_hours, 0.0)
-            spread.append(_wall_sd(s, c, f))
+            shift = rate_shift_h(c, o) * f
+            shifts += shift
+            spread.append(_wall_sd(s, c, f, shift))
     chance = 1.0
     if p50 is not None and finish is not None:
         # the finishes and the promise rest on the program's own model (sessions.Finish): the
         # run's overrun (its options' overruns, independent, added) is on time while it fits in
         # what the earlier buckets keep for it and the days left after the expected finish
         p50, p90 = _later(p50, finish.day_with(over_p50)), _later(p90, finish.day_with(over_p90))
-        chance = _on_time(spread, finish.headroom_h(s.last_day(ph)))
+        chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts)
     done = ph.name not in best.unmet
     shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget)
     meets = done and at_conf is not None and at_conf <= s.last_day(ph)
     return PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, best.finishes.get(ph.name) if done else None,
                      p50 if done else None, p90 if done else None, meets, tuple(assignments),
-                     shortfall_text, at_conf if done else None, s.you.confidence, chance if done else 0.0)
+                     shortfall_text, at_conf if done else None, s.phase_confidence, chance if done else 0.0)
 
 
 def _catalog_trends(s: Scenario, catalog, opts: pd.DataFrame, used: set[str]) -> tuple[str, ...]:
@@ -829,17 +842,18 @@ def _spread(s: Scenario, ph, r: Option, c: Quote, share: float, trials: int, see
                   float(np.quantile(costs, 0.5)), float(np.quantile(costs, 0.9)))
 
 
-def _wall_sd(s: Scenario, c: Quote, share: float) -> float:
+def _wall_sd(s: Scenario, c: Quote, share: float, shift_h: float = 0.0) -> float:
     """The standard deviation of the wall hours of ``share`` of a phase on quote ``c``: the
     program's own model (the quote's normal approximation, sessions.wall_sd_h, read back from
-    the wall hours at the confidence and scaled to the share as the program scales it), so that
-    the chance stated agrees with the capacity planned. Infinite for an option that cannot run."""
+    the wall hours at the confidence, less ``shift_h``, the mean a default rate's range adds, and
+    scaled to the share as the program scales it), so that the chance stated agrees with the
+    capacity planned. Infinite for an option that cannot run."""
     from statistics import NormalDist
 
-    wall, conf = c.wall_hours * share, c.wall_hours_conf * share
+    wall, conf = c.wall_hours * share, c.wall_hours_conf * share - shift_h
     if not math.isfinite(wall) or not math.isfinite(conf):
         return math.inf
-    z = NormalDist().inv_cdf(s.you.confidence)
+    z = NormalDist().inv_cdf(s.phase_confidence)
     return (conf - wall) / z if z > 0 else 0.0
 
 

@@ -187,7 +187,7 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Q
     for ph in s.phases:
         # the records a quote reads, whole (frozen values): no field can be left out of the key
         key = (ph, s.window(ph), s.last_day(ph), s.workload, s.electricity_usd_per_kwh, s.you,
-               s.ranges.get(f"phases.{ph.name}.gpu_hours"))
+               s.ranges.get(f"phases.{ph.name}.gpu_hours"), s.phase_confidence)
         out += [_ROWS.get((key, r), functools.partial(_phase_row, s, ph, r)) for r in options]
     return out
 
@@ -214,11 +214,14 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
     n_sessions = e.sessions * ph.runs
     restarts = n_sessions if bool(r.needs_person) else 0.0
     # wall hours not exceeded at the scenario's confidence (runs independent): capacity and dates
-    # and of the speed and the work (workload.work_spread: the uncertainty analysis's own spreads)
+    # are planned with them. Over the interruptions, a default rate's range, the speed and the
+    # work (workload.work_spread): the spreads the uncertainty analysis draws
     spread = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision, str(r.speed_source)),
                                   s.ranges.get(f"phases.{ph.name}.gpu_hours"))
-    wall_conf = sessions.wall_at_chance_h(wall, math.hypot(sd_run * math.sqrt(ph.runs), wall * spread),
-                                          s.you.confidence)
+    low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)
+    shift, over_rate = _over_rate(r, (low, wall, high))
+    wall_conf = shift + sessions.wall_at_chance_h(
+        wall, math.sqrt((sd_run * math.sqrt(ph.runs)) ** 2 + (wall * spread) ** 2 + over_rate ** 2), s.phase_confidence)
     weeks = wall_conf / (cap * parallel) if cap > 0 else math.inf
     month_h = opt_float(r.cap_h_per_month)
     if month_h:  # alone on a subscription: a month's units a month, on average
@@ -233,7 +236,6 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
                                              (opt_float(r.billing_s) or 0.0) / 3600.0,
                                              exact=scale == 1) if rented else 0.0
     parts = money_by_part(s, ph, r, wall, billed, restarts, months_used)
-    low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)
     return Quote(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
         relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
@@ -321,6 +323,24 @@ def money_by_part(s: Scenario, ph, r, wall_h, billed_h, restarts, months, share=
     parts["your_time"] = (restarts * float_or(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
                           * time_value_factor + zero)
     return parts
+
+
+def _over_rate(r, walls: tuple[float, float, float]) -> tuple[float, float]:
+    """What a default interruption rate's range adds to the phase's wall hours on option ``r``
+    (``walls``: at the range's low end, the rate used and its high end): (mean, sd) [h]
+    (sessions.wall_over_rate_h)."""
+    if not math.isfinite(walls[0]):
+        return 0.0, 0.0
+    return sessions.wall_over_rate_h((float_or(r.interruptions_low_per_h), float_or(r.interruptions_per_h),
+                                      float_or(r.interruptions_high_per_h)), walls)
+
+
+def rate_shift_h(c: Quote, r: Option) -> float:
+    """The wall hours of quote ``c`` (a whole phase on option ``r``) that a default interruption
+    rate's range adds on average: the planned capacity holds them (wall_hours_conf), and the
+    chance of ending in time counts them."""
+    return _over_rate(r, (float_or(c.wall_hours_rate_low, math.nan), c.wall_hours,
+                          float_or(c.wall_hours_rate_high, math.nan)))[0]
 
 
 def _at_range_ends(proc: sessions.Process, r, scale: float, runs: int) -> tuple[float, float, float, float]:

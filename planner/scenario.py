@@ -228,6 +228,15 @@ class Scenario:
     def phase(self, name: str) -> Phase:
         return next(p for p in self.phases if p.name == name)
 
+    @property
+    def phase_confidence(self) -> float:
+        """The chance each phase is planned to end in time, so that all of them do with
+        ``you.confidence``: its n-th root over n phases (Sidak). A slower device or more work makes
+        every phase later together, so the chances that phases end in time are positively
+        associated (Harris's inequality for increasing events of independent draws), and all of
+        them end in time with at least the product of their chances."""
+        return self.you.confidence ** (1.0 / max(len(self.phases), 1))
+
 
 # --------------------------------------------------------------------------- schema
 
@@ -764,8 +773,8 @@ YOU = {
                      doc="money providers grant: each {amount, providers: [aws, ...], from, until, name}; it pays their "
                          "rent before cash does, between from and until (inclusive), and what is left then is lost"),
     "confidence": Field(_confidence, default=DEFAULT_CONFIDENCE,
-                        doc="a deadline is met when the finish at this chance is on time (90%: the P90 finish); "
-                            "capacity is planned with the wall hours at this chance"),
+                        doc="the chance that every deadline is met (90%: all phases end in time in 9 of 10 "
+                            "outcomes); each of n phases is planned to end in time at its n-th root"),
 }
 
 CONSIDER = {

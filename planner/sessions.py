@@ -407,6 +407,47 @@ def wall_sd_h(p: Process, e: Expectation) -> float:
     return math.sqrt(lam * max(e.wall_h - e.wait_h, 0.0) * x2)
 
 
+def triangular_ppf(u: np.ndarray, low: float, mode: float, high: float) -> np.ndarray:
+    """The triangular distribution's quantiles at ``u``: the inverse of its distribution
+    function, as numpy's generator draws it from one uniform number each."""
+    u = np.asarray(u, dtype=float)
+    if high <= low:
+        return np.full(u.shape, mode)
+    cut = (mode - low) / (high - low)
+    return np.where(u <= cut, low + np.sqrt(u * (high - low) * (mode - low)),
+                    high - np.sqrt((1.0 - u) * (high - low) * (high - mode)))
+
+
+def at_rates(rates: tuple[float, float, float], hours: tuple[float, float, float], drawn: np.ndarray) -> np.ndarray:
+    """Expected hours at each of the ``drawn`` interruption rates, from the session model's
+    ``hours`` at three ``rates`` (a default's low end, the rate used, its high end): the
+    quadratic through them, the overhead being convex in the rate (a straight line where the
+    rate used is an end of its range)."""
+    xs, ys = np.asarray(rates, dtype=float), np.asarray(hours, dtype=float)
+    keep = np.unique(xs, return_index=True)[1]
+    if len(keep) < 3:
+        return np.interp(drawn, xs[keep], ys[keep])
+    return np.polyval(np.polyfit(xs, ys, 2), drawn)
+
+
+#: Quantiles a default interruption rate's spread is taken over (deterministic: no draws).
+RATE_QUANTILES = (np.arange(64) + 0.5) / 64
+
+
+def wall_over_rate_h(rates: tuple[float, float, float], walls: tuple[float, float, float]) -> tuple[float, float]:
+    """(mean beyond the hours at the rate used, standard deviation) of a phase's expected wall
+    hours when its interruption rate is a default, not known: the rate triangular over its
+    sourced range, most likely the rate used (the uncertainty analysis's draw,
+    :func:`triangular_ppf`; its mean lies above the rate used when the range reaches further up:
+    0.02-0.5 around 0.1 has a mean of 0.21), the hours through :func:`at_rates`. (0, 0) where the
+    rate is published (no range) or the range is empty."""
+    low, rate, high = rates
+    if not (np.all(np.isfinite(rates)) and np.all(np.isfinite(walls))) or high <= low:
+        return 0.0, 0.0
+    hours = at_rates(rates, walls, triangular_ppf(RATE_QUANTILES, low, rate, high))
+    return float(hours.mean() - walls[1]), float(hours.std())
+
+
 def wall_at_chance_h(mean_h: float, sd_h: float, chance: float) -> float:
     """Wall hours not exceeded with probability ``chance`` (normal approximation of a sum of
     many interruptions' costs; never below the mean) [h]."""

@@ -40,6 +40,7 @@ from pricing.values import missing, opt_float
 from . import quotes, workload
 from .options import commitments_of, subscriptions_of
 from .quotes import card_costs
+from .sessions import at_rates, triangular_ppf
 
 #: Spread of a catalog price: this much at once, growing this much a year of age (estimates).
 PRICE_SIGMA = 0.05
@@ -190,17 +191,6 @@ TREND_INPUT = "rent price trend"
 TREND_COLUMNS = ("rent_trend_per_year", "rent_trend_low_per_year", "rent_trend_high_per_year")
 
 
-def triangular_ppf(u: np.ndarray, low: float, mode: float, high: float) -> np.ndarray:
-    """The triangular distribution's quantiles at ``u``: the inverse of its distribution
-    function, as numpy's generator draws it from one uniform number each."""
-    u = np.asarray(u, dtype=float)
-    if high <= low:
-        return np.full(u.shape, mode)
-    cut = (mode - low) / (high - low)
-    return np.where(u <= cut, low + np.sqrt(u * (high - low) * (mode - low)),
-                    high - np.sqrt((1.0 - u) * (high - low) * (high - mode)))
-
-
 def _sampled(path: str) -> bool:
     parts = path.split(".")
     return path in SAMPLED_RANGES or (len(parts) == 3 and parts[0] == "phases" and parts[2] == "gpu_hours")
@@ -224,12 +214,8 @@ def _at_rate(c: pd.Series, option: pd.Series, rate: Input | None, hours: str) ->
     ends = [float(c[f"{hours}_rate_low"]), float(c[f"{hours}_rate_high"])]
     if rate is None or not np.isfinite(ends).all():
         return used
-    xs = np.array([float(option["interruptions_low_per_h"]), rate.base, float(option["interruptions_high_per_h"])])
-    ys = np.array([ends[0], used, ends[1]])
-    keep = np.unique(xs, return_index=True)[1]
-    if len(keep) < 3:  # the rate used at an end of its range: a straight line
-        return np.interp(rate.draws, xs[keep], ys[keep])
-    return np.polyval(np.polyfit(xs, ys, 2), rate.draws)
+    return at_rates((float(option["interruptions_low_per_h"]), rate.base, float(option["interruptions_high_per_h"])),
+                    (ends[0], used, ends[1]), rate.draws)
 
 
 def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, device: pd.Series

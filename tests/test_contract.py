@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import planner
-from planner import milp
+from planner import milp, uncertainty
 from planner.optimize import card_costs
 from planner.options import build_options
 from planner.quotes import exclusions, quote
@@ -680,10 +680,11 @@ def test_a_subscription_month_grants_its_units_to_spend_in_any_week_for_its_fee(
     # 50 % confidence the program plans the expected wall hours, so the units bound them exactly),
     # the box does the rest; the fee is paid once, as rent, and the tier's hours carry no price
     p, used = planned(load(SUBSCRIPTION.format(hours=60, deadline="2027-01-10", box="5.00")), catalog)
-    burn = p.quotes.set_index("option")["units_per_hour"]
+    q = p.quotes.set_index("option")
+    burn, planned_h = q["units_per_hour"], q["wall_hours_conf"] / q["wall_hours"]  # capacity is planned at C
     tiers = [a for a in p.phases[0].assignments if a.kind == "subscription"]
     assert p.feasible and "box" in used and tiers
-    assert sum(a.wall_hours * burn[a.option] for a in tiers) == pytest.approx(100, rel=1e-6)
+    assert sum(a.wall_hours * planned_h[a.option] * burn[a.option] for a in tiers) == pytest.approx(100, rel=1e-6)
     assert [(m.tier, m.start, m.end, m.cost_usd) for m in p.subscriptions] == [
         ("colab-pro", dt.date(2027, 1, 4), dt.date(2027, 2, 3), 9.99)]
     box = next(a for a in p.phases[0].assignments if a.option == "box")
@@ -927,3 +928,19 @@ def test_many_credits_that_pay_alike_plan_as_one_and_too_many_distinct_are_a_loc
         load(CREDIT.format(credits=distinct, budget=""))
     (problem,) = err.value.problems
     assert problem.path == "you.credits" and problem.line > 0 and f"at most {MAX_CREDITS}" in problem.message
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small())
+def test_the_answer_agrees_with_its_own_uncertainty_analysis(load, catalog, text):
+    """issue 35: one answer. On every generated scenario the plan's cost lies inside its own P10-P90
+    (as-planned inputs are the middle of what is drawn) and a plan said to meet every deadline at
+    the scenario's confidence C meets them all in at least C - 5 points of the draws."""
+    s = load(text)
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, uncertainty=400, breakevens=False)
+    if not p.feasible or p.uncertainty is None or p.uncertainty.chosen is None:
+        return  # no plan meets every deadline: nothing is promised
+    chosen = p.uncertainty.chosen
+    p10, _, p90 = uncertainty.quantiles(chosen.cost_usd)
+    assert p10 - 0.01 <= p.total_usd <= p90 + 0.01, (p10, p.total_usd, p90)
+    assert chosen.meets.mean() >= s.you.confidence - 0.05, (chosen.meets.mean(), s.you.confidence)
