@@ -977,6 +977,16 @@ def schedule(program: Program, sol: Solution) -> pd.DataFrame:
     out["wall_hours_conf"] = out["gpu_hours"] * xi["wall_conf_per_ref"]
     out = out[out["gpu_hours"] > 1e-6].reset_index(drop=True)
     cal = program.calendar
+    if program.commit_vars and len(out):  # a commitment runs as many runs at once as instances its terms give
+        first, end = cal.first_day[out["bucket"].to_numpy()], cal.edges[out["bucket"].to_numpy() + 1]
+        instances = np.zeros(len(out))
+        for z in program.commit_vars:
+            if not z.subscription and sol.x[z.var] > 0.5:
+                mine = out["option"].to_numpy() == z.option
+                instances[mine & (_covered_days(z.day, z.days, first, end) > 0)] += round(float(sol.x[z.var]))
+        committed = xi["committed"].to_numpy(dtype=bool)
+        held = np.isin(out["option"].to_numpy(), xi["option"].to_numpy()[committed])
+        out.loc[held, "parallel"] = np.minimum(out.loc[held, "parallel"].to_numpy(), np.maximum(instances[held], 1))
     out["first_day"] = cal.first_dates[out["bucket"].to_numpy()]
     out["week_start"] = np.asarray(program.week_starts, dtype=object)[out["week"].to_numpy()]
     return out

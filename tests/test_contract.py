@@ -864,6 +864,20 @@ def test_a_commitment_holds_only_over_its_term(load, catalog):
     assert all(week in covered for week in p.schedule.loc[p.schedule["option"] == "res", "week_start"])
 
 
+def test_runs_on_one_reserved_instance_finish_one_after_another(load, catalog):
+    # issue 35 item 8: three runs of 150 h share one reserved instance (cheaper than two terms or
+    # on demand): 450.45 wall-h at 24 h a day from 4 January end on day 18.8, 22 January (the
+    # finish was computed as if the three ran at once: 19 January)
+    s = load(COMMIT.format(hours=150).replace("gpu_hours: 150,", "gpu_hours: 150, runs: 3,")
+             .replace("deadline: 2027-01-31", "deadline: 2027-03-31"))
+    p, used = planned(s, catalog)
+    (c,) = p.commitments
+    assert used == {"res"} and c.count == 1
+    wall = sum(a.wall_hours for a in p.phases[0].assignments)
+    assert wall == pytest.approx(450.45, abs=0.01)
+    assert p.phases[0].finish_expected == dt.date(2027, 1, 4) + dt.timedelta(days=math.floor(wall / 24))
+
+
 def test_a_terms_hours_are_usable_on_every_day_it_covers(load, catalog):
     # issue 35 item 7: a 30-day term at 0.50 USD/h costs 0.50 x 24 x 30 = 360 USD for 720 hours,
     # from a week start; 700 h due on 10 February all fit in them. Counted in whole weeks it held
