@@ -406,8 +406,10 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     by_key = {(q.phase, q.option): q for q in records}
     hours = best.schedule.groupby(["phase", "option"], sort=False)["gpu_hours"].sum()
     by_phase = {str(p): hours.xs(p, level="phase") for p in hours.index.unique(level="phase")}
+    later = ({p: _earliest_deadline(s, quotes, opts, cards, s.phase(p)) for p in best.unmet}
+             if detail and over_budget is None else {})
     phases = [_phase_plan(s, ph, best, by_phase.get(ph.name, _NO_HOURS), by_key, options, parts, trials, seed,
-                          all_quotes, over_budget) for ph in s.phases]
+                          all_quotes, over_budget, later.get(ph.name)) for ph in s.phases]
     # stage 4: what the answer is set against: strategies, candidates, break-even, the front
     others = _alternatives(s, quotes, opts, cards, best) if alternatives else []
     free_only = next((a for a in others if a.strategy == "free-only"), None)
@@ -535,7 +537,7 @@ _NO_HOURS = pd.Series([], dtype=float)
 
 def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[tuple[str, str], Quote],
                 options: dict[str, Option], parts: dict[str, float], trials: int, seed: int,
-                all_quotes: pd.DataFrame, over_budget: str | None) -> PhasePlan:
+                all_quotes: pd.DataFrame, over_budget: str | None, later: dt.date | None = None) -> PhasePlan:
     """One phase of the plan: where its hours go (``placed``: reference GPU-hours per option,
     largest share first), its finishes, the chance it ends in time, and what would fix it when
     it cannot; its money added to ``parts``."""
@@ -572,7 +574,7 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
         p50, p90 = _later(p50, finish.day_with(over_p50)), _later(p90, finish.day_with(over_p90))
         chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts)
     done = ph.name not in best.unmet
-    shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget)
+    shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget, later)
     meets = done and at_conf is not None and at_conf <= s.last_day(ph)
     return PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, best.finishes.get(ph.name) if done else None,
                      p50 if done else None, p90 if done else None, meets, tuple(assignments),
@@ -755,7 +757,35 @@ def _pareto(s: Scenario, quotes, opts, cards) -> list[ParetoPoint]:
     return front
 
 
-def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None) -> str:
+def _earliest_deadline(s: Scenario, quotes, opts, cards, ph) -> dt.date | None:
+    """The earliest deadline of ``ph`` at which the plan does all its work (the other phases as
+    they are), planned again: a week later, then doubling, then halving to the day; None when not
+    even the horizon's end would do."""
+    def done(day: dt.date) -> bool:
+        return ph.name not in _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, {ph.name: day}).unmet
+
+    end, last = s.last_day(ph), s.horizon_end - dt.timedelta(days=1)
+    if end >= last or not done(last):
+        return None
+    low, step = end, 7  # low: not enough; high: enough
+    high = min(end + dt.timedelta(days=step), last)
+    while not done(high):
+        low, step = high, step * 2
+        high = min(end + dt.timedelta(days=step), last)
+    while (high - low).days > 1:
+        mid = low + (high - low) / 2
+        mid = dt.date.fromordinal(mid.toordinal())
+        if done(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None,
+                     later: dt.date | None = None) -> str:
+    """What cannot be met and what would fix it: the budget it needs, or the fastest option and
+    ``later``, the earliest deadline at which the plan does it (:func:`_earliest_deadline`)."""
     end = s.last_day(ph)
     if over_budget:
         return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd or 0.0)}: "
@@ -768,9 +798,15 @@ def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over
     # where interruptions make wall hours uncertain, the capacity was planned at the confidence: say so
     conf = units.format_share(s.you.confidence)
     uncertain = bool((q["wall_hours_conf"].to_numpy(dtype=float) > q["wall_hours"].to_numpy(dtype=float) + 1e-9).any())
+    alone = fastest["finish"]
+    shared = isinstance(alone, dt.date) and alone <= end  # alone in time: the other phases share what it needs
+    fix = (f"A deadline on or after {later}" if later is not None
+           else f"A deadline on or after {alone}" if not shared else "A later deadline for it or for the phases it shares with")
     return (f"no plan finishes '{ph.name}' ({ph.gpu_hours:,.0f} reference GPU-h) by {end}"
-            + (f" at {conf} confidence" if uncertain else "") + f": {unmet_h:,.0f} h stay undone. The fastest option, "
-            f"{fastest['option']}, finishes {fastest['finish']}{cost}. A deadline on or after {fastest['finish']}"
+            + (f" at {conf} confidence" if uncertain else "") + f": {unmet_h:,.0f} h stay undone. "
+            + (f"The fastest option, {fastest['option']}, would finish it alone by {alone}{cost}, but the other "
+               "phases need it too" if shared else
+               f"The fastest option, {fastest['option']}, finishes {alone}{cost}") + f". {fix}"
             + (f", fewer GPU-hours or a lower you.confidence (now {conf})" if uncertain else " or fewer GPU-hours")
             + " would fix it.")
 

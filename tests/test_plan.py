@@ -122,6 +122,27 @@ def test_missed_deadline_is_an_answer(load):
     assert p.phases[0].assignments[0].gpu_hours == pytest.approx(72, rel=2e-3)
 
 
+SHARED = BASE.format(hours=100, deadline="{train}", buy="", rent="", free="").replace(
+    "phases:\n  train:", "phases:\n  first:\n    gpu_hours: 100\n    deadline: {first}\n    checkpoint_size: 0.36 GB\n"
+    "  train:").replace("  host_power: 100 W\n", "  host_power: 100 W\n  own: [rtx-3090]\n")
+
+
+def test_a_missed_deadline_on_a_shared_card_suggests_a_deadline_that_works(load):
+    # issue 35 item 8: two phases of 100 h on one card, both due 10 January. Either alone ends on
+    # the 8th, so 'a deadline on or after the 8th' fixed nothing. Together they take 200 h at
+    # 24 h a day from the 4th: the 12th (8.3 days) is the earliest deadline the plan meets
+    p = planner.plan(load(SHARED.replace("{first}", "2027-01-10").replace("{train}", "2027-01-10")), trials=0)
+    (late,) = [ph for ph in p.phases if not ph.meets_deadline]
+    assert "would finish it alone by 2027-01-08" in late.shortfall
+    assert "A deadline on or after 2027-01-12 or" in late.shortfall
+    days = {"first": "2027-01-10", "train": "2027-01-10", late.name: "2027-01-12"}
+    assert planner.plan(load(SHARED.replace("{first}", days["first"]).replace("{train}", days["train"])),
+                        trials=0).feasible
+    days[late.name] = "2027-01-11"
+    assert not planner.plan(load(SHARED.replace("{first}", days["first"]).replace("{train}", days["train"])),
+                            trials=0).feasible
+
+
 def test_json_has_the_output_contract(tmp_path):
     result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--format", "json"])
     assert result.exit_code == 0, result.output
