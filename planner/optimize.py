@@ -432,7 +432,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         phases=tuple(phases),
         cost_usd=parts,
         alternatives=tuple(others),
-        excluded=_excluded(s, feas, records, best.schedule, used, dominated, per_phase=detail),
+        excluded=_excluded(s, feas, records, best.schedule, used, dominated, per_phase=detail, cards=cards),
         quotes=all_quotes,
         catalog_as_of=catalog.as_of(),
         catalog_layers=catalog.layers,
@@ -688,7 +688,8 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
     """The best plan with each card you consider bought (and no other), and with none: the lab's
     question, "this box, that box, or rent?", answered side by side. A card another dominates
     still gets its row (it is what the lab asks about); rent offers are pruned as for the plan.
-    Only plans that meet every deadline are listed."""
+    Only plans that meet every deadline are listed; a card whose plan does only past the budget
+    is listed with the cash that plan needs (``needs_budget_usd``)."""
     quotes = prune(all_quotes, rents_dominated)
     buys = sorted(set(quotes.loc[quotes["kind"].to_numpy() == "buy", "option"]) & set(cards))
     out = []
@@ -697,13 +698,19 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
         forced = {b: int(b == candidate) for b in buys}
         built = (_build(s, quotes, opts, STRATEGIES["hybrid"], cards, forced=forced) if built is None
                  else milp.with_forced(built, forced))
+        name = f"buy {candidate}" if candidate else "buy nothing"
         try:
-            solved = _solved(s, built, cards)
-        except SolverError:  # the card alone is past the budget: no plan with it
+            solved: Solved | None = _solved(s, built, cards)
+        except SolverError:  # the card alone is past the budget
+            solved = None
+        if solved is not None and not solved.unmet:
+            out.append(_alternative(name, solved, paths=False))
             continue
-        if solved.unmet:
+        if s.you.budget_usd is None:
             continue
-        out.append(_alternative(f"buy {candidate}" if candidate else "buy nothing", solved, paths=False))
+        unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf, forced=forced)
+        if not unbounded.unmet:  # in time only past the budget: what it would need
+            out.append(dataclasses.replace(_alternative(name, unbounded, paths=False), needs_budget_usd=unbounded.cash_usd))
     return _wins_below(out, opts)
 
 
@@ -715,13 +722,14 @@ def _wins_below(rows: list[Alternative], opts: pd.DataFrame) -> list[Alternative
     price, by the offer's figure or the default model; a resale given in money does not move):
     so the flip is the catalog price less the gap to the best candidate over that slope. None
     where even a free card loses."""
-    if not rows:
+    within = [r.total_cost_usd for r in rows if r.needs_budget_usd is None]
+    if not within:
         return rows
-    best = min(r.total_cost_usd for r in rows)
+    best = min(within)
     buy = opts[opts["kind"].eq("buy")].set_index("option")
     out = []
     for r in rows:
-        if len(r.bought_costs) != 1:
+        if len(r.bought_costs) != 1 or r.needs_budget_usd is not None:  # no price makes it fit the budget
             out.append(r)
             continue
         card, _, price, resale = r.bought_costs[0]
@@ -907,9 +915,11 @@ def _on_time(spread_h: list[float], headroom_h: float) -> float:
 
 
 def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.DataFrame, used: set[str],
-              dominated: dict[str, str], per_phase: bool = True) -> pd.DataFrame:
+              dominated: dict[str, str], per_phase: bool = True,
+              cards: dict[str, tuple[float, float]] | None = None) -> pd.DataFrame:
     """Why each option is not in the plan: cannot run, too slow for a phase, or dearer (the last
-    two phase by phase, unless not ``per_phase``)."""
+    two phase by phase, unless not ``per_phase``). A card to buy is priced for a phase on its
+    own with its purchase less its resale (``cards``), as the plan would pay it."""
     rows = [dict(option=o, phase=None, reason=why) for o, why in zip(feas["option"], feas["reason"])
             if isinstance(why, str)]
     if not per_phase:
@@ -934,11 +944,15 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.Da
                              reason=f"never better than renting {dominated[q.option]}: no cheaper and no faster in "
                                     f"any phase ({s.money(q.cost_usd)} for this phase)"))
         elif q.phase in plan_cost:
-            more = q.cost_usd - plan_cost[q.phase]
-            reason = (f"dearer: {s.money(q.cost_usd)} for the phase on its own, {s.money(more)} more than the "
+            price, resale = (cards or {}).get(q.option, (0.0, 0.0)) if q.kind == "buy" else (0.0, 0.0)
+            alone = q.cost_usd + price - resale
+            what = (f" (the card at {s.money(price)} less {s.money(resale)} resale, and running it)"
+                    if q.kind == "buy" and price else "")
+            more = alone - plan_cost[q.phase]
+            reason = (f"dearer: {s.money(alone)} for the phase on its own{what}, {s.money(more)} more than the "
                       "plan's choice" if more >= 0 else
                       f"not chosen although {s.money(-more)} cheaper for this phase on its own "
-                      f"({s.money(q.cost_usd)}): the whole plan costs less without it (capacity, purchases or "
+                      f"({s.money(alone)}{what}): the whole plan costs less without it (capacity, purchases or "
                       "your time shared with other phases)")
             rows.append(dict(option=q.option, phase=q.phase, reason=reason))
     return pd.DataFrame(rows, columns=["option", "phase", "reason"])

@@ -305,21 +305,28 @@ def _candidates_section(d: dict) -> view.Section | None:
     if len(d["candidates"]) <= 1:
         return None
     cur = d["currency"]
-    best = min(c["total_cost"] for c in d["candidates"])
+    within = [c["total_cost"] for c in d["candidates"] if c.get("needs_budget") is None]
+    best = min(within) if within else None
+
+    def flip(c: dict) -> str:
+        if c.get("needs_budget") is not None:
+            return f"over the budget: needs {_money(c['needs_budget'], cur)}"
+        return (_amount(c["wins_below"], cur) if c.get("wins_below") is not None else ("—" if not c["buy"] else "never"))
+
     return view.section(
         "Each card you consider, side by side",
         view.Table(("Candidate", f"Best plan [{cur}]", f"More than the best [{cur}]",
                     f"Cheapest if the card costs under [{cur}]", "Finish", "Options"),
                    tuple((c["candidate"] + (f" on {c['bought_on']}" if c.get("bought_on") else ""),
-                          _amount(c["total_cost"], cur), _amount(c["total_cost"] - best, cur),
-                          _amount(c["wins_below"], cur) if c.get("wins_below") is not None else
-                          ("—" if not c["buy"] else "never"),
-                          c["finish"] or "—", ", ".join(f"`{o}`" for o in c["options"]))
-                         for c in sorted(d["candidates"], key=lambda c: c["total_cost"])),
+                          _amount(c["total_cost"], cur), _amount(c["total_cost"] - best, cur) if best is not None else "—",
+                          flip(c), c["finish"] or "—", ", ".join(f"`{o}`" for o in c["options"]))
+                         for c in sorted(d["candidates"], key=lambda c: (c.get("needs_budget") is not None,
+                                                                           c["total_cost"]))),
                    frozenset({1, 2, 3})),
-        "The best plan that buys each card and no other (or none), meeting every deadline within the "
-        "budget (a card missing here cannot), and the price under which that card's plan would be the "
-        "cheapest of all (its resale moving with its price; 'never': not even free).")
+        "The best plan that buys each card and no other (or none), meeting every deadline (a card missing "
+        "here cannot, whatever the budget; one past the budget says the cash its plan needs), and the price "
+        "under which that card's plan would be the cheapest of all (its resale moving with its price; "
+        "'never': not even free).")
 
 
 def _breakeven_section(plan: Plan, d: dict, figure) -> view.Section:

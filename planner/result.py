@@ -130,6 +130,7 @@ class Alternative:
     host: bool = False  # whether it buys the host computer
     finishes: tuple[tuple[str, dt.date], ...] = ()  # each phase's expected finish
     wins_below_usd: float | None = None  # a candidate card: the price below which its plan is the cheapest
+    needs_budget_usd: float | None = None  # a candidate whose plan is in time only past the budget: the cash it needs
     price_factors: tuple[tuple[str, str, float], ...] = ()  # (phase, option, factor): rent on its price path
     price_years: tuple[tuple[str, str, float], ...] = ()  # (phase, option, years from the price's date): rent
     #: (card, day from the start, price then, resale at the horizon's end) [USD] of each card it buys
@@ -261,6 +262,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "candidates": [
             {"candidate": c.strategy, "buy": list(c.bought), "total_cost": money(c.total_cost_usd),
              "finish": _date(c.finish), "options": list(c.options), "wins_below": money(c.wins_below_usd),
+             "needs_budget": money(c.needs_budget_usd),
              "bought_on": next((_date(s.start + dt.timedelta(days=day)) for _, day, *_ in c.bought_costs if day),
                                None)}
             for c in plan.candidates

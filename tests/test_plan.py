@@ -576,3 +576,28 @@ def test_prices_old_on_the_day_of_the_plan_are_said(catalog):
                                    layer="refreshed 2026-10-01", as_of=dt.date(2026, 10, 1), source="gpuhunt")
     (said,) = warnings(dt.date(2026, 11, 22), layered)
     assert "refreshed rent prices are from 2026-10-01, 52 days before today" in said
+
+
+def test_a_card_left_out_is_priced_with_its_purchase(load):
+    # issue 35 item 8: 100 h rented cost 0.50 x 100.1 = 50.05 USD; the card would cost 1,000 USD
+    # less its 400 USD resale plus 0.45 kW x 0.20 USD/kWh over its wall hours (9.00 USD). The
+    # reason once quoted only the electricity, 'not chosen although 41.05 USD cheaper'
+    p = planner.plan(make(load, deadline="2027-12-31", buy="my-card", rent="uni-cluster"), trials=0)
+    (reason,) = p.excluded.loc[p.excluded["option"] == "my-card", "reason"]
+    alone = 600 + 0.45 * 0.20 * LOCAL_WALL
+    assert reason == (f"dearer: {alone:,.2f} USD for the phase on its own (the card at 1,000.00 USD less 400.00 USD "
+                      f"resale, and running it), {alone - 0.5 * RENT_WALL:,.2f} USD more than the plan's choice")
+
+
+def test_a_card_past_the_budget_stays_among_the_candidates_with_the_cash_it_needs(load):
+    # issue 35 item 8: 1,600 h; the card's plan pays 1,000 USD up front and 0.45 kW x 0.20 USD/kWh
+    # over 1,600.3 wall-h (144.03 USD): 1,144.03 USD of cash, over a 1,100 USD budget. Its row
+    # stays, saying so; renting (800.80 USD) is the best within the budget
+    text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="").replace(
+        "  host_power: 100 W\n", "  host_power: 100 W\n  budget: 1100 USD\n")
+    p = planner.plan(load(text), trials=0)
+    rows = {c["candidate"]: c for c in planner.to_dict(p)["candidates"]}
+    assert rows["buy my-card"]["needs_budget"] == pytest.approx(1000 + 0.45 * 0.20 * 16 * LOCAL_WALL, abs=0.01)
+    assert rows["buy nothing"]["needs_budget"] is None and rows["buy nothing"]["total_cost"] == pytest.approx(
+        0.5 * 16 * RENT_WALL, abs=0.01)
+    assert "over the budget: needs 1,144.03 USD" in planner.report.render_text(p)
