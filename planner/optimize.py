@@ -639,6 +639,12 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 f"(range {share(o.unavailable_low or 0.0)}-{share(o.unavailable_high or 1.0)}; an estimate from "
                 f"users' reports, the provider publishes none): the plan counts on {share(1 - o.unavailable_share)} "
                 "of its hours" for o in used if o.unavailable_share]
+    idle = {o.offer: o for o in used if o.kind in NOTEBOOK_KINDS and o.idle_timeout_min
+            and (o.session_limit_h is None or o.idle_timeout_min / 60.0 < o.session_limit_h)}
+    assumed += [f"{offer}: a session stops after {o.idle_timeout_min:g} idle minutes; the plan counts on sessions "
+                + (f"of up to {o.session_limit_h:g} h" if o.session_limit_h else "that run until done")
+                + ", so it assumes you keep each one active (the page open and used at least that often)"
+                for offer, o in sorted(idle.items())]
     for o in used:
         if o.kind in NOTEBOOK_KINDS and o.quota_h_per_week is None and o.quota_h_total is None and o.cap_h_per_month is None:
             warnings.append(f"{o.option}: the service publishes no usage limit; the plan assumes only its session "

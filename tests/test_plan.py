@@ -601,3 +601,17 @@ def test_a_card_past_the_budget_stays_among_the_candidates_with_the_cash_it_need
     assert rows["buy nothing"]["needs_budget"] is None and rows["buy nothing"]["total_cost"] == pytest.approx(
         0.5 * 16 * RENT_WALL, abs=0.01)
     assert "over the budget: needs 1,144.03 USD" in planner.report.render_text(p)
+
+
+@pytest.mark.parametrize("idle, said", [("", False), (", idle_timeout: 90 min", True), (", idle_timeout: 13 h", False)])
+def test_an_idle_timeout_shorter_than_a_session_is_said_up_front(load, idle, said):
+    # issue 35 item 8: idle_timeout was accepted and changed nothing. The plan counts on 12-h
+    # sessions; a tier that stops a session after 90 idle minutes gets them only if you keep it
+    # active, and the answer says so up front (a timeout longer than the session changes nothing)
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="", free="my-free").replace(
+        "needs_person: false, interruptions: 0}", f"needs_person: false, interruptions: 0{idle}}}")
+    p = planner.plan(load(text), trials=0)
+    expected = ("my-free: a session stops after 90 idle minutes; the plan counts on sessions of up to 12 h, so it "
+                "assumes you keep each one active (the page open and used at least that often)")
+    assert (expected in p.assumed_figures) is said
+    assert "It rests on figures no provider publishes" in planner.report.render_text(p) or not said
