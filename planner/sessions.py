@@ -10,9 +10,12 @@ The process, for one training run of ``work_h`` device hours on one option:
   count as progress;
 * interruptions (disconnects, preemptions) arrive as a Poisson process of
   ``interruptions_per_h`` per wall hour, at any moment of a session;
-* a session also ends at its hard ``session_limit_h`` (setup included);
-* either way the work since the last checkpoint is lost and a new session
-  starts from the last checkpoint.
+* a session with a hard ``session_limit_h`` (setup included) is stopped at
+  its last checkpoint before the limit, when the next segment would not fit:
+  running on to the limit would only lose that time (and, billed by the
+  second, pay for it);
+* an interruption loses the work since the last checkpoint; either way a
+  new session starts from the last checkpoint.
 
 :func:`expected` computes the exact expectation of this process by backward
 recursion over (segment, segments done in the session): each state's
@@ -287,7 +290,7 @@ def _step(setup_first_h: float, setup_resume_h: float, session_limit_h: float | 
     fits = room >= a - 1e-12
     ok = math.exp(-lam * a)
     c_step = np.zeros((4, kmax))
-    c_step[0] = np.where(fits, _min_exp(lam, a), _min_exp(lam, np.maximum(room, 0.0)))
+    c_step[0] = np.where(fits, _min_exp(lam, a), 0.0)  # a segment that does not fit: stopped at the checkpoint
     c_step[3] = np.where(fits, ok * checkpoint_write_h, 0.0)
     d_step = np.where(fits, ok, 0.0)
     beta = np.where(fits, 1.0 - ok, 1.0)
@@ -371,7 +374,7 @@ def _sessions_without_interruptions(p: Process, seg: np.ndarray) -> tuple[tuple[
 
     A first session holds ``k0`` full segments, each resumed one ``k1``; the
     finishing session also fits the (shorter) last segment; every other
-    session runs to its limit and loses its tail.
+    session stops at its last checkpoint before the limit.
     """
     n, last = len(seg), float(seg[-1])
     step = p.checkpoint_every_h + p.checkpoint_write_h
@@ -385,7 +388,8 @@ def _sessions_without_interruptions(p: Process, seg: np.ndarray) -> tuple[tuple[
     f = math.floor((limit - p.setup_resume_h - last) / step + eps)  # full segments a finishing session fits
     extra = max(0, math.ceil((m - 1 - f) / k1)) if k1 > 0 else 0  # resumed sessions that run to the limit
     tail = p.setup_resume_h + (m - 1 - extra * k1) * step + last
-    return ((limit, 1 + extra), (tail, 1))
+    return tuple((h, k) for h, k in ((p.setup_first_h + k0 * step, 1), (p.setup_resume_h + k1 * step, extra), (tail, 1))
+                 if k > 0)
 
 
 def wall_sd_h(p: Process, e: Expectation) -> float:
@@ -547,11 +551,13 @@ def simulate(p: Process, trials: int, seed: int, runs: int = 1, startup_h: float
             wait[active] += waited
         setup = np.where(ii == 0, p.setup_first_h, p.setup_resume_h)
         t_fail = rng.exponential(1.0 / lam, size=active.size) if lam > 0 else np.full(active.size, math.inf)
-        end = np.minimum(t_fail, limit)  # when the session stops unless the run finishes first
-        avail = end - setup
         full_left = n - 1 - ii  # full-length segments before the last one
         rest = full_left * step + last  # wall hours to finish the run from here
-        finished = avail >= rest - 1e-12
+        finished = np.minimum(t_fail, limit) - setup >= rest - 1e-12
+        # unless it finishes, a session is stopped at its last checkpoint before the limit
+        stop = setup + np.floor(np.maximum(limit - setup, 0.0) / step + 1e-12) * step if math.isfinite(limit) else limit
+        end = np.minimum(t_fail, stop)
+        avail = end - setup
         k = np.where(finished, full_left + 1, np.minimum(np.floor(np.maximum(avail, 0.0) / step + 1e-12), full_left))
         k = k.astype(np.int64)
         spent = np.where(finished, setup + rest, end)

@@ -96,15 +96,16 @@ def test_buy_beats_rent_past_the_hand_computed_crossover(load, hours, winner):
 def test_free_tier_calendar_by_hand(load):
     p = planner.plan(make(load, free="my-free"))
     (a,) = p.phases[0].assignments
-    # segments of 1 h + 0.002 h write (0.36 GB at 180 GB/h); 12 h sessions hold 11 of them, the rest of
-    # each session is lost at the limit; resumed sessions first restore the checkpoint (0.002 h).
-    # 100 segments: 9 sessions of 12 h (99 segments) + 0.002 + 1.002 h
+    # segments of 1 h + 0.002 h write (0.36 GB at 180 GB/h); 12 h sessions hold 11 of them and are
+    # stopped at the 11th checkpoint (the rest of the session would be lost at the limit); resumed
+    # sessions first restore the checkpoint (0.002 h). 100 segments: a first session of 11 (11.022 h),
+    # 8 resumed ones (11.024 h) and 0.002 + 1.002 h: 100.218 h, nothing lost
     assert a.sessions == 10
-    assert a.wall_hours == pytest.approx(9 * 12 + 0.002 + 1.002)
-    assert a.lost_hours == pytest.approx(109.004 - 100 - 9 * 0.002 - 100 * 0.002)
-    # 109.004 h at 30 h a week: three quota weeks from Monday 2027-01-04 (90 h), then 19.004 h from 00:00
+    assert a.wall_hours == pytest.approx(11 * 1.002 + 8 * (0.002 + 11 * 1.002) + 0.002 + 1.002)
+    assert a.lost_hours == pytest.approx(0.0, abs=1e-9)
+    # 100.218 h at 30 h a week: three quota weeks from Monday 2027-01-04 (90 h), then 10.218 h from 00:00
     # of Monday 2027-01-25; no person is needed, so the tier runs around the clock while the quota lasts:
-    # 19 h end that day (a quota is not spread evenly over its week)
+    # 10 h end that day (a quota is not spread evenly over its week)
     assert p.phases[0].finish_expected == dt.date(2027, 1, 25)
     assert p.total_usd == 0
 
