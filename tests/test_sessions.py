@@ -219,17 +219,20 @@ def test_billed_hours_without_interruptions_round_each_known_session():
     (Process(85, 0.5, 0.003, 0.1, 0.1, None, 0.1, 0.5), 1),  # a paused machine that waits to resume
     (Process(61.4, 1.0, 0.01, 0.1, 0.12, None, 0.1, 0.5), 3),  # three runs in a row
     (Process(300, 1.0, 0.01, 0.1, 0.12, 9, 0.05), 1),
+    (Process(100, 1.0, 0.01, 0.2, 0.25, 12.0, 1.0), 1),  # issue 35: 1 interruption an hour, 1-h intervals
+    (Process(100, 2.0, 0.01, 0.2, 0.25, None, 0.5), 1),  # and 2-h intervals: the old P90 was 2.1-2.6 % low
 ])
 def test_wall_hours_at_a_chance_match_the_simulation(p, runs):
-    # the compound-Poisson normal approximation the program plans with, against 20,000 simulated runs
+    # the renewal per segment the program plans with (normal, its exact variance), against 20,000
+    # simulated runs: P90 within 0.5 % (P50 within 1 %: the wall hours are skewed, their median
+    # below their mean); the spread within 3 % without a session limit, and on the safe side with
+    # one (a session stopped at a checkpoint before its limit spares the interruptions it would meet)
     e = expected(p)
     sd = sessions.wall_sd_h(p, e) * math.sqrt(runs)
     sm = simulate(p, 20_000, 3, runs=runs)
-    for chance in (0.5, 0.9):
+    for chance, rel in ((0.5, 0.01), (0.9, 0.005)):
         approx = sessions.wall_at_chance_h(e.wall_h * runs, sd, chance)
-        assert approx == pytest.approx(np.quantile(sm.wall_h, chance), rel=0.01)
-    # the spread itself: never much below the simulated one (a session limit's known losses make it
-    # smaller than the approximation, which then errs on the safe side)
-    assert 0.85 * np.std(sm.wall_h) <= sd <= 1.5 * np.std(sm.wall_h)
+        assert approx == pytest.approx(np.quantile(sm.wall_h, chance), rel=rel)
+    assert 0.97 * np.std(sm.wall_h) <= sd <= (1.03 if p.session_limit_h is None else 1.2) * np.std(sm.wall_h)
     # never interrupted: no spread
     assert sessions.wall_sd_h(dataclasses.replace(p, interruptions_per_h=0.0), e) == 0.0
