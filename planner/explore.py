@@ -30,11 +30,32 @@ POINTS = 7
 
 def chosen_inputs(table: pd.DataFrame, n: int = MAX_INPUTS) -> list[dict[str, Any]]:
     """The sensitivity rows of the inputs that matter most: those that change the plan (largest
-    swing first), then the largest swings; inputs that move nothing are left out."""
-    moving = table[(table["swing"] > 0.005) | table["decision_flips"].astype(bool)]
-    order = moving.assign(_flips=moving["decision_flips"].astype(bool)).sort_values(
+    swing first; a price that brings an offer in only past the span, what it would take, counts:
+    the lab's box that pays off at 30 % less), then the largest swings; inputs that move nothing
+    are left out. A row whose flip lies past its low value has its low value moved past the flip
+    (:func:`_past_the_flip`), so its slider crosses it."""
+    beyond = table["flip_down_at"].astype(bool) if "flip_down_at" in table else pd.Series(False, index=table.index)
+    flips = table["decision_flips"].astype(bool) | beyond
+    moving = table[(table["swing"] > 0.005) | flips]
+    order = moving.assign(_flips=flips[moving.index]).sort_values(
         ["_flips", "swing"], ascending=[False, False], kind="stable")
-    return [dict(r) for _, r in order.head(n).iterrows()]
+    return [_past_the_flip(dict(r)) for _, r in order.head(n).iterrows()]
+
+
+#: How far past a flip found beyond the span a slider reaches (a share of the flip value).
+PAST_THE_FLIP = 0.1
+
+
+def _past_the_flip(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with its low value moved a tenth past a flip that lies below it (what it would
+    take: the price at which a card or offer the plan leaves out comes in)."""
+    at, low = row.get("flip_down_at"), row["low_value"]
+    if not isinstance(at, str) or not at or "down" in str(row.get("decision_flips", "")):
+        return row
+    ma, ml = whatif._NUMBER.match(at), whatif._NUMBER.match(str(low))
+    if not (ma and ml and ma.group(2).strip() == ml.group(2).strip() and float(ma.group(1)) < float(ml.group(1))):
+        return row
+    return {**row, "low_value": f"{whatif._figure(float(ma.group(1)) * (1 - PAST_THE_FLIP))}{ma.group(2)}"}
 
 
 def slider_values(row: dict[str, Any], points: int = POINTS) -> list[Any]:

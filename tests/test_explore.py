@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from planner import whatif
@@ -81,3 +82,20 @@ def test_the_explore_plan_at_the_values_as_given_is_the_plan_as_given():
     assert axis["values"][axis["given"]] == "0.5012 USD/h"
     given = ",".join(str(i["given"]) for i in data["inputs"])
     assert data["plans"][given]["cost"] == whatif.run_one(job)["total_cost"] == data["base"]["cost"]
+
+
+def test_a_card_that_pays_off_only_past_the_span_gets_a_slider_across_its_flip():
+    # issue 35 item 8: 1,000 h; renting costs 0.5 x 1,001 = 500.50 USD, the card 0.6 P (its price less a
+    # 40 % resale) + 90.02 USD of power: it pays off below P = 684.1 USD, 32 % under its 1,000 USD, past
+    # the 20 % span. Its price is still a slider, reaching a tenth past the flip, and the plans either side agree
+    from planner import explore
+
+    text = BASE.format(hours=1000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    data = explore.explore(whatif.Job(text, "s.yaml", TODAY), 0.2, workers=1, n_inputs=1, points=5)
+    (axis,) = data["inputs"]
+    assert axis["key"] == "catalog.buy[my-card].price"
+    prices = [float(v.split()[0]) for v in axis["values"]]
+    flip = (0.5 * 1001 - 0.45 * 0.20 * 1000.2) / 0.6
+    assert min(prices) < flip < max(prices) and min(prices) == pytest.approx(0.9 * flip, rel=0.02)
+    for k, price in enumerate(prices):
+        assert data["plans"][str(k)]["buy"] == ("my-card" if price < flip else "nothing"), price
