@@ -864,6 +864,29 @@ def test_a_commitment_holds_only_over_its_term(load, catalog):
     assert all(week in covered for week in p.schedule.loc[p.schedule["option"] == "res", "week_start"])
 
 
+def test_a_term_is_priced_on_the_price_path_on_the_day_it_starts(load, catalog):
+    # a 28-day term for 500 h due on 1 August, rent falling 20 % a year: the plan starts it a week
+    # after the phase opens, 189 days after the start (its three weeks in the window still hold
+    # 504 h, and a later day is cheaper): 0.60 x 24 x 28 x 0.8^(189 / 365.25) = 359.23 USD
+    s = load(COMMIT.format(hours=500).replace("from: 2027-01-04, deadline: 2027-01-31",
+                                              "from: 2027-07-05, deadline: 2027-08-01")
+             .replace("consider:", "price_trend: -20%/year\nconsider:"))
+    p, used = planned(s, catalog)
+    (c,) = p.commitments
+    assert used == {"res"} and c.start == dt.date(2027, 7, 12)
+    assert c.cost_usd == pytest.approx(0.60 * 24 * 28 * 0.8 ** (189 / 365.25), abs=0.01)
+
+
+def test_a_term_is_cash_the_budget_counts(load, catalog):
+    # the month's term costs 403.20 USD, paid when it starts; with 380 USD the plan cannot take it
+    # (500 h on demand, 500.50 USD, does not fit either): it keeps to the budget, on demand, and
+    # says the budget is short
+    s = load(COMMIT.format(hours=500).replace("consider:", "you: {budget: 380 USD}\nconsider:"))
+    p, used = planned(s, catalog)
+    assert not p.commitments and used == {"od"} and p.over_budget and not p.feasible
+    assert p.money_usd <= 380 + 0.01
+
+
 def test_runs_on_one_reserved_instance_finish_one_after_another(load, catalog):
     # issue 35 item 8: three runs of 150 h share one reserved instance (cheaper than two terms or
     # on demand): 450.45 wall-h at 24 h a day from 4 January end on day 18.8, 22 January (the

@@ -102,6 +102,17 @@ def test_estimated_speeds_and_catalog_prices_are_drawn_with_their_sources(thesis
     interruptions = [i for n, i in names.items() if n.startswith("interruptions ")]
     for i in interruptions:  # the default's range, its mode the rate the plan used
         assert i.draws.min() >= 0 and "range" in i.source
+    # a catalog price is log-normal, its spread 5 % plus 15 % for each year of its age on the start day
+    s, opts = thesis_plan_with_uncertainty.scenario, thesis_plan_with_uncertainty.options.set_index("option")
+    ages = set()
+    for i in prices:
+        option = i.name.removeprefix("price ")
+        if opts.at[option, "kind"] != "rent" or "listings" in i.source:
+            continue
+        age = (s.start - opts.at[option, "as_of"]).days / 365.25
+        ages.add(round(age, 1))
+        assert np.std(np.log(i.draws / i.base)) == pytest.approx(0.05 + 0.15 * max(age, 0.0), rel=0.1), option
+    assert len(ages) >= 2 or max(ages) > 0.3  # prices of more than one age, or an old one: the rule is seen
 
 
 @pytest.fixture(scope="module")
