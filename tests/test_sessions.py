@@ -236,3 +236,20 @@ def test_wall_hours_at_a_chance_match_the_simulation(p, runs):
     assert 0.97 * np.std(sm.wall_h) <= sd <= (1.03 if p.session_limit_h is None else 1.2) * np.std(sm.wall_h)
     # never interrupted: no spread
     assert sessions.wall_sd_h(dataclasses.replace(p, interruptions_per_h=0.0), e) == 0.0
+
+
+def test_a_start_up_is_billed_by_the_second_too():
+    # 100 h in 1 h intervals, 10 h sessions, 30 min setup: 11 sessions of 9.5 h and one of 1.5 h (106 h);
+    # a 6-minute start-up a session billed by the second: 106 + 12 x 0.1 = 107.2 h
+    p = Process(work_h=100.0, checkpoint_every_h=1.0, checkpoint_write_h=0.0, setup_first_h=0.5,
+                setup_resume_h=0.5, session_limit_h=10.0)
+    e = expected(p)
+    assert sessions.billed_hours(p, e.wall_h, e.sessions, 0.1, 0.0) == pytest.approx(106.0 + 12 * 0.1)
+
+
+def test_weekly_capacity_by_hand_counts_the_starts_at_which_the_device_is_there():
+    # 10-h sessions started by hand once a day, the device there at half the starts: 7 x 1 x 0.5 x 10 = 35 h a
+    # week; without a person needed, the week's 168 h at half: 84 h; a quota of 30 h caps both
+    assert sessions.weekly_capacity_h(10.0, None, True, 1.0, 0.5) == pytest.approx(35.0)
+    assert sessions.weekly_capacity_h(10.0, None, False, 1.0, 0.5) == pytest.approx(84.0)
+    assert sessions.weekly_capacity_h(10.0, 30.0, True, 1.0, 0.5) == pytest.approx(30.0)
