@@ -639,6 +639,11 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 f"(range {share(o.unavailable_low or 0.0)}-{share(o.unavailable_high or 1.0)}; an estimate from "
                 f"users' reports, the provider publishes none): the plan counts on {share(1 - o.unavailable_share)} "
                 "of its hours" for o in used if o.unavailable_share]
+    quotas = {o.offer: o for o in used if o.quota_estimate_h_per_week is not None}
+    assumed += [f"{offer}: its weekly quota is an estimate, {o.quota_estimate_h_per_week:g} h (range "
+                f"{o.quota_low_h_per_week:g}-{o.quota_high_h_per_week:g}; the service publishes none): the plan counts on "
+                f"{o.quota_h_per_week:.1f} h a week, what it gives in {share(s.phase_confidence)} of weeks"
+                for offer, o in sorted(quotas.items())]
     idle = {o.offer: o for o in used if o.kind in NOTEBOOK_KINDS and o.idle_timeout_min
             and (o.session_limit_h is None or o.idle_timeout_min / 60.0 < o.session_limit_h)}
     assumed += [f"{offer}: a session stops after {o.idle_timeout_min:g} idle minutes; the plan counts on sessions "

@@ -30,6 +30,7 @@ OPTION_COLUMNS = [
     "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "term_days", "notes",
     "usd_per_hour_low", "usd_per_hour_high", "unavailable_share", "unavailable_low", "unavailable_high",
     "rent_trend_per_year", "rent_trend_low_per_year", "rent_trend_high_per_year", "rent_trend_default",
+    "quota_low_h_per_week", "quota_high_h_per_week", "quota_estimate_h_per_week",
 ]
 
 
@@ -92,7 +93,7 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
     what the scenario considers and owns, start) in a process (pricing.memo)."""
     # every table _build_options reads: one left out here hands a what-if another catalog's rows
     tables = (catalog.devices, catalog.buy, catalog.rent, catalog.free, catalog.interruptions, catalog.trends)
-    return _OPTIONS.get(tables, (s.consider, s.you.own, s.start), lambda: _build_options(s, catalog))
+    return _OPTIONS.get(tables, (s.consider, s.you.own, s.start, s.phase_confidence), lambda: _build_options(s, catalog))
 
 
 def _build_options(s: Scenario, catalog) -> pd.DataFrame:
@@ -141,13 +142,33 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
             "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total", "needs_person", "setup_min",
             "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source",
             "unavailable_share", "unavailable_low", "unavailable_high")},
+            **{c: r.get(c) for c in ("quota_low_h_per_week", "quota_high_h_per_week")},
             quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"],
             disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False)), price_source=r["layer"],
             quota_reset=r.get("quota_reset") if isinstance(r.get("quota_reset"), str) else None,
             notes=r.get("notes") if isinstance(r.get("notes"), str) else None))
     frames.append(pd.DataFrame(tiers, columns=OPTION_COLUMNS))
     opts = pd.concat([f.reindex(columns=OPTION_COLUMNS) for f in frames if len(f)] or frames[:1], ignore_index=True)
+    opts = with_quota_at_confidence(opts, s.phase_confidence)
     return with_price_trends(with_interruption_defaults(opts, catalog.interruptions), catalog.trends)
+
+
+def with_quota_at_confidence(opts: pd.DataFrame, chance: float) -> pd.DataFrame:
+    """A weekly quota the catalog estimates with a range (``quota_low_h_per_week`` to
+    ``quota_high_h_per_week``; Colab's free tier: 15-30 h) is planned at the hours the tier gives
+    in ``chance`` of weeks, the quota uniform over its range: low + (high - low) x (1 - chance)
+    (16.5 h at 90 %); ``quota_estimate_h_per_week`` keeps the estimate. A quota a scenario gives
+    is its own and is planned as given."""
+    opts = opts.copy()
+    low = pd.to_numeric(opts["quota_low_h_per_week"], errors="coerce").to_numpy(dtype=float)
+    high = pd.to_numeric(opts["quota_high_h_per_week"], errors="coerce").to_numpy(dtype=float)
+    quota = pd.to_numeric(opts["quota_h_per_week"], errors="coerce").to_numpy(dtype=float)
+    ranged = (np.isfinite(low) & np.isfinite(high) & np.isfinite(quota) & (high > low)
+              & (opts["price_source"].to_numpy() != "scenario"))
+    opts["quota_estimate_h_per_week"] = np.where(ranged, quota, np.nan)
+    opts["quota_h_per_week"] = np.where(ranged, low + (high - low) * (1.0 - chance), opts["quota_h_per_week"])
+    opts.loc[~ranged, ["quota_low_h_per_week", "quota_high_h_per_week"]] = np.nan
+    return opts
 
 
 def with_price_trends(opts: pd.DataFrame, trends: pd.DataFrame) -> pd.DataFrame:

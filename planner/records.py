@@ -80,6 +80,9 @@ class Option:
     unavailable_share: float | None
     unavailable_low: float | None
     unavailable_high: float | None
+    quota_low_h_per_week: float | None  # an estimated quota's range (planned at your confidence)
+    quota_high_h_per_week: float | None
+    quota_estimate_h_per_week: float | None  # the catalog's estimate where the quota planned is taken from its range
     # where it comes from
     as_of: dt.date | None
     source: str | None

@@ -166,6 +166,13 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
             mode = min(max(rate, low), high)
             out.append(Input(f"interruptions {o}", rng.triangular(low, mode, high, n), rate, "/h",
                              f"default rate, its sourced range {low:g}-{high:g}/h"))
+    for tier in sorted({str(opts.at[o, "offer"]) for o in used if o in opts.index
+                        and not missing(opts.at[o, "quota_estimate_h_per_week"])}):
+        r = opts[opts["offer"] == tier].iloc[0]
+        low, high = float(r["quota_low_h_per_week"]), float(r["quota_high_h_per_week"])
+        out.append(Input(f"quota {tier}", rng.uniform(low, high, n), float(r["quota_h_per_week"]), "h/week",
+                         f"an estimated quota, uniform over its range {low:g}-{high:g} h a week; the plan counts on "
+                         f"{float(r['quota_h_per_week']):.1f}"))
     for path, (low, high) in sorted(s.ranges.items()):
         if _sampled(path):
             mid = (low + high) / 2
@@ -257,6 +264,10 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         rb = work / speed * (_at_rate(c, opts.loc[option], drawn, "billed_hours") / billed if billed > 0 else 1.0)
         if float(c["weekly_capacity_h"]) > 0:  # an option that runs at all (as the plan's P50/P90)
             over[phase] = over.get(phase, 0.0) + wall * share * (r - 1.0)
+            quota = by_name.get(f"quota {opts.loc[option, 'offer']}")
+            if quota is not None:  # a quota below the one planned: the hours past it run late (as if every
+                # week used the planned quota whole: on the safe side)
+                over[phase] = over[phase] + wall * share * r * np.maximum(1.0 - quota.draws / quota.base, 0.0)
         parts = quotes.money_by_part(
             s, ph, opts.loc[option], wall * share * r, billed * share * rb,
             float(c["restarts_by_hand"]) * share * r, float(c["storage_months"]) * r, share=share,
