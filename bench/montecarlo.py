@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.api import default_catalog
-from planner.sessions import Process, copy_hours, expected, simulate
+from planner.model.sessions import Process, copy_hours, expected, simulate
 
 
 def colab_process(work_h: float) -> Process:

@@ -20,12 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import planner
-from planner import milp
 from planner.api import default_catalog
-from planner.optimize import STRATEGIES, card_costs, dominated_cards, dominated_rents, prune
-from planner.options import build_options
-from planner.quotes import exclusions, quote
-from planner.scenario import load_scenario_text
+from planner.decide import milp
+from planner.decide.optimize import STRATEGIES, card_costs, dominated_cards, dominated_rents, prune
+from planner.decide.options import build_options
+from planner.decide.quotes import exclusions, quote
+from planner.model.scenario import load_scenario_text
 
 
 def measure(name: str, s) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner import costs
+from planner.model import costs
 
 # (card, age in years, used price / launch MSRP)
 POINTS = [("rtx-3090", 2.0, 834 / 1499), ("rtx-3080", 2.0, 585 / 699), ("rtx-3060", 2.0, 290 / 329),

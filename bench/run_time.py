@@ -33,7 +33,7 @@ def wall(cmd: list[str], repeat: int = 5) -> float:
 def main(paths: list[str]) -> None:
     paths = paths or ["scenarios/thesis.yaml", "scenarios/lab.yaml"]
     py = sys.executable
-    imp = wall([py, "-c", "import planner.cli, planner.api, planner.optimize, pricing"])
+    imp = wall([py, "-c", "import planner.cli, planner.api, planner.decide.optimize, pricing"])
     bare = wall([py, "-c", "pass"])
     print(f"python start-up             {bare * 1000:7.0f} ms")
     print(f"import planner (+pandas...) {(imp - bare) * 1000:7.0f} ms")

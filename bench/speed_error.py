@@ -1,7 +1,7 @@
 """Leave-one-device-out error of the speed estimate, per family and precision.
 
 For each measured device: drop its rows from the throughput table, estimate its speed
-from specs (planner.workload.relative_speed) relative to a reference that stays measured,
+from specs (planner.model.workload.relative_speed) relative to a reference that stays measured,
 and compare with the measured ratio from the full table. Prints, per family and precision,
 the median and worst error (estimate / measured - 1) and the device with the worst miss.
 
@@ -23,7 +23,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pricing
-from planner.workload import measured_scores, relative_speed
+from planner.model.workload import measured_scores, relative_speed
 
 REFERENCES = ("rtx-3090", "a100-80gb", "v100-32gb")
 

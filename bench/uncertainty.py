@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     import planner
-    from planner import uncertainty
+    from planner.decide import uncertainty
 
     for name in ("thesis.yaml", "lab.yaml"):
         path = str(ROOT / "scenarios" / name)

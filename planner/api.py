@@ -15,7 +15,7 @@ import pricing
 from pricing.errors import InputError, Problem
 from pricing.memo import Kept
 
-from .scenario import Scenario, load_catalog_text, load_scenario_text
+from .model.scenario import Scenario, load_catalog_text, load_scenario_text
 
 __all__ = ["default_catalog", "load_scenario", "plan", "to_dict"]
 
@@ -146,10 +146,10 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
          breakevens: bool = True, uncertainty: int | None = None):
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied;
     ``uncertainty`` draws (default: the scenario's ``uncertainty`` key, 0 for none) add how sure
-    the answer is (planner.uncertainty; needs ``alternatives``)."""
+    the answer is (planner.decide.uncertainty; needs ``alternatives``)."""
     import dataclasses
 
-    from . import optimize
+    from .decide import optimize
 
     base = catalog or default_catalog()
     with solver_output_silenced():
@@ -158,7 +158,7 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
                           alternatives=alternatives, detail=detail, breakevens=breakevens)
     n = scenario.uncertainty_samples if uncertainty is None else uncertainty
     if n and alternatives and p.alternatives:
-        from .uncertainty import analyse
+        from .decide.uncertainty import analyse
 
         p = dataclasses.replace(p, uncertainty=analyse(p, n, seed))
         p = dataclasses.replace(p, uncertainty=replan_flips(p, base))
@@ -178,8 +178,8 @@ def replan_flips(p, catalog: pricing.Catalog):
     (speeds, resale, default rates, trends) say they are re-priced, not re-planned."""
     import dataclasses
 
-    from . import optimize
-    from .scenario import CatalogEdit, with_catalog_edits, with_value
+    from .decide import optimize
+    from .model.scenario import CatalogEdit, with_catalog_edits, with_value
 
     u = p.uncertainty
     s = p.scenario
@@ -267,6 +267,6 @@ def solver_output_silenced():
 
 def to_dict(plan) -> dict:
     """The JSON object of docs/output.md for a plan."""
-    from .result import to_dict as _to_dict
+    from .decide.result import to_dict as _to_dict
 
     return _to_dict(plan)

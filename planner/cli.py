@@ -32,7 +32,7 @@ def _today(ctx, param, value):
         day = dt.date.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"expected a date YYYY-MM-DD, got {value!r}") from None
-    if not dt.date(1990, 1, 1) <= day <= dt.date(2100, 12, 31):  # planner.scenario's calendar
+    if not dt.date(1990, 1, 1) <= day <= dt.date(2100, 12, 31):  # planner.model.scenario's calendar
         raise click.BadParameter(f"expected a date between 1990-01-01 and 2100-12-31, got {value}")
     return day
 
@@ -128,7 +128,7 @@ def main(debug):
 def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, trials, seed, pareto, samples):
     """Plan SCENARIO: the cheapest way to meet every deadline."""
     from .api import load_catalog, load_scenario, plan
-    from .report import RENDERERS
+    from .report.page import RENDERERS
 
     _check_report_dir(report_dir, force)
     catalog = load_catalog(catalog_files, today)
@@ -136,7 +136,7 @@ def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, t
     p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto or bool(report_dir), uncertainty=samples)
     click.echo(RENDERERS[fmt](p), nl=False)
     if report_dir:
-        from .writer import write_report
+        from .report.writer import write_report
 
         names = write_report(p, report_dir, force=force)
         click.echo(f"report written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})",
@@ -165,9 +165,9 @@ def keys(fmt):
     import pandas as pd
 
     from .api import shipped_catalog
-    from .report import render_rows
-    from .scenario import schema_rows
-    from .view import md_table
+    from .model.scenario import schema_rows
+    from .report.page import render_rows
+    from .report.view import md_table
 
     df = pd.DataFrame(schema_rows(shipped_catalog().columns)).astype(str)
     if fmt == "markdown":
@@ -222,9 +222,9 @@ def fit(scenario, kind, gpus, variant, sets, today, catalog_files, fmt, **flags)
     in scenario files); flags override a scenario's values.
     """
     from .api import load_catalog, load_scenario
-    from .report import render_rows
-    from .scenario import load_workload, parse_flag_value, workload_values
-    from .workload import fit_table
+    from .model.scenario import load_workload, parse_flag_value, workload_values
+    from .model.workload import fit_table
+    from .report.page import render_rows
 
     catalog = load_catalog(catalog_files, today)
     values: dict = {}
@@ -248,7 +248,7 @@ def fit(scenario, kind, gpus, variant, sets, today, catalog_files, fmt, **flags)
 
 def _job(scenario, variant, sets, today, catalog_files):
     from .api import read_text
-    from .whatif import Job
+    from .whatif.tables import Job
 
     return Job(read_text(scenario), scenario, today, variant, tuple(sets), tuple(catalog_files))
 
@@ -271,8 +271,8 @@ def _progress(total: int):
 def _emit_table(df, fmt: str, title: str, report_dir, force, charts: dict | None = None) -> None:
     """Print a what-if table; with --report, write its page (text, Markdown, HTML with the
     charts, CSV, JSON). ``charts``: name -> (title, Figure)."""
-    from . import view
-    from .report import render_table, whatif_page
+    from .report import view
+    from .report.page import render_table, whatif_page
 
     page = whatif_page(df, title)
     if fmt in ("json", "csv"):
@@ -280,7 +280,7 @@ def _emit_table(df, fmt: str, title: str, report_dir, force, charts: dict | None
     else:
         click.echo(view.to_markdown(page) if fmt == "markdown" else view.to_text(page), nl=False)
     if report_dir:
-        from .writer import whatif_files, write_files
+        from .report.writer import whatif_files, write_files
 
         names = write_files(whatif_files(df, page, charts or {}), report_dir, force)
         click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
@@ -291,7 +291,7 @@ def _check_report_dir(report_dir, force: bool) -> None:
     if report_dir is not None and not str(report_dir).strip():
         raise InputError([Problem("--report", 0, 0, "", "expected a directory to write the report into, got ''")])
     if report_dir:
-        from .writer import check_target
+        from .report.writer import check_target
 
         check_target(report_dir, force)
 
@@ -325,7 +325,7 @@ def compare(scenarios, names, all_variants, samples, variant, sets, today, catal
     compare their bases, plus the variants named with --variants or --all."""
     _check_report_dir(report_dir, force)
     from .api import check_scenario
-    from .whatif import compare as run_compare
+    from .whatif.tables import compare as run_compare
 
     wanted = [n.strip() for n in names.split(",")] if names else []
     jobs, labels, title = [], [], None
@@ -351,7 +351,7 @@ def compare(scenarios, names, all_variants, samples, variant, sets, today, catal
     heading = f"Variants of {title}" if len(scenarios) == 1 else f"{len(scenarios)} scenarios compared"
     charts = {}
     if report_dir:
-        from .charts import compare_chart
+        from .report.charts import compare_chart
 
         charts = {"compare": ("Total cost and finish of each compared plan", compare_chart(df))}
     _emit_table(df, fmt, heading, report_dir, force, charts)
@@ -368,8 +368,8 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     """Plan SCENARIO for each value of a parameter (or a grid of two): cost, plan and finish per value."""
     _check_report_dir(report_dir, force)
     from .api import check_scenario
-    from .whatif import parse_vary
-    from .whatif import sweep as run_sweep
+    from .whatif.tables import parse_vary
+    from .whatif.tables import sweep as run_sweep
 
     parsed = [parse_vary(v) for v in vary]
     seen = [key for key, _ in parsed]
@@ -395,8 +395,8 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     charts = {}
     if report_dir and len(parsed) in (1, 2):
         from .api import load_catalog
-        from .charts import sweep_chart, sweep_map  # matplotlib: only for a report (half a second)
-        from .scenario import key_unit
+        from .model.scenario import key_unit
+        from .report.charts import sweep_chart, sweep_map  # matplotlib: only for a report (half a second)
 
         columns = load_catalog(catalog_files, today).columns
         labels = []
@@ -415,7 +415,7 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
 
 def _span(span: str, why: str = "") -> float:
     """--span as a share strictly between 0 and 1 (exit 2 with the flag named otherwise)."""
-    from . import units
+    from .model import units
 
     try:
         fraction = units.parse_fraction(span)
@@ -436,8 +436,8 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
     """Move each numeric input down and up by the span: how the cost moves, which inputs flip the decision."""
     _check_report_dir(report_dir, force)
     from .api import check_scenario
-    from .whatif import sensitivity as run_sensitivity
-    from .whatif import sensitivity_inputs
+    from .whatif.tables import sensitivity as run_sensitivity
+    from .whatif.tables import sensitivity_inputs
 
     fraction = _span(span, ": each input moves down and up by it, and down by all of it is nothing")
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
@@ -448,7 +448,7 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
         df = run_sensitivity(base, fraction, _workers(workers, total), bar.update if bar else None, planned)
     charts = {}
     if report_dir:
-        from .charts import tornado  # matplotlib: only for a report
+        from .report.charts import tornado  # matplotlib: only for a report
 
         charts = {"tornado": ("How far each input moves the total cost", tornado(df, s.currency, fraction))}
     _emit_table(df, fmt, f"Sensitivity (±{fraction:.0%}) — {s.name}", report_dir, force, charts)
@@ -472,9 +472,9 @@ def explore(scenario, report_dir, span, n_inputs, points, force, workers, varian
     import json
 
     from .api import check_scenario
-    from .explore import explore as run_explore
-    from .explore import page
-    from .writer import write_files
+    from .report.writer import write_files
+    from .whatif.explore import explore as run_explore
+    from .whatif.explore import page
 
     fraction = _span(span)
     s = check_scenario(scenario, catalog_files=catalog_files, variant=variant, sets=sets, today=today)
@@ -519,7 +519,7 @@ def pricing_list(table, device, min_vram, provider, sort, catalog_files, today, 
     from pricing.views import LISTINGS, listing
 
     from .api import load_catalog
-    from .report import render_rows
+    from .report.page import render_rows
 
     catalog = load_catalog(catalog_files, today)
     tables = [table] if table else (["rent"] if provider else list(LISTINGS))
@@ -538,8 +538,8 @@ def pricing_show(offer_id, catalog_files, today, fmt):
     from pricing.views import details
 
     from .api import load_catalog
-    from .costs import resale_rows
-    from .report import render_fields
+    from .model.costs import resale_rows
+    from .report.page import render_fields
 
     table, fields, derived = details(load_catalog(catalog_files, today), offer_id)
     if table == "buy":

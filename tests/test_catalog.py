@@ -184,7 +184,7 @@ def test_colab_offers_only_devices_it_still_has_with_dated_rates(shipped):
 
 
 def test_launch_prices_are_not_offered_years_later(shipped):
-    from planner.options import current_buy_offers
+    from planner.decide.options import current_buy_offers
     from pricing.views import old_offers
 
     buy = shipped.buy

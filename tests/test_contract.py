@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import planner
-from planner import milp, uncertainty
-from planner.optimize import card_costs
-from planner.options import build_options
-from planner.quotes import exclusions, quote
-from planner.result import to_dict
+from planner.decide import milp, uncertainty
+from planner.decide.optimize import card_costs
+from planner.decide.options import build_options
+from planner.decide.quotes import exclusions, quote
+from planner.decide.result import to_dict
 from pricing.errors import InputError
 
 from .conftest import examples
@@ -359,8 +359,8 @@ catalog:
 
 def _finish_chance(s, catalog, window_h: float) -> float:
     """The chance, by simulation, that the phase's one run on the tier ends within ``window_h``."""
-    from planner import sessions
-    from planner.quotes import checkpoint_gb_of, process_for
+    from planner.decide.quotes import checkpoint_gb_of, process_for
+    from planner.model import sessions
 
     cat = catalog.with_entries(s.catalog_entries)
     opts = build_options(s, cat)
@@ -952,7 +952,7 @@ def test_many_credits_that_pay_alike_plan_as_one_and_too_many_distinct_are_a_loc
     """issue 39: 100 credits ran 95 s and failed; credits of the same providers and dates pay the
     same bills, so they combine: 100 of 0.30 USD plan as one of 30 USD (the plan by hand above:
     30 h free on grant, 70 h on cash, 42 USD). Past MAX_CREDITS distinct ones, a located error."""
-    from planner.scenario import MAX_CREDITS
+    from planner.model.scenario import MAX_CREDITS
     from pricing.errors import InputError
 
     many = _credit_plan(load, catalog, ", ".join(["{amount: 0.30 USD, providers: [grant]}"] * 100))

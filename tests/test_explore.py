@@ -72,7 +72,7 @@ def test_explore_with_nothing_to_slide_says_so(tmp_path):
 def test_the_explore_plan_at_the_values_as_given_is_the_plan_as_given():
     # issue 35 item 6: the page writes a slider's values to 4 digits (0.5012 USD/h); at the value
     # as given the plan must be the scenario's own (0.50123 USD/h), not one at the rounded value
-    from planner import explore
+    from planner.whatif import explore
 
     text = BASE.format(hours=1000, deadline="2027-12-31", buy="", rent="uni-cluster", free="").replace(
         "price: 0.50 USD/h", "price: 0.50123 USD/h")
@@ -88,7 +88,7 @@ def test_a_card_that_pays_off_only_past_the_span_gets_a_slider_across_its_flip()
     # issue 35 item 8: 1,000 h; renting costs 0.5 x 1,001 = 500.50 USD, the card 0.6 P (its price less a
     # 40 % resale) + 90.02 USD of power: it pays off below P = 684.1 USD, 32 % under its 1,000 USD, past
     # the 20 % span. Its price is still a slider, reaching a tenth past the flip, and the plans either side agree
-    from planner import explore
+    from planner.whatif import explore
 
     text = BASE.format(hours=1000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
     data = explore.explore(whatif.Job(text, "s.yaml", TODAY), 0.2, workers=1, n_inputs=1, points=5)

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 import planner
 import planner.report
-from planner import milp, sessions
 from planner.cli import main
-from planner.options import build_options
+from planner.decide import milp
+from planner.decide.options import build_options
+from planner.model import sessions
 from pricing.errors import SolverError
 
 from .conftest import examples

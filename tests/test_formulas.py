@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from planner import costs, sessions, workload
-from planner.scenario import workload_of
+from planner.model import costs, sessions, workload
+from planner.model.scenario import workload_of
 
 
 def test_resale_model():

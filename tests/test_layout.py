@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from planner.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ["options", "workload", "sessions", "quotes", "milp", "optimize", "breakeven", "costs", "result", "units"]
+CORE = ["decide/options", "model/workload", "model/sessions", "decide/quotes", "decide/milp", "decide/optimize",
+        "decide/breakeven", "model/costs", "decide/result", "model/units", "decide/uncertainty", "model/records"]
 FORBIDDEN = {"click", "yaml", "matplotlib", "pathlib", "os", "sys", "subprocess", "requests", "time"}
 
 
@@ -59,23 +60,72 @@ def test_the_catalog_is_the_lower_layer(path):
     assert "planner" not in _imports(path)
 
 
-def _planner_imports(path: Path) -> set[str]:
-    """The planner modules a planner module imports, at any depth of its code (relative imports)."""
+#: planner/ in wings, each importing only from wings of its rank or below (docs/model.md): the
+#: model (the world as given), decide (options, quotes, the program, the plan), what people
+#: read (report) beside the library's door (api), the lab-meeting tools (whatif), the CLI on top.
+RANK = {"model": 0, "decide": 1, "report": 2, "api": 2, "whatif": 3, "cli": 4, "__init__": 5}
+
+
+def _module(path: Path) -> str:
+    """'decide.milp', 'api', ... for a file of planner/."""
+    return ".".join(path.relative_to(ROOT / "planner").with_suffix("").parts).removesuffix(".__init__") or "__init__"
+
+
+def _wing(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _planner_imports(path: Path, here: str | None = None) -> set[str]:
+    """The planner modules a planner module (``here``: its name, else from its path) imports, at
+    any depth of its code, as 'wing.module' (or 'wing' for a wing itself, 'api' for the door),
+    resolving relative imports."""
+    here = here or _module(path)
+    package = here.split(".")[:-1] if path.name != "__init__.py" else here.split(".")
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
+        if isinstance(node, ast.ImportFrom) and node.level >= 1:
+            base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+            prefix = [*base, *(node.module.split(".") if node.module else [])]
             if node.module:
-                out.add(node.module.split(".")[0])
+                out.add(".".join(prefix))
             else:
-                out |= {a.name for a in node.names}
-    return out
+                out |= {".".join([*prefix, a.name]) for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("planner."):
+            out.add(node.module.removeprefix("planner."))
+    return {m for m in out if m and m != "__version__"}
+
+
+PLANNER_FILES = sorted((ROOT / "planner").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", PLANNER_FILES, ids=lambda p: str(p.relative_to(ROOT / "planner")))
+def test_no_wing_imports_a_wing_above_it(path):
+    """The model never imports decide, decide never the report or the what-ifs, and so on: the
+    package reads in layers (issue 41). One wrong import fails here, e.g. model/ importing decide/."""
+    _check_wings(_module(path), _planner_imports(path))
+
+
+def _check_wings(module: str, imports: set[str]) -> None:
+    for imported in imports:
+        assert RANK[_wing(imported)] <= RANK[_wing(module)], f"{module} imports {imported}, a wing above it"
+
+
+def test_an_import_from_a_wing_above_is_caught(tmp_path):
+    """The rule's own check: a model module importing from decide (lazily, inside a function) is found."""
+    bad = tmp_path / "probe.py"
+    bad.write_text("def f():\n    from ..decide.milp import Calendar\n", encoding="utf-8")
+    imports = _planner_imports(bad, "model.probe")
+    assert imports == {"decide.milp"}
+    with pytest.raises(AssertionError, match="a wing above it"):
+        _check_wings("model.probe", imports)
 
 
 def test_the_core_imports_in_one_direction():
-    """No import circle among the core's modules (the CLI, api and the what-if layer above them
-    may import lazily): each stage builds on the ones below it."""
-    graph = {m: _planner_imports(ROOT / "planner" / f"{m}.py") & set(CORE + ["uncertainty", "records", "scenario"])
-             for m in CORE + ["uncertainty", "records", "scenario"]}
+    """No import circle among the model's and decide's modules (the CLI, api and the what-if
+    layer above them may import lazily): each stage builds on the ones below it."""
+    core = {_module(p): p for wing in ("model", "decide") for p in sorted((ROOT / "planner" / wing).glob("*.py"))
+            if p.name != "__init__.py"}
+    graph = {m: _planner_imports(p) & set(core) for m, p in core.items()}
     state: dict[str, int] = {}
 
     def visit(m: str, path: tuple[str, ...]) -> None:

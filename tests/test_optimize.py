@@ -15,11 +15,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import planner
-from planner import milp
 from planner.cli import main
-from planner.optimize import STRATEGIES, card_costs
-from planner.options import build_options
-from planner.quotes import exclusions, quote
+from planner.decide import milp
+from planner.decide.optimize import STRATEGIES, card_costs
+from planner.decide.options import build_options
+from planner.decide.quotes import exclusions, quote
 
 from .conftest import SCENARIOS, examples
 from .test_plan import BASE
@@ -238,9 +238,9 @@ def test_unused_options_say_why(load):
 def test_a_solutions_money_reads_the_same_every_way(load):
     """The total, its items (the over-budget message) and the cumulative curve (the chart) are
     three views of one solution's money: they agree, with a card bought and sold."""
-    from planner import optimize
-    from planner.options import build_options
-    from planner.quotes import exclusions, quote
+    from planner.decide import optimize
+    from planner.decide.options import build_options
+    from planner.decide.quotes import exclusions, quote
 
     s = load(BASE.format(hours=2000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
     catalog = planner.api.shipped_catalog().with_entries(s.catalog_entries)
@@ -276,7 +276,7 @@ catalog:
 
 
 def _solve_with(s, dominated):
-    from planner import optimize
+    from planner.decide import optimize
 
     catalog = planner.api.shipped_catalog().with_entries(s.catalog_entries)
     opts = build_options(s, catalog)
@@ -315,7 +315,7 @@ def test_a_cheaper_but_slower_card_does_not_dominate():
     deadline binds its speed matters, so it prunes nothing (and a faster, dearer card stays)."""
     import pandas as pd
 
-    from planner import optimize
+    from planner.decide import optimize
 
     def row(option, cost, wall):
         return dict(option=option, phase="a", kind="buy", usable=True, cost_usd=cost, your_time_usd=0.0,
@@ -333,7 +333,7 @@ def test_of_two_offers_the_one_with_fewer_hours_to_give_is_pruned():
     never the one with more, though it comes first by id (the tie-break between equals)."""
     import pandas as pd
 
-    from planner import optimize
+    from planner.decide import optimize
 
     def row(option, week_h, open_h):
         return dict(option=option, phase="a", kind="rent", usable=True, cost_usd=10.0, your_time_usd=0.0,
@@ -359,7 +359,7 @@ def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatc
     from scipy import optimize
     from scipy.optimize import Bounds
 
-    from planner.milp import Block, Calendar
+    from planner.decide.milp import Block, Calendar
 
     c = np.array([1.0 + 1e-4, 1.0 + 2e-4, 0.0])  # equal cost, tie-breaks 1e-4 and 2e-4 an hour; a card, unused
     work = Block.of("work", ["a"], [0, 0], [0, 1], [1.0, 1.0], 10.0, 10.0)

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 import planner
 import planner.report
-from planner import workload
 from planner.cli import main
-from planner.options import build_options
-from planner.scenario import load_scenario_text
+from planner.decide.options import build_options
+from planner.model import workload
+from planner.model.scenario import load_scenario_text
 
 from .conftest import SCENARIOS, TEST_CATALOG, TODAY
 
@@ -322,12 +322,12 @@ def test_compute_unit_tiers_cost_units_times_their_price(load):
 
 
 def test_debug_shows_the_traceback_of_an_internal_error(monkeypatch):
-    import planner.optimize
+    import planner.decide.optimize
 
     def broken(*a, **k):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(planner.optimize, "plan", broken)
+    monkeypatch.setattr(planner.decide.optimize, "plan", broken)
     path = str(SCENARIOS / "thesis.yaml")
     plain = CliRunner().invoke(main, ["run", path])
     assert plain.exit_code == 1 and "internal error: RuntimeError: boom" in plain.output
@@ -341,7 +341,7 @@ def test_a_failed_solve_is_an_error_not_a_plan(monkeypatch):
 
     import numpy as np
 
-    from planner import milp
+    from planner.decide import milp
 
     monkeypatch.setattr(milp, "solve", lambda program, *a, **k: milp.Solution(
         False, np.zeros(program.n_vars), math.inf, "Time limit reached. (HiGHS Status 13)"))
@@ -363,7 +363,7 @@ def test_messages_speak_the_scenarios_currency():
 def test_run_length_bounds_the_work_an_interruption_loses(load):
     """A phase of experiments (run_length) checkpoints at each experiment's end too: a 15-minute
     experiment checkpointed every hour loses at most its own 15 minutes, and the plan says so."""
-    from planner import sessions
+    from planner.model import sessions
 
     assert sessions.experiment_interval_h(1.0, 0.25) == 0.25  # the experiment is the interval
     assert sessions.experiment_interval_h(0.5, 2.0) == 0.5  # four whole intervals an experiment
@@ -388,7 +388,7 @@ def test_a_used_price_from_years_ago_is_no_offer_today():
     2020 used price (it was offered before: a 1080 Ti at 2020's 800 USD in a 2027 plan)."""
     import pandas as pd
 
-    from planner.options import current_buy_offers
+    from planner.decide.options import current_buy_offers
 
     buy = pd.DataFrame([
         dict(id="old-used", device="gtx-1080-ti", condition="used", count=1, as_of=dt.date(2020, 2, 1)),
@@ -405,7 +405,7 @@ def test_a_pattern_in_consider_buy_means_the_offers_current_on_the_start_an_id_w
     and 2022's used 3090 Ti (a 2027 plan bought a 2022 launch-priced card, and a falling price
     path then halved it). A pattern now takes the offers current on the start (the newest per
     card and condition, none priced over a year before); an id named exactly is taken as named."""
-    from planner.options import build_options
+    from planner.decide.options import build_options
 
     def offered(buy: str) -> set[str]:
         text = re.sub(r"(?m)^  buy: \[.*\]$", f"  buy: {buy}", thesis_text, count=1)
@@ -422,7 +422,7 @@ def test_each_considered_card_side_by_side_is_owning_it_plus_its_net_price(load,
     whose price less resale is spent whatever the plan does. So its total is the plan of a
     scenario that owns the card and buys nothing, plus the card's net price (budget out of the
     way: it counts the price). 'buy nothing' is the plan that considers no card."""
-    from planner.optimize import card_costs
+    from planner.decide.optimize import card_costs
 
     s = load(thesis_text, sets=("you.budget=100000",))
     p = planner.plan(s, trials=0)
@@ -546,7 +546,7 @@ def test_a_service_closed_to_new_users_is_offered_only_by_name(tmp_path):
 def test_a_card_needs_no_one_to_start_its_sessions(load):
     # a card runs until the work is done: no start by hand, none of your attention, no time billed;
     # a blank needs_person on a card read as True once, and cards took up the day's starts
-    from planner.quotes import exclusions, quote_records
+    from planner.decide.quotes import exclusions, quote_records
 
     s = load(BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="", free="my-free").replace(
         "  host_power: 100 W\n", "  host_power: 100 W\n  own: [rtx-3090]\n"))

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import planner
-from planner.result import Plan
-from planner.scenario import load_scenario_text
+from planner.decide.result import Plan
+from planner.model.scenario import load_scenario_text
 from pricing.errors import InputError
 
 from .conftest import TODAY, examples
@@ -126,7 +126,7 @@ def test_more_hours_never_cost_less(catalog, sc, extra):
     base = planner.plan(s, catalog, trials=0, alternatives=False, breakevens=False)
     more = yaml.safe_load(yaml.safe_dump(sc))
     for phase in more["phases"].values():
-        phase["gpu_hours"] = f"{planner.units.parse_duration_h(phase['gpu_hours']) * extra} h"
+        phase["gpu_hours"] = f"{planner.model.units.parse_duration_h(phase['gpu_hours']) * extra} h"
     bigger = planner.plan(load_scenario_text(yaml.safe_dump(more), catalog.ids(), file="gen.yaml", today=TODAY),
                           catalog, trials=0, alternatives=False, breakevens=False)
     assume(base.feasible and bigger.feasible and not base.over_budget and not bigger.over_budget)

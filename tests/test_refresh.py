@@ -123,7 +123,7 @@ def test_refresh_writes_a_layer_that_run_uses_and_names(data_home):
 
     text = SCENARIOS.joinpath("thesis.yaml").read_text(encoding="utf-8")
     s = planner.api.load_scenario(SCENARIOS / "thesis.yaml", today=ON)
-    s = planner.scenario.load_scenario_text(
+    s = planner.model.scenario.load_scenario_text(
         text, planner.api.default_catalog().ids(), file="t.yaml", today=ON,
         sets=["consider.rent=[aws:g5.xlarge-spot]", "consider.free=[]", "consider.buy=[]", "you.own=[]"])
     d = planner.to_dict(planner.plan(s, trials=50))
@@ -405,7 +405,7 @@ def test_sensitivity_says_when_refreshed_prices_cross_a_flip(data_home):
 
     from planner import whatif
     from planner.report import whatif_page
-    from planner.view import to_text
+    from planner.report.view import to_text
 
     assert CliRunner().invoke(main, ["pricing", "refresh", "--today", "2026-11-22"]).exit_code == 0
     text = ("name: a 4090 by the hour\nstart: 2027-01-04\n"

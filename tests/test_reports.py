@@ -16,8 +16,10 @@ from click.testing import CliRunner
 
 import planner
 import planner.report
-from planner import breakeven, charts, costs, writer
 from planner.cli import main
+from planner.decide import breakeven
+from planner.model import costs
+from planner.report import charts, writer
 from pricing.errors import InputError
 
 from .conftest import SCENARIOS, TODAY
@@ -324,7 +326,7 @@ def test_a_dangling_link_or_no_permission_is_an_input_error(tmp_path, monkeypatc
 
 def _write_many(args):
     directory, i = args
-    from planner import writer as w
+    from planner.report import writer as w
 
     for k in range(5):
         w.write_files({"report.md": f"writer {i} round {k}\n".encode()}, directory)
@@ -444,7 +446,7 @@ def test_text_markdown_and_html_lay_out_one_page():
     Markdown markup rendered in HTML (code, bold) and stripped in text (issue 15)."""
     import html as html_lib
 
-    from planner import view
+    from planner.report import view
 
     p = _plan_thesis()
     page = planner.report.plan_page(p)
@@ -453,7 +455,7 @@ def test_text_markdown_and_html_lay_out_one_page():
     assert "`" not in page_html and "**" not in page_html
     option = p.phases[-1].assignments[0].option
     assert f"<code>{option}</code>" in page_html and f"`{option}`" in md and f" {option}" in text
-    assert f"<strong>{planner.units.format_money(p.total_usd, 'USD')}</strong>" in page_html
+    assert f"<strong>{planner.model.units.format_money(p.total_usd, 'USD')}</strong>" in page_html
     tables = [b for s in page.sections for b in s.blocks if isinstance(b, view.Table)]
     assert page_html.count("<table>") == len(tables) == md.count("\n| --- |") + md.count("\n| ---: |")
     for sec in page.sections:
@@ -595,7 +597,7 @@ def test_a_report_that_cannot_be_written_says_so_before_planning(tmp_path, monke
 
 
 def test_leftovers_are_matched_by_name_and_by_process_not_by_pattern_or_pid_alone(tmp_path):
-    from planner import writer
+    from planner.report import writer
 
     neighbour = tmp_path / ".rx.old-1-0-abc"  # a neighbour report 'rx''s backup
     neighbour.mkdir()
@@ -616,8 +618,8 @@ def test_charts_name_each_plan_and_date_once():
     spending (not at a 2029 horizon), its months written once."""
     import datetime as dt
 
-    from planner import charts
-    from planner.result import Alternative
+    from planner.decide.result import Alternative
+    from planner.report import charts
 
     assert charts.plan_name({"buy": "box-4x4090", "plan": "a: box-4x4090; b: box-4x4090+vast:x"}) == \
         "buy box-4x4090; vast:x"

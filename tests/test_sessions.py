@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from planner import sessions
-from planner.sessions import Process, expected, recommended_interval, simulate, weekly_capacity_h, young_interval_h
+from planner.model import sessions
+from planner.model.sessions import Process, expected, recommended_interval, simulate, weekly_capacity_h, young_interval_h
 
 
 def test_one_uninterrupted_session_by_hand():

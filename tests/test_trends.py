@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import planner
-from planner import uncertainty
+from planner.decide import uncertainty
 from pricing.errors import InputError
 
 from .conftest import FROZEN
@@ -117,7 +117,7 @@ def test_options_follow_the_trends_table_of_the_catalog_they_are_built_from(load
     """The options of one scenario were kept per process by the catalog's other tables alone, so a
     catalog that differs only in its trends got the first one's trend ids (a KeyError in a full
     run, depending on test order): the trends table is part of the key."""
-    from planner.options import build_options
+    from planner.decide.options import build_options
 
     s = load(WEEK.format(rent="runpod:rtx-3090", extra=""))
     first = build_options(s, with_trends(TRENDS)).set_index("option")

@@ -15,8 +15,9 @@ from click.testing import CliRunner
 import planner
 import planner.api
 import planner.report
-from planner import uncertainty, whatif
+from planner import whatif
 from planner.cli import main
+from planner.decide import uncertainty
 
 from .conftest import TODAY
 from .test_plan import BASE
@@ -298,7 +299,7 @@ def test_a_draw_with_more_work_ends_when_its_extra_hours_have_run_at_the_options
 def test_an_overrun_runs_into_the_earlier_weeks_slack_first_then_past_the_planned_end():
     # the phase's last bucket starts on 2027-03-01 and takes 2 days; its earlier buckets keep 10 h
     # beyond the expected hours; past the planned end it runs at 5 h a day (by hand)
-    from planner.sessions import Finish
+    from planner.model.sessions import Finish
 
     f = Finish(dt.date(2027, 3, 1), 2.0, slack_h=10.0, rate_h_per_day=5.0)
     assert list(f.days_with(np.array([-5.0, 0.0, 8.0, 10.0, 20.0]))) == [1.0, 2.0, 2.0, 2.0, 4.0]
@@ -447,7 +448,7 @@ def test_a_subscription_month_is_paid_in_every_draw(load, catalog):
 def test_units_beyond_the_months_subscribed_are_bought_at_the_fees_price_per_unit():
     # two months of 100 units subscribed; draws burning 150, 210 and 300 units pay for 0, 10 and
     # 100 units more at 9.99 / 100 USD each
-    alt = planner.result.Alternative("hybrid", 0.0, None, (), (), commitments=(
+    alt = planner.decide.result.Alternative("hybrid", 0.0, None, (), (), commitments=(
         ("colab-pro", 0, 1, 9.99), ("colab-pro", 31, 1, 9.99), ("aws:x", 0, 2, 100.0)))
     monthly = {"colab-pro:t4": ("colab-pro", 9.99, 100.0), "colab-pro:a100-40gb": ("colab-pro", 9.99, 100.0)}
     extra = uncertainty._units_beyond(alt, monthly, {"colab-pro": np.array([150.0, 210.0, 300.0])}, 3)

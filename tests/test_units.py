@@ -2,8 +2,8 @@
 
 import pytest
 
-from planner import units
-from planner.units import QuantityError
+from planner.model import units
+from planner.model.units import QuantityError
 
 RATES = {"USD": 1.0, "EUR": 1.0705, "JPY": 1.0705 / 171.94}
 
@@ -83,7 +83,7 @@ def test_unknown_currency_lists_known_ones():
 
 
 def test_money_is_shown_with_its_currencys_precision():
-    from planner.units import format_money
+    from planner.model.units import format_money
 
     assert format_money(64.24000000000001, "EUR") == "64.24 EUR"
     assert format_money(1234567.891, "USD") == "1,234,567.89 USD"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import planner
 from planner import whatif
 from planner.cli import main
-from planner.scenario import load_scenario_text
+from planner.model.scenario import load_scenario_text
 
 from .conftest import MINIMAL, SCENARIOS, TODAY
 from .test_plan import BASE
@@ -89,7 +89,7 @@ def test_sensitivity_flags_the_input_that_flips_buy_versus_rent(load):
     assert not ((df["low_value"] == df["value"]) & (df["high_value"] == df["value"])).any()  # no no-op rows
     # the page: money at its precision in the header's currency, the base said once, the decisions kept
     from planner.report import whatif_page
-    from planner.view import to_text
+    from planner.report.view import to_text
 
     assert set(df["currency"]) == {"USD"}
     page = to_text(whatif_page(df, "s"))
@@ -104,7 +104,7 @@ def test_a_sensitivity_page_without_flips_leaves_out_the_decision_columns():
     import pandas as pd
 
     from planner.report import whatif_page
-    from planner.view import to_text
+    from planner.report.view import to_text
 
     df = pd.DataFrame({"input": ["electricity"], "value": ["0.3 EUR/kWh"], "low_value": ["0.24 EUR/kWh"],
                        "high_value": ["0.36 EUR/kWh"], "cost_low": [12345.678], "cost_base": [12400.0],
@@ -212,7 +212,7 @@ def test_decision_map_colours_each_plan_and_shades_by_cost():
     import numpy as np
     import pandas as pd
 
-    from planner import charts
+    from planner.report import charts
 
     table = pd.DataFrame({"price": ["0.2", "0.4", "0.2", "0.4"], "hours": ["100", "100", "300", "300"],
                           "total_cost": [20.0, 40.0, 60.0, 90.0], "buy": ["nothing", "nothing", "nothing", "rtx-3090"],
@@ -258,7 +258,7 @@ def test_what_if_pages_fit_a_projector():
     import pandas as pd
 
     from planner.report import short_ids, whatif_page
-    from planner.view import to_html, to_markdown, to_text
+    from planner.report.view import to_html, to_markdown, to_text
 
     assert short_ids(["vast:a100-40gb", "runpod:rtx-4090", "rtx-4090", "lambda:a100-40gb", "kaggle"]) == {
         "vast:a100-40gb": "vast:a100-40gb", "lambda:a100-40gb": "lambda:a100-40gb",  # two a100-40gb offers
@@ -291,7 +291,7 @@ def test_a_sweeps_axis_says_the_unit_of_bare_numbers():
     """A bare number in --vary takes the key's unit, money in the scenario's currency
     (docs/scenario.md): the chart's axis says which (issue 15)."""
     from planner.api import shipped_catalog
-    from planner.scenario import key_unit
+    from planner.model.scenario import key_unit
 
     columns = shipped_catalog().columns
     assert key_unit("phases.final.gpu_hours", columns, "EUR") == "h"
@@ -305,7 +305,7 @@ def test_a_sweeps_axis_says_the_unit_of_bare_numbers():
 def test_what_ifs_that_reuse_tables_answer_as_plans_from_scratch():
     """Options, exclusions, card costs and a phase's quotes are reused between what-ifs
     (pricing.memo); every row must equal the same plan made with nothing kept."""
-    from planner import sessions
+    from planner.model import sessions
     from pricing import memo
 
     text = (SCENARIOS / "thesis.yaml").read_text(encoding="utf-8")
@@ -344,7 +344,7 @@ def test_a_what_if_row_that_buys_gives_the_break_even_against_the_rent_it_passed
 def test_the_tornado_draws_the_inputs_that_move_the_cost():
     import pandas as pd
 
-    from planner import charts
+    from planner.report import charts
 
     df = pd.DataFrame({"input": ["a", "b", "c"], "value": ["1", "2", "3"], "low_value": ["0.8", "1.6", "2.4"],
                        "high_value": ["1.2", "2.4", "3.6"], "cost_low": [90.0, 100.0, 100.0],
@@ -427,7 +427,7 @@ def test_what_if_pages_show_chances_as_percentages_and_no_exponents():
 
     df = pd.DataFrame({"variant": ["a", "b"], "p_cheapest": [1.0, 0.685], "gpu_hours_x": [10812.3, 5.0],
                        "hours": [10812.3, 0.00012345]})
-    text = planner.view.to_text(whatif_page(df, "t"))
+    text = planner.report.view.to_text(whatif_page(df, "t"))
     assert "> 99 %" in text and "68 %" in text and "0.685" not in text
     assert "e+" not in text and "e-" not in text and "10,812" in text and "0.0001234" in text
 
@@ -442,7 +442,7 @@ def test_sensitivity_reports_a_switch_between_rent_offers(load):
     row = df.loc["catalog.rent[uni-cluster].price"]  # 0.50 -> 0.60 USD/h: 'other' at 0.55 is cheaper
     assert row["decision_flips"] == "up" and row["buy_high"] == row["buy_low"] == "nothing"
     assert row["kinds_high"] == row["kinds_low"] == "rent" and "other" in row["plan_high"]
-    page = planner.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
+    page = planner.report.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
     assert "No input moved this far changes the plan" not in page
     assert f"catalog.rent[uni-cluster].price above {row['flip_up_kept']}" in page and "train on other" in page
 
@@ -471,7 +471,7 @@ def test_a_grid_sweep_fits_a_projector_one_line_a_row():
     def page(n):
         df = pd.DataFrame({"x": range(n), "total_cost": [1.0] * n, "currency": ["USD"] * n,
                            "plan": ["a: vast:x; b: vast:y; c: vast:z"] * n})
-        return planner.view.to_text(whatif_page(df, "t"))
+        return planner.report.view.to_text(whatif_page(df, "t"))
 
     few, many = page(LINES_PER_PHASE_UP_TO), page(35)
     assert len(few.splitlines()) >= 3 * LINES_PER_PHASE_UP_TO  # one line per phase
@@ -536,7 +536,7 @@ def test_of_many_cards_sensitivity_moves_those_that_would_do_the_work_for_least(
 def test_a_what_if_sets_catalog_figures_typed_as_a_set_does(load):
     """A catalog figure a what-if moves is set in the catalog's unit, exactly (no number written
     out in the scenario's currency and read back): the same plan as --set with that figure."""
-    from planner.scenario import CatalogEdit
+    from planner.model.scenario import CatalogEdit
 
     text = EUR.replace('rent: ["vast:*"]', 'rent: ["runpod:rtx-3090"]')
     typed = whatif.run_one(whatif.Job(text, "s.yaml", TODAY, edits=(
@@ -561,7 +561,7 @@ def test_sensitivity_says_what_it_would_take_for_an_offer_left_out(load):
     assert at <= 0.4646 <= kept < 0.475 and kept - at < 0.475 / 64
     assert whatif.run_one(job(text, sets=(f"catalog.rent[uni-cluster].price={row['flip_down_at']}",)))["buy"] == "nothing"
     assert whatif.run_one(job(text, sets=(f"catalog.rent[uni-cluster].price={row['flip_down_kept']}",)))["buy"] == "my-card"
-    page = planner.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
+    page = planner.report.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
     assert f"catalog.rent[uni-cluster].price below {row['flip_down_kept']}" in page
 
 

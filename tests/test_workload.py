@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 import planner
-from planner import workload
 from planner.cli import main
-from planner.scenario import workload_of
+from planner.model import workload
+from planner.model.scenario import workload_of
 from pricing.errors import InputError
 
 
@@ -351,7 +351,7 @@ def test_one_measured_card_does_not_drag_its_whole_architecture(catalog):
     are measured: Lambda's one Blackwell card, a B200 run limited by its input pipeline, made
     every GeForce Blackwell card slower than the Ada card it replaces. Here Volta with one
     measured card (the V100 32GB, the Titan V's rows left out) and the unmeasured V100 16GB."""
-    from planner.workload import relative_speed
+    from planner.model.workload import relative_speed
 
     t = catalog.throughput[catalog.throughput["device"] != "titan-v"]
     slow = t.assign(throughput=t["throughput"].where(t["device"] != "v100-32gb", t["throughput"] * 0.5))
@@ -393,7 +393,7 @@ def test_an_unmeasured_card_shares_the_miss_of_its_compute_capability(catalog):
     A100s (8.0) are not the GeForce and RTX A cards (8.6). Make the measured A100s miss their
     spec estimate by 2x: the unmeasured RTX 3060 (8.6) keeps the 8.6 cards' typical miss; grouped
     by architecture it would move with the A100s."""
-    from planner.workload import calibrate, measured_scores, relative_speed
+    from planner.model.workload import calibrate, measured_scores, relative_speed
 
     cc = {"a100-40gb": "8.0", "a100-80gb": "8.0", "a100-pcie-80gb": "8.0"}
     devices = catalog.devices.assign(

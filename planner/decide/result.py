@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from .costs import COST_PARTS  # re-exported for the report writers
-from .scenario import Scenario
-from .sessions import Finish
+from ..model.costs import COST_PARTS  # re-exported for the report writers
+from ..model.scenario import Scenario
+from ..model.sessions import Finish
 
 
 @dataclass(frozen=True)
@@ -184,10 +184,10 @@ class Plan:
     subscriptions: tuple[Subscription, ...] = ()  # months of notebook tiers paid by the month
     credits: tuple[tuple[str, float, float, float], ...] = ()  # (name, amount, used, lost unused) [USD]
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
-    breakeven: tuple = ()  # planner.breakeven.Pair
+    breakeven: tuple = ()  # planner.decide.breakeven.Pair
     catalog_layers: tuple[tuple[str, dt.date | None, str], ...] = ()  # (name, as_of, source) over the shipped tables
-    options: pd.DataFrame | None = None  # every option considered (planner.options.OPTION_COLUMNS)
-    uncertainty: Any = None  # planner.uncertainty.Uncertainty, when asked
+    options: pd.DataFrame | None = None  # every option considered (planner.decide.options.OPTION_COLUMNS)
+    uncertainty: Any = None  # planner.decide.uncertainty.Uncertainty, when asked
 
     @property
     def total_usd(self) -> float:

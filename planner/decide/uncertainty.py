@@ -37,10 +37,11 @@ import pandas as pd
 
 from pricing.values import missing, opt_float
 
-from . import quotes, workload
+from ..model import workload
+from ..model.sessions import at_rates, triangular_ppf
+from . import quotes
 from .options import commitments_of, subscriptions_of
 from .quotes import card_costs
-from .sessions import at_rates, triangular_ppf
 
 #: Spread of a catalog price: this much at once, growing this much a year of age (estimates).
 PRICE_SIGMA = 0.05

@@ -1,6 +1,6 @@
 """Will the model fit on a device, and how fast is the device for this work?
 
-Pure functions over the scenario's :class:`~planner.scenario.Workload` and
+Pure functions over the scenario's :class:`~planner.model.scenario.Workload` and
 the catalog's device table.
 
 Memory need (training, data parallel, per GPU) = weights + gradients +

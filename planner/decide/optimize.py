@@ -1,6 +1,6 @@
 """Choose the cheapest plan that meets every deadline.
 
-A mixed-integer program over weekly buckets (:mod:`planner.milp`, HiGHS via
+A mixed-integer program over weekly buckets (:mod:`planner.decide.milp`, HiGHS via
 ``scipy.optimize.milp``): which cards to buy, and how many reference
 GPU-hours of each phase each option does in each week, within capacities,
 quotas, deadlines and the budget. Overheads from the session model enter as
@@ -28,8 +28,11 @@ from pricing.errors import SolverError
 from pricing.memo import Kept
 from pricing.values import float_or, opt_float
 
-from . import breakeven, milp, sessions, units, workload
-from .costs import COST_PARTS, PART_NAMES
+from ..model import sessions, units, workload
+from ..model.costs import COST_PARTS, PART_NAMES
+from ..model.records import NOTEBOOK_KINDS, Option, Quote, options_of, quotes_frame
+from ..model.scenario import Scenario
+from . import breakeven, milp
 from .options import build_options, commitments_of, stale_rows
 from .quotes import (
     CardPath,
@@ -42,9 +45,7 @@ from .quotes import (
     quote_records,
     rate_shift_h,
 )
-from .records import NOTEBOOK_KINDS, Option, Quote, options_of, quotes_frame
 from .result import Alternative, Assignment, Commitment, ParetoPoint, PhasePlan, Plan, Purchase, Subscription
-from .scenario import Scenario
 
 __all__ = ["STRATEGIES", "card_costs", "dominated_cards", "dominated_rents", "plan", "prune"]
 

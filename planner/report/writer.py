@@ -25,8 +25,9 @@ import pandas as pd
 
 from pricing.errors import InputError, Problem
 
-from . import charts, report, view
-from .result import Plan, to_dict
+from ..decide.result import Plan, to_dict
+from . import charts, view
+from . import page as report
 
 MARKER = ".planner-report"
 

@@ -26,8 +26,8 @@ from pricing.errors import InputError, Problem
 from pricing.values import opt_float
 from pricing.yamldoc import parse_document
 
-from . import scenario
-from .scenario import CatalogEdit, editable, parse_set
+from ..model import scenario
+from ..model.scenario import CatalogEdit, editable, parse_set
 
 #: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
 WHATIF_TRIALS = 0
@@ -109,7 +109,7 @@ def _bought(purchases) -> str:
 
 def summarize(plan) -> dict[str, Any]:
     """One row for a plan: its cost, its decision (what is bought, where each phase runs), its finish."""
-    from .result import Money, to_dict
+    from ..decide.result import Money, to_dict
 
     if not plan.breakeven and plan.uncertainty is None:  # the row from the plan itself (what-if tables)
         finished = [ph.finish_expected.isoformat() for ph in plan.phases if ph.finish_expected]
@@ -154,12 +154,12 @@ def decision_pair(s, d: dict, quotes: pd.DataFrame | None = None) -> dict[str, A
     chose instead (its rent offers, or the free tiers; a plan that rents nothing, against the
     cheapest rent of each phase among ``quotes``); the earliest such crossover. Not the minimum
     over every pair of the catalog (a card nobody considered against a machine nobody would rent)."""
-    from .breakeven import FREE_MIX
+    from ..decide.breakeven import FREE_MIX
 
     kinds = {a["kind"] for ph in d["phases"] for a in ph["assignments"]}
     chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
     if not chosen:  # a plan that rents nothing: against the rent it passed over (optimize.cheapest_rents)
-        from .optimize import cheapest_rents
+        from ..decide.optimize import cheapest_rents
 
         chosen = cheapest_rents(quotes) if quotes is not None else set()
     if kinds & {"free", "subscription"}:
@@ -172,8 +172,8 @@ def decision_pair(s, d: dict, quotes: pd.DataFrame | None = None) -> dict[str, A
 def _plan(job: Job, alternatives: bool):
     """A what-if's plan: the job's scenario over the (per process, loaded once) catalog, planned
     for a table row (no spread, no per-phase exclusions, break-even against what it chose)."""
-    from . import api
-    from .scenario import with_catalog_edits
+    from .. import api
+    from ..model.scenario import with_catalog_edits
 
     catalog = api.load_catalog(job.catalog_files, job.today)
     s = _scenario(job.text, job.file, job.today, job.variant, job.sets, job.catalog_files)
@@ -196,8 +196,8 @@ def _scenario(text: str, file: str, today: dt.date, variant: str | None, sets: t
     """The scenario read from its text once per process for the same text, variant, --set and
     catalog: a what-if's own changes are set on it typed (:func:`with_value`), not by reading it
     again. Scenarios are frozen, so one may be shared."""
-    from . import api
-    from .scenario import load_scenario_text
+    from .. import api
+    from ..model.scenario import load_scenario_text
 
     ids = api.load_catalog(catalog_files, today).ids()
     return load_scenario_text(text, ids, file=file, today=today, variant=variant, sets=sets)
@@ -433,8 +433,8 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     considered (:func:`_cards_to_move`), with its resale; the interruption rates of the interruptible ones and free
     tiers (a default rate, the least known of them, across its sourced range instead), the free
     tiers' weekly quotas, and each phase's deadline moved by ``span`` of its window (whole days)."""
-    from . import api
-    from .quotes import card_costs
+    from .. import api
+    from ..decide.quotes import card_costs
 
     s, _, p = _plan(dataclasses.replace(base, uncertainty=0), alternatives=True)
     d = api.to_dict(p)

@@ -17,8 +17,8 @@ from pricing.memo import Kept
 from pricing.values import missing
 from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one staleness rule, the catalog's
 
-from .records import NOTEBOOK_KINDS
-from .scenario import Scenario
+from ..model.records import NOTEBOOK_KINDS
+from ..model.scenario import Scenario
 
 OPTION_COLUMNS = [
     "option", "kind", "offer", "device", "count", "usd_per_hour", "usd_per_month", "purchase_usd",

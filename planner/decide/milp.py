@@ -59,10 +59,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from . import costs
+from ..model import costs
+from ..model.records import NOTEBOOK_KINDS
+from ..model.sessions import Finish, finish_day, parallel_runs
 from .options import commitments_of, subscriptions_of
-from .records import NOTEBOOK_KINDS
-from .sessions import Finish, finish_day, parallel_runs
 
 if TYPE_CHECKING:  # scipy loads only when a plan is built
     from scipy.optimize import Bounds, LinearConstraint

@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import breakeven, costs, units, view
-from .breakeven import FREE_MIX
-from .result import COST_PARTS, Plan, to_dict
+from ..decide import breakeven
+from ..decide.breakeven import FREE_MIX
+from ..decide.result import COST_PARTS, Plan, to_dict
+from ..model import costs, units
+from . import view
 from .view import text_table
 
 
@@ -167,7 +169,7 @@ def pace_notes(plan: Plan, shown: list[dict]) -> list[str]:
     return out
 
 
-#: The plan report's charts, by file name (planner.charts.CHARTS draws them).
+#: The plan report's charts, by file name (planner.report.charts.CHARTS draws them).
 FIGURE_TITLES = {"cumulative_cost": "Money spent over time by each strategy's best plan",
                  "breakeven": "Buying against renting at the scenario's pace",
                  "schedule": "Week-by-week schedule", "cost_breakdown": "Cost breakdown",
@@ -412,7 +414,7 @@ def _assumptions_section(plan: Plan, d: dict) -> view.Section:
 
 
 def uncertainty_section(plan: Plan, d: dict, chart) -> view.Section:
-    """How sure the answer is (planner.uncertainty): each strategy's spread, the chance it is the
+    """How sure the answer is (planner.decide.uncertainty): each strategy's spread, the chance it is the
     cheapest, the inputs that move the decision and where it flips, and every input's spread."""
     u, cur = d["uncertainty"], d["currency"]
 

@@ -29,8 +29,8 @@ import pandas as pd
 
 from pricing.values import opt_float
 
-from . import costs
-from .scenario import Scenario
+from ..model import costs
+from ..model.scenario import Scenario
 
 #: How far past the scenario's own work the search goes, as a multiple of it.
 SEARCH_MULTIPLE = 50.0

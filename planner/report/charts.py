@@ -20,8 +20,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from . import breakeven, units  # noqa: E402
-from .result import COST_PARTS, Plan  # noqa: E402
+from ..decide import breakeven  # noqa: E402
+from ..decide.result import COST_PARTS, Plan  # noqa: E402
+from ..model import units  # noqa: E402
 
 
 def _dates(days: list) -> Any:
@@ -81,8 +82,8 @@ def breakeven_chart(plan: Plan) -> Figure:
     """The break-even pairs the report lists: money spent by each day at the scenario's pace
     buying each card (resold at the horizon's end, as the plans do) and renting each offer; a dot where a card pays off, on the
     date the table gives (both come from breakeven.curves)."""
-    from .report import breakeven_shown
-    from .result import to_dict
+    from ..decide.result import to_dict
+    from .page import breakeven_shown
 
     s = plan.scenario
     cur, per = s.currency, 1.0 / s.usd_per_currency

@@ -19,10 +19,10 @@ import pandas as pd
 from pricing.memo import ByValue, Kept
 from pricing.values import float_or, missing, opt_float
 
-from . import costs, sessions, units, workload
-from .costs import PART_NAMES
-from .records import NOTEBOOK_KINDS, QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
-from .scenario import Scenario
+from ..model import costs, sessions, units, workload
+from ..model.costs import PART_NAMES
+from ..model.records import NOTEBOOK_KINDS, QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
+from ..model.scenario import Scenario
 
 __all__ = ["QUOTE_COLUMNS", "Quote", "card_costs", "exclusions", "money_by_part", "quote", "quote_records"]
 

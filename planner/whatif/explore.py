@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import whatif
+from . import tables as whatif
 
 #: Sliders at most (a grid of their values is planned beforehand: 7 x 7 x 7 = 343 plans).
 MAX_INPUTS = 3
