@@ -409,7 +409,7 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
                             sweep_chart(df, parsed[0][0], s.currency, labels[0]))}
     elif report_dir and len(parsed) == 2:
         charts = {"decision_map": (f"Which plan wins where, over {parsed[0][0]} and {parsed[1][0]}",
-                                   sweep_map(df, (parsed[0][0], parsed[1][0]), s.currency, tuple(labels)))}
+                                   sweep_map(df, (parsed[0][0], parsed[1][0]), s.currency, (labels[0], labels[1])))}
     _emit_table(df, fmt, f"Sweep of {', '.join(k for k, _ in parsed)} — {s.name}", report_dir, force, charts)
 
 

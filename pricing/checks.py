@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .errors import Problem
+
 #: GPU architectures with tensor cores: mixed precision runs on them, so the speed model reads
 #: their FP16 tensor rate (NVIDIA's architecture whitepapers, Volta 2017 to Blackwell 2025).
 TENSOR_ARCHITECTURES = frozenset({"volta", "turing", "ampere", "ada", "hopper", "blackwell"})
@@ -56,15 +58,11 @@ KNOWN_FORM_FACTORS = (
 )
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One suspect cell. ``severity`` is ``error`` (check fails) or ``warning``."""
+@dataclass(frozen=True, order=True)
+class Finding(Problem):
+    """One suspect cell: a located problem with a ``severity``, ``error`` (the check fails) or
+    ``warning``."""
 
-    file: str
-    line: int
-    column: int
-    path: str
-    message: str
     severity: str = "error"
 
     def __str__(self) -> str:

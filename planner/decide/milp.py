@@ -61,6 +61,7 @@ import pandas as pd
 
 from ..model import costs
 from ..model.records import NOTEBOOK_KINDS
+from ..model.scenario import WEEKDAYS
 from ..model.sessions import Finish, finish_day, parallel_runs
 from .options import commitments_of, subscriptions_of
 
@@ -77,7 +78,6 @@ TIE_BREAKS = {"term": 1e-3, "restart_by_hand": 1e-3, "wall_hour": 1e-4, "week": 
 HOURS_PER_DAY = 24.0
 
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
 def month_starts(start: dt.date, total_days: int) -> list[int]:
@@ -154,10 +154,6 @@ class Calendar:
     def week(self) -> np.ndarray:
         """The week (from the scenario's start) each bucket lies in."""
         return self.first_day // 7
-
-    @property
-    def n_buckets(self) -> int:
-        return len(self.days)
 
     def open(self, phase: str) -> np.ndarray:
         """Whether each bucket lies inside the phase's window."""

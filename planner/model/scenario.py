@@ -35,7 +35,6 @@ METHODS = ("full", "lora", "qlora")
 ATTENTIONS = ("auto", "eager", "memory-efficient")
 SHARDINGS = ("none", "zero2", "zero3")
 FRAMEWORKS = ("pytorch", "tensorflow", "jax", "paddlepaddle")
-CONDITIONS = ("new", "used")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 DEFAULT_HORIZON_MONTHS = 24.0
@@ -174,11 +173,6 @@ class Scenario:
     buy_every_weeks: int | None = None
     buy_trend_per_year: float = 0.0  # buy prices move by this share a year from their catalog date
     buy_price_points: tuple[tuple[dt.date, float], ...] = ()  # or reach these levels by these dates
-
-    @property
-    def rent_moves(self) -> bool:
-        """Whether rent prices move over the plan: the catalog's trends, a yearly trend or dated points."""
-        return self.rent_trend_per_year is None or bool(self.rent_trend_per_year or self.rent_price_points)
 
     @property
     def rent_trend_of_catalog(self) -> bool:

@@ -12,6 +12,7 @@ Units follow docs/scenario.md, "Quantities".
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 
@@ -167,6 +168,17 @@ def parse_count(value: object) -> float:
 def parse_power_w(value: object) -> float:
     """Power in watts. Bare numbers are W."""
     return _in_units(value, "a power such as 350 W or 0.45 kW", POWER_W, "w")
+
+
+def format_significant(x: float, digits: int = 4, thousands: bool = False) -> str:
+    """``x`` to ``digits`` significant digits, never in exponent notation (10800, not 1.08e+04),
+    trailing zeros dropped; ``thousands``: with a comma every three digits, as the report shows
+    figures (a figure a user writes back, as a what-if's value, has none)."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    places = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    text = f"{round(x, places):{',' if thousands else ''}.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def format_share(x: float) -> str:

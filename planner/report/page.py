@@ -57,12 +57,8 @@ def _and(names: list[str]) -> str:
 
 
 def _significant(x: float, digits: int = 4) -> str:
-    """``x`` to ``digits`` significant digits, never in exponent notation (10,800, not 1.08e+04)."""
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
-    text = f"{round(x, decimals):,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    """``x`` to ``digits`` significant digits with thousands separators (units.format_significant)."""
+    return units.format_significant(x, digits, thousands=True)
 
 
 def _confidence(x: float) -> str:

@@ -59,11 +59,6 @@ class Page:
     def figures(self) -> list[Figure]:
         return [b for s in self.sections for b in s.blocks if isinstance(b, Figure)]
 
-    def plus(self, *blocks: Block) -> Page:
-        """The page with ``blocks`` added to its last section."""
-        *rest, last = self.sections
-        return Page(self.title, (*rest, Section(last.title, last.blocks + blocks)))
-
 
 def section(title: str | None, *blocks: Block | None) -> Section:
     """A section of the blocks given (None and empty ones left out)."""

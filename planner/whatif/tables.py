@@ -26,7 +26,7 @@ from pricing.errors import InputError, Problem
 from pricing.values import opt_float
 from pricing.yamldoc import parse_document
 
-from ..model import scenario
+from ..model import scenario, units
 from ..model.scenario import CatalogEdit, editable, parse_set
 
 #: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
@@ -416,13 +416,8 @@ def _cards_to_move(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]]) 
 
 
 def _figure(x: float, digits: int = 4) -> str:
-    """A catalog figure as a user writes it: ``digits`` significant digits, never in exponent
-    notation (10800, not 1.08e+04)."""
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    places = max(0, digits - 1 - math.floor(math.log10(abs(x))))
-    text = f"{round(x, places):.{places}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    """A catalog figure as a user writes it (units.format_significant, no thousands separator)."""
+    return units.format_significant(x, digits)
 
 
 def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]]]:
