@@ -598,3 +598,24 @@ def test_sensitivity_tries_a_card_bought_later_dearer_and_keeps_a_resale_share_a
     assert (resale["value"], resale["low_value"], resale["high_value"]) == ("50 %", "40 %", "60 %")
     assert resale["decision_flips"] == "down" and resale["buy_low"] == "nothing"
     assert whatif.bought_offers("a+card-x on 2027-03-01") == {"a", "card-x"} and not whatif.bought_offers("nothing")
+
+
+@pytest.mark.parametrize("edit", [
+    "electricity=0.31 USD/kWh", "you.time_value=40 USD/h", "you.attention=1/day", "you.host_power=250 W",
+    "you.confidence=75%", "phases.final.checkpoint_every=10 min", "phases.final.runs=2",
+    "phases.prototyping.dataset_size=40 GB", "phases.final.deadline=2027-07-20", "workload.precision=fp32",
+    "workload.batch_size=16", "framework=jax", "horizon=12 months", "currency=EUR",
+])
+def test_a_what_if_never_reads_a_stale_quote(thesis_text, edit):
+    """issue 36: the per-process caches are keyed by hand; a field a quote reads but its key
+    leaves out would return the quotes of another scenario in a sweep. Each edit planned after
+    the base (caches warm) equals the same edit planned in a fresh process state (caches clear)."""
+    from pricing import memo
+
+    base = job(thesis_text)
+    edited = job(thesis_text, sets=(edit,))
+    whatif.run_one(base)  # warm every cache with the base scenario
+    warm = whatif.run_one(edited)
+    memo.clear_all()
+    cold = whatif.run_one(edited)
+    assert warm == cold
