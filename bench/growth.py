@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import planner
 from planner.api import default_catalog
-from planner.model.scenario import load_scenario_text
+from planner.model.validate import load_scenario_text
 
 TODAY = dt.date(2026, 11, 22)
 EVERYTHING = {"buy": ["*"], "rent": ["*"], "free": ["*"]}

@@ -25,7 +25,7 @@ from planner.decide import milp
 from planner.decide.optimize import STRATEGIES, card_costs, dominated_cards, dominated_rents, prune
 from planner.decide.options import build_options
 from planner.decide.quotes import exclusions, quote
-from planner.model.scenario import load_scenario_text
+from planner.model.validate import load_scenario_text
 
 
 def measure(name: str, s) -> None:

@@ -15,7 +15,8 @@ import pricing
 from pricing.errors import InputError, Problem
 from pricing.memo import Kept
 
-from .model.scenario import Scenario, load_catalog_text, load_scenario_text
+from .model.scenario import Scenario
+from .model.validate import load_catalog_text, load_scenario_text
 
 __all__ = ["default_catalog", "load_scenario", "plan", "to_dict"]
 
@@ -179,7 +180,7 @@ def replan_flips(p, catalog: pricing.Catalog):
     import dataclasses
 
     from .decide import optimize
-    from .model.scenario import CatalogEdit, with_catalog_edits, with_value
+    from .model.edits import CatalogEdit, with_catalog_edits, with_value
 
     u = p.uncertainty
     s = p.scenario

@@ -165,7 +165,7 @@ def keys(fmt):
     import pandas as pd
 
     from .api import shipped_catalog
-    from .model.scenario import schema_rows
+    from .model.schema import schema_rows
     from .report.page import render_rows
     from .report.view import md_table
 
@@ -222,7 +222,8 @@ def fit(scenario, kind, gpus, variant, sets, today, catalog_files, fmt, **flags)
     in scenario files); flags override a scenario's values.
     """
     from .api import load_catalog, load_scenario
-    from .model.scenario import load_workload, parse_flag_value, workload_values
+    from .model.overrides import parse_flag_value
+    from .model.validate import load_workload, workload_values
     from .model.workload import fit_table
     from .report.page import render_rows
 
@@ -395,7 +396,7 @@ def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, rep
     charts = {}
     if report_dir and len(parsed) in (1, 2):
         from .api import load_catalog
-        from .model.scenario import key_unit
+        from .model.schema import key_unit
         from .report.charts import sweep_chart, sweep_map  # matplotlib: only for a report (half a second)
 
         columns = load_catalog(catalog_files, today).columns

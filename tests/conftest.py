@@ -17,7 +17,7 @@ from hypothesis import settings
 
 import planner.api
 import pricing
-from planner.model.scenario import load_scenario_text
+from planner.model.validate import load_scenario_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

@@ -952,7 +952,7 @@ def test_many_credits_that_pay_alike_plan_as_one_and_too_many_distinct_are_a_loc
     """issue 39: 100 credits ran 95 s and failed; credits of the same providers and dates pay the
     same bills, so they combine: 100 of 0.30 USD plan as one of 30 USD (the plan by hand above:
     30 h free on grant, 70 h on cash, 42 USD). Past MAX_CREDITS distinct ones, a located error."""
-    from planner.model.scenario import MAX_CREDITS
+    from planner.model.schema import MAX_CREDITS
     from pricing.errors import InputError
 
     many = _credit_plan(load, catalog, ", ".join(["{amount: 0.30 USD, providers: [grant]}"] * 100))

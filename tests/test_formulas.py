@@ -7,7 +7,7 @@ import math
 import pytest
 
 from planner.model import costs, sessions, workload
-from planner.model.scenario import workload_of
+from planner.model.validate import workload_of
 
 
 def test_resale_model():

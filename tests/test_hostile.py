@@ -188,7 +188,7 @@ ALIAS = "x: &a [1, 2]\ny: &b [*a, *a]\n"
     st.tuples(st.sampled_from(["name", "phases.final.gpu_hours"]), st.just(ALIAS)),
 ), min_size=1, max_size=3))
 def test_fuzz_hostile_values_end_in_a_plan_or_a_located_error(catalog, thesis_text, sets):
-    from planner.model.scenario import load_scenario_text
+    from planner.model.validate import load_scenario_text
 
     try:
         s = load_scenario_text(thesis_text, catalog.ids(), file="thesis.yaml", today=TODAY,
@@ -325,7 +325,7 @@ def test_fuzz_names_give_a_plan_whose_json_reads_back(thesis_text, name):
     characters aside; or a located error for what YAML cannot hold."""
     text = re.sub(r"(?m)^name: .*$", lambda m: "name: " + json.dumps(name), thesis_text, count=1)
     try:
-        s = planner.model.scenario.load_scenario_text(text, planner.api.default_catalog().ids(), file="n.yaml", today=TODAY)
+        s = planner.model.validate.load_scenario_text(text, planner.api.default_catalog().ids(), file="n.yaml", today=TODAY)
     except InputError as exc:
         assert all(p.line > 0 for p in exc.problems)
         return

@@ -15,7 +15,7 @@ import planner.report
 from planner.cli import main
 from planner.decide.options import build_options
 from planner.model import workload
-from planner.model.scenario import load_scenario_text
+from planner.model.validate import load_scenario_text
 
 from .conftest import SCENARIOS, TEST_CATALOG, TODAY
 

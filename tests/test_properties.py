@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import planner
 from planner.decide.result import Plan
-from planner.model.scenario import load_scenario_text
+from planner.model.validate import load_scenario_text
 from pricing.errors import InputError
 
 from .conftest import TODAY, examples

@@ -123,7 +123,7 @@ def test_refresh_writes_a_layer_that_run_uses_and_names(data_home):
 
     text = SCENARIOS.joinpath("thesis.yaml").read_text(encoding="utf-8")
     s = planner.api.load_scenario(SCENARIOS / "thesis.yaml", today=ON)
-    s = planner.model.scenario.load_scenario_text(
+    s = planner.model.validate.load_scenario_text(
         text, planner.api.default_catalog().ids(), file="t.yaml", today=ON,
         sets=["consider.rent=[aws:g5.xlarge-spot]", "consider.free=[]", "consider.buy=[]", "you.own=[]"])
     d = planner.to_dict(planner.plan(s, trials=50))

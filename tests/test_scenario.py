@@ -122,7 +122,7 @@ def test_shipped_scenarios_and_all_their_variants_validate(load):
 def test_any_catalog_row_can_be_changed_by_id_in_brackets(load, catalog):
     """--set 'catalog.rent[ID].price=...' changes one field of a shipped row (ids contain dots and
     colons); the row keeps its other fields; a misspelt id gets did-you-mean (docs/scenario.md)."""
-    from planner.model.scenario import _split_path
+    from planner.model.overrides import _split_path
 
     assert _split_path("catalog.rent[aws:g5.xlarge].price") == ("catalog", "rent", "aws:g5.xlarge", "price")
     assert _split_path("phases.final.gpu_hours") == ("phases", "final", "gpu_hours")
@@ -180,7 +180,7 @@ def test_every_key_is_declared_once_with_its_meaning(load):
     from click.testing import CliRunner
 
     from planner.cli import main
-    from planner.model.scenario import schema_rows
+    from planner.model.schema import schema_rows
 
     rows = {r["key"]: r for r in schema_rows(planner.api.shipped_catalog().columns)}
     assert all(r["doc"] for r in rows.values()), [k for k, r in rows.items() if not r["doc"]]
@@ -197,7 +197,7 @@ def test_every_key_is_declared_once_with_its_meaning(load):
 
 
 def test_a_workload_round_trips_through_its_keys(load):
-    from planner.model.scenario import workload_of, workload_values
+    from planner.model.validate import workload_of, workload_values
 
     w = load(MINIMAL.replace("reference_gpu: rtx-3090", "reference_gpu: rtx-3090\n  method: lora\n"
                              "  trainable_params: 20M")).workload
@@ -205,7 +205,7 @@ def test_a_workload_round_trips_through_its_keys(load):
     assert workload_of(workload_values(w)) == w
 
 
-# A what-if sets the scenario's own quantities on the parsed scenario (scenario.with_value),
+# A what-if sets the scenario's own quantities on the parsed scenario (edits.with_value),
 # not by reading the file again: each must give the scenario that `--set path=value` reads.
 EDITS = {"electricity": "0.31 EUR/kWh", "horizon": "18 months", "workload.params": "30M", "workload.batch_size": 48,
          "workload.activation_memory": "5 GB", "phases.train.gpu_hours": "100..140 h", "phases.train.runs": 3,
@@ -216,7 +216,8 @@ EDITS = {"electricity": "0.31 EUR/kWh", "horizon": "18 months", "workload.params
 
 @pytest.mark.parametrize("path", sorted(EDITS))
 def test_a_what_ifs_typed_edit_is_the_scenario_set_reads(load, catalog, path):
-    from planner.model.scenario import EDITABLE, editable, parse_set, with_value
+    from planner.model.edits import EDITABLE, editable, with_value
+    from planner.model.overrides import parse_set
 
     assert editable(path) and len(EDITS) == len(EDITABLE)
     text = "currency: EUR\n" + MINIMAL.replace("electricity: 0.20 USD/kWh\n", "")  # the default rate, a currency
@@ -228,7 +229,7 @@ def test_a_what_ifs_typed_edit_is_the_scenario_set_reads(load, catalog, path):
 
 
 def test_a_what_ifs_typed_edit_refuses_what_set_refuses(load, catalog):
-    from planner.model.scenario import with_value
+    from planner.model.edits import with_value
 
     s = load(MINIMAL)
     with pytest.raises(InputError) as typed:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import planner
 from planner import whatif
 from planner.cli import main
-from planner.model.scenario import load_scenario_text
+from planner.model.validate import load_scenario_text
 
 from .conftest import MINIMAL, SCENARIOS, TODAY
 from .test_plan import BASE
@@ -291,7 +291,7 @@ def test_a_sweeps_axis_says_the_unit_of_bare_numbers():
     """A bare number in --vary takes the key's unit, money in the scenario's currency
     (docs/scenario.md): the chart's axis says which (issue 15)."""
     from planner.api import shipped_catalog
-    from planner.model.scenario import key_unit
+    from planner.model.schema import key_unit
 
     columns = shipped_catalog().columns
     assert key_unit("phases.final.gpu_hours", columns, "EUR") == "h"
@@ -536,7 +536,7 @@ def test_of_many_cards_sensitivity_moves_those_that_would_do_the_work_for_least(
 def test_a_what_if_sets_catalog_figures_typed_as_a_set_does(load):
     """A catalog figure a what-if moves is set in the catalog's unit, exactly (no number written
     out in the scenario's currency and read back): the same plan as --set with that figure."""
-    from planner.model.scenario import CatalogEdit
+    from planner.model.edits import CatalogEdit
 
     text = EUR.replace('rent: ["vast:*"]', 'rent: ["runpod:rtx-3090"]')
     typed = whatif.run_one(whatif.Job(text, "s.yaml", TODAY, edits=(

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import planner
 from planner.cli import main
 from planner.model import workload
-from planner.model.scenario import workload_of
+from planner.model.validate import workload_of
 from pricing.errors import InputError
 
 

@@ -26,10 +26,12 @@ from pricing.errors import InputError, Problem
 from pricing.values import opt_float
 from pricing.yamldoc import parse_document
 
-from ..model import scenario, units
-from ..model.scenario import CatalogEdit, editable, parse_set
+from ..model import edits, units
+from ..model.edits import CatalogEdit, editable
 
 #: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
+from ..model.overrides import parse_set
+
 WHATIF_TRIALS = 0
 
 
@@ -46,7 +48,7 @@ class Job:
     uncertainty: int = 0  # draws of the uncertainty analysis (0: none)
     breakevens: bool = True  # the row's break-even (sensitivity reads none)
     edits: tuple[CatalogEdit, ...] = ()  # catalog figures set typed, after the file, variant and sets
-    #: the scenario's own keys set typed (scenario.EDITABLE), after the file, variant and sets:
+    #: the scenario's own keys set typed (edits.EDITABLE), after the file, variant and sets:
     #: (path, the value as --set writes it)
     scenario_edits: tuple[tuple[str, str], ...] = ()
     candidates: bool = False  # the best plan with each card considered, side by side (compare's rows)
@@ -81,7 +83,7 @@ class Amount:
 
 def with_value(job: Job, path: str, value: Any) -> Job:
     """The job with one input at ``value``: a catalog figure set typed (:class:`Amount`), a key
-    of the scenario that can be set on the parsed scenario (scenario.EDITABLE) read as --set reads
+    of the scenario that can be set on the parsed scenario (edits.EDITABLE) read as --set reads
     it and set typed, any other input as --set text."""
     if isinstance(value, Amount):
         return dataclasses.replace(job, edits=job.edits + (value.set(),))
@@ -173,13 +175,13 @@ def _plan(job: Job, alternatives: bool):
     """A what-if's plan: the job's scenario over the (per process, loaded once) catalog, planned
     for a table row (no spread, no per-phase exclusions, break-even against what it chose)."""
     from .. import api
-    from ..model.scenario import with_catalog_edits
+    from ..model.edits import with_catalog_edits
 
     catalog = api.load_catalog(job.catalog_files, job.today)
     s = _scenario(job.text, job.file, job.today, job.variant, job.sets, job.catalog_files)
     for path, text in job.scenario_edits:
         _, raw = parse_set(f"{path}={text}")  # the value as --set reads it: the same YAML
-        edited = scenario.with_value(s, path, raw, catalog.ids())
+        edited = edits.with_value(s, path, raw, catalog.ids())
         if edited is None:  # a key to set as text here (a phase the file does not have): every change as --set
             s = _scenario(job.text, job.file, job.today, job.variant,
                           job.sets + tuple(f"{p}={v}" for p, v in job.scenario_edits), job.catalog_files)
@@ -197,7 +199,7 @@ def _scenario(text: str, file: str, today: dt.date, variant: str | None, sets: t
     catalog: a what-if's own changes are set on it typed (:func:`with_value`), not by reading it
     again. Scenarios are frozen, so one may be shared."""
     from .. import api
-    from ..model.scenario import load_scenario_text
+    from ..model.validate import load_scenario_text
 
     ids = api.load_catalog(catalog_files, today).ids()
     return load_scenario_text(text, ids, file=file, today=today, variant=variant, sets=sets)

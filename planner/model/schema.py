@@ -1,0 +1,735 @@
+"""The scenario format's keys: each key's converter (unit, range, did-you-mean) and the
+schema of every section, from which docs/scenario.md's table and ``planner keys`` are made."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pricing import column_types
+from pricing.errors import did_you_mean
+from pricing.ids import CatalogIds
+
+from . import units
+from .scenario import (
+    ATTENTIONS,
+    DEFAULT_ATTENTION_PER_DAY,
+    DEFAULT_CHECKPOINT_EVERY_H,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_HORIZON_MONTHS,
+    DEFAULT_HOST_POWER_W,
+    FAMILIES,
+    FRAMEWORKS,
+    METHODS,
+    OPTIMIZERS,
+    PRECISIONS,
+    SHARDINGS,
+    Credit,
+)
+
+
+@dataclass(frozen=True)
+class Field:
+    """A leaf key, declared once: ``convert(value, ctx) -> canonical`` (raising ValueError with
+    the expected text), the dataclass attribute it fills, its default when absent, the unit of
+    its canonical value and a line of documentation (``planner keys`` prints them)."""
+
+    convert: Callable[[Any, _Context], Any]
+    required: bool = False
+    attr: str | None = None  # the dataclass attribute; None: the key itself
+    default: Any = None
+    doc: str = ""
+
+    @property
+    def unit(self) -> str:
+        """The unit of the canonical value: the one its quantity check states (see :func:`_q`)."""
+        return getattr(self.convert, "unit", "")
+
+
+@dataclass(frozen=True)
+class MapOf:
+    """A mapping of user-chosen names (phase names) to sections."""
+
+    item: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ListOf:
+    """A list of sections, addressable in paths by index or by their ``id``."""
+
+    item: Mapping[str, Any]
+
+
+class _Any:
+    """A subtree checked elsewhere (variants)."""
+
+
+@dataclass
+class _Context:
+    ids: CatalogIds
+    today: dt.date
+    currency: str = "USD"
+    start: dt.date | None = None
+    user_ids: dict[str, set[str]] = field(default_factory=lambda: {"buy": set(), "rent": set(), "free": set()})
+
+
+def _text(v, ctx):
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)) or (isinstance(v, str) and not v.strip()):
+        raise ValueError(f"expected text, got {v!r}")
+    return str(v)
+
+
+def _enum(choices: Sequence[str]):
+    def convert(v, ctx):
+        if not isinstance(v, str) or v.lower() not in choices:
+            hint = did_you_mean(str(v), choices)
+            raise ValueError(f"expected one of {', '.join(choices)}, got {v!r}{hint}")
+        return v.lower()
+    return convert
+
+
+def _bool(v, ctx):
+    if not isinstance(v, bool):
+        raise ValueError(f"expected true or false, got {v!r}")
+    return v
+
+
+def _auto_or_bool(v, ctx):
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() == "auto":
+        return "auto"
+    raise ValueError(f"expected auto, true or false, got {v!r}")
+
+
+#: The calendar the planner covers: dates outside it are typing mistakes, not plans.
+FIRST_DATE, LAST_DATE = dt.date(1990, 1, 1), dt.date(2100, 12, 31)
+#: A phase may end at most this many years after the scenario's start (the weekly
+#: calendar grows with the span; a lab's purchase horizon is a few years).
+MAX_SPAN_YEARS = 30
+#: Upper bounds of quantities no real plan reaches (a typing mistake such as 1e308 h).
+MAX_GPU_HOURS = 1e6  # 114 GPU-years
+MIN_HOURS = 0.01  # 36 s: less work than a session's setup is a typing mistake
+MAX_RUNS = 10_000
+#: Devices in a machine or instances to be had at once: no offer counts more.
+MAX_COUNT = 100_000
+#: Phases a scenario may have: a plan of 100 phases takes about 3 s on two cores, of 1,000 more
+#: than a user waits (bench: the lab's phases repeated); a real project has a handful.
+MAX_PHASES = 100
+MAX_HORIZON_MONTHS = 12 * MAX_SPAN_YEARS
+
+
+def _date(v, ctx):
+    if isinstance(v, dt.datetime):
+        v = v.date()
+    elif isinstance(v, str):
+        try:
+            v = dt.date.fromisoformat(v.strip())
+        except ValueError:
+            pass
+    if not isinstance(v, dt.date):
+        raise ValueError(f"expected a date such as 2027-05-31, got {v!r}")
+    if not FIRST_DATE <= v <= LAST_DATE:
+        raise ValueError(f"expected a date between {FIRST_DATE} and {LAST_DATE}, got {v}")
+    return v
+
+
+def _positive_int(v, ctx):
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"expected a whole number of at least 1, got {str(v)[:40]!r}")
+    return v
+
+
+MIN_CHECKPOINT_EVERY_H = units.MIN_CHECKPOINT_EVERY_H
+
+
+class Converter:
+    """A key's converter that states the unit its value comes out in (``planner keys``)."""
+
+    def __init__(self, convert: Callable[[Any, Any], Any], unit: str):
+        self.convert, self.unit = convert, unit
+
+    def __call__(self, v: Any, ctx: Any) -> Any:
+        return self.convert(v, ctx)
+
+
+def stated_unit(unit: str) -> Callable[[Callable[[Any, Any], Any]], Converter]:
+    """Decorate a converter with the unit it states."""
+    return lambda convert: Converter(convert, unit)
+
+
+@stated_unit("h")  # as _q's converters state theirs
+def _checkpoint_every(v, ctx):
+    h = _q(_hours, positive=True)(v, ctx)
+    if h < MIN_CHECKPOINT_EVERY_H - 1e-12:
+        raise ValueError(f"expected at least 1 min between checkpoints, got {v!r}")
+    return h
+
+
+
+_OFFER_ID = re.compile(r"[a-z0-9][a-z0-9._:+-]*")
+
+
+def _offer_id(v, ctx):
+    """A catalog id: lowercase letters, digits and . _ : + - (docs/scenario.md's identifiers)."""
+    text = _text(v, ctx)
+    if not _OFFER_ID.fullmatch(text):
+        raise ValueError(f"expected an id of lowercase letters, digits, '-', '.', ':' such as rtx-3090-used "
+                         f"or uni:a100, got {text!r}")
+    return text
+
+
+def _years_after(d: dt.date, years: int) -> dt.date:
+    return d.replace(year=min(d.year + years, dt.MAXYEAR), day=min(d.day, 28))
+
+
+def _int_at_most(largest: int):
+    """A whole number from 1 to ``largest``."""
+    def convert(v, ctx):
+        n = _positive_int(v, ctx)
+        if n > largest:
+            raise ValueError(f"expected a whole number from 1 to {largest:,}, got {str(v)[:40]!r}")
+        return n
+    return convert
+
+
+#: Most draws an uncertainty analysis takes (a thousand take well under a second).
+MAX_SAMPLES = 100_000
+
+
+def _samples(v, ctx):
+    if isinstance(v, bool) or not isinstance(v, int) or not (v == 0 or 10 <= v <= MAX_SAMPLES):
+        raise ValueError(f"expected 0 (off) or a number of draws from 10 to {MAX_SAMPLES:,}, such as 1000, "
+                         f"got {v!r}")
+    return v
+
+
+def _runs(v, ctx):
+    n = _positive_int(v, ctx)
+    if n > MAX_RUNS:
+        raise ValueError(f"expected at most {MAX_RUNS:,} runs, got {str(v)[:40]!r}")
+    return n
+
+
+def _q(parse, positive=False, nonneg=True, maximum: float | None = None, unit: str = "",
+       minimum: float | None = None):
+    """Wrap a units.parse_* function; check the sign and, where given, the sensible range."""
+    def convert(v, ctx):
+        x = parse(v, ctx)
+        if positive and x <= 0:
+            raise ValueError(f"expected a value above zero, got {v!r}")
+        if minimum is not None and x < minimum:
+            raise ValueError(f"expected at least {minimum:g} {unit}, got {v!r}".replace("  ", " "))
+        if nonneg and x < 0:
+            raise ValueError(f"expected a value of zero or more, got {v!r}")
+        if maximum is not None and x > maximum:
+            raise ValueError(f"expected at most {maximum:,.0f} {unit}, got {v!r}".replace("  ", " "))
+        return x
+    return Converter(convert, unit)
+
+
+def _count(v, ctx):
+    return units.parse_count(v)
+
+
+def _hours(v, ctx):
+    return units.parse_duration_h(v)
+
+
+def _minutes(v, ctx):
+    return units.parse_duration_h(v, default_unit="min") * 60.0
+
+
+def _seconds(v, ctx):
+    return units.parse_duration_h(v, default_unit="s") * 3600.0
+
+
+def _days(v, ctx):
+    return units.parse_duration_h(v, default_unit="days") / 24.0
+
+
+def _months(v, ctx):
+    return units.parse_duration_h(v, default_unit="months") / units.HOURS_PER_MONTH
+
+
+def _size(v, ctx):
+    return units.parse_size_gb(v)
+
+
+def _power(v, ctx):
+    return units.parse_power_w(v)
+
+
+def _money(v, ctx):
+    return units.parse_money_usd(v, ctx.currency, ctx.ids.usd_per_unit)
+
+
+def _usd_per_hour(v, ctx):
+    return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="h")
+
+
+def _usd_per_kwh(v, ctx):
+    return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="kWh")
+
+
+def _starts_per_day(v, ctx):
+    return units.parse_rate(v, per_h=24.0, numerator="count", example="2 restarts/day")
+
+
+def _per_hour(v, ctx):
+    return units.parse_rate(v, per_h=1.0, numerator="count", example="0.02/h")
+
+
+def _hours_per_week(v, ctx):
+    return units.parse_rate(v, per_h=units.HOURS_PER_WEEK, numerator="duration", example="30 h/week")
+
+
+def _currency(v, ctx):
+    if not isinstance(v, str) or v.upper() not in ctx.ids.usd_per_unit:
+        hint = did_you_mean(str(v).upper(), ctx.ids.usd_per_unit)
+        raise ValueError(f"expected a currency code the catalog has a rate for "
+                         f"({', '.join(sorted(ctx.ids.usd_per_unit))}), got {v!r}{hint}")
+    return v.upper()
+
+
+def _device(v, ctx):
+    if not isinstance(v, (str, int)) or isinstance(v, bool):
+        raise ValueError(f"expected a device id such as rtx-3060-12gb, got {v!r}")
+    key = str(v).strip().lower()
+    if key in ctx.ids.devices:
+        return key
+    if key in ctx.ids.aliases:
+        return ctx.ids.aliases[key]
+    hint = did_you_mean(key, sorted(ctx.ids.devices | set(ctx.ids.aliases)))
+    raise ValueError(f"unknown device {v!r}{hint}; `planner pricing list --devices` lists them")
+
+
+def _devices(v, ctx):
+    if isinstance(v, (str, int)) and not isinstance(v, bool):
+        v = [v]
+    if not isinstance(v, list):
+        raise ValueError(f"expected a list of device ids such as [gtx-1060-6gb], got {v!r}")
+    return tuple(_device(x, ctx) for x in v)
+
+
+def _measured_speeds(v, ctx):
+    """``{rtx-5090: 2.4}`` (times the reference GPU) or ``{rtx-5090: 1.35 x rtx-4090}``; the
+    canonical form, a tuple of (device, factor, base), stays as it is."""
+    if isinstance(v, tuple) and all(isinstance(x, tuple) and len(x) == 3 for x in v):
+        return v
+    if not isinstance(v, dict):
+        raise ValueError(f"expected a mapping of device ids to speeds such as {{rtx-5090: 1.35 x rtx-4090}}, got {v!r}")
+    out = []
+    for device, speed in v.items():
+        base = None
+        if isinstance(speed, str) and re.search(r"[a-z]", speed.split("x", 1)[-1] if "x" in speed else ""):
+            number, _, base_id = speed.partition("x")
+            base = _device(base_id.strip(), ctx)
+            speed = number.strip()
+        try:
+            factor = float(speed)
+        except (TypeError, ValueError):
+            raise ValueError(f"{device}: expected a speed such as 2.4 (times the reference GPU) or "
+                             f"'1.35 x rtx-4090', got {speed!r}") from None
+        if not (math.isfinite(factor) and 0 < factor <= 1000):
+            raise ValueError(f"{device}: expected a speed above 0 and at most 1000 times another card, got {speed!r}")
+        out.append((_device(device, ctx), factor, base))
+    return tuple(sorted(out, key=lambda x: x[0]))
+
+
+def _credits(v, ctx):
+    """``[{amount: 5000 USD, providers: [aws], from: 2027-03-01, until: 2027-06-30, name: AWS grant}]``."""
+    if isinstance(v, tuple) and all(isinstance(c, Credit) for c in v):
+        return v  # canonical already
+    if not isinstance(v, list):
+        raise ValueError("expected a list of credits such as [{amount: 5000 USD, providers: [aws], until: 2027-06-30}]")
+    if len(v) > MAX_CREDITS_LISTED:
+        raise ValueError(f"{len(v):,} credits; at most {MAX_CREDITS_LISTED:,} (credits of the same providers and "
+                         "dates combine into one)")
+    providers_known = sorted({i.split(":", 1)[0] for i in ctx.ids.rent | ctx.user_ids["rent"] if ":" in i})
+    out = []
+    for i, c in enumerate(v):
+        if not isinstance(c, dict):
+            raise ValueError(f"credit {i + 1}: expected a mapping with amount, providers, from, until")
+        unknown = set(c) - {"amount", "providers", "from", "until", "name"}
+        if unknown:
+            key = sorted(unknown)[0]
+            raise ValueError(f"credit {i + 1}: unknown key {key!r}"
+                             f"{did_you_mean(key, ['amount', 'providers', 'from', 'until', 'name'])}")
+        if "amount" not in c or "providers" not in c:
+            raise ValueError(f"credit {i + 1}: 'amount' and 'providers' are required")
+        amount = _q(_money, maximum=1e12, unit="USD")(c["amount"], ctx)
+        names = c["providers"] if isinstance(c["providers"], list) else [c["providers"]]
+        for name in names:
+            if str(name) not in providers_known:
+                raise ValueError(f"credit {i + 1}: unknown provider {name!r}{did_you_mean(str(name), providers_known)}; "
+                                 f"rent offers come from {', '.join(providers_known)}")
+        start = _date(c["from"], ctx) if c.get("from") is not None else None
+        until = _date(c["until"], ctx) if c.get("until") is not None else None
+        if start and until and until < start:
+            raise ValueError(f"credit {i + 1}: it expires ({until}) before it is granted ({start})")
+        out.append(Credit(str(c.get("name") or f"credit {i + 1}"), float(amount), tuple(str(n) for n in names),
+                          start, until))
+    pooled = _pooled(out)
+    if len(pooled) > MAX_CREDITS:
+        raise ValueError(f"{len(pooled)} credits of different providers or dates; a scenario takes at most "
+                         f"{MAX_CREDITS} (credits of the same providers, from and until combine into one: "
+                         "give grants that pay alike the same dates)")
+    return pooled
+
+
+#: Credits a scenario takes once those of the same providers and dates are combined: each is a
+#: family of variables of the program (one per bill it may pay); 20 plan in seconds.
+MAX_CREDITS = 20
+#: Credits listed at most, before combining (a file of them is input, not a thousand grants).
+MAX_CREDITS_LISTED = 10_000
+
+
+def _pooled(credits: list[Credit]) -> tuple[Credit, ...]:
+    """Credits that pay the same bills (the same providers, from and until) as one, their amounts
+    added: the plan cannot tell them apart, and one family of variables instead of many keeps a
+    hundred small grants as fast as one. Named by their names (the first three, then a count)."""
+    groups: dict[tuple, list[Credit]] = {}
+    for c in credits:
+        groups.setdefault((frozenset(c.providers), c.start, c.until), []).append(c)
+    out = []
+    for same in groups.values():
+        names = [c.name for c in same]
+        name = " + ".join(names) if len(names) <= 3 else f"{', '.join(names[:3])} and {len(names) - 3} more"
+        out.append(Credit(name, sum(c.amount_usd for c in same), same[0].providers, same[0].start, same[0].until))
+    return tuple(out)
+
+
+def _trend(v, ctx):
+    """A yearly change ('-25%/year', '-0.25/year', '-25%' or -0.25: a share a year), or dated
+    points, rent's level at each date as a share off its catalog price ({2027-06-30: -10%,
+    2028-06-30: -25%}: piecewise linear from the price's date, flat after the last)."""
+    if isinstance(v, dict):
+        points = []
+        for day, level in v.items():
+            when = _date(day, ctx)
+            try:
+                share = float(units.parse_fraction(str(level).strip().lstrip("+-"))) * (
+                    -1.0 if str(level).strip().startswith("-") else 1.0)
+            except units.QuantityError:
+                raise ValueError(f"expected a price level at {when} such as -10% (off the catalog price), "
+                                 f"got {level!r}") from None
+            if not -0.95 <= share <= 3.0:
+                raise ValueError(f"expected a price level from -95% to +300% at {when}, got {level!r}")
+            points.append((when, share))
+        if not points:
+            raise ValueError("expected at least one date: level, such as {2027-06-30: -10%}")
+        return tuple(sorted(points))
+    expected = (f"expected flat, a yearly change from -90%/year to +100%/year such as -25%/year, or dated levels "
+                f"such as {{2027-06-30: -10%}}, got {v!r}")
+    text = str(v).strip().lower().replace(" ", "").removesuffix("/year")
+    if text == "flat":  # price_trend's word for no change, for buy_price_trend too
+        return 0.0
+    sign = -1.0 if text.startswith("-") else 1.0
+    try:
+        x = sign * units.parse_fraction(text.lstrip("+-"))
+    except units.QuantityError:
+        raise ValueError(expected) from None
+    if not -0.9 <= x <= 1.0:
+        raise ValueError(expected)
+    return x
+
+
+def _rent_trend(v, ctx):
+    """Rent's path: 'catalog' (the default: each device's sourced trend, trends.csv), 'flat' (prices
+    stay as dated; 0 says the same), a yearly change or dated levels (:func:`_trend`)."""
+    word = str(v).strip().lower() if isinstance(v, str) else None
+    if word == "catalog":
+        return None
+    if word == "flat":
+        return 0.0
+    try:
+        return _trend(v, ctx)
+    except ValueError as exc:
+        if word is None or not word.isalpha():
+            raise
+        raise ValueError(f"expected catalog (the default), flat, a yearly change such as -25%/year, or dated "
+                         f"levels such as {{2027-06-30: -10%}}, got {v!r}{did_you_mean(word, ('catalog', 'flat'))}"
+                         ) from exc
+
+
+def _frameworks(v, ctx):
+    if isinstance(v, str):
+        v = [v]
+    if not isinstance(v, list):
+        raise ValueError(f"expected a list of frameworks ({', '.join(FRAMEWORKS)}), got {v!r}")
+    return tuple(_enum(FRAMEWORKS)(x, ctx) for x in v)
+
+
+@stated_unit("fraction")
+def _confidence(v, ctx):
+    try:
+        x = units.parse_fraction(v)
+    except units.QuantityError:
+        x = math.nan
+    if not 0.5 <= x <= 0.999:
+        raise ValueError(f"expected a chance from 50% to 99.9%, got {v!r}")
+    return x
+
+
+
+def _money_or_fraction(v, ctx):
+    """Resale: money ("300 USD") or a share of the price ("40%")."""
+    if isinstance(v, str) and v.strip().endswith("%"):
+        return ("fraction", units.parse_fraction(v))
+    if isinstance(v, float) and 0 <= v <= 1:
+        return ("fraction", v)
+    return ("usd", _q(_money)(v, ctx))
+
+
+def _patterns(kind: str):
+    def convert(v, ctx):
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ValueError(f"expected a list of {kind} offer ids or patterns such as \"aws:*\", got {v!r}")
+        known = getattr(ctx.ids, kind) | ctx.user_ids[kind]
+        for pattern in v:
+            if not any(fnmatch.fnmatchcase(i, pattern) for i in known):
+                providers = {i.split(":")[0] + ":*" for i in known if ":" in i}  # "lamda:*" -> "lambda:*"
+                hint = did_you_mean(pattern, sorted(known | providers))
+                raise ValueError(f"{pattern!r} matches no {kind} offer{hint}; "
+                                 f"`planner pricing list --{kind}` lists them")
+        return tuple(v)
+    return convert
+
+
+WORKLOAD = {
+    "family": Field(_enum(FAMILIES), required=True, doc="architecture: " + " | ".join(FAMILIES)),
+    "params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"), required=True,
+                    doc="the model's parameters (86M, 7B)"),
+    "precision": Field(_enum(PRECISIONS), default="mixed", doc=" | ".join(PRECISIONS)),
+    "optimizer": Field(_enum(OPTIMIZERS), default="adam", doc=" | ".join(OPTIMIZERS)),
+    "batch_size": Field(_int_at_most(1_000_000), default=32, doc="samples per optimizer step"),
+    "activation_memory": Field(_q(_size, maximum=1e5, unit="GB"), attr="activation_memory_gb",
+                               doc="measured at batch_size; estimated when absent"),
+    "sequence_length": Field(_int_at_most(10_000_000), doc="tokens per sample (transformer, rnn)"),
+    "image_size": Field(_int_at_most(100_000), doc="pixels per side (cnn)"),
+    "reference_gpu": Field(_device, required=True, doc="the GPU on which the phases' gpu_hours were measured"),
+    "method": Field(_enum(METHODS), default="full", doc="full | lora | qlora (adapters on a frozen base)"),
+    "trainable_params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"),
+                              doc="adapter parameters (lora, qlora); default stated in the report"),
+    "attention": Field(_enum(ATTENTIONS), default="auto", doc=" | ".join(ATTENTIONS)),
+    "activation_checkpointing": Field(_auto_or_bool, default="auto", doc="auto (only when needed to fit) | true | false"),
+    "sharding": Field(_enum(SHARDINGS), default="none", doc="none | zero2 | zero3: states split across a machine's GPUs"),
+    "measured_speed": Field(_measured_speeds, default=(),
+                            doc="speeds you measured for this workload, per device: times reference_gpu (2.4) "
+                                "or times another device ('1.35 x rtx-4090'); they replace the catalog's"),
+}
+
+PHASE = {
+    "gpu_hours": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS), required=True,
+                       attr="gpu_hours_per_run", doc="work per run, in hours on reference_gpu"),
+    "runs": Field(_runs, default=1, doc="independent runs of gpu_hours each (seeds, folds)"),
+    "from": Field(_date, attr="start", doc="first day the phase may use; default: the scenario's start"),
+    "deadline": Field(_date, doc="last day the phase may use (inclusive); default: the horizon's end"),
+    "run_length": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS),
+                        attr="run_length_h",
+                        doc="one experiment's length on the reference GPU: the phase is many experiments, each starting "
+                            "fresh and saved at its end, so an interruption loses at most one checkpoint interval of one "
+                            "experiment"),
+    "checkpoint_every": Field(_checkpoint_every, attr="checkpoint_every_h", default=DEFAULT_CHECKPOINT_EVERY_H,
+                              doc="work lost to an interruption is at most this"),
+    "checkpoint_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="checkpoint_size_gb",
+                             doc="estimated from the workload when absent"),
+    "dataset_size": Field(_q(_size, maximum=1e6, unit="GB"), attr="dataset_size_gb", default=0.0,
+                          doc="copied to every fresh machine"),
+}
+
+YOU = {
+    "own": Field(_devices, default=(), doc="cards already owned: no purchase, still electricity"),
+    "host_machine": Field(_bool, default=True, doc="a desktop that can take a new card; false adds a host's cost"),
+    "host_power": Field(_q(_power, maximum=100_000, unit="W"), attr="host_power_w", default=DEFAULT_HOST_POWER_W,
+                        doc="what the rest of the desktop draws while training"),
+    "time_value": Field(_q(_usd_per_hour, maximum=1e6, unit="USD/h"), attr="time_value_usd_per_hour", default=0.0,
+                        doc="an hour of your attention; 0 ignores it"),
+    "attention": Field(_q(_starts_per_day, positive=True, maximum=10_000, unit="starts a day"),
+                       attr="attention_starts_per_day", default=DEFAULT_ATTENTION_PER_DAY,
+                       doc="how often you can start a session by hand"),
+    "budget": Field(_q(_money, maximum=1e12, unit="USD"), attr="budget_usd",
+                    doc="cap on cash spent during the plan: cards at their price (resale comes back only after the "
+                        "horizon), host, rent, electricity, storage; none when absent"),
+    "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd",
+                        doc="what a host computer costs when host_machine is false"),
+    "credits": Field(_credits, default=(),
+                     doc="money providers grant: each {amount, providers: [aws, ...], from, until, name}; it pays their "
+                         "rent before cash does, between from and until (inclusive), and what is left then is lost"),
+    "confidence": Field(_confidence, default=DEFAULT_CONFIDENCE,
+                        doc="the chance that every deadline is met (90%: all phases end in time in 9 of 10 "
+                            "outcomes); each of n phases is planned to end in time at its n-th root"),
+}
+
+CONSIDER = {
+    "buy": Field(_patterns("buy"), doc="buy offer ids or patterns; default: the whole catalog"),
+    "rent": Field(_patterns("rent"), doc="rent offer ids or patterns; default: the whole catalog"),
+    "free": Field(_patterns("free"), doc="free tier ids or patterns; default: the whole catalog"),
+    "spot": Field(_bool, default=True, doc="allow spot/preemptible offers"),
+}
+
+
+def build(cls, schema: Mapping[str, Any], values: Mapping[str, Any], **extra):
+    """A ``cls`` from a section's checked values, each missing key taking its schema default."""
+    fields = {(f.attr or key): values.get(key, f.default) for key, f in schema.items() if isinstance(f, Field)}
+    return cls(**fields, **extra)
+
+
+def section_values(obj, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a section from the dataclass built from it (the inverse of :func:`build`),
+    blanks left out."""
+    values = {key: getattr(obj, f.attr or key) for key, f in schema.items() if isinstance(f, Field)}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+#: How a number in a catalog column's unit (columns.csv) is read from a scenario's text.
+_READ_UNIT: dict[str, Callable[[Any, Any], float]] = {
+    "USD": _money, "USD/h": _usd_per_hour, "W": _power, "s": _seconds, "min": _minutes, "h": _hours,
+    "days": _days, "1/h": _per_hour, "h/week": _hours_per_week,
+}
+#: How a value of a catalog column's other types is read (the only list an entry takes is its frameworks).
+_READ_TYPE: dict[str, Callable[[Any, Any], Any]] = {
+    "id": _offer_id, "ref:devices": _device, "str": _text, "date": _date, "bool": _bool,
+    "int": _int_at_most(MAX_COUNT), "list": _frameworks,
+}
+
+
+def _column(table: str, column: str, *, required: bool = False, positive: bool = False,
+            maximum: float | None = None, doc: str = "") -> tuple[str, Field]:
+    """A catalog entry key's column and its converter, from the column's type and unit in
+    columns.csv (``pricing.column_types``: the one place they are declared, so an entry and a
+    catalog row cannot disagree on a unit); ``positive`` and ``maximum`` are the key's own
+    checks of a number."""
+    kind, unit = column_types()[(table, column)]
+    if kind == "float":
+        convert: Callable[[Any, Any], Any] = _q(_READ_UNIT[unit], positive=positive, maximum=maximum, unit=unit)
+    elif kind.startswith("enum:"):
+        convert = _enum(tuple(kind[5:].split("|")))
+    else:
+        convert = _READ_TYPE[kind]
+    return column, Field(convert, required=required, doc=doc)
+
+
+def _entry(table: str, keys: Mapping[str, Any]) -> dict[str, tuple[str, Field]]:
+    """Scenario key -> (catalog column, converter) of one table's entries: the common keys, then
+    ``keys`` (a column, a column with the key's own checks, or a key of its own: (name, Field))."""
+    common = {"id": ("id", {"required": True}), "device": "device", "source": "source", "as_of": "as_of",
+              "notes": "notes"}
+    out = {}
+    for key, spec in {**common, **keys}.items():
+        column, checks = (spec, {}) if isinstance(spec, str) else spec
+        out[key] = (column, checks) if isinstance(checks, Field) else _column(table, column, **checks)
+    return out
+
+
+# Scenario catalog entries: scenario key -> (catalog column, converter).
+ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
+    "buy": _entry("buy", {
+        "count": "count", "condition": "condition", "price": "price_usd",
+        # money or a share of the price: one key for two columns (resale_usd, resale_fraction)
+        "resale": ("resale", Field(_money_or_fraction, doc="money, or a share of the price (60%); default: "
+                                   "the resale model (planner pricing show ID)")),
+        "power": "power_w",
+    }),
+    "rent": _entry("rent", {
+        "provider": "provider", "region": "region", "count": "count", "price": "usd_per_hour", "spot": "spot",
+        "billing": ("billing_s", {"positive": True}), "startup": "startup_min",
+        "session_limit": ("session_limit_h", {"positive": True}), "interruptions": "interruptions_per_h",
+        "setup": "setup_min", "supply": "supply",
+        "term": ("term_days", {"positive": True, "maximum": 5 * 365,
+                               "doc": "a commitment: paid for every hour of this long from the day the plan "
+                                      "starts it, used or not (1 year, 7 days); the plan chooses start and count"}),
+        "frameworks": "frameworks",
+    }),
+    "free": _entry("free", {
+        "session_limit": ("session_limit_h", {"positive": True}), "idle_timeout": "idle_timeout_min",
+        "quota": "quota_h_per_week", "quota_reset": "quota_reset", "quota_group": "quota_group",
+        "setup": "setup_min", "interruptions": "interruptions_per_h", "persistent_storage": "persistent_storage",
+        "needs_person": "needs_person", "frameworks": "frameworks",
+    }),
+}
+
+CATALOG = {kind: ListOf({k: f for k, (_, f) in cols.items()}) for kind, cols in ENTRY_COLUMNS.items()}
+
+SCHEMA: dict[str, Any] = {
+    "name": Field(_text, required=True, doc="shown at the top of every report"),
+    "start": Field(_date, doc="first day the plan may use; default: today"),
+    "currency": Field(_currency, default="USD", doc="reporting currency; rates come from the catalog"),
+    "horizon": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months"), attr="horizon_months",
+                     default=DEFAULT_HORIZON_MONTHS, doc="bought hardware is used this long, then sold"),
+    "electricity": Field(_q(_usd_per_kwh, maximum=1000, unit="USD/kWh"), attr="electricity_usd_per_kwh",
+                         doc="default: the catalog's default region, stated in the report"),
+    "framework": Field(_enum(FRAMEWORKS), default="pytorch", doc=" | ".join(FRAMEWORKS)),
+    "price_trend": Field(_rent_trend, attr="rent_trend_per_year", default="catalog",
+                         doc="where rent prices go from their catalog date: catalog (each device's sourced yearly "
+                             "trend with its range, planner pricing list --trends; the uncertainty analysis draws "
+                             "within the range), flat (prices stay as dated; 0 says the same), a yearly change "
+                             "such as -25%/year, or levels by dates, e.g. {2027-06-30: -10%, 2028-06-30: -25%} "
+                             "(linear in between, flat after); a change you give is not drawn"),
+    "buy_later": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months"), attr="buy_later_months",
+                       doc="the plan may buy a card later than the start, on a week start every this often (e.g. "
+                           "1 month: every 4 weeks), choosing when as well as whether; a card bought later costs "
+                           "that day's price (buy_price_trend) and sells younger; default: cards are bought on "
+                           "the first day"),
+    "buy_price_trend": Field(_trend, attr="buy_trend_per_year", default=0.0,
+                             doc="card prices (new and used) move by this share a year from their catalog date, "
+                                 "e.g. -15%/year, or reach levels by dates, as price_trend; with buy_later, what a "
+                                 "card bought later costs; flat (or 0): prices stay as dated"),
+    "uncertainty": Field(_samples, attr="uncertainty_samples", default=0,
+                         doc="draws of the uncertainty analysis in every run (as --uncertainty N); 0: off"),
+    "workload": WORKLOAD,
+    "phases": MapOf(PHASE),
+    "you": YOU,
+    "consider": CONSIDER,
+    "catalog": CATALOG,
+    "variants": _Any(),
+}
+REQUIRED_SECTIONS = ("name", "workload", "phases")
+
+
+def key_unit(path: str, columns, currency: str) -> str:
+    """The unit a bare number takes for the key at ``path`` (a --set/--vary path such as
+    ``phases.final.gpu_hours`` or ``catalog.rent[ID].price``): the key's unit, money in the
+    scenario's currency (docs/scenario.md: bare amounts are in it); '' when it has none."""
+    parts = re.sub(r"\[[^\]]*\]", "[]", path).split(".")
+    if len(parts) >= 3 and parts[0] == "phases":
+        parts[1] = "<name>"
+    wanted = ".".join(parts)
+    unit = next((r["unit"] for r in schema_rows(columns) if r["key"] == wanted), "")
+    return re.sub(r"\bUSD\b", currency, unit)
+
+
+def schema_rows(columns, schema: Mapping[str, Any] | None = None, prefix: str = "") -> list[dict[str, Any]]:
+    """Every scenario key with its unit, default and documentation, from the schema
+    (``planner keys``): the one place they are declared. Catalog entries are described by the
+    catalog's ``columns`` (``Catalog.columns``, the rows of columns.csv)."""
+    schema = SCHEMA if schema is None else schema
+    described = {(r["table"], r["column"]): r for r in columns.to_dict("records")}
+    rows = []
+    for key, f in schema.items():
+        path = f"{prefix}{key}"
+        if isinstance(f, Field):
+            default = f.default if f.default not in (None, ()) else ("required" if f.required else "")
+            rows.append({"key": path, "unit": f.unit, "default": default, "doc": f.doc})
+        elif isinstance(f, MapOf):
+            rows += schema_rows(columns, f.item, f"{path}.<name>.")
+        elif isinstance(f, ListOf):  # catalog entries: documented by the catalog's columns.csv
+            for entry in schema_rows(columns, f.item, f"{path}[]."):
+                column = ENTRY_COLUMNS[key][entry["key"].rsplit(".", 1)[1]][0]
+                col = described.get((key, column), {})
+                rows.append({**entry, "unit": entry["unit"] or col.get("unit", ""),
+                             "default": entry["default"] or col.get("default", ""),
+                             "doc": entry["doc"] or col.get("description", "")})
+        elif isinstance(f, dict):
+            rows += schema_rows(columns, f, f"{path}.")
+        else:
+            rows.append({"key": path, "unit": "", "default": "", "doc": "named changes of the file (docs/scenario.md, Sections)"})
+    return rows

@@ -1,0 +1,436 @@
+"""Scenario files read and checked: parse, apply the variant and ``--set`` overrides, validate
+every section against the schema, and build the Scenario record. All problems are collected,
+then raised together as one :class:`~pricing.errors.InputError` sorted by position."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pricing.errors import InputError, Problem, did_you_mean
+from pricing.ids import CatalogIds
+from pricing.yamldoc import Document, dotted, parse_document
+
+from . import units
+from .overrides import Override, _catalog_entry_for, _flatten, _resolve_path, _set_in, _split_path, parse_set
+from .scenario import Consider, Phase, Scenario, Workload, You
+from .schema import (
+    CONSIDER,
+    ENTRY_COLUMNS,
+    MAX_GPU_HOURS,
+    MAX_PHASES,
+    MAX_SPAN_YEARS,
+    PHASE,
+    REQUIRED_SECTIONS,
+    SCHEMA,
+    WORKLOAD,
+    YOU,
+    Field,
+    _Context,
+    _currency,
+    _years_after,
+    build,
+    section_values,
+)
+
+
+def load_scenario_text(
+    text: str,
+    ids: CatalogIds,
+    *,
+    file: str = "<scenario>",
+    today: dt.date,
+    variant: str | None = None,
+    sets: Sequence[str] = (),
+) -> Scenario:
+    """Parse and validate a scenario text. Raises InputError listing every problem.
+
+    ``today`` is the default ``start`` (the core never reads the clock).
+    ``variant`` names an entry of ``variants``; ``sets`` are ``key.path=value``.
+    """
+    doc = parse_document(text, file)
+    if doc.data is None:
+        raise InputError([Problem(file, 1, 1, "", "the file is empty: expected a scenario mapping with "
+                                  "'name', 'workload' and 'phases' (see scenarios/thesis.yaml)")])
+    if not isinstance(doc.data, dict):
+        kind = type(doc.data).__name__ if not isinstance(doc.data, list) else "list"
+        raise InputError([doc.problem((), f"expected a mapping of keys such as 'name:', 'workload:', "
+                                      f"'phases:' at the top of the file, got a {kind}")])
+    v = _Validator(doc, _Context(ids, today))
+    data = doc.data
+    variants_raw = _variants(v, data)
+    variant_names = tuple(variants_raw or ())
+    overrides = _variant_overrides(doc, file, variants_raw, variant) if variant is not None else []
+    for option in sets:
+        key, value = parse_set(option)
+        overrides.append(Override(_split_path(key), value, "--set", 0, 0, "--set"))
+    applied = _apply_overrides(v, data, overrides, ids)
+    if v.problems:
+        raise InputError(v.problems)
+
+    scenario = v.scenario(data)
+    if v.problems:
+        raise InputError(v.problems)
+    return _replace(scenario, variant=variant, overrides=tuple(applied), file=file, variant_names=variant_names)
+
+
+def _variants(v: _Validator, data: dict) -> dict | None:
+    """The file's ``variants`` (None when absent or not a mapping, which is a problem noted)."""
+    variants_raw = data.get("variants")
+    if variants_raw is not None and not isinstance(variants_raw, dict):
+        v.add(("variants",), "expected a mapping of variant names to changes")
+        return None
+    for name, body in (variants_raw or {}).items():
+        if not isinstance(body, dict):
+            v.add(("variants", name), "expected a mapping of key.path: value changes, e.g. {electricity: 0.10 USD/kWh}")
+    return variants_raw
+
+
+def _variant_overrides(doc, file: str, variants_raw: dict | None, variant: str) -> list[Override]:
+    """The changes a named variant makes, each located in the file (an unknown name is an error)."""
+    if variant not in (variants_raw or {}):
+        hint = did_you_mean(variant, variants_raw or {})
+        known = ", ".join(variants_raw or {}) or "none are defined"
+        line, col = doc.position(("variants",), at_key=True) if variants_raw else (0, 0)
+        raise InputError([Problem(file, line, col, "variants",
+                                  f"no variant named '{variant}'{hint} (variants: {known})")])
+    body = (variants_raw or {})[variant]
+    overrides: list[Override] = []
+    if isinstance(body, dict):
+        leaves: list = []
+        _flatten(body, (), doc, ("variants", variant), SCHEMA, leaves)
+        for path, value, doc_path in leaves:
+            line, col = doc.position(doc_path, at_key=True)
+            overrides.append(Override(path, value, file, line, col, f"variant '{variant}'"))
+    return overrides
+
+
+def _apply_overrides(v: _Validator, data: dict, overrides: list[Override], ids: CatalogIds) -> list[str]:
+    """Set each override (a variant's change, a --set) into the parsed file, where the schema
+    has its key; a problem for each that cannot be set. Returns what changed, as said in the
+    answer ('key: old -> new (origin)')."""
+    applied: list[str] = []
+    for o in overrides:
+        try:
+            _catalog_entry_for(o.path, data, ids)
+            path = _resolve_path(o.path, data, SCHEMA, "the scenario")
+            if not path or path[0] == "variants":
+                raise ValueError("cannot override 'variants'")
+            _no_bare_catalog_money(o.path, o.value, data.get("currency", "USD"))
+        except ValueError as exc:
+            v.problems.append(Problem(o.file, o.line, o.column, dotted(o.path), str(exc)))
+            continue
+        old = _set_in(data, path, o.value)
+        v.origin[path] = o
+        by_id = len(o.path) >= 4 and o.path[0] == "catalog" and not isinstance(o.path[2], int)
+        shown = (f"catalog.{o.path[1]}[{o.path[2]}].{dotted(o.path[3:])}" if by_id else dotted(path))
+        was = "(the catalog's)" if by_id and old is None else _show(old)
+        applied.append(f"{shown}: {was} -> {_show(o.value)} ({o.label})")
+    return applied
+
+
+#: Catalog fields in money: a bare number there is ambiguous when the scenario's currency is not
+#: the catalog's (USD): read as the scenario's, it is not the figure the catalog row shows.
+CATALOG_MONEY_FIELDS = {"price", "resale", "storage", "egress"}
+
+
+def _no_bare_catalog_money(path: tuple, value: Any, currency: Any) -> None:
+    """Refuse a bare number for a catalog row's money (``catalog.rent[ID].price=0.40``) in a
+    scenario whose currency is not USD: the catalog lists the row in USD, a bare number would be
+    read in the scenario's currency, and the same "0.40" would price another plan than the row."""
+    if (len(path) < 4 or path[0] != "catalog" or isinstance(path[2], int) or path[-1] not in CATALOG_MONEY_FIELDS
+            or str(currency).strip().upper() == "USD"):
+        return
+    bare = (isinstance(value, (int, float)) and not isinstance(value, bool)) or (
+        isinstance(value, str) and re.fullmatch(r"\s*[-+]?[\d.]+(e[-+]?\d+)?\s*", value, re.I) is not None)
+    if bare:
+        unit = "/h" if path[1] == "rent" and path[-1] == "price" else ""
+        raise ValueError(f"a bare {value} would be read in {currency}, while the catalog lists this row in USD: "
+                         f"write the currency ({value} USD{unit} or {value} {currency}{unit})")
+
+
+def _show(value: Any) -> str:
+    return "(unset)" if value is None else str(value)
+
+
+def _replace(obj, **changes):
+    return dataclasses.replace(obj, **changes)
+
+
+class _Validator:
+    """Walks raw data against the schema, collecting problems with positions."""
+
+    def __init__(self, doc: Document, ctx: _Context):
+        self.doc = doc
+        self.ctx = ctx
+        self.problems: list[Problem] = []
+        self.origin: dict[tuple, Override] = {}
+        self.ranges: dict[str, tuple[float, float]] = {}  # quantities given as ranges (docs/scenario.md)
+
+    # -- problems
+    def add(self, path: tuple, message: str, at_key: bool = False) -> None:
+        for n in range(len(path), 0, -1):
+            o = self.origin.get(path[:n])
+            if o is not None:
+                self.problems.append(Problem(o.file, o.line, o.column, dotted(path), message))
+                return
+        self.problems.append(self.doc.problem(path, message, at_key))
+
+    # -- sections
+    def convert(self, f: Field, value: Any, path: tuple) -> Any:
+        """A field's canonical value; a quantity written as a range (``200..300``, ``250 h ± 20%``)
+        gives its middle, and the range is kept for the uncertainty analysis."""
+        ends = units.split_range(value)
+        if ends is None:
+            return f.convert(value, self.ctx)
+        try:
+            low, high = (f.convert(e, self.ctx) for e in ends)
+        except ValueError as exc:  # say what was written, not the end the unit was carried to
+            raise type(exc)(f"{exc} (in the range {value!r})") from None
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (low, high)):
+            raise ValueError(f"a range is for quantities; got {value!r}")
+        if low > high:
+            raise ValueError(f"a range runs from low to high, got {value!r}")
+        middle = (low + high) / 2
+        if isinstance(low, int) and isinstance(high, int):
+            middle = round(middle)
+        self.ranges[dotted(path)] = (float(low), float(high))
+        return middle  # both ends passed the field's checks, so the middle does too
+
+    def section(self, raw: Any, path: tuple, schema: Mapping[str, Any], what: str) -> dict[str, Any]:
+        """Validate a mapping; return {key: canonical value} for keys present and valid."""
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            self.add(path, f"expected a mapping of {what} keys ({', '.join(schema)}), got {_kind(raw)}")
+            return {}
+        out: dict[str, Any] = {}
+        for key, value in raw.items():
+            child = path + (key,)
+            if key not in schema:
+                self.add(child, f"unknown key{did_you_mean(key, schema)}; expected one of: {', '.join(schema)}", at_key=True)
+                continue
+            f = schema[key]
+            if isinstance(f, Field):
+                if value is None:
+                    if f.required:
+                        self.add(child, "a value is required here")
+                    continue
+                try:
+                    out[key] = self.convert(f, value, child)
+                except units.QuantityError as exc:
+                    self.add(child, str(exc))
+                except ValueError as exc:
+                    self.add(child, str(exc))
+        for key, f in schema.items():
+            if isinstance(f, Field) and f.required and key not in raw:
+                self.add(path, f"missing required key '{dotted(path + (key,))}'", at_key=bool(path))
+        return out
+
+    def scenario(self, data: dict) -> Scenario | None:
+        for key in data:
+            if key not in SCHEMA:
+                self.add((key,), f"unknown key{did_you_mean(key, SCHEMA)}; expected one of: {', '.join(SCHEMA)}", at_key=True)
+        for key in REQUIRED_SECTIONS:
+            if key not in data or data[key] is None:
+                self.add((key,) if key in data else (), f"missing required key '{key}'")
+        top_fields = {k: f for k, f in SCHEMA.items() if isinstance(f, Field)}
+        # currency first: money values depend on it.
+        if "currency" in data and data["currency"] is not None:
+            try:
+                self.ctx.currency = _currency(data["currency"], self.ctx)
+            except ValueError as exc:
+                self.add(("currency",), str(exc))
+        top = self.section({k: data[k] for k in top_fields if k in data}, (), top_fields, "scenario")
+        start = top.get("start", self.ctx.today)
+        self.ctx.start = start
+
+        # user catalog entries come before 'consider' and 'you', whose ids may name them
+        entries = self.catalog(data.get("catalog"))
+        wl = self.section(data.get("workload"), ("workload",), WORKLOAD, "workload") if "workload" in data else {}
+        phases = self.phases(data.get("phases"), start) if "phases" in data else ()
+        you = self.section(data.get("you"), ("you",), YOU, "you")
+        consider = self.section(data.get("consider"), ("consider",), CONSIDER, "consider")
+        if self.problems or not wl or not phases:
+            return None
+        if "electricity" in top:
+            elec, elec_default = top["electricity"], False
+        else:
+            elec, elec_default = self.ctx.ids.electricity_default_usd_per_kwh, True
+        currency = self.ctx.currency
+        trend = top.get("price_trend", SCHEMA["price_trend"].default)
+        buy_trend = top.get("buy_price_trend", SCHEMA["buy_price_trend"].default)
+        return Scenario(
+            name=top["name"],
+            start=start,
+            currency=currency,
+            usd_per_currency=self.ctx.ids.usd_per_unit[currency],
+            horizon_months=top.get("horizon", SCHEMA["horizon"].default),
+            electricity_usd_per_kwh=elec,
+            electricity_is_default=elec_default,
+            framework=top.get("framework", SCHEMA["framework"].default),
+            workload=workload_of(wl),
+            phases=phases,
+            you=build(You, YOU, you),
+            consider=build(Consider, CONSIDER, consider),
+            catalog_entries=entries,
+            ranges=dict(self.ranges),
+            uncertainty_samples=top.get("uncertainty", SCHEMA["uncertainty"].default),
+            rent_trend_per_year=(trend if isinstance(trend, float) else 0.0 if isinstance(trend, tuple) else None),
+            rent_price_points=trend if isinstance(trend, tuple) else (),
+            read_on=self.ctx.today,
+            buy_every_weeks=(max(1, round(top["buy_later"] * units.WEEKS_PER_MONTH)) if "buy_later" in top
+                             else None),
+            buy_trend_per_year=buy_trend if isinstance(buy_trend, float) else 0.0,
+            buy_price_points=buy_trend if isinstance(buy_trend, tuple) else (),
+        )
+
+    def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:
+        if isinstance(raw, dict) and not raw:
+            self.add(("phases",), "no phases: expected at least one, e.g. "
+                     "'final: {gpu_hours: 180, deadline: 2027-08-15}'")
+            return ()
+        if not isinstance(raw, dict):
+            self.add(("phases",), "expected a mapping of phase names to phases, e.g. "
+                     "'final: {gpu_hours: 180, deadline: 2027-08-15}'")
+            return ()
+        out = []
+        if len(raw) > MAX_PHASES:
+            self.add(("phases",), f"{len(raw):,} phases; a scenario has at most {MAX_PHASES} (merge phases that "
+                     "share a window: their hours add up)", at_key=True)
+            return ()
+        for name, body in raw.items():
+            path = ("phases", name)
+            if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+                self.add(path, "a phase name uses letters, digits, '-' and '_' only", at_key=True)
+                continue
+            p = self.section(body, path, PHASE, "phase")
+            if "gpu_hours" not in p:
+                continue
+            begin = p.get("from", start)
+            deadline = p.get("deadline")
+            if p["gpu_hours"] * p.get("runs", 1) > MAX_GPU_HOURS:
+                self.add(path + ("runs",), f"{p.get('runs', 1):,} runs of {p['gpu_hours']:,.0f} h are "
+                         f"{p['gpu_hours'] * p.get('runs', 1):,.0f} reference GPU-hours; at most {MAX_GPU_HOURS:,.0f} "
+                         "in a phase")
+                continue
+            if begin < start:
+                self.add(path + ("from",), f"phase starts {begin} before the scenario's start {start}")
+            if deadline is not None and deadline > _years_after(start, MAX_SPAN_YEARS):
+                self.add(path + ("deadline",), f"deadline {deadline} is more than {MAX_SPAN_YEARS} years after the "
+                         f"scenario's start {start}; the planner plans at most {MAX_SPAN_YEARS} years ahead")
+            elif begin > _years_after(start, MAX_SPAN_YEARS):
+                self.add(path + ("from",), f"phase starts {begin}, more than {MAX_SPAN_YEARS} years after the "
+                         f"scenario's start {start}")
+            elif deadline is not None and deadline < begin:  # both inclusive: a one-day phase is valid
+                where = path + ("deadline",)
+                self.add(where, f"deadline {deadline} is before the phase's start {begin}; "
+                         "move the deadline later or 'from' earlier")
+            out.append(build(Phase, PHASE, {**p, "from": begin}, name=name))
+        return tuple(out)
+
+    def catalog(self, raw: Any, prefix: tuple = ("catalog",)) -> dict[str, tuple[dict, ...]]:
+        out: dict[str, tuple[dict, ...]] = {"buy": (), "rent": (), "free": ()}
+        if raw is None:
+            return out
+        if not isinstance(raw, dict):
+            self.add(prefix, f"expected a mapping with buy, rent and/or free lists, got {_kind(raw)}")
+            return out
+        for kind, entries in raw.items():
+            if kind not in ENTRY_COLUMNS:
+                self.add(prefix + (kind,), f"unknown key{did_you_mean(kind, ENTRY_COLUMNS)}; expected buy, rent or free",
+                         at_key=True)
+                continue
+            if entries is None:
+                continue
+            if not isinstance(entries, list):
+                self.add(prefix + (kind,), f"expected a list of {kind} offers, each '- {{id: ..., ...}}'")
+                continue
+            known = getattr(self.ctx.ids, kind)
+            columns = ENTRY_COLUMNS[kind]
+            rows = []
+            first_at: dict[str, int] = {}
+            for i, entry in enumerate(entries):
+                path = prefix + (kind, i)
+                values = self.section(entry, path, {k: f for k, (_, f) in columns.items()}, f"catalog {kind}")
+                if "id" not in values:
+                    continue
+                if values["id"] in first_at:
+                    line = self.doc.position(prefix + (kind, first_at[values["id"]]))[0]
+                    self.add(path + ("id",), f"duplicate id {values['id']!r} (first given at line {line}); "
+                             "one entry per id")
+                    continue
+                first_at[values["id"]] = i
+                if "as_of" in values and values["as_of"] > self.ctx.today:
+                    self.add(path + ("as_of",), f"dated {values['as_of']}, after today ({self.ctx.today}): "
+                             "a price cannot be known before it is seen")
+                    continue
+                if values["id"] not in known and "device" not in values:
+                    self.add(path, f"new {kind} offer '{values['id']}' needs a 'device' "
+                             f"(or an id of the catalog to override{did_you_mean(values['id'], sorted(known))})")
+                    continue
+                row = {columns[k][0]: val for k, val in values.items()}
+                if "resale" in row:
+                    how, amount = row.pop("resale")
+                    row["resale_fraction" if how == "fraction" else "resale_usd"] = amount
+                    price = row.get("price_usd")
+                    if how != "fraction" and isinstance(price, (int, float)) and amount > price:
+                        self.add(path + ("resale",), f"resale {amount:,.2f} USD is above the price {price:,.2f} "
+                                 "USD: a card does not sell for more than it cost; give the resale as money or a %")
+                row.setdefault("source", f"scenario file ({self.doc.file})")
+                rows.append(row)
+                self.ctx.user_ids[kind].add(values["id"])
+            out[kind] = tuple(rows)
+        return out
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return repr(value)
+
+
+
+def load_catalog_text(text: str, ids: CatalogIds, *, file: str, today: dt.date) -> dict[str, tuple[dict, ...]]:
+    """A user's or lab's catalog file: buy/rent/free lists written as in a scenario's ``catalog:``.
+
+    Returns canonical rows to overlay on the catalog (``Catalog.with_entries``).
+    """
+    doc = parse_document(text, file)
+    if doc.data is None:
+        raise InputError([Problem(file, 1, 1, "", "the file is empty: expected 'buy:', 'rent:' and/or 'free:' lists")])
+    v = _Validator(doc, _Context(ids, today))
+    if isinstance(doc.data, dict) and "currency" in doc.data:
+        try:
+            v.ctx.currency = _currency(doc.data.pop("currency"), v.ctx)
+        except ValueError as exc:
+            v.add(("currency",), str(exc))
+    entries = v.catalog(doc.data, prefix=())
+    if v.problems:
+        raise InputError(v.problems)
+    return entries
+
+
+def workload_of(wl: Mapping[str, Any]) -> Workload:
+    """A Workload from checked ``workload:`` values, with the documented defaults (docs/scenario.md)."""
+    return build(Workload, WORKLOAD, wl)
+
+
+def workload_values(w: Workload) -> dict[str, Any]:
+    """The ``workload:`` keys of a Workload (the inverse of :func:`workload_of`), blanks left out."""
+    return section_values(w, WORKLOAD)
+
+
+def load_workload(values: Mapping[str, Any], ids: CatalogIds, *, source: str = "--flags") -> Workload:
+    """A Workload from ``workload:`` keys given elsewhere (command-line flags), checked as in a file."""
+    doc = Document(source, {"workload": dict(values)})
+    v = _Validator(doc, _Context(ids, dt.date.min))  # dates play no part in a workload
+    wl = v.section(values, ("workload",), WORKLOAD, "workload")
+    if v.problems:
+        raise InputError(v.problems)
+    return workload_of(wl)
