@@ -134,13 +134,14 @@ def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, t
     catalog = load_catalog(catalog_files, today)
     s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
     p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto or bool(report_dir), uncertainty=samples)
-    click.echo(RENDERERS[fmt](p), nl=False)
-    if report_dir:
+    answer = RENDERERS[fmt](p)
+    if report_dir:  # written first: an answer on stdout means its report is there too (a full disk: exit 2, no answer)
         from .report.writer import write_report
 
         names = write_report(p, report_dir, force=force)
         click.echo(f"report written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})",
                    err=True)
+    click.echo(answer, nl=False)
     if not p.feasible:
         sys.exit(EXIT_INFEASIBLE)
 
@@ -276,15 +277,14 @@ def _emit_table(df, fmt: str, title: str, report_dir, force, charts: dict | None
     from .report.page import render_table, whatif_page
 
     page = whatif_page(df, title)
-    if fmt in ("json", "csv"):
-        click.echo(render_table(df, fmt), nl=False)
-    else:
-        click.echo(view.to_markdown(page) if fmt == "markdown" else view.to_text(page), nl=False)
-    if report_dir:
+    table = render_table(df, fmt) if fmt in ("json", "csv") else (
+        view.to_markdown(page) if fmt == "markdown" else view.to_text(page))
+    if report_dir:  # written first, as run does: no table on stdout beside an exit 2
         from .report.writer import whatif_files, write_files
 
         names = write_files(whatif_files(df, page, charts or {}), report_dir, force)
         click.echo(f"written to {report_dir}/ ({', '.join(n for n in names if not n.startswith('.'))})", err=True)
+    click.echo(table, nl=False)
 
 
 def _check_report_dir(report_dir, force: bool) -> None:
@@ -523,7 +523,9 @@ def pricing_list(table, device, min_vram, provider, sort, catalog_files, today, 
     from .report.page import render_rows
 
     catalog = load_catalog(catalog_files, today)
-    tables = [table] if table else (["rent"] if provider else list(LISTINGS))
+    # every table the filters apply to: --device and --min-vram pick devices and offers, not trends
+    filtered = device is not None or min_vram is not None
+    tables = [table] if table else (["rent"] if provider else [t for t in LISTINGS if not (filtered and t == "trends")])
     frames = {t: listing(catalog, t, device, min_vram, provider, sort) for t in tables}
     click.echo(render_rows(frames, LISTINGS, fmt), nl=False)
 

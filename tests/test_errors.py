@@ -173,3 +173,12 @@ def test_provider_pattern_gets_a_did_you_mean(thesis_text, tmp_path):
     result = run(["validate", "{file}"], mutate(thesis_text, '"lambda:*"', '"lamda:*"'), tmp_path)
     assert result.exit_code == 2
     assert "consider.rent: 'lamda:*' matches no rent offer (did you mean 'lambda:*'" in result.output
+
+
+def test_a_set_key_with_an_escape_sequence_is_a_located_error_shown_escaped(tmp_path):
+    # issue 39 item 2: an escape sequence in a --set key reached the terminal and the report's title
+    from .conftest import SCENARIOS
+
+    result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--set", "electricity\x1b[31m=0.2 USD/kWh"])
+    assert result.exit_code == 2 and "\x1b" not in result.output
+    assert "electricity\\x1b[31m" in result.output and "not control characters" in result.output

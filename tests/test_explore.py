@@ -99,3 +99,14 @@ def test_a_card_that_pays_off_only_past_the_span_gets_a_slider_across_its_flip()
     assert min(prices) < flip < max(prices) and min(prices) == pytest.approx(0.9 * flip, rel=0.02)
     for k, price in enumerate(prices):
         assert data["plans"][str(k)]["buy"] == ("my-card" if price < flip else "nothing"), price
+
+
+def test_a_scenario_named_like_a_placeholder_is_a_title():
+    # issue 39 item 5: a scenario named '__DATA__' pasted the page's raw data into its title and heading
+    from planner.whatif import explore
+
+    data = {"currency": "__TITLE__", "base": {}, "inputs": [], "plans": {"": {"cost": 1.0}}}
+    html = explore.page(data, "__DATA__ <b>")
+    assert html.count('{"currency"') == 1  # the data once, in its script element
+    assert "<title>__DATA__ &lt;b&gt;</title>" in html and "<h1>__DATA__ &lt;b&gt;</h1>" in html
+    assert "Money in __TITLE__." in html

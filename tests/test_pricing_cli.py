@@ -51,6 +51,11 @@ def test_list_filters_and_sorts():
     assert prices == sorted(prices)
     only = json.loads(invoke("pricing", "list", "--buy", "--device", "3090", "--format", "json").output)
     assert {r["device"] for r in only} == {"rtx-3090"}
+    # issue 39: without a table flag a filter lists every table it applies to (not the trends, which
+    # said '--device and --min-vram apply to devices and offers, not to --trends')
+    every = invoke("pricing", "list", "--min-vram", "80")
+    assert every.exit_code == 0 and "not to --trends" not in every.output
+    assert all(f"{table} (" in every.output for table in ("devices", "buy", "rent")) and "trends (" not in every.output
 
 
 @pytest.mark.parametrize("args, message", [

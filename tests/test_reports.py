@@ -594,6 +594,7 @@ def test_a_report_that_cannot_be_written_says_so_before_planning(tmp_path, monke
     assert result.exit_code == 2, result.output
     assert "cannot write the report (No space left on device)" in result.output
     assert "internal error" not in result.output and not (tmp_path / "r").exists()
+    assert "Total cost" not in result.stdout  # issue 39: no answer on stdout beside an exit 2
 
 
 def test_leftovers_are_matched_by_name_and_by_process_not_by_pattern_or_pid_alone(tmp_path):

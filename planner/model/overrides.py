@@ -26,12 +26,20 @@ class Override:
     label: str  # "variant 'cheap-power'" or "--set"
 
 
+def printable(text: str) -> str:
+    """``text`` with its control characters written as escapes (ESC as \\x1b): safe to show."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def parse_set(option: str) -> tuple[str, Any]:
     """Split ``key.path=value``; the value is read as YAML, as in a file."""
     if "=" not in option:
-        raise InputError([Problem("--set", 0, 0, option, "expected key.path=value, e.g. workload.params=300M")])
+        raise InputError([Problem("--set", 0, 0, printable(option), "expected key.path=value, e.g. workload.params=300M")])
     key, text = option.split("=", 1)
     key = key.strip()
+    if printable(key) != key:  # an escape sequence would reach the terminal and the report's title
+        raise InputError([Problem("--set", 0, 0, printable(key), "a key holds letters, digits, '.', '_', '-' and "
+                                  "[ID], not control characters")])
     try:
         doc = parse_document(text if text.strip() else "null", "--set " + option)
     except InputError as exc:

@@ -232,5 +232,7 @@ def page(data: dict[str, Any], title: str) -> str:
     """The self-contained HTML page (inline data, script and style; no request allowed)."""
     payload = {k: v for k, v in data.items() if k != "sensitivity"}
     text = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")  # no '</script>' inside the data
-    return (_PAGE.replace("__TITLE__", html.escape(title)).replace("__CURRENCY__", html.escape(str(data["currency"])))
-            .replace("__DATA__", text))
+    fills = {"__TITLE__": html.escape(title), "__CURRENCY__": html.escape(str(data["currency"])), "__DATA__": text}
+    # one pass over the template: what is filled in is never read for a placeholder again (a
+    # scenario named '__DATA__' is a title, not the page's data)
+    return re.sub("|".join(fills), lambda m: fills[m.group(0)], _PAGE)
