@@ -130,7 +130,7 @@ def test_cli_commands_and_formats(tmp_path):
     assert bad.exit_code == 2 and "did you mean 'cheap-power'" in bad.output
     sw = CliRunner().invoke(main, ["sweep", path, "--vary", "electricity=0.1,0.3", "--format", "csv",
                                    "--report", str(tmp_path / "sw")])
-    assert sw.exit_code == 0 and sw.output.splitlines()[0].startswith("electricity,total_cost")
+    assert sw.exit_code == 0 and sw.stdout.splitlines()[0].startswith("electricity,total_cost")  # the CSV on stdout
     assert (tmp_path / "sw" / "sweep.png").exists() and (tmp_path / "sw" / "table.md").exists()
     badv = CliRunner().invoke(main, ["sweep", path, "--vary", "electricty=0.1,0.3"])
     assert badv.exit_code == 2 and "did you mean 'electricity'" in badv.output
