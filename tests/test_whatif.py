@@ -139,7 +139,7 @@ def test_cli_commands_and_formats(tmp_path):
                          encoding="utf-8")
     sens = CliRunner().invoke(main, ["sensitivity", str(one_phase), "--span", "10%", "--format", "markdown",
                                      "--report", str(tmp_path / "sens"), "--workers", "2"])
-    assert sens.exit_code == 0 and sens.output.startswith("# Sensitivity"), sens.output
+    assert sens.exit_code == 0 and sens.stdout.startswith("# Sensitivity"), sens.output
     assert (tmp_path / "sens" / "tornado.svg").exists()
 
 
