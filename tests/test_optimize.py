@@ -379,3 +379,24 @@ def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatc
     sol = milp.solve(program)
     assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0])
     assert len(calls) == 2 and calls[1] is None  # the second solve is a linear program
+
+
+def test_the_programs_variables_are_named_families_that_tile_its_columns(load):
+    """issue 36: no offset counted by hand: every column belongs to one named family, in order."""
+    from .test_plan import BASE
+
+    text = BASE.format(hours=300, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="my-free")
+    s = load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  host_machine: false\n  host_price: 500 USD\n"))
+    p = planner.plan(s, trials=0, alternatives=False, breakevens=False)
+    program = milp.build(s, p.quotes, p.options, card_costs(s, p.options), STRATEGIES["hybrid"])
+    families = program.variables
+    assert list(families)[:4] == ["hours", "bought", "unmet", "host"]
+    columns = [j for r in families.values() for j in r]
+    assert columns == list(range(program.n_vars))  # each column once, in order
+    assert list(program.x_index["var"]) == list(families["hours"])
+    assert [v.var for v in program.buy_vars] == list(families["bought"])
+    assert list(program.unmet_index.values()) == list(families["unmet"]) and program.host_index == families["host"][0]
+    index = milp.VarIndex()
+    assert index.add("x", 2) == range(0, 2) and index.add("y", 3) == range(2, 5)
+    with pytest.raises(ValueError, match="added twice"):
+        index.add("x", 1)

@@ -216,6 +216,23 @@ class Block:
                    np.broadcast_to(np.asarray(upper, dtype=float), (n,)))
 
 
+@dataclass
+class VarIndex:
+    """The program's variables by name: each family a range of columns, handed out in the order
+    families are added (as linopy's ``add_variables``), so no offset is counted by hand."""
+
+    n: int = 0
+    ranges: dict[str, range] = dataclasses.field(default_factory=dict)
+
+    def add(self, name: str, count: int) -> range:
+        """Columns for ``count`` variables of family ``name`` (a name once)."""
+        if name in self.ranges:
+            raise ValueError(f"variables {name!r} added twice")
+        self.ranges[name] = out = range(self.n, self.n + count)
+        self.n += count
+        return out
+
+
 @dataclass(frozen=True)
 class BuyVar:
     """The y variable of a card bought on one day: 1 if the plan buys it then."""
@@ -269,6 +286,8 @@ class Program:
     #: per credit: its u variables on commitments (USD it pays of a term) and the commitment each pays for
     credit_terms: tuple[tuple[np.ndarray, tuple[CommitVar, ...]], ...] = ()
     ties: np.ndarray | None = None  # the tie-breaks inside ``c``
+    #: the variables by family (hours, bought, unmet, host, terms, months, credits): their columns
+    variables: dict[str, range] = dataclasses.field(default_factory=dict)
 
     @property
     def n_vars(self) -> int:
@@ -327,8 +346,8 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
         "wall_conf_per_ref": quotes["wall_hours_conf"].to_numpy(dtype=float) / gpu_h,
         "sessions_per_ref": quotes["sessions"].to_numpy(dtype=float) / gpu_h,
         "restarts_per_ref": quotes["restarts_by_hand"].to_numpy(dtype=float) / gpu_h,
-        "cost_per_ref": quotes["cost_usd"].to_numpy(dtype=float) / gpu_h,
-        "money_per_ref": (quotes["cost_usd"].to_numpy(dtype=float) - quotes["your_time_usd"].to_numpy(dtype=float)) / gpu_h,
+        "cost_flat_per_ref": quotes["cost_usd"].to_numpy(dtype=float) / gpu_h,
+        "money_flat_per_ref": (quotes["cost_usd"].to_numpy(dtype=float) - quotes["your_time_usd"].to_numpy(dtype=float)) / gpu_h,
         "rent_per_ref": quotes["rent_usd"].to_numpy(dtype=float) / gpu_h,
     }
     xi = pd.DataFrame({c: quotes[c].to_numpy()[take] for c in COLUMNS})
@@ -364,47 +383,49 @@ def _rent_points(s, cal: Calendar) -> tuple[tuple[float, float], ...]:
     return tuple((cal.day_of(d), lv) for d, lv in s.rent_price_points)
 
 
-def _price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], committed: np.ndarray,
-                trends: Mapping[str, float]) -> None:
+@dataclass(frozen=True)
+class PricePath:
+    """Per x: the factor its rent is paid at (its price on its path over the catalog's) and the
+    years from the price's date to its bucket's middle (what a trend acts over)."""
+
+    factor: np.ndarray
+    years: np.ndarray
+
+
+def price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], committed: np.ndarray,
+               trends: Mapping[str, float]) -> PricePath:
     """Rent prices that move: each x's rent is its catalog price carried from the price's date to
     the middle of its bucket at its yearly trend (:func:`rent_trends`: the scenario's
     ``price_trend`` or the device's catalog trend), or along the scenario's dated levels (linear
-    between them); the money and cost per reference hour of the x change by that much (a
-    projection, said in the answer). A commitment's x (``committed``) carry no rent: it is paid
-    for the term, at the price of the day it starts (:func:`commit_vars`)."""
+    between them), a projection the answer states. A commitment's x (``committed``) carry no rent:
+    it is paid for the term, at the price of the day it starts (:func:`commit_vars`)."""
     rent = (xi["kind"].to_numpy() == "rent") & ~committed
-    xi["price_factor"] = 1.0
-    xi["price_years"] = 0.0  # years from a rent price's date to its bucket's middle (what a trend acts over)
+    factor, years = np.ones(len(xi)), np.zeros(len(xi))
     if not rent.any():
-        return
-
+        return PricePath(factor, years)
     middle = (cal.first_day[xi["bucket"].to_numpy()] + cal.days[xi["bucket"].to_numpy()] / 2.0)
     names, code = np.unique(xi["option"].to_numpy(), return_inverse=True)
     code = code.reshape(-1)
     dated = np.array([cal.day_of(as_of.get(o)) for o in names], dtype=float)[code]
     trend = np.array([trends.get(o, 0.0) for o in names], dtype=float)[code]
     years = np.where(rent, (middle - dated) / 365.25, 0.0)
-    xi["price_years"] = years
     points = _rent_points(s, cal)
-    if not points and not np.any(trend[rent] != 0.0):
-        return
-    factor = np.ones(len(xi))
-    for at, tr in sorted(set(zip(dated[rent].tolist(), trend[rent].tolist()))):
+    for at, tr in sorted(set(zip(dated[rent].tolist(), trend[rent].tolist()))) if (points or np.any(trend[rent])) else ():
         sel = rent & (dated == at) & (trend == tr)
         factor[sel] = costs.path_factor(middle[sel], at, tr, points)
-    extra = (factor - 1.0) * xi["rent_per_ref"].to_numpy(dtype=float)
-    xi["price_factor"] = factor
-    xi["cost_per_ref"] = xi["cost_per_ref"].to_numpy(dtype=float) + extra
-    xi["money_per_ref"] = xi["money_per_ref"].to_numpy(dtype=float) + extra
+    return PricePath(factor, years)
 
 
-def _prepaid(xi: pd.DataFrame, committed: np.ndarray) -> None:
-    """Hours on a commitment or a subscription (``committed``) cost no rent (the term or the
-    month is paid whether used or not): only what else they cost (storage, egress, your time)."""
-    if committed.any():
-        rent = np.where(committed, xi["rent_per_ref"].to_numpy(dtype=float), 0.0)
-        xi["cost_per_ref"] = xi["cost_per_ref"].to_numpy(dtype=float) - rent
-        xi["money_per_ref"] = xi["money_per_ref"].to_numpy(dtype=float) - rent
+def priced(xi: pd.DataFrame, path: PricePath, prepaid: np.ndarray) -> pd.DataFrame:
+    """The x with what each reference hour costs in the program, made once from the flat quote
+    (``cost_flat_per_ref``, ``money_flat_per_ref``: rent at the catalog's price): rent on its
+    price path, none on a commitment's or a subscription's hours (``prepaid``: the term or the
+    month is paid whether used or not), the rest (storage, egress, your time) as quoted."""
+    rent = xi["rent_per_ref"].to_numpy(dtype=float)
+    change = np.where(prepaid, -rent, (path.factor - 1.0) * rent)
+    return xi.assign(price_factor=path.factor, price_years=path.years,
+                     cost_per_ref=xi["cost_flat_per_ref"].to_numpy(dtype=float) + change,
+                     money_per_ref=xi["money_flat_per_ref"].to_numpy(dtype=float) + change)
 
 
 def _objective(xi: pd.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -819,34 +840,34 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     subs = {o: v for o, v in subscriptions_of(opts).items() if o in set(q["option"])}
     cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})), bool(subs))
     xi = _variables(s, cal, q)
-    xi["committed"] = xi["option"].isin(list(commitments_of(opts))).to_numpy()
+    committed = xi["option"].isin(list(commitments_of(opts))).to_numpy()
+    xi = xi.assign(committed=committed)
     trends = rent_trends(s, opts)
-    _price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])), xi["committed"].to_numpy(), trends)
-    _prepaid(xi, xi["committed"].to_numpy() | xi["option"].isin(list(subs)).to_numpy())
+    path = price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])), committed, trends)
+    xi = priced(xi, path, committed | xi["option"].isin(list(subs)).to_numpy())
+    # the variables, family by family
+    var = VarIndex()
+    var.add("hours", len(xi))  # x: xi["var"] numbers them
     nx = len(xi)
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(cards))
     steps = [(b, *step) for b in buys for step in (paths[b] if paths and b in paths else ((0, *cards[b]),))]
-    buy_vars = tuple(BuyVar(nx + i, b, int(day), float(price), float(resale))
-                     for i, (b, day, price, resale) in enumerate(steps))
+    buy_vars = tuple(BuyVar(j, b, int(day), float(price), float(resale))
+                     for j, (b, day, price, resale) in zip(var.add("bought", len(steps)), steps))
     buy_index = {v.option: v.var for v in buy_vars if v.day == 0}
-    n_buy = len(buy_vars)
-    unmet_index = {ph.name: nx + n_buy + i for i, ph in enumerate(s.phases)}
-    needs_host = s.you.buys_host
-    host_index = nx + n_buy + len(s.phases) if needs_host else None
-    n = nx + n_buy + len(s.phases) + (1 if needs_host else 0)
-    commits = commit_vars(s, cal, xi, opts, n, trends)
-    n += len(commits)
-    months = month_vars(cal, xi, subs, n)
-    n += len(months)
-    credit_index = []
-    for covered in credit_cover(s, xi, cal):  # one u variable per (credit, x it may pay for)
-        credit_index.append((np.arange(n, n + len(covered)), covered))
-        n += len(covered)
+    unmet_index = dict(zip((ph.name for ph in s.phases), var.add("unmet", len(s.phases))))
+    host_var = var.add("host", 1 if s.you.buys_host else 0)
+    host_index = host_var[0] if host_var else None
+    commits = commit_vars(s, cal, xi, opts, var.n, trends)
+    var.add("terms", len(commits))
+    months = month_vars(cal, xi, subs, var.n)
+    var.add("months", len(months))
+    credit_index = []  # one u variable per (credit, x it may pay for)
+    for k, covered in enumerate(credit_cover(s, xi, cal)):
+        credit_index.append((np.array(var.add(f"credit {k + 1} on hours", len(covered)), dtype=int), covered))
     paid_terms = []  # and per (credit, commitment it may pay for): a term paid when it starts
-    terms_of = credit_terms(s, cal, commits)
-    for zs in terms_of:
-        paid_terms.append((np.arange(n, n + len(zs)), zs))
-        n += len(zs)
+    for k, zs in enumerate(credit_terms(s, cal, commits)):
+        paid_terms.append((np.array(var.add(f"credit {k + 1} on terms", len(zs)), dtype=int), zs))
+    n = var.n
 
     c, ties = _objective(xi, n)
     for v in buy_vars:
@@ -893,7 +914,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     from scipy.optimize import Bounds  # scipy loads only when a plan is built
 
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
-                   tuple(credit_index), buy_vars, (*commits, *months), tuple(paid_terms), ties)
+                   tuple(credit_index), buy_vars, (*commits, *months), tuple(paid_terms), ties, dict(var.ranges))
 
 
 @dataclass(frozen=True)
