@@ -222,6 +222,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     problems += check_unique(tables, files)
     problems += check_references(tables, files)
     problems += check_subscriptions(tables, files)
+    problems += check_price_ranges(tables, files)
     problems += check_rates(tables, files)
     problems += check_defaults(tables, files)
     problems += check_trends(tables, files)
@@ -412,6 +413,26 @@ def check_references(tables, files) -> list[Problem]:
                 out.append(Problem(files["devices"], int(r["_line"]), 1, f"devices.{r['id']}.aliases",
                                    f"alias {alias!r} already names {other}"))
             seen[alias] = r["id"]
+    return out
+
+
+def check_price_ranges(tables, files) -> list[Problem]:
+    """A card's price range holds its price (low <= price <= high), both ends given, with a source."""
+    out = []
+    for _, r in tables["buy"].iterrows():
+        low, high = r.get("price_low_usd"), r.get("price_high_usd")
+        if _blank_cell(low) and _blank_cell(high):
+            continue
+        where = f"buy.{r['id']}.price_low_usd"
+        if _blank_cell(low) or _blank_cell(high):
+            out.append(Problem(files["buy"], int(r["_line"]), 1, where, "a price range needs both price_low_usd and "
+                               "price_high_usd"))
+        elif not float(low) <= float(r["price_usd"]) <= float(high):
+            out.append(Problem(files["buy"], int(r["_line"]), 1, where, f"the range {float(low):g}-{float(high):g} "
+                               f"does not hold the price {float(r['price_usd']):g}"))
+        elif _blank_cell(r.get("price_range_source")):
+            out.append(Problem(files["buy"], int(r["_line"]), 1, f"buy.{r['id']}.price_range_source",
+                               "a price range needs its source"))
     return out
 
 

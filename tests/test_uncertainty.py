@@ -453,3 +453,34 @@ def test_units_beyond_the_months_subscribed_are_bought_at_the_fees_price_per_uni
     monthly = {"colab-pro:t4": ("colab-pro", 9.99, 100.0), "colab-pro:a100-40gb": ("colab-pro", 9.99, 100.0)}
     extra = uncertainty._units_beyond(alt, monthly, {"colab-pro": np.array([150.0, 210.0, 300.0])}, 3)
     assert extra == pytest.approx([0.0, 10 * 0.0999, 100 * 0.0999])
+
+
+def test_a_cards_market_range_is_drawn_over_it(load, catalog):
+    # a card priced 2,000 USD whose market runs from 1,500 to 3,000 (test catalog): its draws stay
+    # inside the range, most likely at the price, with the triangular mean (1,500 + 2,000 + 3,000) / 3
+    text = BASE.format(hours=3000, deadline="2027-12-31", buy="card-ranged", rent="uni-cluster", free="")
+    s = load(text)
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, uncertainty=4000, breakevens=False)
+    (price,) = [i for i in p.uncertainty.inputs if i.name == "price card-ranged"]
+    assert price.draws.min() >= 1500 and price.draws.max() <= 3000 and price.base == 2000
+    assert price.draws.mean() == pytest.approx((1500 + 2000 + 3000) / 3, rel=0.01)
+    assert "the market's range: 1,500 to 3,000 USD" in price.source
+
+
+def test_a_price_range_that_misses_its_price_is_a_located_error(tmp_path):
+    import shutil
+
+    import pricing
+    from pricing.errors import InputError
+
+    from .conftest import TEST_CATALOG
+
+    shutil.copytree(TEST_CATALOG, tmp_path / "c")
+    buy = tmp_path / "c" / "buy.csv"
+    buy.write_text(buy.read_text(encoding="utf-8").replace(",2000,,,,2026-09-01,test catalog row: a card whose price "
+                                                           "is a market range,,1500,", ",2000,,,,2026-09-01,test catalog "
+                                                           "row: a card whose price is a market range,,2500,"),
+                   encoding="utf-8")
+    with pytest.raises(InputError, match=r"buy.csv:\d+:1: buy.card-ranged.price_low_usd: the range 2500-3000 does "
+                                         "not hold the price 2000"):
+        pricing.load_catalog(tmp_path / "c")

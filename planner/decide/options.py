@@ -31,6 +31,7 @@ OPTION_COLUMNS = [
     "usd_per_hour_low", "usd_per_hour_high", "unavailable_share", "unavailable_low", "unavailable_high",
     "rent_trend_per_year", "rent_trend_low_per_year", "rent_trend_high_per_year", "rent_trend_default",
     "quota_low_h_per_week", "quota_high_h_per_week", "quota_estimate_h_per_week",
+    "purchase_low_usd", "purchase_high_usd",
 ]
 
 
@@ -117,6 +118,8 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
     frames = [pd.DataFrame(owned, columns=OPTION_COLUMNS), pd.DataFrame(dict(
         option=buy["id"], kind="buy", offer=buy["id"], device=buy["device"], count=buy["count"].astype(int),
         purchase_usd=buy["price_usd"], resale_usd=buy["resale_usd"], resale_fraction=buy["resale_fraction"],
+        purchase_low_usd=buy["price_low_usd"] if "price_low_usd" in buy else np.nan,
+        purchase_high_usd=buy["price_high_usd"] if "price_high_usd" in buy else np.nan,
         condition=buy["condition"], power_w=power, as_of=buy["as_of"], source=buy["source"],
         price_source=buy["layer"]))]
 

@@ -149,6 +149,14 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
                              np.full(n, low / per), price / per, f"{s.currency}/h",
                              f"the marketplace's listings: floor {low:g}, typical {price:g}, high {high:g} USD/h "
                              f"(dated {r['as_of']})"))
+        elif kind == "buy" and not yours and opt_float(r.get("purchase_low_usd")) is not None \
+                and opt_float(r.get("purchase_high_usd")) is not None:
+            # a card's market: what buyers meet, from the low to the high end, most likely the catalog's price
+            lo, hi, price = float(r["purchase_low_usd"]), float(r["purchase_high_usd"]), float(r["purchase_usd"])
+            out.append(Input(f"price {o}", rng.triangular(lo, min(max(price, lo), hi), hi, n) / per
+                             if hi > lo else np.full(n, lo / per), price / per, s.currency,
+                             f"the market's range: {lo:,.0f} to {hi:,.0f} USD, most likely {price:,.0f} (an estimate "
+                             f"from dated figures; catalog price dated {r['as_of']})"))
         elif (kind in ("rent", "buy") or paid_tier) and not yours:
             price = float(r["purchase_usd"] if kind == "buy" else r["usd_per_hour"])
             age = ((s.start - r["as_of"]).days / 365.25) if isinstance(r["as_of"], dt.date) else 0.0

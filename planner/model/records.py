@@ -83,6 +83,8 @@ class Option:
     quota_low_h_per_week: float | None  # an estimated quota's range (planned at your confidence)
     quota_high_h_per_week: float | None
     quota_estimate_h_per_week: float | None  # the catalog's estimate where the quota planned is taken from its range
+    purchase_low_usd: float | None  # a card's price range: what buyers meet (the uncertainty analysis draws it)
+    purchase_high_usd: float | None
     # where it comes from
     as_of: dt.date | None
     source: str | None
