@@ -160,6 +160,12 @@ def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]], list[tuple[s
     if table == "devices":
         n = int((catalog.throughput["device"] == row["id"]).sum())
         derived.append(("measured throughput rows", n))
+        offers = catalog.buy[catalog.buy["device"] == row["id"]].sort_values(["as_of", "id"], ascending=[False, True])
+        for _, o in offers.iterrows():  # what the card costs to buy, newest first
+            spread = ("" if missing(o.get("price_low_usd")) else
+                      f" (market {o['price_low_usd']:,.0f}-{o['price_high_usd']:,.0f})")
+            derived.append((f"buy {o['id']}", f"{o['condition']}, {o['count']} card(s): {o['price_usd']:,.0f} USD"
+                            f"{spread}, as of {o['as_of']}"))
     return table, fields, derived
 
 

@@ -75,6 +75,14 @@ def test_show_derives_hourly_price_from_compute_units():
     assert "source" in result.output and "as_of" in result.output
 
 
+def test_show_a_device_lists_what_it_costs_to_buy_newest_first():
+    # issue 37: 'pricing show CARD' gave its specs only; the test catalog sells the RTX 4090 three ways
+    out = invoke("pricing", "show", "rtx-4090").output
+    lines = [line for line in out.splitlines() if line.startswith("buy ")]
+    assert lines[0].split()[1] == "card-ranged" and "2,000 USD (market 1,500-3,000), as of 2026-09-01" in lines[0]
+    assert [line.split()[1] for line in lines] == ["card-ranged", "rtx-4090", "rtx-4090-launch"]
+
+
 def test_show_unknown_id():
     result = invoke("pricing", "show", "rtx-3090-usd")
     assert result.exit_code == 2 and "did you mean 'rtx-3090-used'" in result.output
