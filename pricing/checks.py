@@ -150,7 +150,9 @@ def future_dates(catalog, today: dt.date) -> list[Finding]:
 
 
 def off_list(catalog, listed: pd.DataFrame) -> list[Finding]:
-    """Rent rows priced more than OFF_LIST_FACTOR from the provider's list price.
+    """Rent rows priced more than OFF_LIST_FACTOR from the provider's list price: warnings, for
+    the catalog's keepers to look at (a plan uses the list's price where a refreshed layer gives
+    it, so the shipped row decides nothing until the layer is cleared).
 
     ``listed`` holds the list (id, usd_per_hour, as_of, source), e.g. the rows of a
     refreshed layer; ids it does not hold are not judged.
@@ -165,7 +167,8 @@ def off_list(catalog, listed: pd.DataFrame) -> list[Finding]:
         if ratio > OFF_LIST_FACTOR or ratio < 1 / OFF_LIST_FACTOR:
             out.append(_finding(catalog, "rent", r, "usd_per_hour",
                                 f"{r['usd_per_hour']:g} USD/h is {ratio:.2f}x the provider's list "
-                                f"{ref['usd_per_hour']:g} USD/h ({ref['source']}, {ref['as_of']})"))
+                                f"{ref['usd_per_hour']:g} USD/h ({ref['source']}, {ref['as_of']}); plans use the list's",
+                                severity="warning"))
     return out
 
 

@@ -166,6 +166,22 @@ def test_check_flags_prices_far_off_the_refreshed_list(tmp_path, monkeypatch):
     f = by_path["rent.runpod:rtx-4090.usd_per_hour"]
     assert "1.71x the provider's list 0.35" in f.message
     assert (f.line, f.column) == (_line_of(rent, "runpod:rtx-4090"), 7)
+    assert all(f.severity == "warning" for f in found)  # for the catalog's keepers: plans use the list's price
+
+
+def test_the_shipped_catalog_checks_clean_after_a_refresh(tmp_path, monkeypatch):
+    """issue 37: after any refresh, 'pricing check' exited 1 on shipped rows far off the refreshed
+    list, which a user cannot fix and which no plan uses (the layer's price is used): warnings now."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(Path(__file__).resolve().parent / "gpuhunt"))
+    monkeypatch.setenv("PLANNER_FIXTURE_LAYER", "1")
+    import planner.api
+
+    monkeypatch.setattr(planner.api, "shipped_catalog", pricing.load_catalog)  # pricing/data itself
+    assert invoke("pricing", "refresh", "--today", "2026-11-22").exit_code == 0
+    result = invoke("pricing", "check", "--today", "2026-11-22")
+    assert result.exit_code == 0, result.output
+    assert "warning: rent.lambda:gpu_1x_h100_sxm5.usd_per_hour" in result.output and "warning(s) above" in result.output
 
 
 def test_check_exits_1_on_integrity_errors(tmp_path, monkeypatch):
