@@ -381,7 +381,8 @@ def _market_rows(listings: pd.DataFrame, fetched: Fetched, fetched_on: dt.date, 
     the median (instances to be had at that price at once). Interruptible listings at or above
     the on-demand median are no bargain and are left out. A GPU name that comes in two form
     factors (an A100 80GB) takes the device of the marketplace's one shipped offer of either,
-    never a guess. ``as_of`` is the day of the fetch: live listings have no other date."""
+    never a guess. ``as_of`` is the day of the fetch for live listings, which have no other date,
+    and the date a saved copy's catalog version names when it is read from a local directory."""
     shipped = shipped_devices or {}
     groups: dict[tuple[str, bool], list[float]] = {}
     unmapped: dict[tuple[str, str], str] = {}
@@ -415,7 +416,8 @@ def _market_rows(listings: pd.DataFrame, fetched: Fetched, fetched_on: dt.date, 
         rows.append(dict(
             id=f"{PROVIDERS[provider]}:{device}{'-interruptible' if spot else ''}", provider=PROVIDERS[provider],
             instance=f"{device} (one GPU, {'interruptible' if spot else 'on-demand'})", region="marketplace",
-            device=device, count=1, usd_per_hour=round(median, 5), spot=spot, as_of=fetched_on,
+            device=device, count=1, usd_per_hour=round(median, 5), spot=spot,
+            as_of=catalog_date(fetched.versions.get(provider, "")) or fetched_on,
             usd_per_hour_low=round(low, 5), usd_per_hour_high=round(high, 5),
             supply=sum(p <= median for p in prices),
             source=f"gpuhunt{' ' + gpuhunt_version if gpuhunt_version else ''} {provider} "
