@@ -616,3 +616,16 @@ def test_an_idle_timeout_shorter_than_a_session_is_said_up_front(load, idle, sai
                 "assumes you keep each one active (the page open and used at least that often)")
     assert (expected in p.assumed_figures) is said
     assert "It rests on figures no provider publishes" in planner.report.render_text(p) or not said
+
+
+@pytest.mark.parametrize("card, said", [("rtx-4090", True), ("card-ranged", False)])
+def test_a_card_bought_on_one_dated_price_is_said_up_front(load, card, said):
+    # issue 37: the answer says when a buy price rests on one source: the frozen catalog's RTX 4090
+    # (1,700 USD, 2026-01-01) has no market range; card-ranged has one (1,500-3,000)
+    text = BASE.format(hours=8000, deadline="2027-12-31", buy=card, rent="uni-cluster", free="")
+    p = planner.plan(load(text), trials=0, alternatives=False, breakevens=False)
+    assert [b.offer for b in p.purchases] == [card]
+    note = [a for a in p.assumed_figures if a.startswith(f"{card}: its price")]
+    assert bool(note) is said
+    if said:
+        assert note[0].startswith("rtx-4090: its price, 1,700.00 USD, rests on one dated figure (2026-01-01")

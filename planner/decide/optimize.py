@@ -640,6 +640,9 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 f"(range {share(o.unavailable_low or 0.0)}-{share(o.unavailable_high or 1.0)}; an estimate from "
                 f"users' reports, the provider publishes none): the plan counts on {share(1 - o.unavailable_share)} "
                 "of its hours" for o in used if o.unavailable_share]
+    assumed += [f"{o.option}: its price, {s.money(o.purchase_usd or 0.0)}, rests on one dated figure ({o.as_of}; the "
+                "catalog holds no market range for it): the uncertainty analysis spreads it by its age only"
+                for o in used if o.kind == "buy" and o.price_source != "scenario" and o.purchase_low_usd is None]
     quotas = {o.offer: o for o in used if o.quota_estimate_h_per_week is not None}
     assumed += [f"{offer}: its weekly quota is an estimate, {o.quota_estimate_h_per_week:g} h (range "
                 f"{o.quota_low_h_per_week:g}-{o.quota_high_h_per_week:g}; the service publishes none): the plan counts on "
