@@ -255,10 +255,24 @@ def _job(scenario, variant, sets, today, catalog_files):
     return Job(read_text(scenario), scenario, today, variant, tuple(sets), tuple(catalog_files))
 
 
-def _workers(n: int | None, jobs: int) -> int:
+def _workers(n: int | None, jobs: int) -> int | str:
+    """Where the what-if's runs go: the Dask scheduler --scheduler names, else local processes
+    (--workers, default every core, never more than the runs)."""
     import os
 
-    return max(1, min(n or (os.cpu_count() or 1), jobs))
+    scheduler = click.get_current_context().meta.get("scheduler")
+    return scheduler or max(1, min(n or (os.cpu_count() or 1), jobs))
+
+
+def _remember_scheduler(ctx, _param, value):
+    ctx.meta["scheduler"] = value or None
+    return value
+
+
+scheduler_option = click.option(
+    "--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS", expose_value=False, callback=_remember_scheduler,
+    help="Run the plans on a Dask cluster (tcp://host:8786; default: DASK_SCHEDULER_ADDRESS, else this machine's "
+    "processes). Needs pip install \"gpu-planner[cluster]\" here and on the workers.")
 
 
 def _progress(total: int):
@@ -303,6 +317,7 @@ def whatif_options(f):
                      help="Write report.html (self-contained), report.md, the table (CSV, JSON, Markdown) and "
                      "its chart into DIR.")(f)
     f = click.option("--workers", type=click.IntRange(1, 64), help="Processes to use (default: every core).")(f)
+    f = scheduler_option(f)
     f = format_option("text", "markdown", "json", "csv")(f)
     return f
 
@@ -465,6 +480,7 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
 @click.option("--points", type=click.IntRange(3, 9), default=7, show_default=True, help="Positions per slider.")
 @click.option("--force", is_flag=True, help="Write into a DIR that holds other files.")
 @click.option("--workers", type=click.IntRange(1, 64), help="Processes to use (default: every core).")
+@scheduler_option
 @scenario_options
 @handle_errors
 def explore(scenario, report_dir, span, n_inputs, points, force, workers, variant, sets, today, catalog_files):

@@ -619,3 +619,35 @@ def test_a_what_if_never_reads_a_stale_quote(thesis_text, edit):
     memo.clear_all()
     cold = whatif.run_one(edited)
     assert warm == cold
+
+
+def test_a_sweep_on_a_dask_cluster_is_the_sweep_on_local_processes(tmp_path):
+    """issue 39: what-ifs on a cluster. A sweep and a sensitivity run on a LocalCluster of two worker
+    processes print byte for byte what they print on local processes."""
+    distributed = pytest.importorskip("distributed")
+    text = BASE.format(hours=1500, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    sweep = ["sweep", str(path), "--vary", "electricity=0.10,0.20,0.30,0.40,0.50", "--format", "csv",
+             "--today", TODAY.isoformat()]
+    local = CliRunner().invoke(main, [*sweep, "--workers", "2"])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        remote = CliRunner().invoke(main, [*sweep, "--scheduler", cluster.scheduler_address])
+        sens = ["sensitivity", str(path), "--format", "csv", "--today", TODAY.isoformat()]
+        sens_remote = CliRunner().invoke(main, [*sens, "--scheduler", cluster.scheduler_address])
+    sens_local = CliRunner().invoke(main, [*sens, "--workers", "2"])
+    assert local.exit_code == remote.exit_code == 0, remote.output
+    assert remote.stdout == local.stdout and len(local.stdout.splitlines()) == 6
+    assert sens_remote.exit_code == 0 and sens_remote.stdout == sens_local.stdout
+
+
+def test_a_scheduler_that_does_not_answer_is_a_located_error(tmp_path, monkeypatch):
+    pytest.importorskip("distributed")
+    from planner.whatif import executors
+
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1)
+    path = tmp_path / "s.yaml"
+    path.write_text(BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster", free=""), encoding="utf-8")
+    result = CliRunner().invoke(main, ["sweep", str(path), "--vary", "electricity=0.1,0.2", "--scheduler",
+                                       "tcp://127.0.0.1:1", "--today", TODAY.isoformat()])
+    assert result.exit_code == 2 and "no Dask scheduler answers there" in result.output

@@ -122,7 +122,7 @@ def _sort_key(v: Any) -> tuple:
     return (0, float(m.group(1)), "") if m and not _DATE.fullmatch(str(v)) else (1, 0.0, str(v))
 
 
-def explore(base: whatif.Job, span: float, workers: int = 1, n_inputs: int = MAX_INPUTS,
+def explore(base: whatif.Job, span: float, workers: whatif.Workers = 1, n_inputs: int = MAX_INPUTS,
             points: int = POINTS, progress=None) -> dict[str, Any]:
     """Everything the page shows: the inputs (their key and slider values, the value as given),
     and a plan for every combination of slider positions, keyed by the positions."""

@@ -15,7 +15,6 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,10 +27,10 @@ from pricing.yamldoc import parse_document
 
 from ..model import edits, units
 from ..model.edits import CatalogEdit, editable
+from ..model.overrides import parse_set
+from .executors import Workers, run_all
 
 #: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
-from ..model.overrides import parse_set
-
 WHATIF_TRIALS = 0
 
 
@@ -211,28 +210,17 @@ def run_one(job: Job) -> dict[str, Any]:
     return summarize(_plan(job, alternatives=bool(job.uncertainty))[2])
 
 
-def run_many(jobs: Sequence[Job], workers: int = 1, progress: Callable[[int], None] | None = None
+def run_many(jobs: Sequence[Job], workers: Workers = 1, progress: Callable[[int], None] | None = None
              ) -> list[dict[str, Any]]:
-    """Run jobs, in order; with ``workers`` > 1 on that many processes."""
-    out: list[dict[str, Any]] = []
-    if workers <= 1 or len(jobs) < 4:
-        for job in jobs:
-            out.append(run_one(job))
-            if progress:
-                progress(1)
-        return out
-    with ProcessPoolExecutor(max_workers=workers) as pool:  # forked: the workers start with this process's caches
-        for row in pool.map(run_one, jobs):
-            out.append(row)
-            if progress:
-                progress(1)
-    return out
+    """Run jobs, in order; with ``workers`` > 1 on that many processes, or on the Dask cluster
+    whose scheduler ``workers`` names (:mod:`planner.whatif.executors`)."""
+    return run_all(run_one, jobs, workers, progress)
 
 
 # --------------------------------------------------------------------------- compare
 
 
-def compare(jobs: Sequence[Job], labels: Sequence[tuple[str | None, str]], workers: int = 1,
+def compare(jobs: Sequence[Job], labels: Sequence[tuple[str | None, str]], workers: Workers = 1,
             progress=None) -> pd.DataFrame:
     """Runs side by side, labelled (file or None, variant), with the change against the first."""
     rows = run_many(jobs, workers, progress)
@@ -339,7 +327,7 @@ def _evenly(start: float, stop: float, n: int) -> list[str]:
     return [("0" if x in ("-0", "") else x) for x in out]
 
 
-def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: int = 1, progress=None) -> pd.DataFrame:
+def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: Workers = 1, progress=None) -> pd.DataFrame:
     """One row per value (a grid for two or more --vary), marking where the chosen plan changes."""
     grid = list(itertools.product(*(values for _, values in vary)))
     keys = [k for k, _ in vary]
@@ -642,7 +630,7 @@ def _bisect(task: tuple[Job, str, Any, Any, dict[str, Any] | None, tuple[str, st
     return kept, at, at_row
 
 
-def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: int = 1,
+def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: Workers = 1,
                 typed: dict[str, tuple[Any, Any, Any]] | None = None) -> list[Flip]:
     """For each input and side where the plan changes (``decision_flips``), the value at which
     it does, by bisection between the input's value and the value moved to (plain runs of the
@@ -666,16 +654,12 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: in
                 and str(r.input).endswith(".price"):
             tasks.append((base, str(r.input), low, low.scaled(0.01), None, _signature(ref)))
             keys.append((str(r.input), "down"))
-    if workers > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
-            found = list(pool.map(_bisect, tasks))
-    else:
-        found = [_bisect(t) for t in tasks]
+    found = run_all(_bisect, tasks, workers if isinstance(workers, str) else min(workers, max(len(tasks), 1)))
     return [Flip(path, side, kept, at, row["buy"], row["plan"]) for (path, side), (kept, at, row) in zip(keys, found)
             if row is not None]
 
 
-def sensitivity(base: Job, span: float, workers: int = 1, progress=None,
+def sensitivity(base: Job, span: float, workers: Workers = 1, progress=None,
                 planned: tuple[dict[str, Any], list] | None = None, find_flips: bool = True) -> pd.DataFrame:
     """Each input moved down and up by ``span``: cost range and whether the plan changes (what
     is bought or which offers do which phase: ``decision_flips``, and the plan it changes to),

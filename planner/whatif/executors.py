@@ -1,0 +1,76 @@
+"""Where a what-if's plain runs go: this machine's processes, or a Dask cluster.
+
+``sweep``, ``sensitivity``, ``explore`` and ``compare`` plan many variants of one scenario; each
+variant is a plain run (:func:`planner.whatif.tables.run_one`) of a :class:`~planner.whatif.tables.Job`
+(frozen text and values: it pickles), so any executor with ``map`` in order runs them and the
+table is byte for byte the same. A Dask cluster (``--scheduler tcp://host:8786`` or
+``DASK_SCHEDULER_ADDRESS``) needs the ``cluster`` extra (``pip install "gpu-planner[cluster]"``)
+on this machine and on every worker, with the same planner and catalog (files given with
+``--catalog`` must be at the same paths on the workers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from pricing.errors import InputError, Problem
+
+#: Where what-if runs go: a count of local processes, or a Dask scheduler's address.
+Workers = int | str
+
+#: How long to wait for a Dask scheduler to answer [s].
+CONNECT_TIMEOUT_S = 15
+
+
+@contextlib.contextmanager
+def executor(workers: int, scheduler: str | None = None) -> Iterator[Callable[[Callable[[Any], Any], Iterable[Any]],
+                                                                             Iterator[Any]]]:
+    """A ``map`` (function, items) -> results in order: a Dask cluster's where ``scheduler`` names
+    one, else ``workers`` local processes (forked: they start with this process's caches)."""
+    if scheduler:
+        client = _client(scheduler)
+        try:
+            with client.get_executor() as pool:
+                yield pool.map
+        finally:
+            client.close()
+        return
+    with ProcessPoolExecutor(max_workers=workers) as local:
+        yield local.map
+
+
+def _client(scheduler: str) -> Any:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError([Problem("--scheduler", 0, 0, scheduler, "a Dask cluster needs the 'cluster' extra: "
+                                  "pip install \"gpu-planner[cluster]\" (dask[distributed])")]) from None
+    try:
+        return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError) as exc:
+        raise InputError([Problem("--scheduler", 0, 0, scheduler, f"no Dask scheduler answers there ({exc}); "
+                                  "start one with 'dask scheduler' and workers with 'dask worker ADDRESS'")]) from None
+
+
+def run_all(function: Callable[[Any], Any], items: Sequence[Any], workers: Workers,
+            progress: Callable[[int], None] | None = None) -> list[Any]:
+    """``function`` over ``items``, in order: here (one worker, few items), on ``workers`` local
+    processes, or on the Dask cluster whose scheduler address ``workers`` is."""
+    scheduler = workers if isinstance(workers, str) else None
+    if isinstance(workers, int) and (workers <= 1 or len(items) < 4):
+        out = []
+        for item in items:
+            out.append(function(item))
+            if progress:
+                progress(1)
+        return out
+    results = []
+    with executor(workers if isinstance(workers, int) else 1, scheduler) as mapped:
+        for row in mapped(function, items):
+            results.append(row)
+            if progress:
+                progress(1)
+    return results
