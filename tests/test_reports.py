@@ -22,7 +22,7 @@ from planner.model import costs
 from planner.report import charts, writer
 from pricing.errors import InputError
 
-from .conftest import SCENARIOS, TODAY
+from .conftest import FULL, SCENARIOS, TODAY
 from .test_plan import BASE, LOCAL_WALL, RENT_WALL
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -643,3 +643,43 @@ def test_charts_name_each_plan_and_date_once():
     fig.canvas.draw()
     labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     assert len(labels) == len(set(labels)) >= 3
+
+
+def _force_forever(files: dict, out: str, written) -> None:
+    """A forked writer: --force reports into ``out``, alternately version A and B, forever."""
+    n = 0
+    while True:
+        tag = b"A" if n % 2 == 0 else b"B"
+        writer.write_files({name: tag + data for name, data in files.items()}, out, force=True)
+        written.set()
+        n += 1
+
+
+def test_a_kill_during_a_forced_write_leaves_the_report_whole_and_their_files_untouched(tmp_path, thesis_files):
+    """issue 39 item 4: one of 25 kill -9s left a --force report mixing old and new files. Killed
+    at random moments of forced writes into a directory that holds a file of someone else's, the
+    report is wholly one version, and their file is there, unchanged."""
+    import multiprocessing
+    import random
+    import signal
+    import time
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "thesis-draft.docx").write_text("mine")
+    files = {n: data for n, data in thesis_files.items() if n.endswith((".md", ".csv", ".json"))}
+    fork = multiprocessing.get_context("fork")
+    rng = random.Random(3)
+    for _ in range(25 if FULL else 6):
+        written = fork.Event()
+        child = fork.Process(target=_force_forever, args=(files, str(out), written))
+        child.start()
+        assert written.wait(30)
+        time.sleep(rng.uniform(0.0, 0.05))
+        os.kill(child.pid, signal.SIGKILL)
+        child.join()
+        writer.recover_leftovers(out)
+        assert (out / "thesis-draft.docx").read_text() == "mine"
+        tags = {(out / n).read_bytes()[:1] for n in files}
+        assert len(tags) == 1, tags  # one version, whole
+        assert not [q for q in tmp_path.iterdir() if q.name.startswith(".rep.")]

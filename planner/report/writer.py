@@ -189,10 +189,8 @@ def _write_files(files: dict[str, bytes], target: Path, foreign: list[str]) -> l
     try:
         for name, data in files.items():
             (tmp / name).write_bytes(data)
-        if foreign:  # --force: move ours in, leave theirs
-            for name in files:
-                os.replace(tmp / name, target / name)
-            shutil.rmtree(tmp, ignore_errors=True)
+        if foreign:  # --force: ours among theirs
+            _force_in(tmp, target, foreign)
         elif target.exists():
             _swap_in(tmp, target)
         else:
@@ -206,6 +204,36 @@ def _write_files(files: dict[str, bytes], target: Path, foreign: list[str]) -> l
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return sorted(files)
+
+
+def _force_in(tmp: Path, target: Path, foreign: list[str]) -> None:
+    """Put the report in ``tmp`` into ``target`` among files the planner did not write, in one
+    step where the system allows: ``tmp`` gets a hard link to each of those files (the same file,
+    not a copy), then the two directories are exchanged atomically, so a kill leaves ``target``
+    wholly old or wholly new; an entry another process added meanwhile is moved over after. Where
+    that cannot be had (a directory among them, a file system without hard links, no exchange),
+    the report's files are moved in one by one, theirs left as they are."""
+    theirs = [target / name for name in foreign]
+    linked = False
+    if all(not p.is_dir() or p.is_symlink() for p in theirs):
+        try:
+            for p in theirs:
+                os.link(p, tmp / p.name, follow_symlinks=False)
+            linked = True
+        except OSError:
+            pass
+    if linked and _exchange(tmp, target):
+        ours_before = _planner_files(tmp)  # tmp holds the previous directory now
+        for p in sorted(tmp.iterdir()):
+            if p.name not in ours_before and p.name != MARKER and not (target / p.name).exists() \
+                    and not (target / p.name).is_symlink():
+                os.replace(p, target / p.name)  # theirs, added between the links and the exchange
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    for p in tmp.iterdir():
+        if p.name not in foreign:
+            os.replace(p, target / p.name)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 _RENAME_EXCHANGE = 2  # linux/fs.h
@@ -276,8 +304,25 @@ def recover_leftovers(target: Path) -> None:
     if olds and not target.exists():
         with contextlib.suppress(OSError):  # another writer put one back first
             os.replace(olds.pop(), target)
-    for leftover in [*olds, *(p for p in named("new") if dead(p))]:
+    news = [p for p in named("new") if dead(p)]
+    for leftover in news:  # a --force write killed after its exchange holds the directory before it:
+        _keep_theirs(leftover, target)  # what another process added meanwhile goes back, never lost
+    for leftover in [*olds, *news]:
         shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _keep_theirs(leftover: Path, target: Path) -> None:
+    """Move into ``target`` each entry of ``leftover`` that the planner did not write (by its
+    marker) and that ``target`` lacks: files of others, never deleted with a leftover."""
+    if not target.is_dir():
+        return
+    ours = _planner_files(leftover) | {MARKER}
+    if len(ours) == 1:  # no marker: a half-written report of ours, nothing of theirs
+        return
+    with contextlib.suppress(OSError):
+        for p in sorted(leftover.iterdir()):
+            if p.name not in ours and not (target / p.name).exists() and not (target / p.name).is_symlink():
+                os.replace(p, target / p.name)
 
 
 def _planner_files(target: Path) -> set[str]:
