@@ -144,10 +144,11 @@ def load_scenario(
 
 def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int | None = None,
          seed: int = 0, pareto: bool = False, alternatives: bool = True, detail: bool = True,
-         breakevens: bool = True, uncertainty: int | None = None):
+         breakevens: bool = True, uncertainty: int | None = None, workers: int | str = 1):
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied;
     ``uncertainty`` draws (default: the scenario's ``uncertainty`` key, 0 for none) add how sure
-    the answer is (planner.decide.uncertainty; needs ``alternatives``)."""
+    the answer is (planner.decide.uncertainty; needs ``alternatives``); its flips are planned
+    again on ``workers`` (local processes, or a Dask scheduler's address: planner.executors)."""
     import dataclasses
 
     from .decide import optimize
@@ -162,7 +163,7 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
         from .decide.uncertainty import analyse
 
         p = dataclasses.replace(p, uncertainty=analyse(p, n, seed))
-        p = dataclasses.replace(p, uncertainty=replan_flips(p, base))
+        p = dataclasses.replace(p, uncertainty=replan_flips(p, base, workers))
     return p
 
 
@@ -170,7 +171,21 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
 FLIP_SIDE = 0.02
 
 
-def replan_flips(p, catalog: pricing.Catalog):
+def _named_plan(task: tuple[Scenario, pricing.Catalog]) -> str:
+    """What a scenario's plan does, in words (what it buys, where it runs): one flip side."""
+    from .decide import optimize
+
+    s, catalog = task
+    with solver_output_silenced():
+        plan = optimize.plan(s, with_entries(catalog, s.catalog_entries), base_catalog=catalog, trials=0,
+                             alternatives=False, detail=False, breakevens=False)
+    bought = ", ".join(b.offer for b in plan.purchases)
+    runs = sorted({a.option for ph in plan.phases for a in ph.assignments})
+    return (f"buys {bought}" if bought else "buys nothing") + (f", runs on {', '.join(runs)}" if runs else "") + (
+        "" if plan.feasible else ", misses a deadline")
+
+
+def replan_flips(p, catalog: pricing.Catalog, workers: int | str = 1):
     """The uncertainty analysis's drivers with each flip value checked by planning again: the
     flip is found on the strategies' plans with their assignments fixed, so a user who acts on
     it must see what a plain plan does there. For an input a scenario can set (your work, your
@@ -179,7 +194,6 @@ def replan_flips(p, catalog: pricing.Catalog):
     (speeds, resale, default rates, trends) say they are re-priced, not re-planned."""
     import dataclasses
 
-    from .decide import optimize
     from .model.edits import CatalogEdit, with_catalog_edits, with_value
 
     u = p.uncertainty
@@ -199,22 +213,18 @@ def replan_flips(p, catalog: pricing.Catalog):
                 return with_catalog_edits(s, (CatalogEdit(table, offer, column, value * s.usd_per_currency),))
         return None
 
-    def named(plan) -> str:
-        bought = ", ".join(b.offer for b in plan.purchases)
-        runs = sorted({a.option for ph in plan.phases for a in ph.assignments})
-        return (f"buys {bought}" if bought else "buys nothing") + (f", runs on {', '.join(runs)}" if runs else "") + (
-            "" if plan.feasible else ", misses a deadline")
+    from .executors import run_all
 
-    drivers = []
-    for d in u.drivers:
-        sides = None
+    tasks, where = [], []  # each flip's two sides, planned together (here, on processes or a cluster)
+    for k, d in enumerate(u.drivers):
         if d.flips_at is not None:
             edited = [at(d.input, d.flips_at * (1 - FLIP_SIDE)), at(d.input, d.flips_at * (1 + FLIP_SIDE))]
             if all(e is not None for e in edited):
-                plans = [optimize.plan(e, with_entries(catalog, e.catalog_entries), base_catalog=catalog, trials=0,
-                                       alternatives=False, detail=False, breakevens=False) for e in edited if e]
-                sides = (named(plans[0]), named(plans[1]))
-        drivers.append(dataclasses.replace(d, replanned=sides))
+                tasks += [(e, catalog) for e in edited if e is not None]
+                where.append(k)
+    named = run_all(_named_plan, tasks, workers)
+    sides = {k: (named[2 * i], named[2 * i + 1]) for i, k in enumerate(where)}
+    drivers = [dataclasses.replace(d, replanned=sides.get(k)) for k, d in enumerate(u.drivers)]
     return dataclasses.replace(u, drivers=tuple(drivers))
 
 

@@ -109,6 +109,17 @@ def main(debug):
     """
 
 
+def _remember_scheduler(ctx, _param, value):
+    ctx.meta["scheduler"] = value or None
+    return value
+
+
+scheduler_option = click.option(
+    "--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS", expose_value=False, callback=_remember_scheduler,
+    help="Run the plans on a Dask cluster (tcp://host:8786; default: DASK_SCHEDULER_ADDRESS, else this machine's "
+    "processes). Needs pip install \"gpu-planner[cluster]\" here and on the workers.")
+
+
 @main.command()
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
 @scenario_options
@@ -124,8 +135,11 @@ def main(debug):
 @click.option("--uncertainty", "samples", type=click.IntRange(10, 100_000), is_flag=False, flag_value=1000,
               default=None, metavar="[N]", help="How sure the answer is: each strategy's cost and finish over N "
               "draws of the uncertain inputs (default N 1000; the scenario's 'uncertainty' key does the same).")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Processes that plan the uncertainty's flip values again.")
+@scheduler_option
 @handle_errors
-def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, trials, seed, pareto, samples):
+def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, trials, seed, pareto, samples, workers):
     """Plan SCENARIO: the cheapest way to meet every deadline."""
     from .api import load_catalog, load_scenario, plan
     from .report.page import RENDERERS
@@ -133,7 +147,8 @@ def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, t
     _check_report_dir(report_dir, force)
     catalog = load_catalog(catalog_files, today)
     s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
-    p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto or bool(report_dir), uncertainty=samples)
+    p = plan(s, catalog, trials=trials, seed=seed, pareto=pareto or bool(report_dir), uncertainty=samples,
+             workers=click.get_current_context().meta.get("scheduler") or workers)
     answer = RENDERERS[fmt](p)
     if report_dir:  # written first: an answer on stdout means its report is there too (a full disk: exit 2, no answer)
         from .report.writer import write_report
@@ -264,15 +279,7 @@ def _workers(n: int | None, jobs: int) -> int | str:
     return scheduler or max(1, min(n or (os.cpu_count() or 1), jobs))
 
 
-def _remember_scheduler(ctx, _param, value):
-    ctx.meta["scheduler"] = value or None
-    return value
 
-
-scheduler_option = click.option(
-    "--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS", expose_value=False, callback=_remember_scheduler,
-    help="Run the plans on a Dask cluster (tcp://host:8786; default: DASK_SCHEDULER_ADDRESS, else this machine's "
-    "processes). Needs pip install \"gpu-planner[cluster]\" here and on the workers.")
 
 
 def _progress(total: int):

@@ -63,7 +63,7 @@ def test_the_catalog_is_the_lower_layer(path):
 #: planner/ in wings, each importing only from wings of its rank or below (docs/model.md): the
 #: model (the world as given), decide (options, quotes, the program, the plan), what people
 #: read (report) beside the library's door (api), the lab-meeting tools (whatif), the CLI on top.
-RANK = {"model": 0, "decide": 1, "report": 2, "api": 2, "whatif": 3, "cli": 4, "__init__": 5}
+RANK = {"model": 0, "decide": 1, "report": 2, "api": 2, "executors": 2, "whatif": 3, "cli": 4, "__init__": 5}
 
 
 def _module(path: Path) -> str:

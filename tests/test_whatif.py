@@ -635,15 +635,23 @@ def test_a_sweep_on_a_dask_cluster_is_the_sweep_on_local_processes(tmp_path):
         remote = CliRunner().invoke(main, [*sweep, "--scheduler", cluster.scheduler_address])
         sens = ["sensitivity", str(path), "--format", "csv", "--today", TODAY.isoformat()]
         sens_remote = CliRunner().invoke(main, [*sens, "--scheduler", cluster.scheduler_address])
+        ranged = tmp_path / "ranged.yaml"  # your work as a range: its flip (1,462 h) is planned again either side
+        ranged.write_text(text.replace("gpu_hours: 1500", "gpu_hours: 1300..1700"), encoding="utf-8")
+        run = ["run", str(ranged), "--uncertainty", "300", "--trials", "10", "--today", TODAY.isoformat()]
+        run_remote = CliRunner().invoke(main, [*run, "--scheduler", cluster.scheduler_address])
     sens_local = CliRunner().invoke(main, [*sens, "--workers", "2"])
+    run_local = CliRunner().invoke(main, run)
     assert local.exit_code == remote.exit_code == 0, remote.output
     assert remote.stdout == local.stdout and len(local.stdout.splitlines()) == 6
     assert sens_remote.exit_code == 0 and sens_remote.stdout == sens_local.stdout
+    # --uncertainty plans its flip values again on the cluster too: the same answer, the flip re-planned
+    assert run_remote.exit_code == run_local.exit_code == 0 and run_remote.stdout == run_local.stdout
+    assert "planned again, just below it the plan buys nothing" in run_remote.stdout
 
 
 def test_a_scheduler_that_does_not_answer_is_a_located_error(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    from planner.whatif import executors
+    from planner import executors
 
     monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1)
     path = tmp_path / "s.yaml"

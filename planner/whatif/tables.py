@@ -25,10 +25,10 @@ from pricing.errors import InputError, Problem
 from pricing.values import opt_float
 from pricing.yamldoc import parse_document
 
+from ..executors import Workers, run_all
 from ..model import edits, units
 from ..model.edits import CatalogEdit, editable
 from ..model.overrides import parse_set
-from .executors import Workers, run_all
 
 #: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
 WHATIF_TRIALS = 0
@@ -213,7 +213,7 @@ def run_one(job: Job) -> dict[str, Any]:
 def run_many(jobs: Sequence[Job], workers: Workers = 1, progress: Callable[[int], None] | None = None
              ) -> list[dict[str, Any]]:
     """Run jobs, in order; with ``workers`` > 1 on that many processes, or on the Dask cluster
-    whose scheduler ``workers`` names (:mod:`planner.whatif.executors`)."""
+    whose scheduler ``workers`` names (:mod:`planner.executors`)."""
     return run_all(run_one, jobs, workers, progress)
 
 
