@@ -213,7 +213,7 @@ FIT_HEADERS = {"fit": {
 @click.argument("scenario", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--params", metavar="COUNT", help="Parameters, e.g. 350M.")
 @click.option("--family", metavar="cnn|transformer|rnn")
-@click.option("--precision", metavar="fp32|mixed")
+@click.option("--precision", metavar="fp32|mixed|fp8")
 @click.option("--optimizer", metavar="sgd|momentum|adam|adamw")
 @click.option("--batch-size", "batch_size", metavar="N")
 @click.option("--sequence-length", "sequence_length", metavar="N", help="Tokens per sample (transformer, rnn).")

@@ -629,3 +629,13 @@ def test_a_card_bought_on_one_dated_price_is_said_up_front(load, card, said):
     assert bool(note) is said
     if said:
         assert note[0].startswith("rtx-4090: its price, 1,700.00 USD, rests on one dated figure (2026-01-01")
+
+
+def test_a_plan_in_fp8_says_what_it_assumes_up_front(load):
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster", free="").replace(
+        "precision: mixed", "precision: fp8")
+    p = planner.plan(load(text), trials=0, alternatives=False, breakevens=False)
+    assert any(a.startswith("precision fp8: cards with FP8 tensor cores (ada, hopper, blackwell) are taken 1.25x")
+               for a in p.assumed_figures)
+    assert not any(a.startswith("precision fp8") for a in planner.plan(load(text.replace(
+        "precision: fp8", "precision: mixed")), trials=0, alternatives=False, breakevens=False).assumed_figures)

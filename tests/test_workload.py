@@ -412,3 +412,18 @@ def test_an_unmeasured_card_shares_the_miss_of_its_compute_capability(catalog):
         assert len(ga10x) >= 2
         shift = float(np.median(measured[ga10x] - est[ga10x]))
         assert after == pytest.approx(math.exp(est["rtx-3060-12gb"] + shift - measured["rtx-3090"]), rel=1e-9)
+
+
+def test_fp8_trains_faster_only_on_cards_with_fp8_tensor_cores(catalog):
+    """issue 37: precision fp8. An Ada, Hopper or Blackwell card takes FP8_SPEEDUP (1.25x) over
+    its mixed-precision speed, an Ampere card none: against an A100 reference an RTX 4090 gains
+    1.25x, an RTX 3090 nothing; between two FP8 cards the ratio is unchanged; memory as mixed."""
+    d, t = catalog.devices, catalog.throughput
+    mixed = workload.relative_speed(d, t, "a100-40gb", "transformer", "mixed")["relative_speed"]
+    fp8 = workload.relative_speed(d, t, "a100-40gb", "transformer", "fp8")["relative_speed"]
+    assert fp8["rtx-4090"] == pytest.approx(1.25 * mixed["rtx-4090"]) and fp8["rtx-3090"] == mixed["rtx-3090"]
+    on_4090 = workload.relative_speed(d, t, "rtx-4090", "transformer", "fp8")["relative_speed"]
+    assert on_4090["h100-sxm"] == pytest.approx(mixed["h100-sxm"] / mixed["rtx-4090"])  # both gain alike
+    assert on_4090["rtx-3090"] == pytest.approx(mixed["rtx-3090"] / mixed["rtx-4090"] / 1.25)
+    w = workload_of({"family": "transformer", "params": 350e6, "precision": "mixed", "reference_gpu": "a100-40gb"})
+    assert workload.memory_need(dataclasses.replace(w, precision="fp8"), "hopper") == workload.memory_need(w, "hopper")

@@ -643,6 +643,11 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
     assumed += [f"{o.option}: its price, {s.money(o.purchase_usd or 0.0)}, rests on one dated figure ({o.as_of}; the "
                 "catalog holds no market range for it): the uncertainty analysis spreads it by its age only"
                 for o in used if o.kind == "buy" and o.price_source != "scenario" and o.purchase_low_usd is None]
+    if s.workload.precision == "fp8":
+        low, high = workload.FP8_SPEEDUP_RANGE
+        assumed.append(f"precision fp8: cards with FP8 tensor cores ({', '.join(workload.FP8_ARCHITECTURES)}) are taken "
+                       f"{workload.FP8_SPEEDUP:g}x as fast as in mixed precision (measured {low:g}-{high:g}x on H100 "
+                       "and B200; none measured on a GeForce card), the others train in mixed precision")
     quotas = {o.offer: o for o in used if o.quota_estimate_h_per_week is not None}
     assumed += [f"{offer}: its weekly quota is an estimate, {o.quota_estimate_h_per_week:g} h (range "
                 f"{o.quota_low_h_per_week:g}-{o.quota_high_h_per_week:g}; the service publishes none): the plan counts on "

@@ -18,7 +18,7 @@ from typing import Any
 from . import units
 
 FAMILIES = ("cnn", "transformer", "rnn")
-PRECISIONS = ("fp32", "mixed")
+PRECISIONS = ("fp32", "mixed", "fp8")
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
 METHODS = ("full", "lora", "qlora")
 ATTENTIONS = ("auto", "eager", "memory-efficient")

@@ -262,14 +262,14 @@ def states_gb(w: Workload, shards: int = 1) -> float:
     and optimizer states across the replicas and stage 3 also the weights (Rajbhandari et
     al. 2020, sec. 5: per device 2 + 14/N and 16/N bytes for mixed Adam).
     """
-    per_param = BYTES_PER_PARAM[(w.precision, w.optimizer)]
-    weight_bytes = 2.0 if w.precision == "mixed" else 4.0
+    per_param = BYTES_PER_PARAM[(memory_precision(w.precision), w.optimizer)]
+    weight_bytes = 2.0 if memory_precision(w.precision) == "mixed" else 4.0
     if w.method == "full":
         weights, rest = w.params * weight_bytes, w.params * (per_param - weight_bytes)
     else:
         adapters, _ = trainable_params(w)
         if w.method == "lora":
-            base, adapter_bytes = w.params * FROZEN_BYTES_PER_PARAM[w.precision], per_param
+            base, adapter_bytes = w.params * FROZEN_BYTES_PER_PARAM[memory_precision(w.precision)], per_param
         else:
             base, adapter_bytes = w.params * QLORA_BASE_BYTES_PER_PARAM, QLORA_ADAPTER_BYTES_PER_PARAM
         weights, rest = base + adapters * weight_bytes, adapters * (adapter_bytes - weight_bytes)
@@ -287,14 +287,15 @@ def checkpoint_gb(w: Workload) -> float:
     if w.method == "full":
         return states_gb(dataclasses.replace(w, sharding="none"))
     adapters, _ = trainable_params(w)
-    per_param = BYTES_PER_PARAM[(w.precision, w.optimizer)] if w.method == "lora" else QLORA_ADAPTER_BYTES_PER_PARAM
+    per_param = (BYTES_PER_PARAM[(memory_precision(w.precision), w.optimizer)] if w.method == "lora"
+                 else QLORA_ADAPTER_BYTES_PER_PARAM)
     return adapters * per_param / 1e9
 
 
 def activation_factor(w: Workload) -> float:
     """Activation bytes of this workload relative to Korthikanti's 16-bit formula."""
     table = ACTIVATION_FACTOR if w.method == "full" else ADAPTER_ACTIVATION_FACTOR
-    return table[w.precision]
+    return table[memory_precision(w.precision)]
 
 
 def memory_efficient_attention(w: Workload, architecture: str | None) -> bool:
@@ -330,7 +331,7 @@ def memory_need(w: Workload, architecture: str | None = None, shards: int = 1) -
         if efficient and w.attention == "auto":
             notes.append(f"memory-efficient attention on {architecture} (PyTorch SDPA / FlashAttention)")
     elif w.family == "cnn":
-        act, source = cnn_activations_gb(w.batch_size, w.image_size or 224, w.precision), "estimated"
+        act, source = cnn_activations_gb(w.batch_size, w.image_size or 224, memory_precision(w.precision)), "estimated"
     else:
         act, source = 0.0, "unknown"
     return MemoryNeed(states, act, FRAMEWORK_OVERHEAD_GB, source, w.batch_size,
@@ -582,8 +583,52 @@ def speed_family(devices: pd.DataFrame) -> pd.Series:
     return cc.where(cc.notna() & (cc.astype(str) != ""), d["architecture"]).astype(str)
 
 
+#: FP8 training (``precision: fp8``): on the architectures with FP8 tensor cores, end-to-end
+#: steps this much faster than the same job in mixed (BF16) precision, an estimate with its range:
+#: torchao float8 (tensorwise) on Llama3-8B, 1.25x on H100 and on B200 (pytorch/ao, 2025-03-12 and
+#: 2025-08-15); Transformer Engine 1.33x on a GPT-2 XL on H100; Megatron-LM 1.42x (13B GPT,
+#: NVIDIA/Megatron-LM#396) and 1.15x (22B, #330); 0.98x on a small shape (marin-community/marin#4311).
+#: No measured FP8 training gain on a GeForce card was found: Ada and Blackwell GeForce cards take
+#: the same factor (an estimate). Other cards train in mixed precision.
+FP8_SPEEDUP, FP8_SPEEDUP_RANGE = 1.25, (0.98, 1.42)
+FP8_ARCHITECTURES = ("ada", "hopper", "blackwell")
+
+
+def memory_precision(precision: str) -> str:
+    """The precision a memory need is figured at: FP8 training keeps the 16-bit weights, their
+    gradients and master copy and 16-bit activations for most operations (Transformer Engine and
+    torchao cast to FP8 around the matrix products), so as mixed precision (an estimate)."""
+    return "mixed" if precision == "fp8" else precision
+
+
+def trains_in_fp8(devices: pd.DataFrame) -> pd.Series:
+    """Whether each device (by id) has FP8 tensor cores (Ada, Hopper, Blackwell)."""
+    return pd.Series(devices["architecture"].isin(FP8_ARCHITECTURES).to_numpy(), index=devices["id"])
+
+
 def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: str, family: str,
                    precision: str, yours: tuple[tuple[str, float, str | None], ...] = ()) -> pd.DataFrame:
+    """Speed relative to ``reference`` (:func:`_relative_speed`); with ``precision: fp8`` each
+    device trains in FP8 where it can (x FP8_SPEEDUP over its mixed-precision speed), else in
+    mixed precision, the reference likewise (your hours were measured on it as it trains).
+    Speeds you measured are yours, as given."""
+    if precision != "fp8":
+        return _relative_speed(devices, throughput, reference, family, precision, yours)
+    out = _relative_speed(devices, throughput, reference, family, "mixed", ())
+    gain = trains_in_fp8(devices).map({True: FP8_SPEEDUP, False: 1.0}).reindex(out.index).fillna(1.0)
+    ref_gain = float(gain.get(reference, 1.0))
+    out["relative_speed"] = out["relative_speed"] * gain / ref_gain
+    scaled = (gain != ref_gain) & (out["speed_source"] == "measured")
+    out.loc[scaled, "speed_source"] = "estimated"  # a measured mixed-precision ratio times an estimated gain
+    for device, factor, base in yours:
+        base_speed = 1.0 if base in (None, reference) else float(out["relative_speed"][base])
+        out.loc[device, "relative_speed"] = factor * base_speed
+        out.loc[device, "speed_source"] = "yours"
+    return out
+
+
+def _relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: str, family: str,
+                    precision: str, yours: tuple[tuple[str, float, str | None], ...] = ()) -> pd.DataFrame:
     """Speed of each device relative to ``reference`` for this family and precision.
 
     Each device gets a score on the measured scale: its fitted score where
