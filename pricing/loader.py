@@ -437,10 +437,18 @@ def check_price_ranges(tables, files) -> list[Problem]:
 
 
 def check_subscriptions(tables, files) -> list[Problem]:
-    """A tier priced in compute units names known devices and a unit price."""
+    """A tier priced in compute units names known devices and a unit price; a tier with a monthly
+    fee says the units the fee buys and what its GPUs burn (the planner prices a subscription by
+    its months' units: a fee without them would plan as free)."""
     out = []
     devices = set(tables["devices"]["id"].dropna())
     for _, r in tables["free"].iterrows():
+        fee = r.get("usd_per_month")
+        if not _blank_cell(fee) and float(fee) > 0 and (
+                _blank_cell(r.get("units_per_month")) or not isinstance(r.get("units_per_hour"), dict)):
+            out.append(Problem(files["free"], int(r["_line"]), 1, f"free.{r['id']}.usd_per_month",
+                               "a tier with a monthly fee needs units_per_month and units_per_hour (the compute "
+                               "units the fee buys and its GPUs burn): without them it would plan as free"))
         burn = r.get("units_per_hour")
         if not isinstance(burn, dict):
             continue

@@ -240,3 +240,20 @@ def test_every_interruptible_offer_has_a_sourced_default(tmp_path):
                             if not line.startswith("other-spot,")), encoding="utf-8")
     with pytest.raises(InputError, match=r"interruptions\.rent: no default for every rent offer"):
         pricing.load_catalog(tmp_path / "c")
+
+
+def test_a_tier_with_a_fee_but_no_units_is_a_located_error(tmp_path):
+    # issue 35: a subscription is priced by its months' units; a fee without them would plan as free
+    import shutil
+
+    import pricing
+    from pricing.errors import InputError
+
+    from .conftest import TEST_CATALOG
+
+    shutil.copytree(TEST_CATALOG, tmp_path / "c")
+    free = tmp_path / "c" / "free.yaml"
+    free.write_text(free.read_text(encoding="utf-8").replace("  units_per_month: 100\n", "", 1), encoding="utf-8")
+    with pytest.raises(InputError, match=r"free.yaml:\d+:1: free.colab-pro.usd_per_month: a tier with a monthly fee "
+                                         "needs units_per_month and units_per_hour"):
+        pricing.load_catalog(tmp_path / "c")
