@@ -82,8 +82,20 @@ class Purchase:
     bought_on: dt.date | None = None  # a card bought later than the start (buy_later); None: on the first day
 
 
+class _Paid:
+    """Something paid for a span of days from its start (a term, a month): its last day."""
+
+    start: dt.date
+    days: float
+
+    @property
+    def end(self) -> dt.date:
+        """The span's last day."""
+        return self.start + dt.timedelta(days=math.ceil(self.days) - 1)
+
+
 @dataclass(frozen=True)
-class Subscription:
+class Subscription(_Paid):
     """A month of a notebook tier paid by the month: its fee, paid whether its units are used or not."""
 
     tier: str
@@ -92,14 +104,9 @@ class Subscription:
     cost_usd: float  # the month's fee
     units: float  # compute units the fee buys
 
-    @property
-    def end(self) -> dt.date:
-        """The month's last day."""
-        return self.start + dt.timedelta(days=math.ceil(self.days) - 1)
-
 
 @dataclass(frozen=True)
-class Commitment:
+class Commitment(_Paid):
     """Instances of an offer with a term, paid for the whole term from its start, used or not."""
 
     offer: str
@@ -109,11 +116,6 @@ class Commitment:
     days: float  # the term
     cost_usd: float  # all of them over the whole term
     price_source: str | None = None
-
-    @property
-    def end(self) -> dt.date:
-        """The term's last day."""
-        return self.start + dt.timedelta(days=math.ceil(self.days) - 1)
 
 
 @dataclass(frozen=True)
