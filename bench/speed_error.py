@@ -42,6 +42,34 @@ def loo(devices: pd.DataFrame, throughput: pd.DataFrame, family: str, precision:
     return pd.DataFrame(rows)
 
 
+#: jobs measured since this date are "published same-job pairs": recent software on recent cards
+PAIRS_SINCE = "2023-01-01"
+
+
+def pairs(devices: pd.DataFrame, throughput: pd.DataFrame, since: str = PAIRS_SINCE) -> pd.DataFrame:
+    """Leave-one-job-out error on device ratios: for each job (model and framework) measured on
+    two or more devices since ``since``, drop that job's rows, estimate every device's speed from
+    the rest, and compare each pair's estimated ratio with the job's measured one (the higher
+    throughput over the lower). A device measured only in that job is then estimated from specs."""
+    t = throughput[(throughput["as_of"].astype(str) >= since) & (throughput["precision"] != "fp8")]
+    rows = []
+    for (model, framework, family, precision), g in t.groupby(["model", "framework", "family", "precision"]):
+        if g["device"].nunique() < 2:
+            continue
+        rest = throughput[~((throughput["model"] == model) & (throughput["framework"] == framework))]
+        ref = g["device"].iloc[0]
+        est = relative_speed(devices, rest, ref, family, precision)["relative_speed"]
+        by = g.groupby("device")["throughput"].mean().sort_values(ascending=False)
+        for i, a in enumerate(by.index):
+            for b in by.index[i + 1:]:
+                truth = float(by[a] / by[b])
+                guess = float(est[a] / est[b])
+                source = g["source"].iloc[0].split(",")[0].split(" (")[0][:40]
+                rows.append(dict(job=model, source=source, family=family, precision=precision, pair=f"{a} / {b}",
+                                 measured=truth, estimated=guess, error=guess / truth - 1.0))
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(pricing.DATA_DIR), help="catalog directory (default: the shipped one)")
@@ -62,6 +90,17 @@ def main() -> None:
           f"{df.loc[df['error'].abs().idxmax(), 'error']:+8.1%}")
     by_arch = df.groupby("architecture")["error"].agg(lambda e: e.abs().median()).sort_values()
     print("median |err| by architecture: " + ", ".join(f"{a} {v:.0%}" for a, v in by_arch.items()))
+    pr = pairs(catalog.devices, catalog.throughput)
+    if not pr.empty:
+        print(f"\nleave-one-job-out error on published same-job pairs (measured since {PAIRS_SINCE}): "
+              f"{len(pr)} pairs, median |err| {pr['error'].abs().median():.1%}, "
+              f"worst {pr.loc[pr['error'].abs().idxmax(), 'error']:+.1%}")
+        for source, g in pr.groupby("source"):
+            print(f"  {source:40s} {len(g):4d} pairs, median |err| {g['error'].abs().median():6.1%}, "
+                  f"worst {g.loc[g['error'].abs().idxmax(), 'error']:+7.1%}")
+        print("  the 12 worst:")
+        for r in pr.sort_values("error", key=abs, ascending=False).head(12).itertuples():
+            print(f"  {r.pair:28s} {r.measured:5.2f} measured, {r.estimated:5.2f} estimated ({r.error:+6.1%})  {r.job}")
     if args.csv:
         df.to_csv(args.csv, index=False)
 
