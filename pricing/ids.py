@@ -11,15 +11,86 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import DATA_DIR
 
 
+def _number(v: object) -> float | None:
+    """A catalog cell as a number; blank (an empty string, None or NaN) as None."""
+    if v is None or (isinstance(v, str) and not v.strip()):
+        return None
+    x = float(v)  # type: ignore[arg-type]
+    return None if x != x else x
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """A named model's shape (``models.csv``): what a job described by its model needs."""
+
+    id: str
+    name: str
+    family: str
+    params: float
+    layers: int | None
+    hidden_size: int | None
+    sequence_length: int | None  # where the model fixes it (GPT-2, BERT, ViT)
+    image_size: int | None
+    forward_gflops: float | None  # per sample at image_size (vision CNNs)
+    source: str
+
+    @classmethod
+    def of(cls, r: Mapping) -> ModelCard:
+        def whole(k: str) -> int | None:
+            x = _number(r.get(k))
+            return None if x is None else int(x)
+        return cls(str(r["id"]), str(r["name"]), str(r["family"]), float(r["params"]), whole("layers"),
+                   whole("hidden_size"), whole("sequence_length"), whole("image_size"), _number(r.get("forward_gflops")),
+                   str(r["source"]))
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """The figures of a device a job's hours are figured from (``devices.csv``)."""
+
+    kind: str
+    architecture: str
+    fp32_tflops: float | None
+    fp16_tensor_tflops: float | None
+
+    @classmethod
+    def of(cls, r: Mapping) -> DeviceSpec:
+        return cls(str(r["kind"]), str(r["architecture"]), _number(r.get("fp32_tflops")),
+                   _number(r.get("fp16_tensor_tflops")))
+
+
+@dataclass(frozen=True)
+class Utilisation:
+    """Model FLOPs utilisation of a kind of device on models of a size (``utilisation.csv``)."""
+
+    device_class: str
+    methods: str  # train (full, pretrain) | adapters (lora, qlora)
+    params_from: float
+    params_to: float
+    mfu_low: float
+    mfu: float
+    mfu_high: float
+    source: str
+    notes: str
+
+    @classmethod
+    def of(cls, r: Mapping) -> Utilisation:
+        notes = r.get("notes")
+        return cls(str(r["device_class"]), str(r["methods"]), float(r["params_from"]), float(r["params_to"]), float(r["mfu_low"]),
+                   float(r["mfu"]), float(r["mfu_high"]), str(r["source"]),
+                   "" if notes is None or notes != notes else str(notes))
+
+
 @dataclass(frozen=True)
 class CatalogIds:
-    """What a scenario's checker needs to know of the catalog: its ids, aliases and rates."""
+    """What a scenario's checker needs to know of the catalog: its ids, aliases and rates, and
+    what a job described by its model and data needs (models, device peaks, utilisation)."""
 
     devices: frozenset[str]
     aliases: Mapping[str, str]  # alias -> device id
@@ -28,6 +99,9 @@ class CatalogIds:
     free: frozenset[str]
     usd_per_unit: Mapping[str, float]  # currency code -> USD
     electricity_default_usd_per_kwh: float
+    models: Mapping[str, ModelCard] = field(default_factory=dict)
+    device_specs: Mapping[str, DeviceSpec] = field(default_factory=dict)
+    utilisation: tuple[Utilisation, ...] = ()
 
     def with_entries(self, entries: Mapping[str, Sequence[Mapping]]) -> CatalogIds:
         """The ids once ``entries`` (a catalog file's or layer's rows, by kind) are layered on."""
@@ -60,7 +134,15 @@ def read_ids(data_dir: Path | str = DATA_DIR) -> CatalogIds:
         free=frozenset(str(r["id"]) for r in free),
         usd_per_unit=usd_per_unit,
         electricity_default_usd_per_kwh=float(default["price"]) * usd_per_unit[default["currency"].strip()],
+        models={r["id"]: ModelCard.of(r) for r in _optional_rows(d / "models.csv")},
+        device_specs={r["id"]: DeviceSpec.of(r) for r in devices},
+        utilisation=tuple(Utilisation.of(r) for r in _optional_rows(d / "utilisation.csv")),
     )
+
+
+def _optional_rows(path: Path) -> list[dict[str, str]]:
+    """A table's rows, none when the catalog has no such file (a catalog from before it)."""
+    return _rows(path) if path.is_file() else []
 
 
 def layer_dir() -> Path:

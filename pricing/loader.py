@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import DATA_DIR
 from .errors import InputError, Problem, did_you_mean
-from .ids import CatalogIds
+from .ids import CatalogIds, DeviceSpec, ModelCard, Utilisation
 from .yamldoc import parse_document
 
 TABLE_FILES = {
@@ -37,11 +37,15 @@ TABLE_FILES = {
     "throughput": "throughput.csv",
     "interruptions": "interruptions.csv",
     "trends": "trends.csv",
+    "models": "models.csv",
+    "utilisation": "utilisation.csv",
 }
 KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "currency", "electricity": "region",
-       "throughput": "device", "interruptions": "id", "trends": "id"}
+       "throughput": "device", "interruptions": "id", "trends": "id",
+       "models": "id", "utilisation": "device_class"}
 #: Columns whose values together identify a row.
-UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework")}
+UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework"),
+          "utilisation": ("device_class", "methods", "params_from")}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
 
 
@@ -115,9 +119,9 @@ class Catalog:
         return out
 
     def as_of(self) -> dt.date:
-        """The newest ``as_of`` among the rows of facts (the interruption and trend defaults,
-        dated when they were chosen, are not facts of the catalog's date)."""
-        dates = [d for name, t in self.tables.items() if name not in ("interruptions", "trends")
+        """The newest ``as_of`` among the rows of facts (the interruption, trend and utilisation
+        defaults, dated when they were chosen, are not facts of the catalog's date)."""
+        dates = [d for name, t in self.tables.items() if name not in ("interruptions", "trends", "utilisation")
                  for d in t["as_of"] if isinstance(d, dt.date)]
         return max(dates)
 
@@ -130,6 +134,9 @@ class Catalog:
             free=frozenset(self.free["id"]),
             usd_per_unit=self.usd_per_unit(),
             electricity_default_usd_per_kwh=self.default_electricity_usd_per_kwh(),
+            models={str(r["id"]): ModelCard.of(r) for r in self.tables["models"].to_dict("records")},
+            device_specs={str(r["id"]): DeviceSpec.of(r) for r in self.devices.to_dict("records")},
+            utilisation=tuple(Utilisation.of(r) for r in self.tables["utilisation"].to_dict("records")),
         )
 
     def row(self, table: str, key: str) -> pd.Series:

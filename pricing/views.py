@@ -37,12 +37,19 @@ LISTINGS: dict[str, dict[str, str]] = {
         "usd_per_hour": "Price [USD/h]", "session_limit_h": "Session [h]", "quota_h_per_week": "Quota [h/week]",
         "needs_person": "Needs person", "persistent_storage": "Files kept", "as_of": "As of",
     },
+    "models": {
+        "id": "Model", "family": "Family", "params": "Parameters", "layers": "Layers", "hidden_size": "Width",
+        "sequence_length": "Tokens a sample", "image_size": "Image [px]", "forward_gflops": "Forward [GFLOPs]",
+        "as_of": "Released",
+    },
     "trends": {
         "id": "Trend", "match": "Devices", "trend_per_year": "Rent a year", "low_per_year": "Low",
         "high_per_year": "High", "since": "Measured from", "until": "to", "as_of": "As of",
     },
 }
 STALE_AFTER_DAYS = 180
+#: Listings of rows that are not devices or offers: the device filters do not apply to them.
+NO_DEVICE = ("trends", "models")
 
 
 _FREE_ROWS = Kept()
@@ -86,10 +93,10 @@ def listing(catalog, table: str, device: str | None = None, min_vram_gb: float |
     """Rows of one table with the listing's columns plus as_of and source."""
     df = (free_rows(catalog) if table == "free" else catalog.tables[table]).copy()
     vram = catalog.devices.set_index("id")["vram_gb"]
-    if table == "trends" and (device is not None or min_vram_gb is not None):
+    if table in NO_DEVICE and (device is not None or min_vram_gb is not None):
         raise InputError([Problem("--device", 0, 0, "", "--device and --min-vram apply to devices and offers, "
-                                  "not to --trends")])
-    if table not in ("devices", "trends"):
+                                  f"not to --{table}")])
+    if table not in ("devices", *NO_DEVICE):
         df["vram_gb"] = df["device"].map(vram)
     if device is not None:
         dev = resolve_device(catalog, device)
@@ -125,10 +132,14 @@ def resolve_device(catalog, name: str) -> str:
                               f"{did_you_mean(key, sorted(ids | set(aliases)))}")])
 
 
+#: Tables whose rows have no id of their own (several rows per device, or per kind of device).
+NOT_BY_ID = ("throughput", "utilisation")
+
+
 def find(catalog, key: str) -> tuple[str, pd.Series]:
     """(table, row) for an id, currency or region anywhere in the catalog."""
     for table, df in catalog.tables.items():
-        if table == "throughput":
+        if table in NOT_BY_ID:
             continue
         col = {"rates": "currency", "electricity": "region"}.get(table, "id")
         hit = df[df[col] == key]
@@ -137,7 +148,7 @@ def find(catalog, key: str) -> tuple[str, pd.Series]:
     aliases = catalog.aliases()
     if key.lower() in aliases:
         return "devices", catalog.row("devices", aliases[key.lower()])
-    every = [str(v) for t, df in catalog.tables.items() if t != "throughput"
+    every = [str(v) for t, df in catalog.tables.items() if t not in NOT_BY_ID
              for v in df[{"rates": "currency", "electricity": "region"}.get(t, "id")]]
     raise InputError([Problem("pricing show", 0, 0, "", f"no catalog row with id {key!r}{did_you_mean(key, every)}; "
                               "`planner pricing list` lists them")])
