@@ -10,6 +10,7 @@ import dataclasses
 import datetime as dt
 import functools
 import json
+import os
 import re
 import sys
 import warnings
@@ -23,6 +24,7 @@ from . import __version__
 
 EXIT_INPUT = 2
 EXIT_INFEASIBLE = 3
+EXIT_BROKEN_PIPE = 141  # as a shell reports a process ended by SIGPIPE (128 + 13)
 
 
 def _today(ctx, param, value):
@@ -85,6 +87,10 @@ def handle_errors(f):
             sys.exit(1)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except BrokenPipeError:  # the reader stopped (`planner ... | head`): stop quietly, as cat does
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
+            sys.exit(EXIT_BROKEN_PIPE)
         except Exception as exc:  # a bug in the planner, not the user's input
             if debug:
                 import traceback
@@ -258,6 +264,68 @@ def fit(scenario, kind, gpus, variant, sets, today, catalog_files, fmt, **flags)
         table = table[table["kind"] == kind]
     cols = list(FIT_HEADERS["fit"]) + ["slowdown", "reason", "assumptions"]
     click.echo(render_rows({"fit": table[cols]}, FIT_HEADERS, fmt), nl=False)
+
+
+ESTIMATE_HEADERS = {"estimate": {
+    "device": "Device", "verdict": "Verdict", "relative_speed": "Speed [x ref]", "speed_source": "Source",
+    "gpu_hours": "Hours a run [h]", "gpu_hours_low": "Low [h]", "gpu_hours_high": "High [h]",
+}}
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
+@click.option("--kind", type=click.Choice(["gpu", "tpu"]), help="Only GPUs or only TPUs.")
+@click.option("--all", "show_all", is_flag=True, help="Also the devices the model does not fit (text).")
+@scenario_options
+@format_option("text", "json", "csv")
+@handle_errors
+def estimate(scenario, kind, show_all, variant, sets, today, catalog_files, fmt):
+    """How long each phase's work takes on every device, and where the hours come from.
+
+    A phase described as a job (tokens or samples) is estimated from its FLOPs and the
+    reference GPU's utilisation at its size; gpu_hours you give are used as given. Check
+    these before trusting a plan.
+    """
+    from .api import load_catalog, load_scenario
+    from .model.job import estimate_table
+    from .report.page import render_rows
+
+    catalog = load_catalog(catalog_files, today)
+    s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
+    table = estimate_table(s.phases, s.workload, catalog.devices, catalog.throughput)
+    if kind:
+        table = table[table["kind"] == kind]
+    if fmt != "text":
+        click.echo(render_rows({"estimate": table}, ESTIMATE_HEADERS, fmt), nl=False)
+        return
+    for ph in s.phases:
+        click.echo(_estimate_header(s, ph))
+        rows = table[(table["phase"] == ph.name) & (show_all | (table["verdict"] != "does-not-fit"))]
+        rows = rows.sort_values("gpu_hours", na_position="last")
+        click.echo(render_rows({"estimate": rows}, ESTIMATE_HEADERS, "text"))
+
+
+def _estimate_header(s, ph) -> str:
+    """What a phase's hours rest on, in words (the text of ``planner estimate``)."""
+    from .model import units
+
+    e = ph.job_estimate
+    ref = s.workload.reference_gpu
+    head = f"{ph.name}: "
+    if e is None:
+        return head + f"{ph.gpu_hours_per_run:,.4g} h a run on {ref}, as you give them (gpu_hours)"
+    count = units.format_count
+    data = f"{count(e.tokens)} tokens" if e.tokens is not None else f"{count((ph.samples or 0) * (ph.epochs or 1))} samples"
+    low, high = e.hours_range
+    lines = [f"{data}, {e.flops:.3g} training FLOPs a run ({s.workload.method}, {count(s.workload.params)} parameters)",
+             f"  on {ref} at {e.mfu_low:.1%}-{e.mfu_high:.1%} of {e.peak_tflops:,.0f} TFLOPS (typical {e.mfu:.1%}, "
+             f"{e.device_class} devices): {low:,.1f}-{high:,.1f} h, {e.hours_typical:,.1f} h at the typical "
+             f"utilisation, {e.hours_planned:,.1f} h on average (what the plan counts on)",
+             f"  utilisation from: {e.utilisation_source}",
+             *(f"  {n}" for n in e.notes[:-1])]
+    if not ph.hours_from_job:
+        lines.append(f"  the plan uses your gpu_hours instead: {ph.gpu_hours_per_run:,.4g} h a run")
+    return head + "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- what-if
@@ -530,6 +598,8 @@ def pricing():
 @click.option("--free", "table", flag_value="free", help="Free and subscription notebook tiers.")
 @click.option("--trends", "table", flag_value="trends",
               help="Where rent prices go from their date, by device (the default price_trend).")
+@click.option("--models", "table", flag_value="models",
+              help="Named models a workload may give (workload.model): their shapes and sources.")
 @click.option("--device", metavar="ID", help="Only this device (aliases work).")
 @click.option("--min-vram", type=float, metavar="GB", help="Only devices with at least this much memory.")
 @click.option("--provider", metavar="P", help="Only this provider (--rent).")
@@ -540,7 +610,7 @@ def pricing():
 @handle_errors
 def pricing_list(table, device, min_vram, provider, sort, catalog_files, today, fmt):
     """List catalog rows: one table, or every table when no flag is given."""
-    from pricing.views import LISTINGS, listing
+    from pricing.views import LISTINGS, NO_DEVICE, listing
 
     from .api import load_catalog
     from .report.page import render_rows
@@ -548,7 +618,7 @@ def pricing_list(table, device, min_vram, provider, sort, catalog_files, today, 
     catalog = load_catalog(catalog_files, today)
     # every table the filters apply to: --device and --min-vram pick devices and offers, not trends
     filtered = device is not None or min_vram is not None
-    tables = [table] if table else (["rent"] if provider else [t for t in LISTINGS if not (filtered and t == "trends")])
+    tables = [table] if table else (["rent"] if provider else [t for t in LISTINGS if not (filtered and t in NO_DEVICE)])
     frames = {t: listing(catalog, t, device, min_vram, provider, sort) for t in tables}
     click.echo(render_rows(frames, LISTINGS, fmt), nl=False)
 

@@ -182,3 +182,17 @@ def test_a_set_key_with_an_escape_sequence_is_a_located_error_shown_escaped(tmp_
     result = CliRunner().invoke(main, ["run", str(SCENARIOS / "thesis.yaml"), "--set", "electricity\x1b[31m=0.2 USD/kWh"])
     assert result.exit_code == 2 and "\x1b" not in result.output
     assert "electricity\\x1b[31m" in result.output and "not control characters" in result.output
+
+
+def test_a_reader_that_stops_early_gets_no_error():
+    """`planner ... | head -1`: the command stops quietly when its reader does, as cat does."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "planner.cli", "estimate", str(SCENARIOS / "alpaca.yaml"), "--all"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader is gone before the second table is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) in (0, 141) and "internal error" not in err and "Traceback" not in err, err

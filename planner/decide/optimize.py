@@ -635,7 +635,8 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
     """The figures no provider publishes that the plan rests on (said up front), and warnings
     for free tiers without any usage limit and for old prices."""
     share = units.format_share
-    assumed = [o.interruptions_default for o in used if isinstance(o.interruptions_default, str)]
+    assumed = job_notes(s)  # the work itself first
+    assumed += [o.interruptions_default for o in used if isinstance(o.interruptions_default, str)]
     assumed += [f"{o.option}: the {o.device} is not to be had at {share(o.unavailable_share)} of session starts "
                 f"(range {share(o.unavailable_low or 0.0)}-{share(o.unavailable_high or 1.0)}; an estimate from "
                 f"users' reports, the provider publishes none): the plan counts on {share(1 - o.unavailable_share)} "
@@ -668,6 +669,30 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
         warnings.append(f"{r.option}: catalog price dated {r.as_of} is {r.age_days} days older than the "
                         f"scenario's start; check it or override it in the scenario's 'catalog'")
     return assumed
+
+
+def job_notes(s: Scenario) -> list[str]:
+    """What the answer says up front of each phase described as a job: hours estimated, not
+    measured (their FLOPs, utilisation and range), or your gpu_hours used instead of the job."""
+    out = []
+    for ph in s.phases:
+        e = ph.job_estimate
+        if e is None:
+            continue
+        low, high = e.hours_range
+        data = (f"{units.format_count(e.tokens)} tokens" if e.tokens is not None
+                else f"{units.format_count((ph.samples or 0) * (ph.epochs or 1))} samples")
+        if ph.hours_from_job:
+            out.append(f"{ph.name}: {ph.gpu_hours_per_run:,.1f} h a run on {e.reference_gpu}, estimated from the job, not "
+                       f"measured: {data}, {e.flops:.3g} FLOPs at {units.format_share(e.mfu_low)}-"
+                       f"{units.format_share(e.mfu_high)} of its {e.peak_tflops:,.0f} TFLOPS (typically "
+                       f"{units.format_share(e.mfu)}) take {low:,.1f}-{high:,.1f} h; the plan counts on their mean, and the "
+                       "uncertainty analysis draws the utilisation over its range (`planner estimate` shows every device)")
+            out += [f"{ph.name}: {n}" for n in e.notes[:-1]]
+        else:
+            out.append(f"{ph.name}: your gpu_hours ({ph.gpu_hours_per_run:,.1f} h a run) are used; the job you describe "
+                       f"would take {low:,.1f}-{high:,.1f} h on {e.reference_gpu} by the planner's estimate")
+    return out
 
 
 def _price_source(option: Option) -> str | None:

@@ -216,8 +216,9 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
     # wall hours not exceeded at the scenario's confidence (runs independent): capacity and dates
     # are planned with them. Over the interruptions, a default rate's range, the speed and the
     # work (workload.work_spread): the spreads the uncertainty analysis draws
+    job_sd = ph.job_estimate.hours_rel_sd if ph.hours_from_job and ph.job_estimate is not None else 0.0
     spread = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision, str(r.speed_source)),
-                                  s.ranges.get(f"phases.{ph.name}.gpu_hours"))
+                                  s.ranges.get(f"phases.{ph.name}.gpu_hours"), job_sd)
     low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)
     shift, over_rate = _over_rate(r, (low, wall, high))
     wall_conf = shift + sessions.wall_at_chance_h(

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ..model.costs import COST_PARTS  # re-exported for the report writers
-from ..model.scenario import Scenario
+from ..model.scenario import Phase, Scenario
 from ..model.sessions import Finish
 
 
@@ -250,7 +250,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
             {"tier": m.tier, "start": _date(m.start), "end": _date(m.end), "days": _num(m.days, 1),
              "cost": money(m.cost_usd), "units": _num(m.units, 1)} for m in plan.subscriptions
         ],
-        "phases": [_phase_dict(ph, money) for ph in plan.phases],
+        "phases": [_phase_dict(ph, money, plan.scenario) for ph in plan.phases],
         "breakeven": [
             {"buy": b.buy, "rent": b.rent, "gpu_hours": _num(b.gpu_hours, 1), "date": _date(b.date),
              "why_not": b.why_not} for b in plan.breakeven
@@ -288,8 +288,23 @@ def to_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _phase_dict(ph: PhasePlan, money: Money) -> dict[str, Any]:
+def job_dict(sp: Phase) -> dict[str, Any] | None:
+    """A phase's job as the JSON answer and ``planner estimate`` give it (None: no job given)."""
+    e = sp.job_estimate
+    if e is None:
+        return None
+    low, high = e.hours_range
+    return {"tokens": _num(sp.tokens), "samples": _num(sp.samples), "epochs": _num(sp.epochs or 1.0),
+            "tokens_processed": _num(e.tokens), "flops": float(f"{e.flops:.4g}"), "reference_gpu": e.reference_gpu,
+            "peak_tflops": _num(e.peak_tflops, 1), "device_class": e.device_class,
+            "utilisation": {"low": _num(e.mfu_low, 4), "typical": _num(e.mfu, 4), "high": _num(e.mfu_high, 4)},
+            "gpu_hours_typical": _num(e.hours_typical), "gpu_hours_low": _num(low), "gpu_hours_high": _num(high),
+            "gpu_hours_planned": _num(e.hours_planned), "utilisation_source": e.utilisation_source}
+
+
+def _phase_dict(ph: PhasePlan, money: Money, s: Scenario) -> dict[str, Any]:
     """One phase of the JSON answer, with its assignments."""
+    sp = s.phase(ph.name)
     return {
         "name": ph.name,
         "gpu_hours": _num(ph.gpu_hours),
@@ -303,6 +318,8 @@ def _phase_dict(ph: PhasePlan, money: Money) -> dict[str, Any]:
         "meets_deadline": ph.meets_deadline,
         "problem": ph.shortfall,  # the JSON key stays (docs/output.md: none renamed)
         "assignments": [_assignment_dict(a, money) for a in ph.assignments],
+        "work_from": "job" if sp.hours_from_job else "gpu_hours",
+        **({"job": job_dict(sp)} if sp.job_estimate is not None else {}),
     }
 
 

@@ -69,6 +69,8 @@ def with_value(s: Scenario, path: str, raw: Any, ids: CatalogIds) -> Scenario | 
     parts = path.split(".")
     if not editable(path) or (parts[0] == "phases" and parts[1] not in {ph.name for ph in s.phases}):
         return None
+    if parts[0] == "workload" and any(ph.hours_from_job for ph in s.phases):
+        return None  # a job's hours follow from the workload: the file is read again with the --set
     section = {"workload": WORKLOAD, "you": YOU, "phases": PHASE}.get(parts[0], SCHEMA)
     key = parts[-1]
     f = section[key]
@@ -92,7 +94,7 @@ def with_value(s: Scenario, path: str, raw: Any, ids: CatalogIds) -> Scenario | 
     changed = _replace(s, ranges=ranges, overrides=(*s.overrides, change))
     if parts[0] == "phases":
         ph = s.phase(parts[1])
-        moved = _replace(ph, **{attr: value})
+        moved = _replace(ph, **{attr: value}, **({"hours_from_job": False} if key == "gpu_hours" else {}))
         if moved.gpu_hours * moved.runs > MAX_GPU_HOURS:
             raise refused(f"{moved.runs:,} runs of {moved.gpu_hours:,.0f} h are {moved.gpu_hours * moved.runs:,.0f} "
                           f"reference GPU-hours; at most {MAX_GPU_HOURS:,.0f} in a phase")

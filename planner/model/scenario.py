@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import fnmatch
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from . import units
 FAMILIES = ("cnn", "transformer", "rnn")
 PRECISIONS = ("fp32", "mixed", "fp8")
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
-METHODS = ("full", "lora", "qlora")
+METHODS = ("full", "pretrain", "lora", "qlora")
 ATTENTIONS = ("auto", "eager", "memory-efficient")
 SHARDINGS = ("none", "zero2", "zero3")
 FRAMEWORKS = ("pytorch", "tensorflow", "jax", "paddlepaddle")
@@ -60,6 +61,72 @@ class Workload:
     sharding: str
     #: speeds you measured: (device, times as fast, than this device; None: the reference GPU)
     measured_speed: tuple[tuple[str, float, str | None], ...] = ()
+    model: str | None = None  # a named model of the catalog (models.csv) that filled the shape
+
+
+@dataclass(frozen=True)
+class Job:
+    """A phase's work as data: ``tokens`` (each pass) or ``samples``, times ``epochs``."""
+
+    tokens: float | None = None
+    samples: float | None = None
+    epochs: float = 1.0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A job's work on the reference GPU (planner.model.job): its FLOPs, the utilisation's range
+    and the hours they give."""
+
+    flops: float  # one run's training FLOPs
+    tokens: float | None  # tokens one run processes (epochs included); None for a vision CNN
+    reference_gpu: str
+    peak_tflops: float  # the reference's dense peak at the job's precision [TFLOPS]
+    device_class: str
+    mfu_low: float
+    mfu: float
+    mfu_high: float
+    utilisation_source: str
+    notes: tuple[str, ...]  # what was assumed, for the answer's up-front notes
+
+    def hours_at(self, mfu: float) -> float:
+        """Hours on the reference GPU at a utilisation (one run)."""
+        return self.flops / (self.peak_tflops * 1e12 * mfu) / 3600.0
+
+    @property
+    def hours_typical(self) -> float:
+        return self.hours_at(self.mfu)
+
+    @property
+    def hours_range(self) -> tuple[float, float]:
+        """(fewest, most) hours: at the high and at the low utilisation."""
+        return self.hours_at(self.mfu_high), self.hours_at(self.mfu_low)
+
+    @property
+    def hours_planned(self) -> float:
+        """The mean hours with the utilisation triangular over its range, peaked at its typical
+        value: the figure the plan uses (hours go as 1 / utilisation, so the mean lies above the
+        hours at the typical utilisation); the uncertainty analysis draws the same distribution."""
+        return self.hours_at(1.0) * inverse_moments(self.mfu_low, self.mfu, self.mfu_high)[0]
+
+    @property
+    def hours_rel_sd(self) -> float:
+        """The relative standard deviation of the hours under that distribution."""
+        m1, m2 = inverse_moments(self.mfu_low, self.mfu, self.mfu_high)
+        return math.sqrt(max(m2 - m1 * m1, 0.0)) / m1
+
+
+def inverse_moments(a: float, c: float, b: float) -> tuple[float, float]:
+    """(E[1/X], E[1/X^2]) of X triangular on [a, b] with mode c (0 < a <= c <= b), in closed form:
+    the pdf's two linear pieces integrated against 1/x and 1/x^2. A point (a == b) gives 1/a."""
+    if b - a < 1e-12 * b:
+        return 1.0 / a, 1.0 / (a * a)
+    left1 = 1.0 - a * math.log(c / a) / (c - a) if c - a > 1e-12 * b else 0.0
+    right1 = (b * math.log(b / c) - (b - c)) / (b - c) if b - c > 1e-12 * b else 0.0
+    left2 = (math.log(c / a) + a / c - 1.0) / (c - a) if c - a > 1e-12 * b else 0.0
+    right2 = (b / c - 1.0 - math.log(b / c)) / (b - c) if b - c > 1e-12 * b else 0.0
+    k = 2.0 / (b - a)
+    return k * (left1 + right1), k * (left2 + right2)
 
 
 @dataclass(frozen=True)
@@ -73,6 +140,13 @@ class Phase:
     checkpoint_every_h: float
     checkpoint_size_gb: float | None
     dataset_size_gb: float
+    #: the job, where the work is also described by its data (planner.model.job)
+    tokens: float | None = None
+    samples: float | None = None
+    epochs: float | None = None
+    #: the job's estimate on the reference GPU; with ``hours_from_job`` it gave gpu_hours_per_run
+    job_estimate: Estimate | None = None
+    hours_from_job: bool = False
 
     @property
     def gpu_hours(self) -> float:

@@ -116,6 +116,7 @@ MAX_SPAN_YEARS = 30
 MAX_GPU_HOURS = 1e6  # 114 GPU-years
 MIN_HOURS = 0.01  # 36 s: less work than a session's setup is a typing mistake
 MAX_RUNS = 10_000
+MAX_JOB_AMOUNT = 1e15  # tokens or samples a pass: 50x the largest published pretraining
 #: Devices in a machine or instances to be had at once: no offer counts more.
 MAX_COUNT = 100_000
 #: Phases a scenario may have: a plan of 100 phases takes about 3 s on two cores, of 1,000 more
@@ -295,6 +296,33 @@ def _currency(v, ctx):
         raise ValueError(f"expected a currency code the catalog has a rate for "
                          f"({', '.join(sorted(ctx.ids.usd_per_unit))}), got {v!r}{hint}")
     return v.upper()
+
+
+def _amount(word: str):
+    def convert(v, ctx):
+        x = units.parse_amount(v, word)
+        if x <= 0:
+            raise ValueError(f"expected a count of {word} above zero, got {v!r}")
+        if x > MAX_JOB_AMOUNT:
+            raise ValueError(f"expected at most {MAX_JOB_AMOUNT:.0e} {word}, got {v!r}")
+        return x
+    return Converter(convert, word)
+
+
+def _plain_number(v, ctx):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"expected a number, got {v!r}")
+    return float(v)
+
+
+def _model(v, ctx):
+    if not isinstance(v, str):
+        raise ValueError(f"expected a model id such as llama-3.1-8b, got {v!r}")
+    key = v.strip().lower()
+    if key in ctx.ids.models:
+        return key
+    hint = did_you_mean(key, sorted(ctx.ids.models))
+    raise ValueError(f"unknown model {v!r}{hint}; `planner pricing list --models` lists them")
 
 
 def _device(v, ctx):
@@ -505,9 +533,11 @@ def _patterns(kind: str):
 
 
 WORKLOAD = {
-    "family": Field(_enum(FAMILIES), required=True, doc="architecture: " + " | ".join(FAMILIES)),
-    "params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"), required=True,
-                    doc="the model's parameters (86M, 7B)"),
+    "model": Field(_model, doc="a named model (llama-3.1-8b, gpt2, resnet-50: `planner pricing list --models`); "
+                   "fills family, params, and the shape a job's FLOPs need"),
+    "family": Field(_enum(FAMILIES), doc="architecture: " + " | ".join(FAMILIES) + "; required unless model"),
+    "params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"),
+                    doc="the model's parameters (86M, 7B); required unless model"),
     "precision": Field(_enum(PRECISIONS), default="mixed", doc=" | ".join(PRECISIONS)),
     "optimizer": Field(_enum(OPTIMIZERS), default="adam", doc=" | ".join(OPTIMIZERS)),
     "batch_size": Field(_int_at_most(1_000_000), default=32, doc="samples per optimizer step"),
@@ -516,7 +546,8 @@ WORKLOAD = {
     "sequence_length": Field(_int_at_most(10_000_000), doc="tokens per sample (transformer, rnn)"),
     "image_size": Field(_int_at_most(100_000), doc="pixels per side (cnn)"),
     "reference_gpu": Field(_device, required=True, doc="the GPU on which the phases' gpu_hours were measured"),
-    "method": Field(_enum(METHODS), default="full", doc="full | lora | qlora (adapters on a frozen base)"),
+    "method": Field(_enum(METHODS), default="full",
+                    doc="full | pretrain (both train every weight) | lora | qlora (adapters on a frozen base)"),
     "trainable_params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"),
                               doc="adapter parameters (lora, qlora); default stated in the report"),
     "attention": Field(_enum(ATTENTIONS), default="auto", doc=" | ".join(ATTENTIONS)),
@@ -528,8 +559,14 @@ WORKLOAD = {
 }
 
 PHASE = {
-    "gpu_hours": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS), required=True,
-                       attr="gpu_hours_per_run", doc="work per run, in hours on reference_gpu"),
+    "gpu_hours": Field(_q(_hours, positive=True, maximum=MAX_GPU_HOURS, unit="h", minimum=MIN_HOURS),
+                       attr="gpu_hours_per_run", doc="work per run, in hours on reference_gpu (or describe the job: "
+                       "tokens or samples); wins where both are given"),
+    "tokens": Field(_amount("tokens"), doc="the job's tokens per epoch (40M, 1.2T): its hours are estimated from the "
+                    "workload's model, method and precision (`planner estimate`)"),
+    "samples": Field(_amount("samples"), doc="or its samples per epoch (images, sequences of sequence_length)"),
+    "epochs": Field(_q(_plain_number, positive=True, maximum=100_000), doc="passes over the tokens or samples; "
+                    "default 1"),
     "runs": Field(_runs, default=1, doc="independent runs of gpu_hours each (seeds, folds)"),
     "from": Field(_date, attr="start", doc="first day the phase may use; default: the scenario's start"),
     "deadline": Field(_date, doc="last day the phase may use (inclusive); default: the horizon's end"),

@@ -165,6 +165,23 @@ def parse_count(value: object) -> float:
     return _in_units(value, "a count such as 86M", COUNT_SUFFIX, "")
 
 
+#: A data size in tokens or samples: the count suffixes and T (a trillion tokens).
+AMOUNT_SUFFIX = {**COUNT_SUFFIX, "t": 1e12}
+
+
+def parse_amount(value: object, word: str) -> float:
+    """A count of tokens or samples ("40M", "1.2T", "40M tokens"): the count suffixes and T, the
+    word (``tokens``, ``samples``) allowed after it; another unit ("40 GB") is an error."""
+    if isinstance(value, str):
+        text = value.strip()
+        for w in (word, word.rstrip("s")):
+            if text.lower().endswith(w):
+                text = text[: -len(w)].strip()
+                break
+        value = text
+    return _in_units(value, f"a count of {word} such as 40M or 1.2T", AMOUNT_SUFFIX, "")
+
+
 def parse_power_w(value: object) -> float:
     """Power in watts. Bare numbers are W."""
     return _in_units(value, "a power such as 350 W or 0.45 kW", POWER_W, "w")
@@ -179,6 +196,14 @@ def format_significant(x: float, digits: int = 4, thousands: bool = False) -> st
     places = max(0, digits - 1 - math.floor(math.log10(abs(x))))
     text = f"{round(x, places):{',' if thousands else ''}.{places}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_count(x: float) -> str:
+    """A large count as people write it: 79.9M, 1.2T, 52K (three significant figures)."""
+    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g}{suffix}"
+    return f"{x:.3g}"
 
 
 def format_share(x: float) -> str:

@@ -14,7 +14,7 @@ from pricing.errors import InputError, Problem, did_you_mean
 from pricing.ids import CatalogIds
 from pricing.yamldoc import Document, dotted, parse_document
 
-from . import units
+from . import job, units
 from .overrides import Override, _catalog_entry_for, _flatten, _resolve_path, _set_in, _split_path, parse_set
 from .scenario import Consider, Phase, Scenario, Workload, You
 from .schema import (
@@ -23,6 +23,7 @@ from .schema import (
     MAX_GPU_HOURS,
     MAX_PHASES,
     MAX_SPAN_YEARS,
+    MIN_HOURS,
     PHASE,
     REQUIRED_SECTIONS,
     SCHEMA,
@@ -250,8 +251,8 @@ class _Validator:
 
         # user catalog entries come before 'consider' and 'you', whose ids may name them
         entries = self.catalog(data.get("catalog"))
-        wl = self.section(data.get("workload"), ("workload",), WORKLOAD, "workload") if "workload" in data else {}
-        phases = self.phases(data.get("phases"), start) if "phases" in data else ()
+        wl = self.workload(data.get("workload")) if "workload" in data else {}
+        phases = self.phases(data.get("phases"), start, wl) if "phases" in data else ()
         you = self.section(data.get("you"), ("you",), YOU, "you")
         consider = self.section(data.get("consider"), ("consider",), CONSIDER, "consider")
         if self.problems or not wl or not phases:
@@ -288,7 +289,46 @@ class _Validator:
             buy_price_points=buy_trend if isinstance(buy_trend, tuple) else (),
         )
 
-    def phases(self, raw: Any, start: dt.date) -> tuple[Phase, ...]:
+    def workload(self, raw: Any) -> dict[str, Any]:
+        """The workload's values, a named model filling what it fixes (its family and parameters,
+        and its sequence length or image size where the model fixes one) unless given."""
+        wl = self.section(raw, ("workload",), WORKLOAD, "workload")
+        card = self.ctx.ids.models.get(wl.get("model", ""))
+        if card is not None:
+            wl.setdefault("family", card.family)
+            wl.setdefault("params", card.params)
+            if card.sequence_length and "sequence_length" not in wl:
+                wl["sequence_length"] = card.sequence_length
+            if card.image_size and "image_size" not in wl and card.family == "cnn":
+                wl["image_size"] = card.image_size
+        elif isinstance(raw, dict) and "model" not in raw:
+            for key in ("family", "params"):
+                if key not in raw:
+                    self.add(("workload",), f"missing required key 'workload.{key}'", at_key=True)
+        return wl
+
+    def job(self, p: dict[str, Any], path: tuple, wl: Mapping[str, Any]) -> Any:
+        """A phase's job estimate (planner.model.job) where it gives tokens or samples, else None;
+        its problems reported at the phase's keys."""
+        if "tokens" in p and "samples" in p:
+            self.add(path + ("samples",), "give tokens or samples, not both")
+            return None
+        if "tokens" not in p and "samples" not in p:
+            if "epochs" in p:
+                self.add(path + ("epochs",), "epochs multiply tokens or samples: give one of them")
+            return None
+        if not wl or "reference_gpu" not in wl or "params" not in wl:
+            return None  # the workload's own problems are reported
+        w = workload_of(wl)
+        try:
+            return job.estimate(job.Job(p.get("tokens"), p.get("samples"), p.get("epochs", 1.0)), w,
+                                self.ctx.ids.models.get(w.model or ""), self.ctx.ids.device_specs[w.reference_gpu],
+                                self.ctx.ids.utilisation)
+        except job.JobError as exc:
+            self.add(path + ("tokens" if "tokens" in p else "samples",), str(exc))
+            return None
+
+    def phases(self, raw: Any, start: dt.date, wl: Mapping[str, Any] | None = None) -> tuple[Phase, ...]:
         if isinstance(raw, dict) and not raw:
             self.add(("phases",), "no phases: expected at least one, e.g. "
                      "'final: {gpu_hours: 180, deadline: 2027-08-15}'")
@@ -308,7 +348,19 @@ class _Validator:
                 self.add(path, "a phase name uses letters, digits, '-' and '_' only", at_key=True)
                 continue
             p = self.section(body, path, PHASE, "phase")
+            estimate = self.job(p, path, wl or {})
+            if "gpu_hours" not in p and estimate is not None:
+                p["gpu_hours"] = estimate.hours_planned  # the mean over the utilisation's range
+                if not MIN_HOURS <= p["gpu_hours"] <= MAX_GPU_HOURS:
+                    self.add(path + ("tokens" if "tokens" in p else "samples",),
+                             f"the job comes to {p['gpu_hours']:,.4g} h on the reference GPU; a phase holds "
+                             f"{MIN_HOURS:g} to {MAX_GPU_HOURS:,.0f} h")
+                    continue
+                p["hours_from_job"] = True
             if "gpu_hours" not in p:
+                if isinstance(body, dict) and not {"gpu_hours", "tokens", "samples"} & set(body):
+                    self.add(path, f"missing required key '{dotted(path + ('gpu_hours',))}' (or describe the job: "
+                             "tokens or samples)", at_key=True)
                 continue
             begin = p.get("from", start)
             deadline = p.get("deadline")
@@ -329,7 +381,9 @@ class _Validator:
                 where = path + ("deadline",)
                 self.add(where, f"deadline {deadline} is before the phase's start {begin}; "
                          "move the deadline later or 'from' earlier")
-            out.append(build(Phase, PHASE, {**p, "from": begin}, name=name))
+            from_job = bool(p.pop("hours_from_job", False))
+            out.append(build(Phase, PHASE, {**p, "from": begin}, name=name, job_estimate=estimate,
+                             hours_from_job=from_job))
         return tuple(out)
 
     def catalog(self, raw: Any, prefix: tuple = ("catalog",)) -> dict[str, tuple[dict, ...]]:

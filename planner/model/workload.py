@@ -53,6 +53,8 @@ QLORA_ADAPTER_BYTES_PER_PARAM = 12.0
 #: LoRA: r = 8 on the query and value projections (PEFT's LoraConfig default r = 8;
 #: Hu et al. 2021, sec. 7.1, adapt W_q and W_v); QLoRA: r = 64 on every linear layer
 #: (Dettmers et al. 2023, sec. 4: "LoRA r = 64 ... on all linear transformer block layers").
+#: Methods that train every weight (pretraining is full training from a random start).
+FULL_METHODS = ("full", "pretrain")
 LORA_RANK = {"lora": 8, "qlora": 64}
 
 #: Architectures whose PyTorch runs attention without the s^2 score matrix (FlashAttention
@@ -240,7 +242,7 @@ def trainable_params(w: Workload) -> tuple[float, str]:
     W_q and W_v, 2 x r x 2h a layer; QLoRA on the four attention and two MLP matrices
     (h x h and h x 4h), r x (4 x 2h + 2 x 5h) = 18 r h a layer.
     """
-    if w.method == "full":
+    if w.method in FULL_METHODS:
         return w.params, ""
     if w.trainable_params is not None:
         return w.trainable_params, "given"
@@ -264,7 +266,7 @@ def states_gb(w: Workload, shards: int = 1) -> float:
     """
     per_param = BYTES_PER_PARAM[(memory_precision(w.precision), w.optimizer)]
     weight_bytes = 2.0 if memory_precision(w.precision) == "mixed" else 4.0
-    if w.method == "full":
+    if w.method in FULL_METHODS:
         weights, rest = w.params * weight_bytes, w.params * (per_param - weight_bytes)
     else:
         adapters, _ = trainable_params(w)
@@ -284,7 +286,7 @@ def states_gb(w: Workload, shards: int = 1) -> float:
 def checkpoint_gb(w: Workload) -> float:
     """Size of a resumable checkpoint [GB]: what training changes (the weights, or the adapters,
     with their optimizer states), unsharded; a frozen base is not saved."""
-    if w.method == "full":
+    if w.method in FULL_METHODS:
         return states_gb(dataclasses.replace(w, sharding="none"))
     adapters, _ = trainable_params(w)
     per_param = (BYTES_PER_PARAM[(memory_precision(w.precision), w.optimizer)] if w.method == "lora"
@@ -294,7 +296,7 @@ def checkpoint_gb(w: Workload) -> float:
 
 def activation_factor(w: Workload) -> float:
     """Activation bytes of this workload relative to Korthikanti's 16-bit formula."""
-    table = ACTIVATION_FACTOR if w.method == "full" else ADAPTER_ACTIVATION_FACTOR
+    table = ACTIVATION_FACTOR if w.method in FULL_METHODS else ADAPTER_ACTIVATION_FACTOR
     return table[memory_precision(w.precision)]
 
 
@@ -316,7 +318,7 @@ def memory_need(w: Workload, architecture: str | None = None, shards: int = 1) -
     change what is stored, not the activations (gradients still flow through the base).
     """
     notes = []
-    if w.method != "full":
+    if w.method not in FULL_METHODS:
         _, how = trainable_params(w)
         if how != "given":
             notes.append(how)
@@ -422,14 +424,15 @@ def speed_sigma(family: str, precision: str, source: str) -> float:
     return MEASURED_SPEED_SIGMA
 
 
-def work_spread(speed_sigma_log: float, work_range: tuple[float, float] | None) -> float:
+def work_spread(speed_sigma_log: float, work_range: tuple[float, float] | None, work_rel_sd: float = 0.0) -> float:
     """The relative standard deviation of a phase's wall hours on one device from what the plan
     does not know of the work itself: the device's speed (wall hours go as 1 / speed, a
     log-normal with ``speed_sigma_log``: the exact relative sd sqrt(e^(s^2) - 1)) and the work's
     range if the user gave one (uniform: (high - low) / sqrt(12) over its middle), independent,
     added in quadrature. With the interruptions' own spread it sets the wall hours planned at
-    the scenario's confidence, so the chance stated is the one the uncertainty analysis finds."""
-    var = math.expm1(speed_sigma_log ** 2)
+    the scenario's confidence, so the chance stated is the one the uncertainty analysis finds.
+    ``work_rel_sd``: the work's own relative sd where it is estimated from a job (planner.model.job)."""
+    var = math.expm1(speed_sigma_log ** 2) + work_rel_sd ** 2
     if work_range is not None:
         low, high = work_range
         mid = (low + high) / 2.0

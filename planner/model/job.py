@@ -1,0 +1,186 @@
+"""A phase's work described as a job (a model and its data) instead of measured hours.
+
+Most people who plan have not timed anything yet: they know "QLoRA on Llama 3.1 8B, 40 M
+tokens, three epochs". A job is turned into hours on the workload's reference GPU in three
+steps, each with its source:
+
+1. **FLOPs.** Training a dense transformer costs about 6 N FLOPs per token (forward 2 N,
+   backward 4 N: Kaplan et al. 2020, "Scaling Laws for Neural Language Models", eq. 2.1 and
+   Table 1; Hoffmann et al. 2022) plus attention's 12 L d s per token (L layers, width d,
+   sequence length s: Chowdhery et al. 2022, PaLM, Appendix B, the count MFU figures use).
+   Adapters on a frozen base (LoRA, QLoRA) skip the frozen weights' gradients, half of the
+   backward pass: 4 N per token, plus 6 per trainable (adapter) parameter; attention's backward
+   is still computed (Hu et al. 2021, LoRA, Section 4). A recurrent network: 6 N per token. A
+   vision CNN: 3 x its forward FLOPs per sample (backward about twice the forward, Kaplan et
+   al.), the forward FLOPs read from its model card at its image size and scaled by the area.
+2. **Utilisation.** The share of the reference GPU's dense 16-bit tensor peak a job of this size
+   reaches (model FLOPs utilisation, MFU), by kind of device and model size, from published
+   throughput tables and training runs (``pricing/data/utilisation.csv``), with its range.
+   Adapter training has rows of its own (measured LoRA and QLoRA runs); QLoRA reaches a share
+   of LoRA's (:data:`QLORA_MFU_FACTOR`).
+3. **Hours** = FLOPs / (peak x MFU) on the reference GPU; every other device follows from the
+   speed model's ratios (planner.model.workload.relative_speed), as for hours you measured.
+
+The utilisation's range becomes the phase's work range: planned at its middle, it widens the
+planned confidence and is drawn by the uncertainty analysis, as a range you write is.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from pricing.ids import DeviceSpec, ModelCard, Utilisation
+
+from . import units, workload
+from .scenario import Estimate, Job, Workload
+
+#: Training FLOPs per parameter and token of full training (forward 2, backward 4; Kaplan et al.
+#: 2020, eq. 2.1) and of training adapters on a frozen base (no weight gradients for the frozen
+#: weights: forward 2, backward 2; Hu et al. 2021).
+FULL_FLOPS_PER_PARAM = 6.0
+FROZEN_FLOPS_PER_PARAM = 4.0
+#: Attention's training FLOPs per token, in units of layers x width x sequence length: forward
+#: QK^T and AV at 2 s d each, backward twice that (Chowdhery et al. 2022, PaLM, Appendix B).
+ATTENTION_FLOPS = 12.0
+#: Training FLOPs per forward FLOP of a vision model (backward about twice the forward).
+TRAINING_PER_FORWARD = 3.0
+
+#: QLoRA's utilisation as a share of LoRA's (low, typical, high): the 4-bit base is dequantised
+#: for every matrix product. Measured 0.79 on an RTX 4090 and 0.98 on an A100 with torchtune
+#: (README @30b8519, 2024-09-24 and @1814feb, 2024-11-18), 0.78 with PEFT and bitsandbytes on an
+#: RTX 4090 (BenjaminBossan/peft-experiments, 2024-07-31), 0.74 with a GPTQ base (Qwen README,
+#: 2023-10-11), 0.50-0.72 with LitGPT (config hub @00af8b0, resource tables @e567dbe).
+QLORA_MFU_FACTOR = (0.5, 0.78, 1.0)
+#: The utilisation table's rows for a method: pretraining (measured at scale, by model size), a
+#: full fine-tune (short samples and stock trainers: lower), adapters on a frozen base.
+UTILISATION_METHODS = {"pretrain": "pretrain", "full": "full", "lora": "adapters", "qlora": "adapters"}
+
+#: Where a device's utilisation comes from, by id: GeForce, RTX workstation and the PCIe Ada and
+#: Blackwell data-centre cards (same dies) reach consumer figures.
+CONSUMER_PREFIXES = ("rtx-", "gtx-", "titan-", "quadro-")
+CONSUMER_IDS = ("l4", "l40", "l40s")
+HOPPER_ARCHITECTURES = ("hopper", "blackwell")
+
+
+class JobError(ValueError):
+    """A job that cannot be turned into hours (the message says what to add)."""
+
+
+def device_class(device: str, spec: DeviceSpec) -> str:
+    """The row of the utilisation table a device reads (``utilisation.device_class``)."""
+    if spec.kind == "tpu":
+        return "tpu"
+    if device.startswith(CONSUMER_PREFIXES) or device in CONSUMER_IDS:
+        return "consumer"
+    return "hopper" if spec.architecture in HOPPER_ARCHITECTURES else "data-centre"
+
+
+def utilisation_row(rows: tuple[Utilisation, ...], cls: str, params: float, method: str) -> Utilisation:
+    """The utilisation of a kind of device training a model of ``params`` parameters by ``method``."""
+    methods = UTILISATION_METHODS[method]
+    for r in rows:
+        if r.device_class == cls and r.methods == methods and r.params_from <= params < r.params_to:
+            return r
+    raise JobError(f"the catalog has no utilisation for {methods} on {cls} devices at {params:.3g} parameters")
+
+
+def peak_tflops(device: str, spec: DeviceSpec, precision: str) -> float:
+    """The dense matrix peak a run at ``precision`` can use [TFLOPS], by the speed model's rule
+    (planner.model.workload.effective_tflops); FP8 counts as mixed precision, its gain applied to
+    the hours (:func:`estimate`)."""
+    row = pd.DataFrame([{"id": device, "kind": spec.kind, "architecture": spec.architecture,
+                         "fp32_tflops": spec.fp32_tflops, "fp16_tensor_tflops": spec.fp16_tensor_tflops}],
+                       dtype=object)
+    row[["fp32_tflops", "fp16_tensor_tflops"]] = row[["fp32_tflops", "fp16_tensor_tflops"]].astype(float)
+    peak = float(workload.effective_tflops(row, workload.memory_precision(precision)).iloc[0])
+    if not math.isfinite(peak) or peak <= 0:
+        raise JobError(f"the catalog gives no compute peak for {device}: give the phase's gpu_hours")
+    return peak
+
+
+def training_flops(job: Job, w: Workload, card: ModelCard | None) -> tuple[float, float | None, tuple[str, ...]]:
+    """(one run's training FLOPs, tokens processed or None, what was assumed)."""
+    notes: list[str] = []
+    if w.family == "cnn":
+        if job.samples is None:
+            raise JobError("a CNN's job is given as samples (with epochs), not tokens")
+        if card is None or card.forward_gflops is None:
+            raise JobError("a CNN job needs the FLOPs of one sample: name its workload.model (resnet-50) "
+                           "or give the phase's gpu_hours")
+        size = w.image_size or card.image_size
+        scale = (size / card.image_size) ** 2 if size and card.image_size else 1.0
+        per_sample = TRAINING_PER_FORWARD * card.forward_gflops * 1e9 * scale
+        return per_sample * job.samples * job.epochs, None, ()
+    if job.tokens is not None:
+        tokens = job.tokens * job.epochs
+    else:
+        if w.sequence_length is None:
+            raise JobError("samples need the tokens in each: set workload.sequence_length (or give tokens)")
+        tokens = float(job.samples or 0.0) * w.sequence_length * job.epochs
+    full = w.method in workload.FULL_METHODS
+    per_token = (FULL_FLOPS_PER_PARAM if full else FROZEN_FLOPS_PER_PARAM) * w.params
+    if not full:
+        adapters, _ = workload.trainable_params(w)
+        per_token += FULL_FLOPS_PER_PARAM * adapters
+    if w.family == "transformer":
+        if card is not None and card.layers and card.hidden_size:
+            layers, hidden = card.layers, card.hidden_size
+        else:
+            layers, hidden, _ = workload.transformer_shape(w.params)
+            notes.append(f"attention counted for {layers} layers of width {hidden} (the shape of a "
+                         f"{units.format_count(w.params)}-parameter transformer; name workload.model for its own)")
+        seq = w.sequence_length or workload.DEFAULT_SEQUENCE_LENGTH
+        if w.sequence_length is None:
+            notes.append(f"attention counted at {seq} tokens a sample (set workload.sequence_length)")
+        per_token += ATTENTION_FLOPS * layers * hidden * seq
+    return per_token * tokens, tokens, tuple(notes)
+
+
+def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,
+             rows: tuple[Utilisation, ...]) -> Estimate:
+    """The job's FLOPs and its hours' range on the workload's reference GPU (module docstring)."""
+    flops, tokens, notes = training_flops(job, w, card)
+    ref = w.reference_gpu
+    cls = device_class(ref, spec)
+    u = utilisation_row(rows, cls, w.params, w.method)
+    low, mid, high = u.mfu_low, u.mfu, u.mfu_high
+    if w.method == "qlora":
+        f_low, f_mid, f_high = QLORA_MFU_FACTOR
+        low, mid, high = low * f_low, mid * f_mid, high * f_high
+    peak = peak_tflops(ref, spec, w.precision)
+    if w.precision == "fp8" and spec.architecture in workload.FP8_ARCHITECTURES:
+        peak *= workload.FP8_SPEEDUP  # the same utilisation of a faster path
+    extra = ("an estimate" if "estimate" in u.notes else "measured runs")
+    notes = (*notes, f"utilisation {low:.0%}-{high:.0%} of {ref}'s {peak:,.0f} TFLOPS ({cls} devices, "
+             f"{units.format_count(w.params)} parameters, {w.method}; {extra})")
+    return Estimate(flops, tokens, ref, peak, cls, low, mid, high, u.source, notes)
+
+
+def estimate_table(s_phases, w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
+    """One row per phase and catalog device: the work's FLOPs, its hours on one such device (the
+    reference's hours over the device's speed, with the utilisation's range where the hours come
+    from the job), whether it fits, and where the hours came from (``planner estimate``)."""
+    fits = workload.fit_table(w, devices, throughput).set_index("device")
+    rows = []
+    for ph in s_phases:
+        e = ph.job_estimate
+        ref_h = ph.gpu_hours_per_run
+        low_h, high_h = e.hours_range if (e is not None and ph.hours_from_job) else (ref_h, ref_h)
+        for device, f in fits.iterrows():
+            speed = f["relative_speed"]
+            ok = speed is not None and speed == speed and speed > 0
+            rows.append(dict(
+                phase=ph.name, device=device, kind=f["kind"], verdict=f["verdict"],
+                relative_speed=speed, speed_source=f["speed_source"],
+                hours_from="job" if ph.hours_from_job else "gpu_hours",
+                flops=float(f"{e.flops:.4g}") if e is not None else None,
+                gpu_hours=round(ref_h / speed, 2) if ok else None,
+                gpu_hours_low=round(low_h / speed, 2) if ok else None,
+                gpu_hours_high=round(high_h / speed, 2) if ok else None,
+                utilisation=round(e.mfu, 4) if e is not None else None,
+                utilisation_low=round(e.mfu_low, 4) if e is not None else None,
+                utilisation_high=round(e.mfu_high, 4) if e is not None else None,
+                utilisation_source=e.utilisation_source if e is not None else None))
+    return pd.DataFrame(rows)

@@ -1,0 +1,252 @@
+"""A phase described as a job (model and data) instead of measured hours: FLOPs and hours by
+hand from the cited formulas, the utilisation's distribution against an independent integral,
+named models, which figure wins, and bad input located."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy import integrate
+
+from planner.cli import main
+from planner.model import job
+from planner.model.scenario import Estimate, inverse_moments
+from pricing.errors import InputError
+
+from .conftest import ROOT, TODAY
+
+BASE = """\
+name: job
+start: 2027-01-04
+electricity: 0.20 USD/kWh
+workload:
+{workload}
+phases:
+  train:
+{phase}
+    deadline: 2027-03-31
+consider: {{rent: ["vast:*"], buy: [], free: []}}
+"""
+
+
+def text(workload: str, phase: str) -> str:
+    return BASE.format(workload="\n".join("  " + x for x in workload.strip().splitlines()),
+                       phase="\n".join("    " + x for x in phase.strip().splitlines()))
+
+
+def load_job(load, workload: str, phase: str):
+    return load(text(workload, phase))
+
+
+GPT2 = "model: gpt2\nmethod: pretrain\nreference_gpu: a100-80gb"
+
+
+def test_pretraining_flops_and_hours_by_hand(load):
+    # GPT-2 small from the catalog: 124M parameters, 12 layers of width 768, 1024 tokens a sample.
+    # Per token: 6 N (Kaplan et al. 2020) + 12 L d s (PaLM, App. B) = 744.0e6 + 113.2e6 FLOPs.
+    s = load_job(load, GPT2, "tokens: 10B")
+    e = s.phases[0].job_estimate
+    per_token = 6 * 124e6 + 12 * 12 * 768 * 1024
+    assert e.flops == pytest.approx(per_token * 10e9, rel=1e-12)
+    # an A100's 312 TFLOPS at 25-40-60 % (the data-centre pretraining row below 200M parameters)
+    assert (e.mfu_low, e.mfu, e.mfu_high) == (0.25, 0.40, 0.60)
+    assert e.hours_typical == pytest.approx(per_token * 10e9 / (312e12 * 0.40) / 3600, rel=1e-12)
+    assert e.hours_range == pytest.approx((per_token * 10e9 / (312e12 * 0.60) / 3600,
+                                           per_token * 10e9 / (312e12 * 0.25) / 3600), rel=1e-12)
+    # the plan counts on the mean hours under the triangular utilisation, and says it estimated them
+    assert s.phases[0].gpu_hours_per_run == pytest.approx(e.hours_planned)
+    assert s.phases[0].hours_from_job
+
+
+def test_epochs_multiply_the_tokens_and_runs_multiply_the_hours(load):
+    one = load_job(load, GPT2, "tokens: 1B").phases[0]
+    three = load_job(load, GPT2, "tokens: 1B\nepochs: 3\nruns: 2").phases[0]
+    assert three.job_estimate.flops == pytest.approx(3 * one.job_estimate.flops)
+    assert three.gpu_hours == pytest.approx(2 * 3 * one.gpu_hours)
+
+
+def test_adapters_cost_four_flops_a_parameter_plus_six_for_each_adapter(load):
+    # LoRA: forward 2N and the activations' gradients 2N through the frozen base, 6 per adapter
+    # parameter, attention as in full training (Hu et al. 2021); adapters' own utilisation row
+    s = load_job(load, GPT2.replace("pretrain", "lora") + "\ntrainable_params: 2M", "tokens: 1B")
+    e = s.phases[0].job_estimate
+    assert e.flops == pytest.approx((4 * 124e6 + 6 * 2e6 + 12 * 12 * 768 * 1024) * 1e9, rel=1e-12)
+    assert (e.mfu_low, e.mfu, e.mfu_high) == (0.15, 0.38, 0.50)
+    # QLoRA: the same FLOPs at 0.5-0.78-1.0 of LoRA's utilisation
+    q = load_job(load, GPT2.replace("pretrain", "qlora") + "\ntrainable_params: 2M", "tokens: 1B").phases[0].job_estimate
+    assert q.flops == pytest.approx(e.flops)
+    assert (q.mfu_low, q.mfu, q.mfu_high) == pytest.approx((0.15 * 0.5, 0.38 * 0.78, 0.50 * 1.0))
+
+
+def test_a_cnn_job_is_three_forward_passes_a_sample_scaled_by_the_image_area(load):
+    # ResNet-50: 4.09 G multiply-adds at 224 px (torchvision) = 8.18 GFLOPs forward
+    base = "model: resnet-50\nmethod: pretrain\nreference_gpu: a100-80gb"
+    e = load_job(load, base, "samples: 1.28M\nepochs: 90").phases[0].job_estimate
+    assert e.flops == pytest.approx(3 * 8.18e9 * 1.28e6 * 90, rel=1e-12)
+    big = load_job(load, base + "\nimage_size: 448", "samples: 1.28M\nepochs: 90").phases[0].job_estimate
+    assert big.flops == pytest.approx(4 * e.flops)
+
+
+def test_samples_of_a_transformer_are_samples_times_their_tokens(load):
+    w = "family: transformer\nparams: 100M\nsequence_length: 256\nreference_gpu: a100-80gb\nmethod: pretrain"
+    by_samples = load_job(load, w, "samples: 1M\nepochs: 2").phases[0].job_estimate
+    by_tokens = load_job(load, w, "tokens: 512M").phases[0].job_estimate
+    assert by_samples.flops == pytest.approx(by_tokens.flops) and by_samples.tokens == 512e6
+
+
+def test_a_named_model_fills_what_its_card_says(load):
+    s = load_job(load, "model: llama-3.1-8b\nreference_gpu: a100-80gb", "gpu_hours: 10")
+    w = s.workload
+    assert (w.model, w.family, w.params) == ("llama-3.1-8b", "transformer", 8e9)
+    assert w.sequence_length is None  # an 8B model's training length is yours to give, not its 128k context
+    # its own shape is used for attention: 32 layers of 4096
+    e = load_job(load, "model: llama-3.1-8b\nreference_gpu: a100-80gb\nsequence_length: 2048",
+                 "tokens: 1M").phases[0].job_estimate
+    assert e.flops == pytest.approx((6 * 8e9 + 12 * 32 * 4096 * 2048) * 1e6, rel=1e-12)
+    # what you give wins over the card
+    assert load_job(load, "model: gpt2\nparams: 130M\nreference_gpu: a100-80gb", "gpu_hours: 1").workload.params == 130e6
+
+
+def test_gpu_hours_given_win_over_the_job_and_the_answer_says_so(load, catalog):
+    import planner
+
+    s = load_job(load, GPT2, "gpu_hours: 50\ntokens: 10B")
+    ph = s.phases[0]
+    assert ph.gpu_hours_per_run == 50 and not ph.hours_from_job and ph.job_estimate is not None
+    p = planner.plan(s, catalog, alternatives=False)
+    assert any(f.startswith("train: your gpu_hours (50.0 h a run) are used") for f in p.assumed_figures)
+    out = planner.to_dict(p)["phases"][0]
+    assert out["work_from"] == "gpu_hours" and out["job"]["gpu_hours_typical"] == pytest.approx(
+        ph.job_estimate.hours_typical, rel=1e-3)
+    estimated = planner.to_dict(planner.plan(load_job(load, GPT2, "tokens: 10B"), catalog, alternatives=False))
+    assert estimated["phases"][0]["work_from"] == "job"
+    assert any("estimated from the job, not measured" in f for f in estimated["assumed_figures"])
+
+
+@pytest.mark.parametrize("a, c, b", [(0.15, 0.45, 0.65), (0.25, 0.25, 0.6), (0.1, 0.5, 0.5), (0.3, 0.4, 0.41)])
+def test_the_mean_hours_are_the_integral_over_the_triangular_utilisation(a, c, b):
+    def pdf(x):
+        return 2 * (x - a) / ((b - a) * (c - a)) if x < c else 2 * (b - x) / ((b - a) * (b - c))
+    m1 = integrate.quad(lambda x: pdf(x) / x, a, b, points=[c])[0]
+    m2 = integrate.quad(lambda x: pdf(x) / x ** 2, a, b, points=[c])[0]
+    assert inverse_moments(a, c, b) == pytest.approx((m1, m2), rel=1e-9)
+
+
+def test_the_uncertainty_analysis_draws_the_hours_the_plan_counts_on(load, catalog):
+    import planner
+
+    s = load_job(load, GPT2, "tokens: 3B")
+    p = planner.plan(s, catalog, uncertainty=4000)
+    work = next(i for i in p.uncertainty.inputs if i.name == "phases.train.gpu_hours")
+    # the draws' mean is the plan's hours (Monte Carlo, 4000 draws: within 2 %)
+    assert np.mean(work.draws) == pytest.approx(s.phases[0].gpu_hours_per_run, rel=0.02)
+    e = s.phases[0].job_estimate
+    assert np.std(work.draws) / np.mean(work.draws) == pytest.approx(e.hours_rel_sd, rel=0.05)
+
+
+def test_a_point_utilisation_has_no_spread():
+    e = Estimate(1e18, 1e9, "a100-80gb", 312.0, "data-centre", 0.4, 0.4, 0.4, "", ())
+    assert e.hours_planned == pytest.approx(e.hours_typical) and e.hours_rel_sd == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_what_if_on_the_workload_re_estimates_the_hours(load, catalog):
+    from planner.model import edits
+
+    alpaca = (ROOT / "scenarios" / "alpaca.yaml").read_text(encoding="utf-8")
+    s = load(alpaca)
+    # a what-if does not set workload keys in place when hours follow from them: it reads the file
+    # again with the --set, so the job is estimated again
+    assert edits.with_value(s, "workload.params", "13.4B", catalog.ids()) is None
+    assert edits.with_value(s, "phases.finetune.runs", 3, catalog.ids()) is not None
+    double = load(alpaca, sets=["workload.params=13.4B"]).phases[0]
+    # 6 N dominates: twice the parameters, twice the FLOPs but for attention (same shape rule)
+    assert double.job_estimate.flops / s.phases[0].job_estimate.flops == pytest.approx(2.0, rel=0.05)
+    assert double.gpu_hours_per_run > 1.9 * s.phases[0].gpu_hours_per_run
+    # gpu_hours set by a what-if are yours: the job no longer gives them
+    given = edits.with_value(s, "phases.finetune.gpu_hours", "20 h", catalog.ids())
+    assert given.phases[0].gpu_hours_per_run == 20 and not given.phases[0].hours_from_job
+
+
+def bad(tmp_path, workload: str, phase: str) -> str:
+    f = tmp_path / "s.yaml"
+    f.write_text(text(workload, phase), encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(f), "--today", TODAY.isoformat()])
+    assert result.exit_code == 2, result.output
+    return result.output
+
+
+def test_an_unknown_model_is_located_with_a_suggestion(tmp_path):
+    out = bad(tmp_path, "model: llama-3.1-8\nreference_gpu: a100-80gb", "tokens: 1M")
+    assert "s.yaml:5:10: workload.model: unknown model 'llama-3.1-8' (did you mean 'llama-3.1-8b'" in out
+    assert out.count("\n") == 1  # one problem: the unknown name, not the family and parameters it would fill
+
+
+@pytest.mark.parametrize("phase, where, message", [
+    ("tokens: 40 GB", "phases.train.tokens", "expected a count of tokens such as 40M or 1.2T, got '40 GB'"),
+    ("tokens: 40M\nepochs: -1", "phases.train.epochs", "expected a value above zero"),
+    ("epochs: 3", "phases.train.epochs", "epochs multiply tokens or samples: give one of them"),
+    ("tokens: 1M\nsamples: 1K", "phases.train.samples", "give tokens or samples, not both"),
+    ("samples: 1K", "phases.train.samples", "samples need the tokens in each: set workload.sequence_length"),
+    ("runs: 2", "phases.train", "missing required key 'phases.train.gpu_hours' (or describe the job: tokens or samples)"),
+])
+def test_bad_job_input_is_located(tmp_path, phase, where, message):
+    out = bad(tmp_path, "family: transformer\nparams: 100M\nreference_gpu: a100-80gb", phase)
+    assert f": {where}: " in out and message in out, out
+
+
+def test_tokens_take_a_suffix_and_the_word():
+    from planner.model import units
+
+    assert units.parse_amount("40M tokens", "tokens") == 40e6
+    assert units.parse_amount("1.2T", "tokens") == 1.2e12
+    assert units.parse_amount(5000, "tokens") == 5000
+    with pytest.raises(ValueError):
+        units.parse_amount("40M samples", "tokens")
+
+
+def test_a_cnn_job_needs_the_flops_of_a_sample(tmp_path):
+    out = bad(tmp_path, "family: cnn\nparams: 25M\nreference_gpu: a100-80gb", "samples: 1M")
+    assert "a CNN job needs the FLOPs of one sample: name its workload.model (resnet-50)" in out
+
+
+def test_estimate_lists_every_device_from_the_reference_hours(load, catalog):
+    out = CliRunner().invoke(main, ["estimate", str(ROOT / "scenarios" / "alpaca.yaml"), "--format", "json", "--today",
+                                    TODAY.isoformat()])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)
+    ref = next(r for r in rows if r["device"] == "a100-80gb")
+    s = load((ROOT / "scenarios" / "alpaca.yaml").read_text(encoding="utf-8"))
+    assert ref["gpu_hours"] == pytest.approx(s.phases[0].gpu_hours_per_run, abs=0.01)
+    assert ref["hours_from"] == "job" and ref["utilisation"] == 0.30
+    for r in rows:
+        if r["relative_speed"]:
+            assert r["gpu_hours"] == pytest.approx(ref["gpu_hours"] / r["relative_speed"], rel=1e-2, abs=0.01)
+    assert {r["device"] for r in rows} == set(catalog.devices["id"])
+
+
+def test_device_classes():
+    from pricing.ids import DeviceSpec
+
+    assert job.device_class("rtx-4090", DeviceSpec("gpu", "ada", 82.6, 165)) == "consumer"
+    assert job.device_class("l40s", DeviceSpec("gpu", "ada", 91.6, 362)) == "consumer"
+    assert job.device_class("h100-sxm", DeviceSpec("gpu", "hopper", 67, 989)) == "hopper"
+    assert job.device_class("a100-80gb", DeviceSpec("gpu", "ampere", 19.5, 312)) == "data-centre"
+    assert job.device_class("tpu-v5e-8", DeviceSpec("tpu", "v5e", None, 197)) == "tpu"
+
+
+def test_fp8_trains_the_job_faster_on_fp8_cards_only(load):
+    base = "model: gpt2\nmethod: pretrain\nreference_gpu: {ref}\nprecision: {p}"
+    for ref, gain in (("h100-sxm", 1.25), ("a100-80gb", 1.0)):
+        mixed = load_job(load, base.format(ref=ref, p="mixed"), "tokens: 1B").phases[0].job_estimate
+        fp8 = load_job(load, base.format(ref=ref, p="fp8"), "tokens: 1B").phases[0].job_estimate
+        assert mixed.hours_typical / fp8.hours_typical == pytest.approx(gain)
+    assert not math.isnan(mixed.peak_tflops)
+
+
+def test_job_errors_raise_input_errors(load):
+    with pytest.raises(InputError):
+        load_job(load, "family: cnn\nparams: 25M\nreference_gpu: a100-80gb", "tokens: 1M")
