@@ -233,6 +233,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     problems += check_rates(tables, files)
     problems += check_defaults(tables, files)
     problems += check_trends(tables, files)
+    problems += check_utilisation(tables, files)
     if problems:
         raise InputError(problems)
     return Catalog({t: _finish(t, df) for t, df in tables.items()}, columns, files, column_numbers)
@@ -497,6 +498,43 @@ def check_trends(tables, files) -> list[Problem]:
             out.append(Problem(files["trends"], int(r["_line"]), 1, f"trends.{r['id']}.trend_per_year",
                                f"the central trend {r['trend_per_year']:g} is outside its range "
                                f"{r['low_per_year']:g} to {r['high_per_year']:g}"))
+    return out
+
+
+#: The kinds of device and methods a job's utilisation must cover (planner.model.job).
+UTILISATION_CLASSES = ("data-centre", "hopper", "consumer", "tpu")
+UTILISATION_METHODS = ("pretrain", "full", "adapters")
+#: The model sizes the rows of each kind and method must tile, without a gap [parameters].
+UTILISATION_SPAN = (0.0, 1e13)
+
+
+def check_utilisation(tables, files) -> list[Problem]:
+    """Blank is never zero: for every kind of device and method, the utilisation rows tile every
+    model size from 0 to 10^13 parameters without a gap or an overlap, and each row's typical
+    figure lies in its range, which lies in (0, 1]."""
+    table = tables["utilisation"]
+    out = []
+    if table.empty:
+        return out
+    for r in table.to_dict("records"):
+        if not 0 < r["mfu_low"] <= r["mfu"] <= r["mfu_high"] <= 1:
+            out.append(Problem(files["utilisation"], int(r["_line"]), 1, f"utilisation.{r['device_class']}.mfu",
+                               f"expected 0 < mfu_low <= mfu <= mfu_high <= 1, got {r['mfu_low']:g}, {r['mfu']:g}, "
+                               f"{r['mfu_high']:g}"))
+    for cls in UTILISATION_CLASSES:
+        for method in UTILISATION_METHODS:
+            rows = table[(table["device_class"] == cls) & (table["methods"] == method)].sort_values("params_from")
+            at = UTILISATION_SPAN[0]
+            for r in rows.to_dict("records"):
+                if r["params_from"] != at:
+                    out.append(Problem(files["utilisation"], int(r["_line"]), 1, f"utilisation.{cls}.params_from",
+                                       f"{method} on {cls} devices: expected a row from {at:g} parameters, got one from "
+                                       f"{r['params_from']:g} (a gap or an overlap)"))
+                at = r["params_to"]
+            if at != UTILISATION_SPAN[1]:
+                out.append(Problem(files["utilisation"], 1, 1, f"utilisation.{cls}",
+                                   f"{method} on {cls} devices: no utilisation from {at:g} to {UTILISATION_SPAN[1]:g} "
+                                   "parameters: a job of that size would have no hours"))
     return out
 
 

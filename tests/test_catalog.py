@@ -257,3 +257,25 @@ def test_a_tier_with_a_fee_but_no_units_is_a_located_error(tmp_path):
     with pytest.raises(InputError, match=r"free.yaml:\d+:1: free.colab-pro.usd_per_month: a tier with a monthly fee "
                                          "needs units_per_month and units_per_hour"):
         pricing.load_catalog(tmp_path / "c")
+
+
+def test_rule_utilisation_covers_every_model_size(broken):
+    # blank is never zero: a job of 1B parameters on a consumer card must find a utilisation
+    msgs = broken("utilisation.csv", "consumer,pretrain,200000000,2000000000,", "consumer,pretrain,300000000,2000000000,")
+    assert any("utilisation.consumer.params_from: pretrain on consumer devices: expected a row from 2e+08 parameters, "
+               "got one from 3e+08 (a gap or an overlap)" in m for m in msgs), msgs
+
+
+def test_rule_utilisation_typical_inside_its_range(broken):
+    msgs = broken("utilisation.csv", "hopper,adapters,0,1e13,0.11,0.27,0.36", "hopper,adapters,0,1e13,0.11,0.47,0.36")
+    assert any("utilisation.hopper.mfu: expected 0 < mfu_low <= mfu <= mfu_high <= 1, got 0.11, 0.47, 0.36" in m
+               for m in msgs), msgs
+
+
+def test_every_named_model_has_its_shape_and_source(shipped):
+    models = shipped.tables["models"]
+    transformers = models[models["family"] == "transformer"]
+    assert transformers["layers"].notna().all() and transformers["hidden_size"].notna().all()
+    cnns = models[models["family"] == "cnn"]
+    assert cnns["forward_gflops"].notna().all() and cnns["image_size"].notna().all()
+    assert (models["source"].str.len() > 20).all()
