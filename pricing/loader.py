@@ -39,10 +39,15 @@ TABLE_FILES = {
     "trends": "trends.csv",
     "models": "models.csv",
     "utilisation": "utilisation.csv",
+    "grid": "grid.csv",
+    "pue": "pue.csv",
+    "embodied": "embodied.csv",
 }
 KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "currency", "electricity": "region",
        "throughput": "device", "interruptions": "id", "trends": "id",
-       "models": "id", "utilisation": "device_class"}
+       "models": "id", "utilisation": "device_class", "grid": "id", "pue": "id", "embodied": "id"}
+#: Tables of defaults dated when they were chosen: they do not date the catalog's facts.
+DEFAULT_TABLES = ("interruptions", "trends", "utilisation", "grid", "pue", "embodied")
 #: Columns whose values together identify a row.
 UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework"),
           "utilisation": ("device_class", "methods", "params_from")}
@@ -121,7 +126,7 @@ class Catalog:
     def as_of(self) -> dt.date:
         """The newest ``as_of`` among the rows of facts (the interruption, trend and utilisation
         defaults, dated when they were chosen, are not facts of the catalog's date)."""
-        dates = [d for name, t in self.tables.items() if name not in ("interruptions", "trends", "utilisation")
+        dates = [d for name, t in self.tables.items() if name not in DEFAULT_TABLES
                  for d in t["as_of"] if isinstance(d, dt.date)]
         return max(dates)
 
@@ -234,6 +239,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     problems += check_defaults(tables, files)
     problems += check_trends(tables, files)
     problems += check_utilisation(tables, files)
+    problems += check_carbon(tables, files)
     if problems:
         raise InputError(problems)
     return Catalog({t: _finish(t, df) for t, df in tables.items()}, columns, files, column_numbers)
@@ -535,6 +541,36 @@ def check_utilisation(tables, files) -> list[Problem]:
                 out.append(Problem(files["utilisation"], 1, 1, f"utilisation.{cls}",
                                    f"{method} on {cls} devices: no utilisation from {at:g} to {UTILISATION_SPAN[1]:g} "
                                    "parameters: a job of that size would have no hours"))
+    return out
+
+
+def check_carbon(tables, files) -> list[Problem]:
+    """Blank is never zero: the grid table has the world average (a grid not known), the PUE
+    table a row for any other operator, the embodied table ends with a row matching every
+    device; each figure lies in its range; a free tier's grid zone exists."""
+    out = []
+    checks = (("grid", "g_co2e_per_kwh", "world"), ("pue", "pue", "other"), ("embodied", "kg_co2e", None))
+    for table, column, fallback in checks:
+        t = tables[table]
+        if t.empty:
+            continue
+        if fallback is not None and fallback not in set(t["id"]):
+            out.append(Problem(files[table], 1, 1, f"{table}.{fallback}", f"no '{fallback}' row: an offer whose "
+                               f"{table} the catalog does not know would have none"))
+        if fallback is None and t["match"].iloc[-1] != "*":
+            out.append(Problem(files[table], int(t["_line"].iloc[-1]), 1, f"{table}.match",
+                               "the last row must match every device ('*')"))
+        for r in t.to_dict("records"):
+            if not 0 <= r["low"] <= r[column] <= r["high"]:
+                out.append(Problem(files[table], int(r["_line"]), 1, f"{table}.{r['id']}.{column}",
+                                   f"{r[column]:g} is outside its range {r['low']:g} to {r['high']:g}"))
+    zones = set(tables["grid"]["id"]) if not tables["grid"].empty else set()
+    if zones and "grid" in tables["free"]:
+        for r in tables["free"].to_dict("records"):
+            z = r.get("grid")
+            if isinstance(z, str) and z and z not in zones:
+                out.append(Problem(files["free"], int(r["_line"]), 1, f"free.{r['id']}.grid",
+                                   f"unknown zone {z!r}{did_you_mean(z, sorted(zones))}"))
     return out
 
 
