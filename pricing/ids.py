@@ -102,6 +102,7 @@ class CatalogIds:
     models: Mapping[str, ModelCard] = field(default_factory=dict)
     device_specs: Mapping[str, DeviceSpec] = field(default_factory=dict)
     utilisation: tuple[Utilisation, ...] = ()
+    grid_zones: frozenset[str] = frozenset()  # grid.csv: the zones you.grid may name
 
     def with_entries(self, entries: Mapping[str, Sequence[Mapping]]) -> CatalogIds:
         """The ids once ``entries`` (a catalog file's or layer's rows, by kind) are layered on."""
@@ -137,6 +138,7 @@ def read_ids(data_dir: Path | str = DATA_DIR) -> CatalogIds:
         models={r["id"]: ModelCard.of(r) for r in _optional_rows(d / "models.csv")},
         device_specs={r["id"]: DeviceSpec.of(r) for r in devices},
         utilisation=tuple(Utilisation.of(r) for r in _optional_rows(d / "utilisation.csv")),
+        grid_zones=frozenset(r["id"] for r in _optional_rows(d / "grid.csv")),
     )
 
 

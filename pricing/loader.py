@@ -142,6 +142,7 @@ class Catalog:
             models={str(r["id"]): ModelCard.of(r) for r in self.tables["models"].to_dict("records")},
             device_specs={str(r["id"]): DeviceSpec.of(r) for r in self.devices.to_dict("records")},
             utilisation=tuple(Utilisation.of(r) for r in self.tables["utilisation"].to_dict("records")),
+            grid_zones=frozenset(self.tables["grid"]["id"]),
         )
 
     def row(self, table: str, key: str) -> pd.Series:
@@ -519,7 +520,7 @@ def check_utilisation(tables, files) -> list[Problem]:
     model size from 0 to 10^13 parameters without a gap or an overlap, and each row's typical
     figure lies in its range, which lies in (0, 1]."""
     table = tables["utilisation"]
-    out = []
+    out: list[Problem] = []
     if table.empty:
         return out
     for r in table.to_dict("records"):

@@ -318,7 +318,7 @@ def test_a_cheaper_but_slower_card_does_not_dominate():
     from planner.decide import optimize
 
     def row(option, cost, wall):
-        return dict(option=option, phase="a", kind="buy", usable=True, cost_usd=cost, your_time_usd=0.0,
+        return dict(option=option, phase="a", kind="buy", usable=True, cost_usd=cost, your_time_usd=0.0, carbon_usd=0.0,
                     wall_hours=wall, weekly_capacity_h=168.0, open_capacity_h=168.0, needs_person=False)
 
     quotes = pd.DataFrame([row("slow", 10.0, 250.0), row("fast", 12.0, 100.0), row("same-but-dear", 12.0, 100.0)])
@@ -336,7 +336,7 @@ def test_of_two_offers_the_one_with_fewer_hours_to_give_is_pruned():
     from planner.decide import optimize
 
     def row(option, week_h, open_h):
-        return dict(option=option, phase="a", kind="rent", usable=True, cost_usd=10.0, your_time_usd=0.0,
+        return dict(option=option, phase="a", kind="rent", usable=True, cost_usd=10.0, your_time_usd=0.0, carbon_usd=0.0,
                     wall_hours=100.0, weekly_capacity_h=week_h, open_capacity_h=open_h, needs_person=False,
                     supply=float("nan"))
 

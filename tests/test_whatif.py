@@ -527,7 +527,8 @@ def test_of_many_cards_sensitivity_moves_those_that_would_do_the_work_for_least(
     import pandas as pd
 
     cards = {f"c{k}": (1000.0 + 100 * k, 400.0) for k in range(8)}  # c0 cheapest ... c7 dearest
-    quotes = pd.DataFrame({"option": list(cards), "kind": "buy", "ok": True, "cost_usd": 10.0, "your_time_usd": 0.0})
+    quotes = pd.DataFrame({"option": list(cards), "kind": "buy", "ok": True, "cost_usd": 10.0, "your_time_usd": 0.0,
+                           "carbon_usd": 0.0})
     assert whatif._cards_to_move(quotes, cards) == [f"c{k}" for k in range(6)]
     few = {k: cards[k] for k in ("c7", "c1")}
     assert whatif._cards_to_move(quotes, few) == ["c1", "c7"]  # every one when there are few

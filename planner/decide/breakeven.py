@@ -136,7 +136,7 @@ def per_ref_hour(quotes: pd.DataFrame, s: Scenario) -> dict[str, float]:
     the catalog's prices (a price that moves: :func:`rent_curves`)."""
     q = quotes[np.isfinite(quotes["cost_usd"].astype(float))]
     hours = q["phase"].map({ph.name: ph.gpu_hours for ph in s.phases})
-    money = (q["cost_usd"] - q["your_time_usd"]).groupby(q["option"]).sum()
+    money = (q["cost_usd"] - q["your_time_usd"] - q["carbon_usd"]).groupby(q["option"]).sum()
     return {str(k): float(v) for k, v in (money / hours.groupby(q["option"]).sum()).items()}
 
 
@@ -188,7 +188,7 @@ def rent_curves(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame) -> dict[s
             a, b = _pace_days(s, ph)
             factor = np.sort(costs.path_factor(np.arange(a, max(b, a + 1)) + 0.5, priced, trend, points))
             per_h = float(r.rent_usd) / ph.gpu_hours
-            other = (float(r.cost_usd) - float(r.your_time_usd) - float(r.rent_usd)) / ph.gpu_hours
+            other = (float(r.cost_usd) - float(r.your_time_usd) - float(r.carbon_usd) - float(r.rent_usd)) / ph.gpu_hours
             day_h = ph.runs * 24.0 / (float(r.wall_hours_conf) / ph.gpu_hours)  # reference hours a day
             own = np.arange(len(factor) + 1) * day_h
             usd = np.concatenate([[0.0], np.cumsum((other + per_h * factor) * day_h)])

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..model import costs
+from ..model import carbon, costs, units
 from ..model.records import NOTEBOOK_KINDS
 from ..model.scenario import WEEKDAYS
 from ..model.sessions import Finish, finish_day, parallel_runs
@@ -242,6 +242,7 @@ class BuyVar:
     day: int  # days from the start
     price_usd: float  # what it costs that day
     resale_usd: float  # what it sells for at the horizon's end
+    made_kg: float = 0.0  # the making of the card the plan carries (:func:`bought_kg`) [kg CO2e]
 
     @property
     def label(self) -> str:
@@ -324,7 +325,7 @@ class Program:
 
 #: The quote columns the program reads.
 COLUMNS = ["phase", "option", "kind", "wall_hours", "wall_hours_conf", "sessions", "restarts_by_hand", "cost_usd",
-           "your_time_usd",
+           "your_time_usd", "carbon_usd", "co2_kg", "energy_kwh",
            "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour",
            "cap_h_per_month", "quota_group", "needs_person", "quota_h_total", "supply", "rent_usd"]
 
@@ -347,7 +348,10 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
         "sessions_per_ref": quotes["sessions"].to_numpy(dtype=float) / gpu_h,
         "restarts_per_ref": quotes["restarts_by_hand"].to_numpy(dtype=float) / gpu_h,
         "cost_flat_per_ref": quotes["cost_usd"].to_numpy(dtype=float) / gpu_h,
-        "money_flat_per_ref": (quotes["cost_usd"].to_numpy(dtype=float) - quotes["your_time_usd"].to_numpy(dtype=float)) / gpu_h,
+        "money_flat_per_ref": (quotes["cost_usd"].to_numpy(dtype=float) - quotes["your_time_usd"].to_numpy(dtype=float)
+                               - quotes["carbon_usd"].to_numpy(dtype=float)) / gpu_h,
+        "co2_per_ref": quotes["co2_kg"].to_numpy(dtype=float) / gpu_h,
+        "energy_per_ref": quotes["energy_kwh"].to_numpy(dtype=float) / gpu_h,
         "rent_per_ref": quotes["rent_usd"].to_numpy(dtype=float) / gpu_h,
     }
     xi = pd.DataFrame({c: quotes[c].to_numpy()[take] for c in COLUMNS})
@@ -749,6 +753,38 @@ def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index, host_usd,
     return Block.of("budget", ["budget"], np.zeros(len(cols)), cols, vals, -np.inf, budget_usd)
 
 
+def emissions_kg(program: Program, sol) -> float:
+    """A solution's emissions [kg CO2e]: each x's hours at their emissions an hour, and the
+    making carried by the cards it buys."""
+    xi = program.x_index
+    hours = float(np.asarray(sol.x[: len(xi)]) @ xi["co2_per_ref"].to_numpy(dtype=float))
+    return hours + sum(v.made_kg for v in program.buy_vars if sol.x[v.var] > 0.5)
+
+
+def energy_of(program: Program, sol) -> float:
+    """A solution's energy [kWh] (the hours'; making a card is not counted as energy)."""
+    xi = program.x_index
+    return float(np.asarray(sol.x[: len(xi)]) @ xi["energy_per_ref"].to_numpy(dtype=float))
+
+
+def bought_kg(s, opts: pd.DataFrame, buy_vars: tuple[BuyVar, ...]) -> list[float]:
+    """The making of each card a buy variable buys that the plan carries [kg CO2e]: its share of
+    the card's service life for the years from its day to the horizon's end, when it is sold
+    (planner.model.carbon.embodied_share_kg)."""
+    made = dict(zip(opts["option"], pd.to_numeric(opts["embodied_kg"], errors="coerce").fillna(0.0)))
+    days = (s.horizon_end - s.start).days
+    return [carbon.embodied_share_kg(float(made.get(v.option, 0.0)), (days - v.day) / units.DAYS_PER_YEAR)
+            for v in buy_vars]
+
+
+def co2_cap(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], max_kg: float) -> Block:
+    """Emissions <= ``you.max_co2``: each hour's (its energy at its grid, a rented machine's
+    making) and the making carried by the cards bought."""
+    cols = [*xi["var"], *(v.var for v in buy_vars)]
+    vals = [*xi["co2_per_ref"].to_numpy(dtype=float), *(v.made_kg for v in buy_vars)]
+    return Block.of("co2", ["co2"], np.zeros(len(cols)), cols, vals, -np.inf, max_kg)
+
+
 def _pays(credit, cal: Calendar, option: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
     """Mask: the credit pays for money of ``option`` spent from day ``first`` to ``last``: its
     providers' offers, inside its days (from ``from`` to ``until``, both inclusive)."""
@@ -853,6 +889,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     steps = [(b, *step) for b in buys for step in (paths[b] if paths and b in paths else ((0, *cards[b]),))]
     buy_vars = tuple(BuyVar(j, b, int(day), float(price), float(resale))
                      for j, (b, day, price, resale) in zip(var.add("bought", len(steps)), steps))
+    buy_vars = tuple(dataclasses.replace(v, made_kg=kg) for v, kg in zip(buy_vars, bought_kg(s, opts, buy_vars)))
     buy_index = {v.option: v.var for v in buy_vars if v.day == 0}
     unmet_index = dict(zip((ph.name for ph in s.phases), var.add("unmet", len(s.phases))))
     host_var = var.add("host", 1 if s.you.buys_host else 0)
@@ -871,7 +908,7 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
 
     c, ties = _objective(xi, n)
     for v in buy_vars:
-        c[v.var] = v.price_usd - v.resale_usd
+        c[v.var] = v.price_usd - v.resale_usd + v.made_kg * (s.you.carbon_usd_per_kg or 0.0)
     for z in (*commits, *months):
         c[z.var] = z.usd
         ties[z.var] = TIE_BREAKS["term"]
@@ -892,6 +929,8 @@ def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[fl
     limit = budget_usd if budget_usd is not None else s.you.budget_usd
     if credit_index:
         blocks.append(credits(xi, [c.amount_usd for c in s.you.credits], tuple(credit_index), tuple(paid_terms)))
+    if s.you.max_co2_kg is not None:
+        blocks.append(co2_cap(xi, buy_vars, s.you.max_co2_kg))
     if limit is not None and math.isfinite(limit):
         blocks.append(budget(xi, buy_vars, host_index, s.you.host_usd, limit,
                              np.concatenate([u for u, _ in [*credit_index, *paid_terms]]) if credit_index else None,

@@ -113,7 +113,7 @@ def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
 
     cost_usd = q["cost_usd"].to_numpy(dtype=float)
     cost, wall = table(cost_usd, np.inf), table(q["wall_hours"].to_numpy(dtype=float), np.inf)
-    money = table(cost_usd - q["your_time_usd"].to_numpy(dtype=float), np.inf)
+    money = table(cost_usd - q["your_time_usd"].to_numpy(dtype=float) - q["carbon_usd"].to_numpy(dtype=float), np.inf)
     cap = table(q["weekly_capacity_h"].to_numpy(dtype=float), 0.0)
     open_cap = table(q["open_capacity_h"].to_numpy(dtype=float), 0.0)
     person = table(q["needs_person"].to_numpy(dtype=float), 1.0)
@@ -232,6 +232,15 @@ class Solved:
         return milp.bought(self.program, self.sol)
 
     @cached_property
+    def co2_kg(self) -> float:
+        """The plan's emissions [kg CO2e] (:func:`milp.emissions_kg`)."""
+        return milp.emissions_kg(self.program, self.sol)
+
+    @cached_property
+    def energy_kwh(self) -> float:
+        return milp.energy_of(self.program, self.sol)
+
+    @cached_property
     def unmet(self) -> dict[str, float]:
         return milp.unmet(self.program, self.sol)
 
@@ -294,10 +303,12 @@ class Solved:
 
     @property
     def total_usd(self) -> float:
-        """Money plus the user's time [USD]."""
+        """Money plus the user's time and emissions at the carbon price (the hours' and the
+        making of the cards bought) [USD]."""
         xi = self.program.x_index
-        time_per_ref = (xi["cost_per_ref"] - xi["money_per_ref"]).to_numpy(dtype=float)
-        return self.money_usd + float(self.sol.x[: len(xi)] @ time_per_ref)
+        not_cash_per_ref = (xi["cost_per_ref"] - xi["money_per_ref"]).to_numpy(dtype=float)
+        made = sum(v.made_kg for v in self.bought_on.values()) * (self.s.you.carbon_usd_per_kg or 0.0)
+        return self.money_usd + float(self.sol.x[: len(xi)] @ not_cash_per_ref) + made
 
     def money_items(self) -> dict[str, float]:
         """Money per item: each purchase (net of resale), the host, each option's running money [USD]."""
@@ -484,9 +495,10 @@ def _purchases(s: Scenario, best: Solved, options: dict[str, Option], parts: dic
     for b, v in best.bought_on.items():
         o = options[b]
         out.append(Purchase(b, o.device, o.count, v.price_usd, v.resale_usd, _price_source(o),
-                            s.start + dt.timedelta(days=v.day) if v.day else None))
+                            s.start + dt.timedelta(days=v.day) if v.day else None, v.made_kg))
         parts["purchase"] += v.price_usd
         parts["resale"] -= v.resale_usd
+        parts["carbon"] += v.made_kg * (s.you.carbon_usd_per_kg or 0.0)
     if best.host_bought:
         parts["host"] = s.you.host_usd
     return out
@@ -628,6 +640,7 @@ def _assignment(s: Scenario, ph, c: Quote, o: Option, f: float, hours: float, co
         lost_hours_p10=spread.lost_p10, lost_hours_p90=spread.lost_p90,
         cost_p50_usd=spread.cost_p50, cost_p90_usd=spread.cost_p90,
         price_source=_price_source(o), prepaid=o.term_days is not None or o.by_the_month,
+        energy_kwh=c.energy_kwh * f, co2_kg=c.co2_kg * f,
     )
 
 
@@ -726,7 +739,8 @@ def _alternative(name: str, solved: Solved, paths: bool) -> Alternative:
         bought_costs=tuple((b, v.day, v.price_usd, v.resale_usd) for b, v in sorted(solved.bought_on.items())),
         commitments=tuple((z.option, z.day, k, z.usd * k) for z, k in solved.committed),
         credits=solved.credit_reach if paths else (),
-        finish_models=tuple(sorted(solved.finish_models.items())))
+        finish_models=tuple(sorted(solved.finish_models.items())), co2_kg=solved.co2_kg,
+        bought_kg=tuple((b, v.made_kg) for b, v in sorted(solved.bought_on.items())))
 
 
 def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str, str]) -> list[Alternative]:

@@ -17,6 +17,7 @@ from pricing.memo import Kept
 from pricing.values import missing
 from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one staleness rule, the catalog's
 
+from ..model import carbon
 from ..model.records import NOTEBOOK_KINDS
 from ..model.scenario import Scenario
 
@@ -32,6 +33,9 @@ OPTION_COLUMNS = [
     "rent_trend_per_year", "rent_trend_low_per_year", "rent_trend_high_per_year", "rent_trend_default",
     "quota_low_h_per_week", "quota_high_h_per_week", "quota_estimate_h_per_week",
     "purchase_low_usd", "purchase_high_usd",
+    # where it runs, for its energy and emissions (with_footprints)
+    "operator", "grid_zone", "board_w", "g_co2e_per_kwh", "g_co2e_low", "g_co2e_high", "pue", "pue_low", "pue_high",
+    "embodied_kg", "embodied_low_kg", "embodied_high_kg", "embodied_source", "co2_kg_per_wall_h",
 ]
 
 
@@ -93,8 +97,10 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
     """One row per option the scenario may use, in OPTION_COLUMNS; once per (catalog tables,
     what the scenario considers and owns, start) in a process (pricing.memo)."""
     # every table _build_options reads: one left out here hands a what-if another catalog's rows
-    tables = (catalog.devices, catalog.buy, catalog.rent, catalog.free, catalog.interruptions, catalog.trends)
-    return _OPTIONS.get(tables, (s.consider, s.you.own, s.start, s.phase_confidence), lambda: _build_options(s, catalog))
+    tables = (catalog.devices, catalog.buy, catalog.rent, catalog.free, catalog.interruptions, catalog.trends,
+              catalog.tables["grid"], catalog.tables["pue"], catalog.tables["embodied"])
+    return _OPTIONS.get(tables, (s.consider, s.you.own, s.start, s.phase_confidence, s.you.grid, s.you.host_power_w),
+                        lambda: _build_options(s, catalog))
 
 
 def _build_options(s: Scenario, catalog) -> pd.DataFrame:
@@ -131,7 +137,8 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
         "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
         "egress_usd_per_gb", "frameworks", "as_of", "source", "supply", "usd_per_hour_low", "usd_per_hour_high",
         "term_days")},
-        persistent_storage=False, needs_person=False,
+        persistent_storage=False, needs_person=False, operator=rent["provider"],
+        grid_zone=[f"{p}:{r}" if isinstance(r, str) and r else p for p, r in zip(rent["provider"], rent["region"])],
         price_source=rent["layer"])))
 
     tiers: list[dict] = []
@@ -148,12 +155,62 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
             **{c: r.get(c) for c in ("quota_low_h_per_week", "quota_high_h_per_week")},
             quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"],
             disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False)), price_source=r["layer"],
+            operator=r.get("operator") if isinstance(r.get("operator"), str) else None,
+            grid_zone=r.get("grid") if isinstance(r.get("grid"), str) else None,
             quota_reset=r.get("quota_reset") if isinstance(r.get("quota_reset"), str) else None,
             notes=r.get("notes") if isinstance(r.get("notes"), str) else None))
     frames.append(pd.DataFrame(tiers, columns=OPTION_COLUMNS))
     opts = pd.concat([f.reindex(columns=OPTION_COLUMNS) for f in frames if len(f)] or frames[:1], ignore_index=True)
     opts = with_quota_at_confidence(opts, s.phase_confidence)
+    opts = with_footprints(opts, catalog, s)
     return with_price_trends(with_interruption_defaults(opts, catalog.interruptions), catalog.trends)
+
+
+def with_footprints(opts: pd.DataFrame, catalog, s: Scenario) -> pd.DataFrame:
+    """Where each option runs, for its energy and emissions (planner.model.carbon): board power
+    (the device's, times its count; a buy offer's own figure where it gives one); the grid: yours
+    (``you.grid``, else the world average) for cards you own or buy, a rent offer's
+    provider:region, else its provider, a tier's zone, else the world average; the PUE: 1.0 at
+    home, the operator's, else the industry average; the making of its devices (the first
+    embodied.csv row matching the device, times the count; a rented or free machine adds its
+    share of a server). ``co2_kg_per_wall_h`` is an hour's central figure."""
+    opts = opts.copy()
+    devices = catalog.devices.set_index("id")
+    grid = catalog.tables["grid"].set_index("id")
+    pue = catalog.tables["pue"].set_index("id")
+    embodied = catalog.tables["embodied"].to_dict("records")
+    yours = s.you.grid if s.you.grid is not None else "world"
+    rows = []
+    for o in opts.to_dict("records"):
+        kind, count = o["kind"], int(o["count"]) if o["count"] == o["count"] and o["count"] is not None else 1
+        board = float(o["power_w"]) if kind in ("own", "buy") and o["power_w"] == o["power_w"] and o["power_w"] \
+            is not None else float(devices.at[o["device"], "board_power_w"]) * count
+        at_home = kind in ("own", "buy")
+        zone = yours if at_home else (o["grid_zone"] if isinstance(o["grid_zone"], str) else "world")
+        if isinstance(zone, float):
+            g = (zone, zone, zone)
+            zone_name = f"{zone:g} g/kWh"
+        else:
+            if zone not in grid.index:
+                zone = str(o["operator"]) if str(o["operator"]) in grid.index else "world"
+            g = (float(grid.at[zone, "g_co2e_per_kwh"]), float(grid.at[zone, "low"]), float(grid.at[zone, "high"]))
+            zone_name = zone
+        op = str(o["operator"]) if isinstance(o["operator"], str) else ""
+        at = op if op in pue.index else "other"
+        p = (1.0, 1.0, 1.0) if at_home else (float(pue.at[at, "pue"]), float(pue.at[at, "low"]), float(pue.at[at, "high"]))
+        e = next(r for r in embodied if fnmatch.fnmatchcase(str(o["device"]), r["match"]))
+        made = [0.0, 0.0, 0.0] if kind == "own" else [float(e[c]) * count for c in ("kg_co2e", "low", "high")]
+        if not at_home:  # a machine's share of its server, beside its boards
+            made = [m + share * count for m, share in zip(made, (carbon.SERVER_SHARE_KG, carbon.SERVER_SHARE_LOW_KG,
+                                                                 carbon.SERVER_SHARE_HIGH_KG))]
+        per_h = carbon.kg_per_wall_hour(board, s.you.host_power_w if at_home else 0.0, p[0], g[0],
+                                        0.0 if at_home else carbon.embodied_per_hour_kg(made[0]))
+        rows.append(dict(grid_zone=zone_name, board_w=board, g_co2e_per_kwh=g[0], g_co2e_low=g[1], g_co2e_high=g[2],
+                         pue=p[0], pue_low=p[1], pue_high=p[2], embodied_kg=made[0], embodied_low_kg=made[1],
+                         embodied_high_kg=made[2], embodied_source=e["id"], co2_kg_per_wall_h=per_h))
+    for c in rows[0] if rows else ():
+        opts[c] = [r[c] for r in rows]
+    return opts
 
 
 def with_quota_at_confidence(opts: pd.DataFrame, chance: float) -> pd.DataFrame:

@@ -19,7 +19,7 @@ import pandas as pd
 from pricing.memo import ByValue, Kept
 from pricing.values import float_or, missing, opt_float
 
-from ..model import costs, sessions, units, workload
+from ..model import carbon, costs, sessions, units, workload
 from ..model.costs import PART_NAMES
 from ..model.records import NOTEBOOK_KINDS, QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
 from ..model.scenario import Scenario
@@ -237,6 +237,8 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
                                              (opt_float(r.billing_s) or 0.0) / 3600.0,
                                              exact=scale == 1) if rented else 0.0
     parts = money_by_part(s, ph, r, wall, billed, restarts, months_used)
+    energy = carbon.energy_kwh(float_or(r.board_w), s.you.host_power_w if r.kind in ("own", "buy") else 0.0, wall,
+                               float_or(r.pue, 1.0))
     return Quote(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
         relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
@@ -252,7 +254,8 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
         needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
         wall_hours_rate_low=low, wall_hours_rate_high=high, billed_hours_rate_low=billed_low,
         billed_hours_rate_high=billed_high, storage_months=months_used,
-        ok=reason is None, usable=fits_disk, reason=reason, cost_usd=sum(parts.values()),
+        ok=reason is None, usable=fits_disk, reason=reason, energy_kwh=energy,
+        co2_kg=wall * float_or(r.co2_kg_per_wall_h), cost_usd=sum(parts.values()),
         **{f"{k}_usd": v for k, v in parts.items()},
     )
 
@@ -292,7 +295,7 @@ def _why_not_alone(ph, r: Option, proc: sessions.Process, disk_problem: str | No
 
 
 def money_by_part(s: Scenario, ph, r, wall_h, billed_h, restarts, months, share=1.0, rent_factor=1.0,
-                  electricity_factor=1.0, time_value_factor=1.0) -> dict[str, Any]:
+                  electricity_factor=1.0, time_value_factor=1.0, carbon_factor=1.0) -> dict[str, Any]:
     """Money of a phase's share on option ``r`` by part [USD]: the one pricing formula. The quote
     calls it with the session model's expected hours, the Monte Carlo spread with sampled hours,
     the uncertainty analysis with hours and prices drawn (``*_factor``: the draw over the price
@@ -303,7 +306,8 @@ def money_by_part(s: Scenario, ph, r, wall_h, billed_h, restarts, months, share=
     subscription); wall hours x the derived price (units bought as you go; free tiers cost 0).
     Storage: dataset and checkpoint kept for ``months``; egress: each run's final checkpoint
     downloaded (both for ``share`` of the phase: the hours are already the share's).
-    Your time: the setup of each session started by hand."""
+    Your time: the setup of each session started by hand. Carbon: the wall hours' emissions
+    (planner.model.carbon) at your carbon price, none without one."""
     checkpoint_gb = checkpoint_gb_of(s, ph)
     zero = 0.0 * wall_h
     parts = dict.fromkeys(PART_NAMES, zero)
@@ -323,6 +327,7 @@ def money_by_part(s: Scenario, ph, r, wall_h, billed_h, restarts, months, share=
         parts["rent"] = wall_h * float_or(r.usd_per_hour) * rent_factor
     parts["your_time"] = (restarts * float_or(r.setup_min) / 60.0 * s.you.time_value_usd_per_hour
                           * time_value_factor + zero)
+    parts["carbon"] = wall_h * float_or(r.co2_kg_per_wall_h) * (s.you.carbon_usd_per_kg or 0.0) * carbon_factor + zero
     return parts
 
 

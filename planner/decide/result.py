@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..model.costs import COST_PARTS  # re-exported for the report writers
+from ..model.costs import COST_PARTS, NOT_CASH  # re-exported for the report writers
 from ..model.scenario import Phase, Scenario
 from ..model.sessions import Finish
 
@@ -48,6 +48,8 @@ class Assignment:
     price_source: str | None = None  # catalog layer of the price: shipped, refreshed DATE, a --catalog file, scenario
     prepaid: bool = False  # on a commitment or a subscription: its hours carry no rent (Plan.commitments and
     # Plan.subscriptions hold the terms' and months' cost)
+    energy_kwh: float = 0.0  # its energy (planner.model.carbon)
+    co2_kg: float = 0.0  # its emissions: energy at its grid, a rented or free machine's making by the hour
 
     @property
     def total_usd(self) -> float:
@@ -80,6 +82,7 @@ class Purchase:
     resale_usd: float
     price_source: str | None = None
     bought_on: dt.date | None = None  # a card bought later than the start (buy_later); None: on the first day
+    embodied_kg: float = 0.0  # the share of its making the plan carries (planner.model.carbon) [kg CO2e]
 
 
 class _Paid:
@@ -145,6 +148,8 @@ class Alternative:
     #: per credit: (amount [USD], (phase, option, share of its money the credit may pay), (offer, start
     #: day) of the commitments it may pay): the uncertainty analysis lets credits pay a draw's bills
     credits: tuple[tuple[float, tuple[tuple[str, str, float], ...], tuple[tuple[str, int], ...]], ...] = ()
+    co2_kg: float | None = None  # its emissions, the making of the cards it buys included [kg CO2e]
+    bought_kg: tuple[tuple[str, float], ...] = ()  # (card, the making it carries [kg CO2e]) of each card it buys
 
     @property
     def plan_key(self) -> tuple:
@@ -200,8 +205,23 @@ class Plan:
 
     @property
     def money_usd(self) -> float:
-        """What is paid in money (everything but the user's time)."""
-        return self.total_usd - self.cost_usd.get("your_time", 0.0)
+        """What is paid in money (everything but the user's time and the carbon price)."""
+        return self.total_usd - sum(self.cost_usd.get(k, 0.0) for k in NOT_CASH)
+
+    @property
+    def energy_kwh(self) -> float:
+        """The plan's energy [kWh]."""
+        return sum(a.energy_kwh for ph in self.phases for a in ph.assignments)
+
+    @property
+    def embodied_kg(self) -> float:
+        """The making of the cards it buys that the plan carries [kg CO2e]."""
+        return sum(p.embodied_kg for p in self.purchases)
+
+    @property
+    def co2_kg(self) -> float:
+        """The plan's emissions [kg CO2e]: its hours' and the making of the cards it buys."""
+        return sum(a.co2_kg for ph in self.phases for a in ph.assignments) + self.embodied_kg
 
 
 def _date(d: dt.date | None) -> str | None:
@@ -235,11 +255,15 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "currency": s.currency,
         "feasible": plan.feasible,
         "total_cost": money(plan.total_usd),
-        "cost_breakdown": {k: money(plan.cost_usd.get(k, 0.0)) for k in COST_PARTS},
+        "cost_breakdown": {k: money(plan.cost_usd.get(k, 0.0)) for k in COST_PARTS
+                           if k != "carbon" or s.you.carbon_usd_per_kg is not None},
+        "co2_kg": _num(plan.co2_kg, 3),
+        "emissions": _emissions(plan, money),
         "purchases": [
             {"offer": p.offer, "device": p.device, "count": p.count, "price": money(p.price_usd),
              "resale": money(p.resale_usd), "price_source": p.price_source,
-             "bought_on": p.bought_on.isoformat() if p.bought_on else None} for p in plan.purchases
+             "bought_on": p.bought_on.isoformat() if p.bought_on else None,
+             "embodied_co2_kg": _num(p.embodied_kg, 3)} for p in plan.purchases
         ],
         "commitments": [
             {"offer": c.offer, "device": c.device, "count": c.count, "start": _date(c.start), "end": _date(c.end),
@@ -257,14 +281,14 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         ],
         "alternatives": [
             {"strategy": alt.strategy, "total_cost": money(alt.total_cost_usd), "finish": _date(alt.finish),
-             "options": list(alt.options)} for alt in plan.alternatives
+             "options": list(alt.options), "co2_kg": _num(alt.co2_kg, 3)} for alt in plan.alternatives
         ],
         "credits": [{"name": n, "amount": money(a), "used": money(u), "expires_unused": money(x)}
                     for n, a, u, x in plan.credits],
         "candidates": [
             {"candidate": c.strategy, "buy": list(c.bought), "total_cost": money(c.total_cost_usd),
              "finish": _date(c.finish), "options": list(c.options), "wins_below": money(c.wins_below_usd),
-             "needs_budget": money(c.needs_budget_usd),
+             "needs_budget": money(c.needs_budget_usd), "co2_kg": _num(c.co2_kg, 3),
              "bought_on": next((_date(s.start + dt.timedelta(days=day)) for _, day, *_ in c.bought_costs if day),
                                None)}
             for c in plan.candidates
@@ -286,6 +310,19 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "warnings": list(plan.warnings),
         **({"uncertainty": _uncertainty(plan)} if plan.uncertainty is not None else {}),
     }
+
+
+def _emissions(plan: Plan, money: Money) -> dict[str, Any]:
+    """The plan's energy and emissions, and what they rest on (docs/output.md)."""
+    you = plan.scenario.you
+    zone = you.grid if you.grid is not None else "world"
+    per_t = None if you.carbon_usd_per_kg is None else money(you.carbon_usd_per_kg * 1000.0)
+    return {"co2_kg": _num(plan.co2_kg, 3), "energy_kwh": _num(plan.energy_kwh, 3),
+            "embodied_co2_kg": _num(plan.embodied_kg, 3),
+            "grid": zone if isinstance(zone, str) else None,
+            "grid_g_per_kwh": _num(zone, 1) if isinstance(zone, float) else None,
+            "grid_assumed": you.grid is None, "carbon_price_per_t": per_t,
+            "max_co2_kg": _num(you.max_co2_kg, 3)}
 
 
 def job_dict(sp: Phase) -> dict[str, Any] | None:
@@ -318,6 +355,7 @@ def _phase_dict(ph: PhasePlan, money: Money, s: Scenario) -> dict[str, Any]:
         "meets_deadline": ph.meets_deadline,
         "problem": ph.shortfall,  # the JSON key stays (docs/output.md: none renamed)
         "assignments": [_assignment_dict(a, money) for a in ph.assignments],
+        "co2_kg": _num(sum(a.co2_kg for a in ph.assignments), 3),
         "work_from": "job" if sp.hours_from_job else "gpu_hours",
         **({"job": job_dict(sp)} if sp.job_estimate is not None else {}),
     }
@@ -341,6 +379,7 @@ def _assignment_dict(a: Assignment, money: Money) -> dict[str, Any]:
         "cost_p50": money(a.cost_p50_usd),
         "cost_p90": money(a.cost_p90_usd),
         "price_source": a.price_source,
+        "energy_kwh": _num(a.energy_kwh, 3), "co2_kg": _num(a.co2_kg, 3),
     }
 
 

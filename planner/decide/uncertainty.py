@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from pricing.values import missing, opt_float
+from pricing.values import float_or, missing, opt_float
 
-from ..model import workload
+from ..model import carbon, workload
+from ..model.costs import NOT_CASH
 from ..model.sessions import at_rates, triangular_ppf
 from . import quotes
 from .options import commitments_of, subscriptions_of
@@ -72,6 +73,7 @@ class StrategyOutcome:
     cost_usd: np.ndarray  # per draw
     finish: np.ndarray  # last phase's finish per draw, days since the start
     meets: np.ndarray  # every deadline met, per draw
+    co2_kg: np.ndarray | None = None  # emissions per draw [kg CO2e]
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,62 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
             out.append(Input(f"{TREND_INPUT} {name}", triangular_ppf(level, low, central, high), central, "a year",
                              f"catalog trend '{name}': {central:+.1%} a year, range {low:+.0%} to {high:+.0%} "
                              "(trends.csv; every device's trend drawn at one quantile of its range, triangular)"))
+    out += _carbon_inputs(opts, used, rng, n)  # last: the draws above stay those of a plan without them
     return out
+
+
+def _carbon_inputs(opts: pd.DataFrame, used: list[str], rng, n: int) -> list[Input]:
+    """The emissions' uncertain figures of the options used (planner.model.carbon), each
+    triangular over its catalog range, most likely its central figure: each grid's intensity, each
+    operator's PUE, and the making of each kind of device (at home: a card; elsewhere, a machine
+    with its server share)."""
+    grids: dict[str, tuple[float, float, float]] = {}
+    pues: dict[str, tuple[float, float, float]] = {}
+    made: dict[str, tuple[float, float, float]] = {}
+    for o in used:
+        if o not in opts.index or not isinstance(opts.at[o, "grid_zone"], str):
+            continue
+        r: dict = opts.loc[o].to_dict()
+        grids.setdefault(str(r["grid_zone"]), (float(r["g_co2e_low"]), float(r["g_co2e_per_kwh"]),
+                                               float(r["g_co2e_high"])))
+        if r["kind"] not in ("own", "buy"):
+            pues.setdefault(str(r["operator"]) if isinstance(r["operator"], str) else "other",
+                            (float(r["pue_low"]), float(r["pue"]), float(r["pue_high"])))
+        if float(r["embodied_kg"]) > 0:
+            count = int(r["count"]) if r["count"] == r["count"] else 1
+            low, central, high = (float(r[c]) / count for c in ("embodied_low_kg", "embodied_kg", "embodied_high_kg"))
+            made.setdefault(_made_key(r), (low, central, high))
+    out = []
+    for kind, table, unit, why in (("grid", grids, "g/kWh", "grid.csv"), ("pue", pues, "", "pue.csv"),
+                                   ("made", made, "kg", "embodied.csv")):
+        for key, (low, central, high) in sorted(table.items()):
+            if high > low:
+                out.append(Input(f"{kind} {key}", rng.triangular(low, central, high, n), central, unit,
+                                 f"{why}: {central:g} {unit}, range {low:g}-{high:g}, triangular".replace("  ", " ")))
+    return out
+
+
+def _made_key(r) -> str:
+    """Which making an option's devices share (one draw for all of them): the embodied row, and
+    whether a server share comes with it."""
+    return f"{r['embodied_source']}" + ("" if r["kind"] in ("own", "buy") else " with its server")
+
+
+def _co2_factors(by_name: dict[str, Input], r: pd.Series, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(an hour's emissions, the making of a card bought) of option ``r`` in each draw, over their
+    central figures: the energy part scales with the drawn grid and PUE, the making with its own
+    draw (planner.model.carbon)."""
+    ones = np.ones(n)
+    if not isinstance(r["grid_zone"], str):
+        return ones, ones
+    at_home = r["kind"] in ("own", "buy")
+    g = _factor(by_name, f"grid {r['grid_zone']}", n)
+    p = ones if at_home else _factor(by_name, f"pue {r['operator'] if isinstance(r['operator'], str) else 'other'}", n)
+    e = _factor(by_name, f"made {_made_key(r)}", n)
+    per_h = float(r["co2_kg_per_wall_h"])
+    made_h = 0.0 if at_home else carbon.embodied_per_hour_kg(float(r["embodied_kg"]))
+    hour = ((per_h - made_h) * g * p + made_h * e) / per_h if per_h > 0 else ones
+    return hour, e
 
 
 #: Where a rent price goes from its date, when the scenario gives no price_trend: the device's
@@ -249,6 +306,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     phases = {ph.name: ph for ph in s.phases}
     opts = plan.options.drop_duplicates("option").set_index("option", drop=False)
     cost = np.zeros(n)
+    co2 = np.zeros(n)  # emissions per draw [kg CO2e]
     elec = _factor(by_name, "electricity", n)
     time_value = _factor(by_name, "you.time_value", n)
     over: dict[str, np.ndarray] = {}  # per phase: wall hours over the plan's, per draw
@@ -284,12 +342,14 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
             if quota is not None:  # a quota below the one planned: the hours past it run late (as if every
                 # week used the planned quota whole: on the safe side)
                 over[phase] = over[phase] + wall * share * r * np.maximum(1.0 - quota.draws / quota.base, 0.0)
+        co2_hour, _ = _co2_factors(by_name, opts.loc[option], n)
+        co2 = co2 + wall * share * r * float_or(opts.loc[option, "co2_kg_per_wall_h"]) * co2_hour
         parts = quotes.money_by_part(
             s, ph, opts.loc[option], wall * share * r, billed * share * rb,
             float(c["restarts_by_hand"]) * share * r, float(c["storage_months"]) * r, share=share,
-            rent_factor=price, electricity_factor=elec, time_value_factor=time_value)
+            rent_factor=price, electricity_factor=elec, time_value_factor=time_value, carbon_factor=co2_hour)
         cost += sum(parts.values())
-        money[(phase, option)] = sum(v for k, v in parts.items() if k != "your_time") + np.zeros(n)
+        money[(phase, option)] = sum(v for k, v in parts.items() if k not in NOT_CASH) + np.zeros(n)
         if option in monthly:
             tier = monthly[option][0]
             burnt[tier] = burnt.get(tier, 0.0) + wall * share * r * float(opts.at[option, "units_per_hour"])
@@ -299,6 +359,10 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         price_usd, resale_usd = bought.get(b, cards[b])
         pf = _factor(by_name, f"price {b}", n)
         cost += price_usd * pf - resale_usd * pf * _factor(by_name, f"resale {b}", n)
+        made = dict(alt.bought_kg).get(b, 0.0)
+        made_draws = made * _co2_factors(by_name, opts.loc[b], n)[1]
+        co2 = co2 + made_draws
+        cost += made_draws * (s.you.carbon_usd_per_kg or 0.0)
     terms: dict[tuple[str, int], np.ndarray] = {}
     for option, day, _, usd in alt.commitments:  # paid for the term, used or not, at the drawn price
         terms[(option, day)] = usd * _factor(by_name, f"price {option}", n)
@@ -315,7 +379,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         last = np.maximum(last, days)
         if ph.deadline is not None:
             meets &= days <= (ph.deadline - s.start).days
-    return StrategyOutcome(alt.strategy, cost, last, meets)
+    return StrategyOutcome(alt.strategy, cost, last, meets, co2 + np.zeros(n))
 
 
 def _units_beyond(alt, monthly: dict[str, tuple[str, float, float]], burnt: dict[str, np.ndarray],
@@ -468,6 +532,14 @@ def quantiles(x: np.ndarray) -> tuple[float, float, float]:
     return float(p10), float(p50), float(p90)
 
 
+def _co2_quantiles(o: StrategyOutcome) -> dict[str, float]:
+    """A strategy's emissions P10, P50 and P90 [kg CO2e] (none where not drawn)."""
+    if o.co2_kg is None:
+        return {}
+    c10, c50, c90 = (float(np.quantile(o.co2_kg, q)) for q in (0.1, 0.5, 0.9))
+    return {"co2_kg_p10": round(c10, 3), "co2_kg_p50": round(c50, 3), "co2_kg_p90": round(c90, 3)}
+
+
 def to_dict(u: Uncertainty, usd_per_currency: float) -> dict:
     """The JSON ``uncertainty`` key (docs/output.md): money in the scenario's currency."""
     def day(x: float) -> str:
@@ -481,6 +553,7 @@ def to_dict(u: Uncertainty, usd_per_currency: float) -> dict:
                 "cost_p10": p10, "cost_p50": p50, "cost_p90": p90,
                 "finish_p10": day(f10), "finish_p90": day(math.ceil(f90)),
                 "p_meets_deadlines": round(float(o.meets.mean()), 4),
+                **_co2_quantiles(o),
                 "p_cheapest": round(u.p_cheapest.get(o.strategy, 0.0), 4)}
 
     plan = strategy(u.chosen) if u.chosen else {}

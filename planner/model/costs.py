@@ -11,7 +11,9 @@ from pricing.values import opt_float
 
 #: The named parts of an option's running cost (docs/output.md's cost_breakdown adds purchase,
 #: resale and host).
-PART_NAMES = ("electricity", "rent", "storage", "egress", "your_time")
+PART_NAMES = ("electricity", "rent", "storage", "egress", "your_time", "carbon")
+#: Parts that are not money paid: your time, and emissions at your carbon price.
+NOT_CASH = ("your_time", "carbon")
 
 #: Every named part of a plan's total, in report order (docs/output.md's cost_breakdown); credits
 #: are negative: what grants paid.

@@ -97,6 +97,21 @@ class Option:
     relative_speed: float = math.nan
     speed_source: str = ""
     reason: str | None = None
+    # where it runs, for its energy and emissions (planner.decide.options.with_footprints)
+    operator: str | None = None
+    grid_zone: str | None = None
+    board_w: float | None = None  # the devices' board power [W]
+    g_co2e_per_kwh: float | None = None  # its grid's intensity, with its range
+    g_co2e_low: float | None = None
+    g_co2e_high: float | None = None
+    pue: float | None = None  # its facility's power usage effectiveness (1.0 at home), with its range
+    pue_low: float | None = None
+    pue_high: float | None = None
+    embodied_kg: float | None = None  # making its devices (and a rented machine's server share) [kg CO2e]
+    embodied_low_kg: float | None = None
+    embodied_high_kg: float | None = None
+    embodied_source: str | None = None
+    co2_kg_per_wall_h: float | None = None  # an hour's emissions, central [kg CO2e/h]
 
     @property
     def by_the_month(self) -> bool:
@@ -182,17 +197,20 @@ class Quote:
     ok: bool
     usable: bool
     reason: str | None
+    energy_kwh: float  # the phase's energy on the option (planner.model.carbon)
+    co2_kg: float  # its emissions: energy at its grid, and a rented or free machine's making by the hour
     cost_usd: float
     electricity_usd: float
     rent_usd: float
     storage_usd: float
     egress_usd: float
     your_time_usd: float
+    carbon_usd: float  # the emissions at your carbon price (none without one)
 
     @property
     def money_usd(self) -> float:
-        """Money without your time [USD]."""
-        return self.cost_usd - self.your_time_usd
+        """Money paid, without your time and the carbon price [USD]."""
+        return self.cost_usd - self.your_time_usd - self.carbon_usd
 
     def part_usd(self, part: str) -> float:
         """One cost part (costs.PART_NAMES) [USD]."""
@@ -221,6 +239,7 @@ def no_hours_quote(fields: Mapping[str, Any]) -> Quote:
     row.update(spot=False, wall_hours=math.inf, wall_hours_conf=math.inf, billed_hours=math.nan, sessions=0,
                restarts_by_hand=0, lost_hours=math.nan, setup_hours=math.nan, checkpoint_hours=math.nan,
                finish=None, ok=False, usable=False, reason="offers no hours", cost_usd=math.inf,
+               energy_kwh=math.nan, co2_kg=math.nan,
                **{f"{k}_usd": 0.0 for k in PART_NAMES})
     row.update(fields)
     return Quote(**row)

@@ -177,6 +177,11 @@ class You:
     host_price_usd: float | None
     confidence: float = DEFAULT_CONFIDENCE
     credits: tuple[Credit, ...] = ()
+    #: your electricity's grid: a zone of the catalog's grid table, an intensity [g CO2e/kWh], or
+    #: None for the world average (said up front)
+    grid: str | float | None = None
+    carbon_usd_per_kg: float | None = None  # a price on emissions, added to what the plan minimises
+    max_co2_kg: float | None = None  # a cap on the plan's emissions
 
     # One rule for "a card needs a host computer" (docs/scenario.md: host_machine false adds a host's
     # cost; you.host_price gives it). Every module asks these, none re-derives them.

@@ -298,6 +298,28 @@ def _currency(v, ctx):
     return v.upper()
 
 
+def _grid(v, ctx):
+    """A zone of the catalog's grid table (a country code in any case) or an intensity."""
+    if isinstance(v, str) and v.strip().lower() in ctx.ids.grid_zones:
+        return v.strip().lower()
+    if (isinstance(v, (int, float)) and not isinstance(v, bool)) or (isinstance(v, str) and v.strip()[:1].isdigit()):
+        g = units.parse_intensity(v)
+        if not 0 <= g <= 2000:
+            raise ValueError(f"expected an intensity between 0 and 2,000 g/kWh, got {v!r}")
+        return g
+    hint = did_you_mean(str(v).strip().lower(), sorted(ctx.ids.grid_zones))
+    raise ValueError(f"unknown grid {v!r}{hint}: a country (de, us), a zone of `planner pricing list --grid`, "
+                     "or an intensity such as 350 g/kWh")
+
+
+def _usd_per_kg(v, ctx):
+    return units.parse_money_per_mass_usd(v, ctx.currency, ctx.ids.usd_per_unit)
+
+
+def _mass_kg(v, ctx):
+    return units.parse_mass_kg(v)
+
+
 def _amount(word: str):
     def convert(v, ctx):
         x = units.parse_amount(v, word)
@@ -601,6 +623,13 @@ YOU = {
     "credits": Field(_credits, default=(),
                      doc="money providers grant: each {amount, providers: [aws, ...], from, until, name}; it pays their "
                          "rent before cash does, between from and until (inclusive), and what is left then is lost"),
+    "grid": Field(_grid, doc="where your electricity comes from: a country (de, us, fr), a zone of `planner pricing list "
+                  "--grid`, or an intensity (350 g/kWh); default: the world average (said in the answer)"),
+    "carbon_price": Field(_q(_usd_per_kg, unit="USD/t"), attr="carbon_usd_per_kg",
+                          doc="a price on emissions (80 EUR/t): the plan minimises cost plus emissions at this price; "
+                              "none: emissions are reported, not priced"),
+    "max_co2": Field(_q(_mass_kg, positive=True, unit="kg"), attr="max_co2_kg",
+                     doc="a cap on the plan's emissions (500 kg, 2 t): operation and the making of cards bought"),
     "confidence": Field(_confidence, default=DEFAULT_CONFIDENCE,
                         doc="the chance that every deadline is met (90%: all phases end in time in 9 of 10 "
                             "outcomes); each of n phases is planned to end in time at its n-th root"),

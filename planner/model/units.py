@@ -18,7 +18,8 @@ from collections.abc import Mapping
 
 DAYS_PER_MONTH = 30.44  # docs/scenario.md: a month is 30.44 days
 HOURS_PER_MONTH = DAYS_PER_MONTH * 24
-HOURS_PER_YEAR = 365.25 * 24
+DAYS_PER_YEAR = 365.25
+HOURS_PER_YEAR = DAYS_PER_YEAR * 24
 HOURS_PER_WEEK = 7 * 24
 #: Checkpointing more often than this is not a training setup (a write takes longer); the
 #: session model's cost grows with checkpoints per session, so it bounds both what a scenario
@@ -40,6 +41,10 @@ SIZE_GB = {
     "mib": 2**20 / 1e9, "gib": 2**30 / 1e9, "tib": 2**40 / 1e9,
 }
 COUNT_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9}
+#: Mass of CO2-equivalent in kg (a tonne is 1,000 kg).
+MASS_KG = {"g": 1e-3, "kg": 1.0, "t": 1e3, "tonne": 1e3, "tonnes": 1e3, "tco2e": 1e3, "kgco2e": 1.0}
+#: A grid's carbon intensity in g per kWh.
+INTENSITY_G_PER_KWH = {"g/kwh": 1.0, "gco2e/kwh": 1.0, "kg/kwh": 1e3, "kg/mwh": 1.0, "t/mwh": 1e3}
 POWER_W = {"w": 1.0, "kw": 1e3}
 ENERGY_KWH = {"kwh": 1.0, "wh": 1e-3, "mwh": 1e3}
 
@@ -180,6 +185,34 @@ def parse_amount(value: object, word: str) -> float:
                 break
         value = text
     return _in_units(value, f"a count of {word} such as 40M or 1.2T", AMOUNT_SUFFIX, "")
+
+
+def parse_mass_kg(value: object) -> float:
+    """A mass of CO2-equivalent in kg ("500 kg", "2 t"). Bare numbers are kg."""
+    return _in_units(value, "a mass such as 500 kg or 2 t", MASS_KG, "kg")
+
+
+def parse_intensity(value: object) -> float:
+    """A grid's carbon intensity in g CO2e per kWh ("350 g/kWh", "0.35 kg/kWh")."""
+    return _in_units(value, "an intensity such as 350 g/kWh", INTENSITY_G_PER_KWH, "g/kwh")
+
+
+def parse_money_per_mass_usd(value: object, currency: str, usd_per_unit: Mapping[str, float]) -> float:
+    """Money per tonne of CO2e ("80 EUR/t", "0.08 USD/kg") in USD per kg. A bare number is in
+    ``currency`` per tonne."""
+    expected = f"a price such as 80 {currency}/t"
+    number, unit = _split(value, expected)
+    cur, den = (currency, "t") if not unit else (tuple(x.strip() for x in unit.split("/", 1)) if "/" in unit
+                                                  else (None, None))
+    if cur is None or den is None:
+        raise _wrong_unit(value, expected, unit)
+    rate = money_unit(cur or currency, usd_per_unit)
+    if rate is None:
+        raise QuantityError(f"expected {expected}: unknown currency {cur!r}")
+    kg = MASS_KG.get(den.lower())
+    if kg is None:
+        raise _wrong_unit(value, expected, unit)
+    return _finite(number * rate / kg, value, expected)
 
 
 def parse_power_w(value: object) -> float:

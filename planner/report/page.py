@@ -233,10 +233,26 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
                      f"Total cost: **{_money(d['total_cost'], cur)}**"
                      + (f" (of which your time {_money(time_part, cur)})" if time_part else "")
                      + f" over a {s.horizon_months:g}-month horizon.",
+                     _emissions_line(plan, d),
                      "It rests on figures no provider publishes (defaults with their range):"
                      if d["assumed_figures"] else None,
                      view.Bullets(tuple(d["assumed_figures"]))),
     ]
+
+
+def _emissions_line(plan: Plan, d: dict) -> str:
+    """The plan's emissions in one sentence, with what they rest on (planner.model.carbon)."""
+    e = d["emissions"]
+    you = plan.scenario.you
+    grid = (f"your grid {e['grid']}" if e["grid"] not in (None, "world") else
+            f"your grid {e['grid_g_per_kwh']:g} g/kWh" if e["grid_g_per_kwh"] is not None else
+            "your grid unknown: the world average, 473 g/kWh, assumed (set you.grid)")
+    made = f", of which {e['embodied_co2_kg']:,.1f} kg making the cards it buys" if e["embodied_co2_kg"] else ""
+    priced = (f"; priced at {_money(e['carbon_price_per_t'], d['currency'])} a tonne" if e["carbon_price_per_t"]
+              is not None else "")
+    cap = f"; capped at {e['max_co2_kg']:,.0f} kg" if you.max_co2_kg is not None else ""
+    return (f"Emissions: {e['co2_kg']:,.1f} kg CO2e from {e['energy_kwh']:,.0f} kWh{made} ({grid}; rented and free "
+            f"machines at their region's grid and their operator's PUE{priced}{cap}).")
 
 
 def _plan_section(plan: Plan, d: dict) -> view.Section:
@@ -269,7 +285,7 @@ def _cost_section(d: dict, figure) -> view.Section:
     def amount(x):
         return _amount(x, cur)
 
-    parts = [(k.replace("_", " "), amount(d["cost_breakdown"][k])) for k in COST_PARTS if d["cost_breakdown"][k]]
+    parts = [(k.replace("_", " "), amount(d["cost_breakdown"][k])) for k in COST_PARTS if d["cost_breakdown"].get(k)]
     credit_lines = tuple(
         f"{c['name']}: {amount(c['used'])} of {amount(c['amount'])} {cur} paid"
         + (f", {amount(c['expires_unused'])} {cur} lost unused" if c["expires_unused"] > 0.005 else "")
@@ -290,12 +306,17 @@ def _choice_section(d: dict, figures: bool, figure) -> view.Section | None:
     cur = d["currency"]
     return view.section(
         "What the choice saves",
-        view.Table(("Strategy", f"Best plan [{cur}]", "Finish", "Options"),
-                   tuple((a["strategy"], _amount(a["total_cost"], cur), a["finish"] or "—",
+        view.Table(("Strategy", f"Best plan [{cur}]", "Finish", "CO2e [kg]", "Options"),
+                   tuple((a["strategy"], _amount(a["total_cost"], cur), a["finish"] or "—", _kg(a.get("co2_kg")),
                           ", ".join(f"`{o}`" for o in a["options"])) for a in d["alternatives"]),
-                   frozenset({1})),
+                   frozenset({1, 3})),
         "Totals include your time; the chart shows the money alone." if figures else None,
         figure("cumulative_cost"))
+
+
+def _kg(x: float | None) -> str:
+    """A mass of CO2e for a table (kg, three significant figures)."""
+    return "—" if x is None else units.format_significant(x, 3, thousands=True)
 
 
 def _candidates_section(d: dict) -> view.Section | None:
@@ -314,13 +335,13 @@ def _candidates_section(d: dict) -> view.Section | None:
     return view.section(
         "Each card you consider, side by side",
         view.Table(("Candidate", f"Best plan [{cur}]", f"More than the best [{cur}]",
-                    f"Cheapest if the card costs under [{cur}]", "Finish", "Options"),
+                    f"Cheapest if the card costs under [{cur}]", "Finish", "CO2e [kg]", "Options"),
                    tuple((c["candidate"] + (f" on {c['bought_on']}" if c.get("bought_on") else ""),
                           _amount(c["total_cost"], cur), _amount(c["total_cost"] - best, cur) if best is not None else "—",
-                          flip(c), c["finish"] or "—", ", ".join(f"`{o}`" for o in c["options"]))
+                          flip(c), c["finish"] or "—", _kg(c.get("co2_kg")), ", ".join(f"`{o}`" for o in c["options"]))
                          for c in sorted(d["candidates"], key=lambda c: (c.get("needs_budget") is not None,
                                                                            c["total_cost"]))),
-                   frozenset({1, 2, 3})),
+                   frozenset({1, 2, 3, 5})),
         "The best plan that buys each card and no other (or none), meeting every deadline (a card missing "
         "here cannot, whatever the budget; one past the budget says the cash its plan needs), and the price "
         "under which that card's plan would be the cheapest of all (its resale moving with its price; "

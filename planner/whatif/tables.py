@@ -400,7 +400,7 @@ def _cards_to_move(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]]) 
     if len(cards) <= MAX_CARDS_MOVED:
         return sorted(cards)
     q = quotes[(quotes["kind"] == "buy").to_numpy() & quotes["ok"].to_numpy(dtype=bool)]
-    running = (q["cost_usd"] - q["your_time_usd"]).groupby(q["option"]).sum()
+    running = (q["cost_usd"] - q["your_time_usd"] - q["carbon_usd"]).groupby(q["option"]).sum()
     money = {c: price - resale + float(running.get(c, math.inf)) for c, (price, resale) in cards.items()}
     return sorted(cards, key=lambda c: (money[c], c))[:MAX_CARDS_MOVED]
 
