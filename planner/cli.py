@@ -598,6 +598,8 @@ def pricing():
 @click.option("--free", "table", flag_value="free", help="Free and subscription notebook tiers.")
 @click.option("--trends", "table", flag_value="trends",
               help="Where rent prices go from their date, by device (the default price_trend).")
+@click.option("--grid", "table", flag_value="grid",
+              help="Carbon intensity of electricity by country, cloud region and provider (you.grid).")
 @click.option("--models", "table", flag_value="models",
               help="Named models a workload may give (workload.model): their shapes and sources.")
 @click.option("--device", metavar="ID", help="Only this device (aliases work).")

@@ -42,6 +42,10 @@ LISTINGS: dict[str, dict[str, str]] = {
         "sequence_length": "Tokens a sample", "image_size": "Image [px]", "forward_gflops": "Forward [GFLOPs]",
         "as_of": "Released",
     },
+    "grid": {
+        "id": "Zone", "kind": "Kind", "g_co2e_per_kwh": "Intensity [g/kWh]", "low": "Low", "high": "High",
+        "year": "Year", "as_of": "As of",
+    },
     "trends": {
         "id": "Trend", "match": "Devices", "trend_per_year": "Rent a year", "low_per_year": "Low",
         "high_per_year": "High", "since": "Measured from", "until": "to", "as_of": "As of",
@@ -49,7 +53,7 @@ LISTINGS: dict[str, dict[str, str]] = {
 }
 STALE_AFTER_DAYS = 180
 #: Listings of rows that are not devices or offers: the device filters do not apply to them.
-NO_DEVICE = ("trends", "models")
+NO_DEVICE = ("trends", "models", "grid")
 
 
 _FREE_ROWS = Kept()

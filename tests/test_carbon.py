@@ -1,0 +1,167 @@
+"""Energy and emissions of a plan (planner.model.carbon): figures worked by hand, the plan's own
+hours carried through, a carbon price and a cap in the decision, located errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import planner
+from planner.cli import main
+from planner.model import carbon
+
+from .conftest import TODAY
+
+BASE = """\
+name: carbon
+start: 2027-01-04
+currency: USD
+electricity: 0.30 USD/kWh
+horizon: {horizon}
+workload: {{family: cnn, params: 25M, reference_gpu: rtx-4090, activation_memory: 4 GB}}
+phases:
+  train: {{gpu_hours: 100, deadline: 2027-06-30, checkpoint_every: 30 min}}
+you: {{host_power: 0 W{you}}}
+consider: {{buy: {buy}, rent: {rent}, free: []}}
+catalog:
+  buy:
+    - {{id: card-300w, device: rtx-4090, price: 1500 USD, power: 300 W, resale: 0%, as_of: 2026-11-01}}
+"""
+
+
+def scenario(load, you="", buy='["card-300w"]', rent="[]", horizon="24 months"):
+    return load(BASE.format(you=you, buy=buy, rent=rent, horizon=horizon))
+
+
+def test_a_card_at_300_w_for_100_h_at_400_g_per_kwh_emits_12_kg():
+    kwh = carbon.energy_kwh(300.0, 0.0, 100.0)
+    assert kwh == pytest.approx(30.0)
+    assert carbon.operational_kg(kwh, 400.0) == pytest.approx(12.0)
+
+
+def test_a_rented_gpu_at_a_pue_of_1_1_draws_a_tenth_more():
+    assert carbon.energy_kwh(700.0, 0.0, 10.0, pue=1.1) == pytest.approx(7.7)
+
+
+def test_making_shared_over_three_years_and_resold_after_two_is_two_thirds():
+    assert carbon.embodied_share_kg(150.0, 2.0, 3.0) == pytest.approx(100.0)
+    assert carbon.embodied_share_kg(150.0, 5.0, 3.0) == pytest.approx(150.0)  # kept past its life: all of it
+    # a rented machine around the clock for 4 years: 1 kg over 35,040 hours
+    assert carbon.embodied_per_hour_kg(35.04) == pytest.approx(0.001)
+
+
+def test_a_bought_card_emits_its_energy_at_your_grid_and_carries_its_making(load, catalog):
+    s = scenario(load, you=", grid: 400 g/kWh")
+    p = planner.plan(s, catalog, alternatives=False)
+    (a,) = p.phases[0].assignments
+    assert a.option == "card-300w"
+    # 300 W (host 0 W) over the plan's own wall hours, at home (PUE 1), at 400 g/kWh
+    assert a.energy_kwh == pytest.approx(0.300 * a.wall_hours, rel=1e-9)
+    assert a.co2_kg == pytest.approx(a.energy_kwh * 0.400, rel=1e-9)
+    # an RTX 4090 is made with 150 kg (the catalog's estimate for a card without an assessment), kept for the
+    # 24-month horizon of its 4-year life: half of it
+    (bought,) = p.purchases
+    assert bought.embodied_kg == pytest.approx(150.0 * (730.5 / 365.25) / 4.0, rel=1e-3)
+    assert p.co2_kg == pytest.approx(a.co2_kg + bought.embodied_kg)
+    d = planner.to_dict(p)
+    assert d["co2_kg"] == pytest.approx(p.co2_kg, abs=1e-3) and d["emissions"]["grid_g_per_kwh"] == 400.0
+    assert "carbon" not in d["cost_breakdown"]  # no price: emissions are reported, not priced
+
+
+def test_a_rented_machine_runs_at_its_region_and_carries_its_making_by_the_hour(load, catalog):
+    s = scenario(load, buy="[]", rent='["aws:g6e.xlarge"]')
+    p = planner.plan(s, catalog, alternatives=False)
+    (a,) = p.phases[0].assignments
+    o = p.options.set_index("option").loc["aws:g6e.xlarge"]
+    # an L40S (350 W) in us-east-1 (403 g/kWh) at AWS's PUE of 1.15, and its board (150 kg) with its server's
+    # share (312 kg) over 4 years of hours
+    assert (o["grid_zone"], o["pue"], o["board_w"], o["embodied_kg"]) == ("aws:us-east-1", 1.15, 350.0, 462.0)
+    per_h = 0.350 * 1.15 * 0.403 + 462.0 / (4 * 8760)
+    assert a.co2_kg == pytest.approx(per_h * a.wall_hours, rel=1e-9)
+    assert a.energy_kwh == pytest.approx(0.350 * 1.15 * a.wall_hours, rel=1e-9)
+
+
+def test_a_carbon_price_is_paid_on_the_hours_and_the_making_of_cards(load, catalog):
+    free = planner.plan(scenario(load, you=", grid: de"), catalog, alternatives=False)
+    priced = planner.plan(scenario(load, you=", grid: de, carbon_price: 100 USD/t"), catalog, alternatives=False)
+    assert priced.co2_kg == pytest.approx(free.co2_kg)  # the same plan: only one card to do it
+    assert priced.cost_usd["carbon"] == pytest.approx(priced.co2_kg * 0.1, rel=1e-6)
+    assert priced.total_usd == pytest.approx(free.total_usd + priced.co2_kg * 0.1, rel=1e-6)
+    assert planner.to_dict(priced)["cost_breakdown"]["carbon"] == pytest.approx(priced.co2_kg * 0.1, abs=0.01)
+    # money paid leaves the price out: the budget and the break-even see cash
+    assert priced.money_usd == pytest.approx(free.money_usd, rel=1e-9)
+
+
+def test_a_high_enough_carbon_price_moves_the_work_to_a_cleaner_machine(load, catalog):
+    # 500 h on a 300-USD card at home on a coal-heavy grid (Poland, 615 g/kWh): about 92 kg to run it and 75 kg
+    # of its making; or an A100 rented in Iowa (412 g/kWh) for about 96 kg. With no price on carbon the card
+    # is cheaper; at 5,000 USD a tonne the rent is
+    def plan(you):
+        text = BASE.format(you=you, buy='["card-300w"]', rent='["gcp:a2-highgpu-1g-spot"]', horizon="24 months")
+        text = text.replace("price: 1500 USD", "price: 300 USD").replace("gpu_hours: 100", "gpu_hours: 500")
+        return planner.plan(load(text), catalog, alternatives=False)
+
+    cheap, dear = plan(", grid: pl"), plan(", grid: pl, carbon_price: 5000 USD/t")
+    assert {p.purchases[0].offer for p in (cheap,) if p.purchases} == {"card-300w"}
+    assert not dear.purchases and dear.co2_kg < cheap.co2_kg
+    # at that price the plan chosen costs less than the card's plan would, carbon included
+    assert dear.total_usd < cheap.money_usd + cheap.co2_kg * 5.0
+
+
+def test_a_cap_on_emissions_holds_or_says_it_cannot(load, catalog):
+    both = dict(buy='["card-300w"]', rent='["gcp:*", "aws:*"]')
+    free = planner.plan(scenario(load, you=", grid: pl", **both), catalog, alternatives=False)
+    cap = round(free.co2_kg * 0.6, 1)
+    capped = planner.plan(scenario(load, you=f", grid: pl, max_co2: {cap} kg", **both), catalog, alternatives=False)
+    if capped.feasible:
+        assert capped.co2_kg <= cap + 1e-6
+        assert capped.total_usd >= free.total_usd - 1e-6  # a constraint never makes the plan cheaper
+    tiny = planner.plan(scenario(load, you=", grid: pl, max_co2: 1 kg", **both), catalog, alternatives=False)
+    assert not tiny.feasible
+
+
+def test_carbon_keys_are_checked(tmp_path):
+    f = tmp_path / "s.yaml"
+    for you, message in ((", grid: pll", "unknown grid 'pll' (did you mean 'pl'"),
+                         (", grid: 5000 g/kWh", "expected an intensity between 0 and 2,000 g/kWh"),
+                         (", carbon_price: 80 USD/h", "expected a price such as 80 USD/t"),
+                         (", max_co2: 2 GB", "expected a mass such as 500 kg or 2 t")):
+        f.write_text(BASE.format(you=you, buy="[]", rent="[]", horizon="24 months"), encoding="utf-8")
+        out = CliRunner().invoke(main, ["validate", str(f), "--today", TODAY.isoformat()])
+        assert out.exit_code == 2 and ": you." in out.output, out.output
+        assert message in out.output, out.output
+
+
+def test_the_uncertainty_analysis_draws_the_emissions(load, catalog):
+    p = planner.plan(scenario(load, buy="[]", rent='["aws:g6e.xlarge"]'), catalog, uncertainty=2000)
+    names = {i.name for i in p.uncertainty.inputs}
+    assert {"grid aws:us-east-1", "pue aws", "made other with its server"} <= names
+    co2 = p.uncertainty.chosen.co2_kg
+    # the draws are the plan's emissions at each draw's grid, PUE and making: their mean is the plan's at the
+    # triangular distributions' means (independent draws; 2,000 draws: within 3 %)
+    o = p.options.set_index("option").loc["aws:g6e.xlarge"]
+    (a,) = p.phases[0].assignments
+    mean = lambda low, mode, high: (low + mode + high) / 3
+    hours_factor = np.mean(p.uncertainty.chosen.co2_kg) / p.co2_kg
+    per_h_mean = (0.350 * mean(1.14, 1.15, 1.15) * mean(379.1, 403.0, 418.0) / 1000
+                  + mean(150 + 150, 150 + 312, 300 + 625) / (4 * 8760))
+    per_h = float(o["co2_kg_per_wall_h"])
+    assert hours_factor == pytest.approx(per_h_mean / per_h, rel=0.03) and len(co2) == 2000
+    d = planner.to_dict(p)["uncertainty"]["plan"]
+    assert d["co2_kg_p10"] <= a.co2_kg <= d["co2_kg_p90"]
+
+
+def test_a_sweep_over_the_carbon_price(tmp_path):
+    f = tmp_path / "s.yaml"
+    f.write_text(BASE.format(you=", grid: pl", buy='["card-300w"]', rent='["gcp:*"]', horizon="24 months"),
+                 encoding="utf-8")
+    out = CliRunner().invoke(main, ["sweep", str(f), "--vary", "you.carbon_price=0 USD/t,1000 USD/t,5000 USD/t", "--format", "json",
+                                    "--today", TODAY.isoformat()])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)
+    assert [r["you.carbon_price"] for r in rows] == ["0 USD/t", "1000 USD/t", "5000 USD/t"]
+    costs = [r["total_cost"] for r in rows]
+    assert costs == sorted(costs)  # a dearer carbon never makes the best plan cheaper
