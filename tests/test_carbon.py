@@ -158,8 +158,8 @@ def test_a_sweep_over_the_carbon_price(tmp_path):
     f = tmp_path / "s.yaml"
     f.write_text(BASE.format(you=", grid: pl", buy='["card-300w"]', rent='["gcp:*"]', horizon="24 months"),
                  encoding="utf-8")
-    out = CliRunner().invoke(main, ["sweep", str(f), "--vary", "you.carbon_price=0 USD/t,1000 USD/t,5000 USD/t", "--format", "json",
-                                    "--today", TODAY.isoformat()])
+    out = CliRunner().invoke(main, ["sweep", str(f), "--vary", "you.carbon_price=0 USD/t,1000 USD/t,5000 USD/t",
+                                    "--format", "json", "--today", TODAY.isoformat()])
     assert out.exit_code == 0, out.output
     rows = json.loads(out.output)
     assert [r["you.carbon_price"] for r in rows] == ["0 USD/t", "1000 USD/t", "5000 USD/t"]
