@@ -165,3 +165,16 @@ def test_a_sweep_over_the_carbon_price(tmp_path):
     assert [r["you.carbon_price"] for r in rows] == ["0 USD/t", "1000 USD/t", "5000 USD/t"]
     costs = [r["total_cost"] for r in rows]
     assert costs == sorted(costs)  # a dearer carbon never makes the best plan cheaper
+
+
+def test_a_cap_too_tight_says_what_would_fix_it_and_that_fix_holds(load, catalog):
+    import re
+
+    both = dict(buy="[]", rent='["gcp:*", "aws:*"]')
+    tight = planner.plan(scenario(load, you=", max_co2: 1 kg", **both), catalog, alternatives=False)
+    problem = tight.phases[0].shortfall or ""
+    assert "the cap on emissions (1.0 kg CO2e, you.max_co2) holds it back" in problem, problem
+    fix = float(re.search(r"a cap of ([\d,.]+) kg", problem).group(1).replace(",", ""))
+    fixed = planner.plan(scenario(load, you=f", max_co2: {fix} kg", **both), catalog, alternatives=False)
+    assert fixed.feasible and fixed.co2_kg <= fix + 1e-9
+    assert any("more than the cap of 1.0 kg" in w for w in tight.warnings)

@@ -407,6 +407,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
         warnings.append("no options to consider: the 'consider' patterns and 'you.own' select nothing")
     best = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards)
     over_budget = _over_budget(s, quotes, opts, cards, best, warnings)
+    over_cap = _over_cap(s, quotes, opts, cards, best, warnings) if over_budget is None else None
     # stage 3: read the plan off the solution (records of the options it uses)
     placed = set(best.schedule["option"]) | set(best.bought)
     options = {o.option: o for o in options_of(opts[opts["option"].isin(placed)].merge(feas, on="option"))}
@@ -421,7 +422,7 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     later = ({p: _earliest_deadline(s, quotes, opts, cards, s.phase(p)) for p in best.unmet}
              if detail and over_budget is None else {})
     phases = [_phase_plan(s, ph, best, by_phase.get(ph.name, _NO_HOURS), by_key, options, parts, trials, seed,
-                          all_quotes, over_budget, later.get(ph.name)) for ph in s.phases]
+                          all_quotes, over_budget, later.get(ph.name), over_cap) for ph in s.phases]
     # stage 4: what the answer is set against: strategies, candidates, break-even, the front
     others = _alternatives(s, quotes, opts, cards, best) if alternatives else []
     free_only = next((a for a in others if a.strategy == "free-only"), None)
@@ -489,6 +490,29 @@ def _over_budget(s: Scenario, quotes, opts, cards, best: Solved, warnings: list[
             f"{s.money(money)} or later deadlines would fix it")
 
 
+def _over_cap(s: Scenario, quotes, opts, cards, best: Solved, warnings: list[str]) -> str | None:
+    """When the cap on emissions (``you.max_co2``) leaves work undone: what the plan without the
+    cap emits, said in the warnings, and the sentence the infeasible phases quote (None
+    otherwise, or when the work is undone with no cap too)."""
+    if not best.unmet or s.you.max_co2_kg is None:
+        return None
+    free = dataclasses.replace(s, you=dataclasses.replace(s.you, max_co2_kg=None))
+    uncapped = _solve(free, quotes, opts, STRATEGIES["hybrid"], cards)
+    if uncapped.unmet:
+        return None
+    warnings.append(f"meeting every deadline emits {uncapped.co2_kg:,.1f} kg CO2e in the cheapest plan, more than the "
+                    f"cap of {s.you.max_co2_kg:,.1f} kg (you.max_co2): raise the cap or move deadlines; the plan shown "
+                    "keeps to the cap")
+    return (f"the cap on emissions ({s.you.max_co2_kg:,.1f} kg CO2e, you.max_co2) holds it back: the cheapest plan "
+            f"that meets every deadline emits {uncapped.co2_kg:,.1f} kg; a cap of {_kg_up(uncapped.co2_kg)} kg or "
+            "cleaner options in 'consider' would fix it")
+
+
+def _kg_up(kg: float) -> str:
+    """A mass rounded up to the tenth of a kg it is written with: a cap of that figure holds it."""
+    return f"{math.ceil(kg * 10 - 1e-9) / 10:,.1f}"
+
+
 def _purchases(s: Scenario, best: Solved, options: dict[str, Option], parts: dict[str, float]) -> list[Purchase]:
     """The cards the plan buys (and the host), added to the cost parts."""
     out = []
@@ -550,7 +574,8 @@ _NO_HOURS = pd.Series([], dtype=float)
 
 def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[tuple[str, str], Quote],
                 options: dict[str, Option], parts: dict[str, float], trials: int, seed: int,
-                all_quotes: pd.DataFrame, over_budget: str | None, later: dt.date | None = None) -> PhasePlan:
+                all_quotes: pd.DataFrame, over_budget: str | None, later: dt.date | None = None,
+                over_cap: str | None = None) -> PhasePlan:
     """One phase of the plan: where its hours go (``placed``: reference GPU-hours per option,
     largest share first), its finishes, the chance it ends in time, and what would fix it when
     it cannot; its money added to ``parts``."""
@@ -587,7 +612,8 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
         p50, p90 = _later(p50, finish.day_with(over_p50)), _later(p90, finish.day_with(over_p90))
         chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts)
     done = ph.name not in best.unmet
-    shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget, later)
+    shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget, later,
+                                                        over_cap)
     meets = done and at_conf is not None and at_conf <= s.last_day(ph)
     return PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, best.finishes.get(ph.name) if done else None,
                      p50 if done else None, p90 if done else None, meets, tuple(assignments),
@@ -760,14 +786,17 @@ def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str,
         name = f"buy {candidate}" if candidate else "buy nothing"
         try:
             solved: Solved | None = _solved(s, built, cards)
-        except SolverError:  # the card alone is past the budget
+        except SolverError:  # the card alone is past the budget, or its making past the cap on emissions
             solved = None
         if solved is not None and not solved.unmet:
             out.append(_alternative(name, solved, paths=False))
             continue
         if s.you.budget_usd is None:
             continue
-        unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf, forced=forced)
+        try:
+            unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf, forced=forced)
+        except SolverError:  # its making alone is past the cap on emissions (you.max_co2)
+            continue
         if not unbounded.unmet:  # in time only past the budget: what it would need
             out.append(dataclasses.replace(_alternative(name, unbounded, paths=False), needs_budget_usd=unbounded.cash_usd))
     return _wins_below(out, opts)
@@ -850,13 +879,16 @@ def _earliest_deadline(s: Scenario, quotes, opts, cards, ph) -> dt.date | None:
 
 
 def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None,
-                     later: dt.date | None = None) -> str:
+                     later: dt.date | None = None, over_cap: str | None = None) -> str:
     """What cannot be met and what would fix it: the budget it needs, or the fastest option and
     ``later``, the earliest deadline at which the plan does it (:func:`_earliest_deadline`)."""
     end = s.last_day(ph)
     if over_budget:
         return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd or 0.0)}: "
                 f"{unmet_h:,.0f} of {ph.gpu_hours:,.0f} reference GPU-h stay undone; {over_budget}.")
+    if over_cap:
+        return (f"'{ph.name}' cannot be finished by {end}: {unmet_h:,.0f} of {ph.gpu_hours:,.0f} reference GPU-h "
+                f"stay undone; {over_cap}.")
     q = quotes[(quotes["phase"] == ph.name) & quotes["finish"].notna()]
     if q.empty:
         return f"no option can run '{ph.name}'; widen 'consider' or see 'excluded'"

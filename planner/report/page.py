@@ -250,7 +250,7 @@ def _emissions_line(plan: Plan, d: dict) -> str:
     made = f", of which {e['embodied_co2_kg']:,.1f} kg making the cards it buys" if e["embodied_co2_kg"] else ""
     priced = (f"; priced at {_money(e['carbon_price_per_t'], d['currency'])} a tonne" if e["carbon_price_per_t"]
               is not None else "")
-    cap = f"; capped at {e['max_co2_kg']:,.0f} kg" if you.max_co2_kg is not None else ""
+    cap = f"; capped at {e['max_co2_kg']:,.1f} kg" if you.max_co2_kg is not None else ""
     return (f"Emissions: {e['co2_kg']:,.1f} kg CO2e from {e['energy_kwh']:,.0f} kWh{made} ({grid}; rented and free "
             f"machines at their region's grid and their operator's PUE{priced}{cap}).")
 
