@@ -126,7 +126,7 @@ def test_report_directory_has_every_file(tmp_path):
     names = {p.name for p in out.iterdir()}
     for n in ("report.md", "report.html", "plan.csv", "schedule.csv", "breakeven.csv", "result.json"):
         assert n in names
-    shown = {"cumulative_cost", "breakeven", "schedule", "cost_breakdown"}  # no pareto: a single point
+    shown = {"cumulative_cost", "breakeven", "schedule", "cost_breakdown", "emissions"}  # no pareto: a single point
     assert {n[:-4] for n in names if n.endswith(".png")} == shown == {n[:-4] for n in names if n.endswith(".svg")}
     html = (out / "report.html").read_text(encoding="utf-8")
     # self-contained: charts inline, nothing fetched (namespace URIs in the SVG are names, not requests)

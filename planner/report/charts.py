@@ -130,7 +130,8 @@ def schedule(plan: Plan) -> Figure:
 def breakdown(plan: Plan) -> Figure:
     """The chosen plan's cost by part (resale is negative)."""
     cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
-    parts = [(k.replace("_", " "), plan.cost_usd.get(k, 0.0) * per) for k in COST_PARTS]
+    parts = [(k.replace("_", " "), plan.cost_usd.get(k, 0.0) * per) for k in COST_PARTS
+             if k != "carbon" or plan.scenario.you.carbon_usd_per_kg is not None]  # a part only with a price
     fig, ax = plt.subplots(figsize=(8, 4.5))
     colors = ["tab:green" if v < 0 else "tab:blue" for _, v in parts]
     bars = ax.bar([k for k, _ in parts], [v for _, v in parts], color=colors, label="cost part")
@@ -332,5 +333,33 @@ def uncertainty_chart(plan: Plan) -> Figure:
     return fig
 
 
+def emissions(plan: Plan) -> Figure:
+    """Cost against emissions: each strategy's best plan and each candidate card's, so the plan
+    that emits least for its money stands out (planner.model.carbon)."""
+    cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    seen: set[tuple[float, float]] = set()
+    for rows, marker, color in ((plan.alternatives, "o", "tab:blue"), (plan.candidates, "s", "tab:orange")):
+        for a in rows:
+            if a.co2_kg is None:
+                continue
+            point = (round(a.total_cost_usd * per, 2), round(a.co2_kg, 1))
+            label = a.strategy if point not in seen else None
+            seen.add(point)
+            ax.scatter([point[0]], [point[1]], marker=marker, color=color)
+            if label:  # labels alternate above and below, so neighbours do not print over each other
+                ax.annotate(label, point, textcoords="offset points", xytext=(5, 4 if len(seen) % 2 else -11),
+                            fontsize=8)
+    ax.scatter([plan.total_usd * per], [plan.co2_kg], marker="*", s=180, color="tab:green", zorder=3,
+               label="the chosen plan")
+    ax.set_title("Cost against emissions: each strategy's best plan (circles) and each card's (squares)")
+    ax.set_xlabel(f"Total cost [{cur}]")
+    ax.set_ylabel("Emissions [kg CO2e]")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 CHARTS = {"cumulative_cost": cumulative_cost, "breakeven": breakeven_chart, "schedule": schedule,
-          "cost_breakdown": breakdown, "pareto": pareto, "uncertainty": uncertainty_chart}
+          "cost_breakdown": breakdown, "pareto": pareto, "uncertainty": uncertainty_chart, "emissions": emissions}

@@ -170,7 +170,8 @@ FIGURE_TITLES = {"cumulative_cost": "Money spent over time by each strategy's be
                  "breakeven": "Buying against renting at the scenario's pace",
                  "schedule": "Week-by-week schedule", "cost_breakdown": "Cost breakdown",
                  "pareto": "Cost against finish date",
-                 "uncertainty": "Cost of each strategy over the uncertain inputs, and the chance it is the cheapest"}
+                 "uncertainty": "Cost of each strategy over the uncertain inputs, and the chance it is the cheapest",
+                 "emissions": "Cost against emissions of each strategy's and each card's best plan"}
 
 
 def plan_page(plan: Plan, figures: bool = False) -> view.Page:
@@ -311,7 +312,8 @@ def _choice_section(d: dict, figures: bool, figure) -> view.Section | None:
                           ", ".join(f"`{o}`" for o in a["options"])) for a in d["alternatives"]),
                    frozenset({1, 3})),
         "Totals include your time; the chart shows the money alone." if figures else None,
-        figure("cumulative_cost"))
+        figure("cumulative_cost"),
+        figure("emissions"))
 
 
 def _kg(x: float | None) -> str:

@@ -346,8 +346,9 @@ def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: Workers = 1
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(.*)$")
 #: Inputs moved in a sensitivity run: dotted paths (``*`` is each phase).
 SENSITIVE = ["electricity", "horizon", "workload.params", "workload.batch_size", "workload.activation_memory",
-             "phases.*.gpu_hours", "phases.*.runs", "phases.*.checkpoint_every", "phases.*.dataset_size",
-             "you.host_power", "you.time_value", "you.attention", "you.budget"]
+             "phases.*.gpu_hours", "phases.*.tokens", "phases.*.samples", "phases.*.epochs", "phases.*.runs",
+             "phases.*.checkpoint_every", "phases.*.dataset_size",
+             "you.host_power", "you.time_value", "you.attention", "you.budget", "you.carbon_price", "you.max_co2"]
 
 
 def scaled(value: Any, factor: float) -> Any | None:
