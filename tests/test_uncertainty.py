@@ -18,6 +18,7 @@ import planner.report
 from planner import whatif
 from planner.cli import main
 from planner.decide import uncertainty
+from planner.model import workload
 
 from .conftest import TODAY
 from .test_plan import BASE
@@ -490,3 +491,40 @@ def test_a_price_range_that_misses_its_price_is_a_located_error(tmp_path):
     with pytest.raises(InputError, match=r"buy.csv:\d+:1: buy.card-ranged.price_low_usd: the range 2500-3000 does "
                                          "not hold the price 2000"):
         pricing.load_catalog(tmp_path / "c")
+
+
+FP8 = """\
+name: fp8
+start: 2027-01-04
+price_trend: flat
+workload: {{family: transformer, params: 1B, precision: fp8, reference_gpu: {ref}, batch_size: 16, sequence_length: 1024}}
+phases:
+  train: {{gpu_hours: 200, deadline: 2027-03-31}}
+consider: {{buy: [], rent: ["{rent}"], free: []}}
+catalog:
+  rent:
+    - {{id: "{rent}", price: 2.00 USD/h}}
+"""
+
+
+def test_the_fp8_gain_is_drawn_where_it_moves_a_speed(load):
+    # an H100 (FP8) against an A100 reference (none): its speed moves with the drawn gain over the 1.25 planned
+    h100 = planner.plan(load(FP8.format(ref="a100-80gb", rent="runpod:h100-sxm")), trials=0, uncertainty=3000)
+    gain = next(i for i in h100.uncertainty.inputs if i.name == "fp8 gain")
+    a, c, b = 0.98, 1.25, 1.42
+    assert np.mean(gain.draws) == pytest.approx((a + b + c) / 3, rel=0.01)
+    assert np.std(gain.draws) / np.mean(gain.draws) == pytest.approx(workload.fp8_gain_rel_sd(), rel=0.05)
+    # two FP8 cards, or mixed precision: the gain cancels or is not used, and is not drawn
+    same = planner.plan(load(FP8.format(ref="h100-sxm", rent="runpod:h100-sxm")), trials=0, uncertainty=100)
+    assert "fp8 gain" not in {i.name for i in same.uncertainty.inputs}
+
+
+def test_the_fp8_gain_widens_the_planned_wall_hours(load, catalog):
+    # the plan's wall hours at its confidence take the gain's spread, as the draws do
+    with_fp8 = planner.plan(load(FP8.format(ref="a100-80gb", rent="runpod:h100-sxm")), trials=0, alternatives=False)
+    q = with_fp8.quotes.set_index("option").loc["runpod:h100-sxm"]
+    spread_h = q["wall_hours_conf"] - q["wall_hours"]
+    mixed = planner.plan(load(FP8.format(ref="a100-80gb", rent="runpod:h100-sxm").replace("fp8", "mixed")),
+                         trials=0, alternatives=False)
+    m = mixed.quotes.set_index("option").loc["runpod:h100-sxm"]
+    assert spread_h / q["wall_hours"] > (m["wall_hours_conf"] - m["wall_hours"]) / m["wall_hours"]

@@ -606,6 +606,8 @@ def test_sensitivity_tries_a_card_bought_later_dearer_and_keeps_a_resale_share_a
     "you.confidence=75%", "phases.final.checkpoint_every=10 min", "phases.final.runs=2",
     "phases.prototyping.dataset_size=40 GB", "phases.final.deadline=2027-07-20", "workload.precision=fp32",
     "workload.batch_size=16", "framework=jax", "horizon=12 months", "currency=EUR",
+    "you.grid=fr", "you.carbon_price=100 USD/t", "you.max_co2=50 kg",
+    "workload.precision=fp8;workload.reference_gpu=rtx-4090",
 ])
 def test_a_what_if_never_reads_a_stale_quote(thesis_text, edit):
     """issue 36: the per-process caches are keyed by hand; a field a quote reads but its key
@@ -614,7 +616,7 @@ def test_a_what_if_never_reads_a_stale_quote(thesis_text, edit):
     from pricing import memo
 
     base = job(thesis_text)
-    edited = job(thesis_text, sets=(edit,))
+    edited = job(thesis_text, sets=tuple(edit.split(";")))
     whatif.run_one(base)  # warm every cache with the base scenario
     warm = whatif.run_one(edited)
     memo.clear_all()

@@ -17,7 +17,7 @@ from pricing.memo import Kept
 from pricing.values import missing
 from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one staleness rule, the catalog's
 
-from ..model import carbon
+from ..model import carbon, workload
 from ..model.records import NOTEBOOK_KINDS
 from ..model.scenario import Scenario
 
@@ -36,6 +36,8 @@ OPTION_COLUMNS = [
     # where it runs, for its energy and emissions (with_footprints)
     "operator", "grid_zone", "board_w", "g_co2e_per_kwh", "g_co2e_low", "g_co2e_high", "pue", "pue_low", "pue_high",
     "embodied_kg", "embodied_low_kg", "embodied_high_kg", "embodied_source", "co2_kg_per_wall_h",
+    # whether its device and the reference GPU train in FP8 (workload.FP8_ARCHITECTURES)
+    "fp8", "reference_fp8",
 ]
 
 
@@ -99,8 +101,8 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
     # every table _build_options reads: one left out here hands a what-if another catalog's rows
     tables = (catalog.devices, catalog.buy, catalog.rent, catalog.free, catalog.interruptions, catalog.trends,
               catalog.tables["grid"], catalog.tables["pue"], catalog.tables["embodied"])
-    return _OPTIONS.get(tables, (s.consider, s.you.own, s.start, s.phase_confidence, s.you.grid, s.you.host_power_w),
-                        lambda: _build_options(s, catalog))
+    key = (s.consider, s.you.own, s.start, s.phase_confidence, s.you.grid, s.you.host_power_w, s.workload.reference_gpu)
+    return _OPTIONS.get(tables, key, lambda: _build_options(s, catalog))
 
 
 def _build_options(s: Scenario, catalog) -> pd.DataFrame:
@@ -163,6 +165,9 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
     opts = pd.concat([f.reindex(columns=OPTION_COLUMNS) for f in frames if len(f)] or frames[:1], ignore_index=True)
     opts = with_quota_at_confidence(opts, s.phase_confidence)
     opts = with_footprints(opts, catalog, s)
+    arch = catalog.devices.set_index("id")["architecture"]
+    opts["fp8"] = opts["device"].map(arch).isin(workload.FP8_ARCHITECTURES).to_numpy()
+    opts["reference_fp8"] = bool(arch.get(s.workload.reference_gpu) in workload.FP8_ARCHITECTURES)
     return with_price_trends(with_interruption_defaults(opts, catalog.interruptions), catalog.trends)
 
 

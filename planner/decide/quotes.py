@@ -217,6 +217,8 @@ def _phase_row(s: Scenario, ph, r: Option) -> Quote:
     # are planned with them. Over the interruptions, a default rate's range, the speed and the
     # work (workload.work_spread): the spreads the uncertainty analysis draws
     job_sd = ph.job_estimate.hours_rel_sd if ph.hours_from_job and ph.job_estimate is not None else 0.0
+    if s.workload.precision == "fp8" and r.fp8 != r.reference_fp8:  # the FP8 gain's range, drawn likewise
+        job_sd = math.hypot(job_sd, workload.fp8_gain_rel_sd())
     spread = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision, str(r.speed_source)),
                                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), job_sd)
     low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)

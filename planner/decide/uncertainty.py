@@ -119,7 +119,7 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
     used = sorted({o for a in plan.alternatives for _, o, _ in a.hours} | {b for a in plan.alternatives for b in a.bought})
     out: list[Input] = []
     family, precision = s.workload.family, s.workload.precision
-    median = workload.SPEED_MEDIAN_ERROR.get((family, precision), workload.SPEED_MEDIAN_ERROR_ALL)
+    median = workload.SPEED_MEDIAN_ERROR.get((family, workload.memory_precision(precision)), workload.SPEED_MEDIAN_ERROR_ALL)
     for device in sorted({q.at[o, "device"] for o in used if o in q.index}):
         o = next(o for o in used if o in q.index and q.at[o, "device"] == device)
         row = q.loc[o]
@@ -205,7 +205,28 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
                              f"catalog trend '{name}': {central:+.1%} a year, range {low:+.0%} to {high:+.0%} "
                              "(trends.csv; every device's trend drawn at one quantile of its range, triangular)"))
     out += _carbon_inputs(opts, used, rng, n)  # last: the draws above stay those of a plan without them
+    if s.workload.precision == "fp8" and any(bool(opts.at[o, "fp8"]) != bool(opts.at[o, "reference_fp8"])
+                                             for o in used if o in opts.index):
+        low, high = workload.FP8_SPEEDUP_RANGE
+        out.append(Input(FP8_INPUT, rng.triangular(low, workload.FP8_SPEEDUP, high, n), workload.FP8_SPEEDUP, "x",
+                         f"FP8 over mixed precision, triangular over the measured {low:g}-{high:g}x (torchao, "
+                         "Megatron-LM; one gain for every FP8 card: they share the software)"))
     return out
+
+
+#: The uncertainty analysis's name for the FP8 gain (``precision: fp8``).
+FP8_INPUT = "fp8 gain"
+
+
+def _fp8_factor(by_name: dict[str, Input], r, n: int) -> np.ndarray:
+    """A device's speed in a draw of the FP8 gain over its speed as planned: the drawn gain over
+    the planned one for an FP8 card against a reference without FP8, the inverse the other way,
+    none where both (or neither) train in FP8."""
+    gain = _factor(by_name, FP8_INPUT, n)
+    fp8, ref = bool(r.get("fp8", False)), bool(r.get("reference_fp8", False))
+    if fp8 == ref:
+        return np.ones(n)
+    return gain if fp8 else 1.0 / gain
 
 
 def _carbon_inputs(opts: pd.DataFrame, used: list[str], rng, n: int) -> list[Input]:
@@ -321,7 +342,8 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         ph = phases[phase]
         share = hours / ph.gpu_hours
         work = _factor(by_name, f"phases.{phase}.gpu_hours", n)
-        speed = _factor(by_name, f"speed {device[option]} ({c['speed_source']})", n)
+        speed = _factor(by_name, f"speed {device[option]} ({c['speed_source']})", n) * _fp8_factor(
+            by_name, opts.loc[option], n)
         price = (_factor(by_name, f"price {option}", n) * path.get((phase, option), 1.0) if c["kind"] != "buy"
                  else np.ones(n))
         trend = by_name.get(f"{TREND_INPUT} {opts.loc[option].get('rent_trend_default')}")

@@ -112,6 +112,8 @@ class Option:
     embodied_high_kg: float | None = None
     embodied_source: str | None = None
     co2_kg_per_wall_h: float | None = None  # an hour's emissions, central [kg CO2e/h]
+    fp8: bool = False  # its device trains in FP8 (workload.FP8_ARCHITECTURES)
+    reference_fp8: bool = False  # and the reference GPU does
 
     @property
     def by_the_month(self) -> bool:

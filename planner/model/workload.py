@@ -417,8 +417,9 @@ def speed_sigma(family: str, precision: str, source: str) -> float:
     ``measured`` one by MEASURED_SPEED_SIGMA; the reference device itself (``source``
     "reference") has none, the work being measured in its hours. One figure for the planned
     confidence (:func:`work_spread`) and the uncertainty analysis's draws."""
-    if source == "estimated":
-        return SPEED_MEDIAN_ERROR.get((family, precision), SPEED_MEDIAN_ERROR_ALL) / MAD_PER_SIGMA
+    if source == "estimated":  # FP8 speeds are the mixed-precision model's times the gain (drawn apart)
+        fitted = memory_precision(precision)
+        return SPEED_MEDIAN_ERROR.get((family, fitted), SPEED_MEDIAN_ERROR_ALL) / MAD_PER_SIGMA
     if source == "reference":
         return 0.0
     return MEASURED_SPEED_SIGMA
@@ -595,6 +596,13 @@ def speed_family(devices: pd.DataFrame) -> pd.Series:
 #: the same factor (an estimate). Other cards train in mixed precision.
 FP8_SPEEDUP, FP8_SPEEDUP_RANGE = 1.25, (0.98, 1.42)
 FP8_ARCHITECTURES = ("ada", "hopper", "blackwell")
+
+
+def fp8_gain_rel_sd() -> float:
+    """The FP8 gain's relative standard deviation, triangular over its range (the spread a
+    device's speed takes against a reference that does not train in FP8, or the other way)."""
+    a, c, b = FP8_SPEEDUP_RANGE[0], FP8_SPEEDUP, FP8_SPEEDUP_RANGE[1]
+    return math.sqrt((a * a + b * b + c * c - a * b - a * c - b * c) / 18.0) / ((a + b + c) / 3.0)
 
 
 def memory_precision(precision: str) -> str:
