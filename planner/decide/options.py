@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,7 @@ from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one stalene
 
 from ..model import carbon, workload
 from ..model.records import NOTEBOOK_KINDS
-from ..model.scenario import Scenario
+from ..model.scenario import Consider, Scenario, Workload, You
 
 OPTION_COLUMNS = [
     "option", "kind", "offer", "device", "count", "usd_per_hour", "usd_per_month", "purchase_usd",
@@ -95,17 +96,35 @@ def closed_to_new(free: pd.DataFrame, on: dt.date) -> pd.Series:
     return free["closed_to_new"].map(lambda d: isinstance(d, dt.date) and d <= on)
 
 
+@dataclass(frozen=True)
+class OptionInputs:
+    """Everything the options read of their scenario, whole and frozen: the key they are kept
+    under in a process (pricing.memo). They are built from this record alone, so a scenario
+    field they would read and this record leaves out is an AttributeError, never another
+    scenario's options in a sweep."""
+
+    consider: Consider
+    you: You
+    start: dt.date
+    phase_confidence: float
+    workload: Workload
+
+    @classmethod
+    def of(cls, s: Scenario) -> OptionInputs:
+        return cls(s.consider, s.you, s.start, s.phase_confidence, s.workload)
+
+
 def build_options(s: Scenario, catalog) -> pd.DataFrame:
     """One row per option the scenario may use, in OPTION_COLUMNS; once per (catalog tables,
-    what the scenario considers and owns, start) in a process (pricing.memo)."""
+    :class:`OptionInputs`) in a process (pricing.memo)."""
     # every table _build_options reads: one left out here hands a what-if another catalog's rows
     tables = (catalog.devices, catalog.buy, catalog.rent, catalog.free, catalog.interruptions, catalog.trends,
               catalog.tables["grid"], catalog.tables["pue"], catalog.tables["embodied"])
-    key = (s.consider, s.you.own, s.start, s.phase_confidence, s.you.grid, s.you.host_power_w, s.workload.reference_gpu)
-    return _OPTIONS.get(tables, key, lambda: _build_options(s, catalog))
+    inputs = OptionInputs.of(s)
+    return _OPTIONS.get(tables, (inputs,), lambda: _build_options(inputs, catalog))
 
 
-def _build_options(s: Scenario, catalog) -> pd.DataFrame:
+def _build_options(s: OptionInputs, catalog) -> pd.DataFrame:
     owned: list[dict] = []
     devices = catalog.devices.set_index("id")
     for device in dict.fromkeys(s.you.own):
@@ -171,7 +190,7 @@ def _build_options(s: Scenario, catalog) -> pd.DataFrame:
     return with_price_trends(with_interruption_defaults(opts, catalog.interruptions), catalog.trends)
 
 
-def with_footprints(opts: pd.DataFrame, catalog, s: Scenario) -> pd.DataFrame:
+def with_footprints(opts: pd.DataFrame, catalog, s: Scenario | OptionInputs) -> pd.DataFrame:
     """Where each option runs, for its energy and emissions (planner.model.carbon): board power
     (the device's, times its count; a buy offer's own figure where it gives one); the grid: yours
     (``you.grid``, else the world average) for cards you own or buy, a rent offer's

@@ -11,6 +11,7 @@ import dataclasses
 import datetime as dt
 import functools
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from pricing.values import float_or, missing, opt_float
 from ..model import carbon, costs, sessions, units, workload
 from ..model.costs import PART_NAMES
 from ..model.records import NOTEBOOK_KINDS, QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
-from ..model.scenario import Scenario
+from ..model.scenario import Phase, Scenario, Workload, You, prices_move
 
 __all__ = ["QUOTE_COLUMNS", "Quote", "card_costs", "exclusions", "money_by_part", "quote", "quote_records"]
 
@@ -62,17 +63,31 @@ class _Placements:
         return self._placed[key].fit
 
 
+@dataclass(frozen=True)
+class FitInputs:
+    """Everything the options' exclusions read of their scenario: the key they are kept under
+    (pricing.memo), the only record they see."""
+
+    workload: Workload
+    framework: str
+    you: You
+
+    @classmethod
+    def of(cls, s: Scenario) -> FitInputs:
+        return cls(s.workload, s.framework, s.you)
+
+
 def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     """Per option: fit verdict, speed, and the reason it cannot be used (or None).
 
     The slowdown is relative to the reference GPU's own: hours measured on a card that
-    needed gradient accumulation already include its cost. Once per (options, tables, workload)
-    in a process (pricing.memo)."""
-    return _EXCLUSIONS.get((opts, devices, throughput), (s.workload, s.framework, s.you.host_unpriced),
-                           lambda: _exclusions(s, opts, devices, throughput))
+    needed gradient accumulation already include its cost. Once per (options, tables,
+    :class:`FitInputs`) in a process (pricing.memo)."""
+    inputs = FitInputs.of(s)
+    return _EXCLUSIONS.get((opts, devices, throughput), (inputs,), lambda: _exclusions(inputs, opts, devices, throughput))
 
 
-def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
+def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     w = s.workload
     speed, placements, ref_slowdown = _fits(w, devices, throughput)
     options = options_of(opts)
@@ -113,7 +128,7 @@ def _exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughp
                                        "speed_source", "reason"])
 
 
-def process_for(ph, r, s: Scenario, checkpoint_gb: float, checkpoint_every_h: float | None = None
+def process_for(ph, r, s: Scenario | QuoteInputs, checkpoint_gb: float, checkpoint_every_h: float | None = None
                 ) -> sessions.Process:
     """The session process of one run of phase ``ph`` on option row ``r``."""
     local = r.kind in ("own", "buy")
@@ -155,7 +170,7 @@ def too_big(ph, r, checkpoint_gb: float) -> str | None:
             f"the tier's disk holds {disk:g} GB")
 
 
-def checkpoint_gb_of(s: Scenario, ph) -> float:
+def checkpoint_gb_of(s: Scenario | QuoteInputs, ph) -> float:
     """The phase's checkpoint size; by default weights and optimizer states."""
     return ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else workload.checkpoint_gb(s.workload)
 
@@ -172,12 +187,47 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
     return quotes_frame(quote_records(s, opts, feas))
 
 
+@dataclass(frozen=True)
+class QuoteInputs:
+    """Everything a quote reads of its scenario, whole and frozen: the key it is kept under in a
+    process (pricing.memo). A quote is priced from this record and its option's alone, so a
+    scenario field it would read and this record leaves out is an AttributeError in every plan,
+    never a stale price in a sweep. It answers the Scenario's questions a quote asks (``window``,
+    ``last_day``, ``ranges``) for its one phase."""
+
+    phase: Phase
+    begin: dt.date
+    end: dt.date  # exclusive, as Scenario.window
+    workload: Workload
+    electricity_usd_per_kwh: float
+    you: You
+    work_range: tuple[float, float] | None  # the phase's gpu_hours written as a range
+    phase_confidence: float
+
+    @classmethod
+    def of(cls, s: Scenario, ph: Phase) -> QuoteInputs:
+        begin, end = s.window(ph)
+        return cls(ph, begin, end, s.workload, s.electricity_usd_per_kwh, s.you,
+                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), s.phase_confidence)
+
+    def window(self, ph: Phase) -> tuple[dt.date, dt.date]:
+        assert ph == self.phase, "a quote's inputs answer for their own phase"
+        return self.begin, self.end
+
+    def last_day(self, ph: Phase) -> dt.date:
+        return self.window(ph)[1] - dt.timedelta(days=1)
+
+    @property
+    def ranges(self) -> dict[str, tuple[float, float]]:
+        return {} if self.work_range is None else {f"phases.{self.phase.name}.gpu_hours": self.work_range}
+
+
 def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Quote]:
     """Price every (phase, usable option): expected hours, dates and cost parts [USD].
 
-    A quote depends only on the phase, its window, the workload (its checkpoint), electricity,
-    ``you`` and the option's own record, so it is kept per process on those frozen records
-    (pricing.memo): a what-if that moves one of them prices again what it touches, never less."""
+    A quote is priced from its :class:`QuoteInputs` and the option's own record alone, and kept
+    per process under those two frozen records (pricing.memo): a what-if that moves one of them
+    prices again what it touches, never less."""
     def usable_rows():
         merged = opts.merge(feas, on="option")
         return options_of(merged[merged["reason"].isna()])
@@ -185,14 +235,12 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Q
     options = _OPTION_ROWS.get((opts, feas), (), usable_rows)
     out = []
     for ph in s.phases:
-        # the records a quote reads, whole (frozen values): no field can be left out of the key
-        key = (ph, s.window(ph), s.last_day(ph), s.workload, s.electricity_usd_per_kwh, s.you,
-               s.ranges.get(f"phases.{ph.name}.gpu_hours"), s.phase_confidence)
-        out += [_ROWS.get((key, r), functools.partial(_phase_row, s, ph, r)) for r in options]
+        inputs = QuoteInputs.of(s, ph)
+        out += [_ROWS.get((inputs, r), functools.partial(_phase_row, inputs, ph, r)) for r in options]
     return out
 
 
-def _phase_row(s: Scenario, ph, r: Option) -> Quote:
+def _phase_row(s: QuoteInputs, ph, r: Option) -> Quote:
     """Price one usable option ``r`` for phase ``ph``."""
     begin, end = s.window(ph)
     last_day = s.last_day(ph)
@@ -296,7 +344,7 @@ def _why_not_alone(ph, r: Option, proc: sessions.Process, disk_problem: str | No
     return None
 
 
-def money_by_part(s: Scenario, ph, r, wall_h, billed_h, restarts, months, share=1.0, rent_factor=1.0,
+def money_by_part(s: Scenario | QuoteInputs, ph, r, wall_h, billed_h, restarts, months, share=1.0, rent_factor=1.0,
                   electricity_factor=1.0, time_value_factor=1.0, carbon_factor=1.0) -> dict[str, Any]:
     """Money of a phase's share on option ``r`` by part [USD]: the one pricing formula. The quote
     calls it with the session model's expected hours, the Monte Carlo spread with sampled hours,
@@ -378,7 +426,7 @@ def available_share(r) -> float:
     return 1.0 - (opt_float(r.unavailable_share) or 0.0)
 
 
-def _capacity(s: Scenario, r, session_h: float | None, weekly_quota: bool = True) -> float:
+def _capacity(s: Scenario | QuoteInputs, r, session_h: float | None, weekly_quota: bool = True) -> float:
     """Weekly wall hours of option ``r`` for sessions lasting ``session_h``. Without
     ``weekly_quota``: what sessions and your starts allow at most, the rate inside a week before
     the quota runs out (a quota week the plan covers only in part still grants its whole quota).
@@ -416,12 +464,32 @@ def card_paths(s: Scenario, opts: pd.DataFrame) -> dict[str, CardPath]:
     """Per buy option, what buying it costs on each day the plan may buy it (``Scenario.buy_days``:
     the first day, and every few weeks with ``buy_later``), asked once per options table and
     figures in a process (pricing.memo). Read-only."""
-    key = (s.start, s.horizon_months, s.buy_days, s.buy_trend_per_year, s.buy_price_points)
-    return _CARD_PATHS.get((opts,), key, lambda: {
-        o["option"]: card_path(s, o) for _, o in opts[opts["kind"] == "buy"].iterrows()})
+    inputs = CardInputs.of(s)
+    return _CARD_PATHS.get((opts,), (inputs,), lambda: {
+        o["option"]: card_path(inputs, o) for _, o in opts[opts["kind"] == "buy"].iterrows()})
 
 
-def card_path(s: Scenario, opt: pd.Series) -> CardPath:
+@dataclass(frozen=True)
+class CardInputs:
+    """Everything a card's prices read of their scenario: the key they are kept under
+    (pricing.memo), the only record :func:`card_path` sees from :func:`card_paths`."""
+
+    start: dt.date
+    horizon_months: float
+    buy_days: tuple[int, ...]
+    buy_trend_per_year: float
+    buy_price_points: tuple[tuple[dt.date, float], ...]
+
+    @classmethod
+    def of(cls, s: Scenario) -> CardInputs:
+        return cls(s.start, s.horizon_months, s.buy_days, s.buy_trend_per_year, s.buy_price_points)
+
+    @property
+    def buy_moves(self) -> bool:
+        return prices_move(self.buy_trend_per_year, self.buy_price_points)
+
+
+def card_path(s: Scenario | CardInputs, opt: pd.Series) -> CardPath:
     """A buy option's price on each of ``s.buy_days``, along ``buy_price_trend`` from the offer's
     own date (flat without one), and the resale at the horizon's end of a card bought that day:
     the offer's own figure, else the default model at the card's age then (bought later, sold

@@ -211,6 +211,12 @@ class Consider:
     spot: bool
 
 
+def prices_move(trend_per_year: float, points: tuple) -> bool:
+    """Whether prices move: a yearly trend or dated levels are given (one rule for the scenario
+    and the records a cache keeps of it)."""
+    return bool(trend_per_year or points)
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -250,7 +256,7 @@ class Scenario:
     @property
     def buy_moves(self) -> bool:
         """Whether the scenario says where card prices go (``buy_price_trend``)."""
-        return bool(self.buy_trend_per_year or self.buy_price_points)
+        return prices_move(self.buy_trend_per_year, self.buy_price_points)
 
     @property
     def buy_days(self) -> tuple[int, ...]:
