@@ -25,6 +25,7 @@ import pandas as pd
 from . import DATA_DIR
 from .errors import InputError, Problem, did_you_mean
 from .ids import CatalogIds, DeviceSpec, ModelCard, Utilisation
+from .memo import Kept
 from .yamldoc import parse_document
 
 TABLE_FILES = {
@@ -52,6 +53,11 @@ DEFAULT_TABLES = ("interruptions", "trends", "utilisation", "grid", "pue", "embo
 UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework"),
           "utilisation": ("device_class", "methods", "params_from")}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
+
+
+#: A job's facts (named models, device peaks, utilisation) as records, once per set of tables in a
+#: process (pricing.memo): a what-if that edits a price keeps these tables and reuses them.
+_JOB_FACTS = Kept()
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,11 @@ class Catalog:
         return max(dates)
 
     def ids(self) -> CatalogIds:
+        models, specs, utilisation = _JOB_FACTS.get(
+            (self.tables["models"], self.devices, self.tables["utilisation"]), (), lambda: (
+                {str(r["id"]): ModelCard.of(r) for r in self.tables["models"].to_dict("records")},
+                {str(r["id"]): DeviceSpec.of(r) for r in self.devices.to_dict("records")},
+                tuple(Utilisation.of(r) for r in self.tables["utilisation"].to_dict("records"))))
         return CatalogIds(
             devices=frozenset(self.devices["id"]),
             aliases=self.aliases(),
@@ -139,9 +150,7 @@ class Catalog:
             free=frozenset(self.free["id"]),
             usd_per_unit=self.usd_per_unit(),
             electricity_default_usd_per_kwh=self.default_electricity_usd_per_kwh(),
-            models={str(r["id"]): ModelCard.of(r) for r in self.tables["models"].to_dict("records")},
-            device_specs={str(r["id"]): DeviceSpec.of(r) for r in self.devices.to_dict("records")},
-            utilisation=tuple(Utilisation.of(r) for r in self.tables["utilisation"].to_dict("records")),
+            models=models, device_specs=specs, utilisation=utilisation,
             grid_zones=frozenset(self.tables["grid"]["id"]),
         )
 

@@ -199,41 +199,42 @@ def with_footprints(opts: pd.DataFrame, catalog, s: Scenario | OptionInputs) -> 
     embodied.csv row matching the device, times the count; a rented or free machine adds its
     share of a server). ``co2_kg_per_wall_h`` is an hour's central figure."""
     opts = opts.copy()
-    devices = catalog.devices.set_index("id")
-    grid = catalog.tables["grid"].set_index("id")
-    pue = catalog.tables["pue"].set_index("id")
+    board_of = dict(zip(catalog.devices["id"], catalog.devices["board_power_w"].astype(float)))
+    grid = {r["id"]: (float(r["g_co2e_per_kwh"]), float(r["low"]), float(r["high"]))
+            for r in catalog.tables["grid"].to_dict("records")}
+    pue = {r["id"]: (float(r["pue"]), float(r["low"]), float(r["high"])) for r in catalog.tables["pue"].to_dict("records")}
     embodied = catalog.tables["embodied"].to_dict("records")
+    made_of: dict[str, dict] = {}  # the first embodied row matching each device
     yours = s.you.grid if s.you.grid is not None else "world"
     rows = []
-    for o in opts.to_dict("records"):
-        kind, count = o["kind"], int(o["count"]) if o["count"] == o["count"] and o["count"] is not None else 1
-        board = float(o["power_w"]) if kind in ("own", "buy") and o["power_w"] == o["power_w"] and o["power_w"] \
-            is not None else float(devices.at[o["device"], "board_power_w"]) * count
+    for kind, device, n, power, zone_given, operator in zip(opts["kind"], opts["device"], opts["count"], opts["power_w"],
+                                                           opts["grid_zone"], opts["operator"]):
+        count = int(n) if n == n and n is not None else 1
         at_home = kind in ("own", "buy")
-        zone = yours if at_home else (o["grid_zone"] if isinstance(o["grid_zone"], str) else "world")
+        board = float(power) if at_home and power == power and power is not None else board_of[device] * count
+        zone = yours if at_home else (zone_given if isinstance(zone_given, str) else "world")
         if isinstance(zone, float):
-            g = (zone, zone, zone)
-            zone_name = f"{zone:g} g/kWh"
+            g, zone_name = (zone, zone, zone), f"{zone:g} g/kWh"
         else:
-            if zone not in grid.index:
-                zone = str(o["operator"]) if str(o["operator"]) in grid.index else "world"
-            g = (float(grid.at[zone, "g_co2e_per_kwh"]), float(grid.at[zone, "low"]), float(grid.at[zone, "high"]))
-            zone_name = zone
-        op = str(o["operator"]) if isinstance(o["operator"], str) else ""
-        at = op if op in pue.index else "other"
-        p = (1.0, 1.0, 1.0) if at_home else (float(pue.at[at, "pue"]), float(pue.at[at, "low"]), float(pue.at[at, "high"]))
-        e = next(r for r in embodied if fnmatch.fnmatchcase(str(o["device"]), r["match"]))
+            if zone not in grid:
+                zone = str(operator) if str(operator) in grid else "world"
+            g, zone_name = grid[zone], zone
+        op = operator if isinstance(operator, str) and operator in pue else "other"
+        p = (1.0, 1.0, 1.0) if at_home else pue[op]
+        if device not in made_of:
+            made_of[device] = next(r for r in embodied if fnmatch.fnmatchcase(str(device), r["match"]))
+        e = made_of[device]
         made = [0.0, 0.0, 0.0] if kind == "own" else [float(e[c]) * count for c in ("kg_co2e", "low", "high")]
         if not at_home:  # a machine's share of its server, beside its boards
             made = [m + share * count for m, share in zip(made, (carbon.SERVER_SHARE_KG, carbon.SERVER_SHARE_LOW_KG,
                                                                  carbon.SERVER_SHARE_HIGH_KG))]
         per_h = carbon.kg_per_wall_hour(board, s.you.host_power_w if at_home else 0.0, p[0], g[0],
                                         0.0 if at_home else carbon.embodied_per_hour_kg(made[0]))
-        rows.append(dict(grid_zone=zone_name, board_w=board, g_co2e_per_kwh=g[0], g_co2e_low=g[1], g_co2e_high=g[2],
-                         pue=p[0], pue_low=p[1], pue_high=p[2], embodied_kg=made[0], embodied_low_kg=made[1],
-                         embodied_high_kg=made[2], embodied_source=e["id"], co2_kg_per_wall_h=per_h))
-    for c in rows[0] if rows else ():
-        opts[c] = [r[c] for r in rows]
+        rows.append((zone_name, board, *g, *p, *made, e["id"], per_h))
+    columns = ("grid_zone", "board_w", "g_co2e_per_kwh", "g_co2e_low", "g_co2e_high", "pue", "pue_low", "pue_high",
+               "embodied_kg", "embodied_low_kg", "embodied_high_kg", "embodied_source", "co2_kg_per_wall_h")
+    for k, c in enumerate(columns):
+        opts[c] = [r[k] for r in rows]
     return opts
 
 
