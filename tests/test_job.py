@@ -250,3 +250,8 @@ def test_fp8_trains_the_job_faster_on_fp8_cards_only(load):
 def test_job_errors_raise_input_errors(load):
     with pytest.raises(InputError):
         load_job(load, "family: cnn\nparams: 25M\nreference_gpu: a100-80gb", "tokens: 1M")
+
+
+def test_epochs_take_the_word(load):
+    one = load_job(load, GPT2, "tokens: 1B\nepochs: 3 epochs").phases[0].job_estimate
+    assert one.tokens == 3e9

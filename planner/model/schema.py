@@ -331,9 +331,16 @@ def _amount(word: str):
     return Converter(convert, word)
 
 
-def _plain_number(v, ctx):
+def _epochs(v, ctx):
+    """A number of passes: 3, 0.5 or '3 epochs'."""
+    if isinstance(v, str):
+        text = v.strip().lower().removesuffix("epochs").removesuffix("epoch").strip()
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"expected a number of epochs such as 3, got {v!r}") from None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"expected a number, got {v!r}")
+        raise ValueError(f"expected a number of epochs such as 3, got {v!r}")
     return float(v)
 
 
@@ -587,8 +594,8 @@ PHASE = {
     "tokens": Field(_amount("tokens"), doc="the job's tokens per epoch (40M, 1.2T): its hours are estimated from the "
                     "workload's model, method and precision (`planner estimate`)"),
     "samples": Field(_amount("samples"), doc="or its samples per epoch (images, sequences of sequence_length)"),
-    "epochs": Field(_q(_plain_number, positive=True, maximum=100_000), doc="passes over the tokens or samples; "
-                    "default 1"),
+    "epochs": Field(_q(_epochs, positive=True, maximum=100_000), doc="passes over the tokens or samples (3, or "
+                    "'3 epochs'); default 1"),
     "runs": Field(_runs, default=1, doc="independent runs of gpu_hours each (seeds, folds)"),
     "from": Field(_date, attr="start", doc="first day the phase may use; default: the scenario's start"),
     "deadline": Field(_date, doc="last day the phase may use (inclusive); default: the horizon's end"),
