@@ -8,6 +8,7 @@ is used to validate the tables on load. See :func:`load_catalog`.
 import csv
 import functools
 from pathlib import Path
+from typing import Any
 
 #: The shipped catalog's directory.
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -23,7 +24,7 @@ def column_types() -> dict[tuple[str, str], tuple[str, str]]:
         return {(r["table"], r["column"]): (r["type"], r["unit"]) for r in csv.DictReader(f)}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """The loader (and pandas) load on first use: ``pricing.errors`` alone stays light."""
     if name in ("Catalog", "load_catalog"):
         from . import loader

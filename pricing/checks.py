@@ -22,10 +22,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .errors import Problem
+
+if TYPE_CHECKING:
+    from .loader import Catalog
 
 #: GPU architectures with tensor cores: mixed precision runs on them, so the speed model reads
 #: their FP16 tensor rate (NVIDIA's architecture whitepapers, Volta 2017 to Blackwell 2025).
@@ -70,19 +74,20 @@ class Finding(Problem):
         return f"{where}: {self.severity}: {self.path}: {self.message}"
 
 
-def _locate(catalog, table: str, row: pd.Series, column: str) -> tuple[str, int, int]:
+def _locate(catalog: Catalog, table: str, row: pd.Series, column: str) -> tuple[str, int, int]:
     line = row.get("_line")
     line = int(line) if isinstance(line, (int, float)) and line == line else 0
     file = row.get("layer") if isinstance(row.get("layer"), str) and row.get("layer") != "shipped" else None
     return (file or catalog.files.get(table, table), line, catalog.column_number(table, column) if line else 0)
 
 
-def _finding(catalog, table, row, column, message, severity="error") -> Finding:
+def _finding(catalog: Catalog, table: str, row: pd.Series, column: str, message: str,
+             severity: str = "error") -> Finding:
     file, line, col = _locate(catalog, table, row, column)
     return Finding(file, line, col, f"{table}.{row['id']}.{column}", message, severity)
 
 
-def spot_not_cheaper(catalog) -> list[Finding]:
+def spot_not_cheaper(catalog: Catalog) -> list[Finding]:
     """Spot rows priced at or above their instance's on-demand price."""
     rent = catalog.rent
     spot = rent["spot"].astype(bool)
@@ -109,7 +114,7 @@ def _form_factor(text: str) -> str | None:
     return said.pop() if len(said) == 1 else None
 
 
-def wrong_device(catalog) -> list[Finding]:
+def wrong_device(catalog: Catalog) -> list[Finding]:
     """Rent rows whose instance names a different GPU or form factor than their device."""
     names = dict(zip(catalog.devices["id"], catalog.devices["name"]))
     out = []
@@ -133,7 +138,7 @@ def wrong_device(catalog) -> list[Finding]:
     return out
 
 
-def future_dates(catalog, today: dt.date) -> list[Finding]:
+def future_dates(catalog: Catalog, today: dt.date) -> list[Finding]:
     """Rows dated after ``today``: a typo, or a price nobody can have seen yet."""
     out = []
     for table, df in catalog.tables.items():
@@ -149,7 +154,7 @@ def future_dates(catalog, today: dt.date) -> list[Finding]:
     return out
 
 
-def off_list(catalog, listed: pd.DataFrame) -> list[Finding]:
+def off_list(catalog: Catalog, listed: pd.DataFrame) -> list[Finding]:
     """Rent rows priced more than OFF_LIST_FACTOR from the provider's list price: warnings, for
     the catalog's keepers to look at (a plan uses the list's price where a refreshed layer gives
     it, so the shipped row decides nothing until the layer is cleared).
@@ -172,7 +177,7 @@ def off_list(catalog, listed: pd.DataFrame) -> list[Finding]:
     return out
 
 
-def missing_specs(catalog) -> list[Finding]:
+def missing_specs(catalog: Catalog) -> list[Finding]:
     """Devices without a figure the speed model reads: memory bandwidth and FP32 rate for every
     GPU, the FP16 tensor rate for tensor-core GPUs and TPUs. A blank is no estimate: with the
     tensor rate blank the RTX 5090 came out slower than an RTX 4090."""
@@ -191,7 +196,8 @@ def missing_specs(catalog) -> list[Finding]:
     return out
 
 
-def lint(catalog, today: dt.date, shipped=None, listed: pd.DataFrame | None = None) -> list[Finding]:
+def lint(catalog: Catalog, today: dt.date, shipped: Catalog | None = None,
+         listed: pd.DataFrame | None = None) -> list[Finding]:
     """Every rule above, in file order; ``shipped`` rows are judged against the ``listed`` prices."""
     found = spot_not_cheaper(catalog) + wrong_device(catalog) + future_dates(catalog, today) + missing_specs(catalog)
     if shipped is not None and listed is not None and not listed.empty:

@@ -55,6 +55,8 @@ UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model",
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
 
 
+#: The catalog's tables by name (what the integrity checks read).
+Tables = Mapping[str, pd.DataFrame]
 #: A job's facts (named models, device peaks, utilisation) as records, once per set of tables in a
 #: process (pricing.memo): a what-if that edits a price keeps these tables and reuses them.
 _JOB_FACTS = Kept()
@@ -262,7 +264,7 @@ def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, dict[st
     return rows, [(i + 2, cols) for i in range(len(rows))]  # line 1 is the header
 
 
-def _read_yaml(path: Path, problems: list[Problem]):
+def _read_yaml(path: Path, problems: list[Problem]) -> tuple[list[dict[str, Any]], list]:
     doc = parse_document(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(doc.data, list):
         problems.append(Problem(str(path), 1, 1, "", "expected a list of entries"))
@@ -339,7 +341,8 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def _typed(table, raw, positions, spec, file, problems) -> pd.DataFrame:
+def _typed(table: str, raw: list[dict[str, Any]], positions: list, spec: pd.DataFrame, file: str,
+           problems: list[Problem]) -> pd.DataFrame:
     kinds = dict(zip(spec["column"], spec["type"]))
     required = set(spec.loc[spec["required"] == "yes", "column"])
     out = []
@@ -404,7 +407,7 @@ def _finish(table: str, df: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- checks
 
 
-def check_unique(tables, files) -> list[Problem]:
+def check_unique(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """Every id (or currency, region) appears once per table."""
     out = []
     for table, df in tables.items():
@@ -419,7 +422,7 @@ def check_unique(tables, files) -> list[Problem]:
     return out
 
 
-def check_references(tables, files) -> list[Problem]:
+def check_references(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """Every offer's and alias's device exists; aliases do not shadow ids."""
     out = []
     devices = set(tables["devices"]["id"].dropna())
@@ -440,7 +443,7 @@ def check_references(tables, files) -> list[Problem]:
     return out
 
 
-def check_price_ranges(tables, files) -> list[Problem]:
+def check_price_ranges(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """A card's price range holds its price (low <= price <= high), both ends given, with a source."""
     out = []
     for _, r in tables["buy"].iterrows():
@@ -451,8 +454,9 @@ def check_price_ranges(tables, files) -> list[Problem]:
         if _blank_cell(low) or _blank_cell(high):
             out.append(Problem(files["buy"], int(r["_line"]), 1, where, "a price range needs both price_low_usd and "
                                "price_high_usd"))
-        elif not float(low) <= float(r["price_usd"]) <= float(high):
-            out.append(Problem(files["buy"], int(r["_line"]), 1, where, f"the range {float(low):g}-{float(high):g} "
+        elif not float(cast(float, low)) <= float(r["price_usd"]) <= float(cast(float, high)):
+            out.append(Problem(files["buy"], int(r["_line"]), 1, where,
+                               f"the range {float(cast(float, low)):g}-{float(cast(float, high)):g} "
                                f"does not hold the price {float(r['price_usd']):g}"))
         elif _blank_cell(r.get("price_range_source")):
             out.append(Problem(files["buy"], int(r["_line"]), 1, f"buy.{r['id']}.price_range_source",
@@ -460,7 +464,7 @@ def check_price_ranges(tables, files) -> list[Problem]:
     return out
 
 
-def check_subscriptions(tables, files) -> list[Problem]:
+def check_subscriptions(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """A tier priced in compute units names known devices and a unit price; a tier with a monthly
     fee says the units the fee buys and what its GPUs burn (the planner prices a subscription by
     its months' units: a fee without them would plan as free)."""
@@ -468,7 +472,7 @@ def check_subscriptions(tables, files) -> list[Problem]:
     devices = set(tables["devices"]["id"].dropna())
     for _, r in tables["free"].iterrows():
         fee = r.get("usd_per_month")
-        if not _blank_cell(fee) and float(fee) > 0 and (
+        if not _blank_cell(fee) and float(cast(float, fee)) > 0 and (
                 _blank_cell(r.get("units_per_month")) or not isinstance(r.get("units_per_hour"), dict)):
             out.append(Problem(files["free"], int(r["_line"]), 1, f"free.{r['id']}.usd_per_month",
                                "a tier with a monthly fee needs units_per_month and units_per_hour (the compute "
@@ -487,7 +491,7 @@ def check_subscriptions(tables, files) -> list[Problem]:
     return out
 
 
-def check_defaults(tables, files) -> list[Problem]:
+def check_defaults(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """Blank is never zero: interruptions.csv ends each kind's defaults (rent spot rows, free
     tiers) with a row matching every offer ('*'), so that no interruptible offer is left without
     a sourced rate (it would read as never interrupted)."""
@@ -501,7 +505,7 @@ def check_defaults(tables, files) -> list[Problem]:
     return out
 
 
-def check_trends(tables, files) -> list[Problem]:
+def check_trends(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """Blank is never zero: trends.csv ends with a row matching every device ('*'), and each
     row's central trend lies in its range."""
     table = tables["trends"]
@@ -524,7 +528,7 @@ UTILISATION_METHODS = ("pretrain", "full", "adapters")
 UTILISATION_SPAN = (0.0, 1e13)
 
 
-def check_utilisation(tables, files) -> list[Problem]:
+def check_utilisation(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """Blank is never zero: for every kind of device and method, the utilisation rows tile every
     model size from 0 to 10^13 parameters without a gap or an overlap, and each row's typical
     figure lies in its range, which lies in (0, 1]."""
@@ -554,7 +558,7 @@ def check_utilisation(tables, files) -> list[Problem]:
     return out
 
 
-def check_carbon(tables, files) -> list[Problem]:
+def check_carbon(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """Blank is never zero: the grid table has the world average (a grid not known), the PUE
     table a row for any other operator, the embodied table ends with a row matching every
     device; each figure lies in its range; a free tier's grid zone exists."""
@@ -584,7 +588,7 @@ def check_carbon(tables, files) -> list[Problem]:
     return out
 
 
-def check_rates(tables, files) -> list[Problem]:
+def check_rates(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """USD has a rate (money is kept in USD) and exactly one default electricity region."""
     out = []
     if "USD" not in set(tables["rates"]["currency"]):

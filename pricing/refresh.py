@@ -27,7 +27,7 @@ import stat
 import statistics
 import tempfile
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,7 +120,7 @@ class Fetched:
 
 
 @contextlib.contextmanager
-def _quiet_and_bounded():
+def _quiet_and_bounded() -> Iterator[None]:
     """gpuhunt's and urllib's logging silenced (offline, they printed 587 lines of tracebacks)
     and every socket given a timeout (a server that accepts and never answers hung forever)."""
     loggers = [logging.getLogger(name) for name in ("gpuhunt", "urllib3", "requests")]

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .errors import InputError, Problem, did_you_mean
 from .memo import Kept
 from .values import missing
+
+if TYPE_CHECKING:
+    from .loader import Catalog
 
 #: Columns shown per listing, with their table headers (units in brackets).
 LISTINGS: dict[str, dict[str, str]] = {
@@ -59,7 +62,7 @@ NO_DEVICE = ("trends", "models", "grid")
 _FREE_ROWS = Kept()
 
 
-def free_rows(catalog) -> pd.DataFrame:
+def free_rows(catalog: Catalog) -> pd.DataFrame:
     """Free tiers, one row per (tier, device): subscriptions priced by compute units
     become one row per GPU type with the derived USD per hour and monthly cap.
     Computed once per free table in a process (pricing.memo); do not modify the frame returned."""
@@ -92,7 +95,7 @@ def _per_device(row: dict, device: str) -> dict:
     return {c: (row[c].get(device, math.nan) if isinstance(row.get(c), dict) else math.nan) for c in PER_DEVICE}
 
 
-def listing(catalog, table: str, device: str | None = None, min_vram_gb: float | None = None,
+def listing(catalog: Catalog, table: str, device: str | None = None, min_vram_gb: float | None = None,
             provider: str | None = None, sort: str | None = None) -> pd.DataFrame:
     """Rows of one table with the listing's columns plus as_of and source."""
     df = (free_rows(catalog) if table == "free" else catalog.tables[table]).copy()
@@ -124,7 +127,7 @@ def listing(catalog, table: str, device: str | None = None, min_vram_gb: float |
     return df[columns].reset_index(drop=True)
 
 
-def resolve_device(catalog, name: str) -> str:
+def resolve_device(catalog: Catalog, name: str) -> str:
     ids = set(catalog.devices["id"])
     aliases = catalog.aliases()
     key = name.strip().lower()
@@ -140,7 +143,7 @@ def resolve_device(catalog, name: str) -> str:
 NOT_BY_ID = ("throughput", "utilisation")
 
 
-def find(catalog, key: str) -> tuple[str, pd.Series]:
+def find(catalog: Catalog, key: str) -> tuple[str, pd.Series]:
     """(table, row) for an id, currency or region anywhere in the catalog."""
     for table, df in catalog.tables.items():
         if table in NOT_BY_ID:
@@ -158,7 +161,7 @@ def find(catalog, key: str) -> tuple[str, pd.Series]:
                               "`planner pricing list` lists them")])
 
 
-def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]:
+def details(catalog: Catalog, key: str) -> tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]:
     """(table, [(field, value), ...], [(derived figure, value), ...]) for one row.
 
     Derived here: what follows from the catalog alone (a subscription's USD per hour, a
@@ -184,7 +187,7 @@ def details(catalog, key: str) -> tuple[str, list[tuple[str, Any]], list[tuple[s
     return table, fields, derived
 
 
-def stale(catalog, today: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame:
+def stale(catalog: Catalog, today: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame:
     """Price rows (buy, rent, free, rates, electricity) older than ``days`` on ``today``."""
     out = []
     for table in ("buy", "rent", "free", "rates", "electricity"):
@@ -201,7 +204,7 @@ def stale(catalog, today: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame
 FRESH_DAYS = 120
 
 
-def fresh_shares(catalog, today: dt.date, days: int = FRESH_DAYS) -> list[tuple[str, int, int]]:
+def fresh_shares(catalog: Catalog, today: dt.date, days: int = FRESH_DAYS) -> list[tuple[str, int, int]]:
     """(table, rows dated within ``days`` of ``today``, rows) for the priced tables."""
     out = []
     for table in ("rent", "free", "buy"):

@@ -138,14 +138,15 @@ class _TooBig(Exception):
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-def _key_text(key_node, constructor) -> str:
+def _key_text(key_node: yaml.Node, constructor: Any) -> str:
     """A mapping key as text, as written: YAML 1.1's booleans, nulls and octals stay words."""
     if key_node.tag == "tag:yaml.org,2002:str" or not key_node.style:  # plain: None (Python), "" (libyaml)
         return str(key_node.value)
     return str(constructor.construct_object(key_node))
 
 
-def _merged(node, doc, problems, path, budget, within=()) -> list[tuple]:
+def _merged(node: yaml.MappingNode, doc: Document, problems: list[Problem], path: tuple, budget: list[int],
+            within: tuple = ()) -> list[tuple]:
     """The (key, value) node pairs of a mapping with its ``<<`` merges resolved: explicit keys
     first, then the merged mappings' keys they do not override (YAML merge key spec). Every
     pair a merge brings counts against the document's budget (a merge bomb multiplies them);
@@ -183,7 +184,8 @@ def _merged(node, doc, problems, path, budget, within=()) -> list[tuple]:
     return own + extra
 
 
-def _build(node, path, doc, constructor, problems, depth, budget):
+def _build(node: yaml.Node, path: tuple, doc: Document, constructor: Any, problems: list[Problem], depth: int,
+           budget: list[int]) -> Any:
     budget[0] -= 1
     if budget[0] < 0:
         raise _TooBig

@@ -17,6 +17,13 @@ none (its making is spent, whatever you do now).
 
 from __future__ import annotations
 
+from typing import TypeVar
+
+import numpy as np
+
+#: Hours (and what follows from them) as a number or, in the uncertainty's draws, an array.
+Hours = TypeVar("Hours", float, np.ndarray)
+
 #: Years of service over which a device's making is shared: Cloud Carbon Footprint's server
 #: lifespan (SERVER_EXPECTED_LIFESPAN 35,040 h, from the Dell PowerEdge R740 life-cycle
 #: assessment), Teads and CNRS EcoInfo's Ecodiag alike.
@@ -32,12 +39,12 @@ G_PER_KG = 1000.0
 KG_PER_T = 1000.0
 
 
-def energy_kwh(board_w: float, host_w: float, wall_h, pue: float = 1.0):
+def energy_kwh(board_w: float, host_w: float, wall_h: Hours, pue: float = 1.0) -> Hours:
     """Energy drawn over ``wall_h`` hours [kWh]: (board + host power) x hours x PUE."""
     return (board_w + host_w) / 1000.0 * wall_h * pue
 
 
-def operational_kg(kwh, g_per_kwh: float):
+def operational_kg(kwh: Hours, g_per_kwh: float) -> Hours:
     """Emissions of ``kwh`` at a grid's intensity [kg CO2e]."""
     return kwh * g_per_kwh / G_PER_KG
 

@@ -28,13 +28,14 @@ planned confidence and is drawn by the uncertainty analysis, as a range you writ
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
 
 from pricing.ids import DeviceSpec, ModelCard, Utilisation
 
 from . import units, workload
-from .scenario import Estimate, Job, Workload
+from .scenario import Estimate, Job, Phase, Workload
 
 #: Training FLOPs per parameter and token of full training (forward 2, backward 4; Kaplan et al.
 #: 2020, eq. 2.1) and of training adapters on a frozen base (no weight gradients for the frozen
@@ -158,7 +159,7 @@ def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,
     return Estimate(flops, tokens, ref, peak, cls, low, mid, high, u.source, notes)
 
 
-def estimate_table(s_phases, w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
+def estimate_table(s_phases: Sequence[Phase], w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     """One row per phase and catalog device: the work's FLOPs, its hours on one such device (the
     reference's hours over the device's speed, with the utilisation's range where the hours come
     from the job), whether it fits, and where the hours came from (``planner estimate``)."""
