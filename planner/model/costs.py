@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import overload
+from collections.abc import Mapping
+from typing import Any, overload
 
 import numpy as np
 
@@ -50,7 +51,7 @@ def resale_model_text() -> str:
             f"less a {RESALE_SELLING_FEE:.1%} selling fee").replace("%", " %")
 
 
-def resale_fraction(months, condition: str):
+def resale_fraction(months: float | np.ndarray, condition: str) -> Any:
     """Share of the purchase price a card fetches after ``months`` of use (scalar or array).
 
     A used card is past its first year, so it loses only the later-year rate.
@@ -74,7 +75,8 @@ def resale_usd(price_usd: float, months: np.ndarray, condition: str, resale_usd_
                resale_fraction_given: float | None = None) -> float | np.ndarray: ...
 
 
-def resale_usd(price_usd, months, condition, resale_usd_given=None, resale_fraction_given=None):
+def resale_usd(price_usd: float, months: float | np.ndarray, condition: str, resale_usd_given: float | None = None,
+               resale_fraction_given: float | None = None) -> Any:
     """What selling the card brings: the offer's own figure, else the default model's market
     value less the selling fee (scalars, or an array of ``months``)."""
     if resale_usd_given is not None and not math.isnan(resale_usd_given):
@@ -84,7 +86,7 @@ def resale_usd(price_usd, months, condition, resale_usd_given=None, resale_fract
     return price_usd * resale_fraction(months, condition) * (1.0 - RESALE_SELLING_FEE)
 
 
-def path_factor(days, priced_day: float, trend_per_year: float,
+def path_factor(days: float | np.ndarray | list[int], priced_day: float, trend_per_year: float,
                 points: tuple[tuple[float, float], ...] = ()) -> np.ndarray:
     """What a price dated ``priced_day`` is multiplied by on ``days`` (both in days from the
     scenario's start): along dated levels ``points`` ((day, share off the dated price), in day
@@ -117,7 +119,7 @@ def egress_usd(size_gb: float, usd_per_gb: float) -> float:
     return size_gb * usd_per_gb
 
 
-def resale_rows(offer) -> list[tuple[str, str]]:
+def resale_rows(offer: Mapping[str, Any]) -> list[tuple[str, str]]:
     """A buy offer's resale after one, two and three years, as ``planner pricing show`` lists it."""
     def after(months: int) -> float:
         return resale_usd(offer["price_usd"], months, offer["condition"], opt_float(offer["resale_usd"]),

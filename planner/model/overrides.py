@@ -137,7 +137,7 @@ def _resolve_path(path: tuple, data: Any, schema: Any, where: str) -> tuple:
     return tuple(out)
 
 
-def _flatten(value: Any, prefix: tuple, doc: Document, doc_path: tuple, schema: Any, out: list):
+def _flatten(value: Any, prefix: tuple, doc: Document, doc_path: tuple, schema: Any, out: list) -> None:
     """Flatten a variant body into (path, value, doc_path) leaves, following the schema."""
     if isinstance(value, dict) and not isinstance(schema, (Field, _Any)) and value:
         for key, sub in value.items():

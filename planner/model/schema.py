@@ -9,11 +9,14 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pricing import column_types
 from pricing.errors import did_you_mean
 from pricing.ids import CatalogIds
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from . import units
 from .scenario import (
@@ -32,6 +35,8 @@ from .scenario import (
     Credit,
 )
 
+#: A section's record type (Workload, Phase, You, Consider) built from its checked values.
+T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Field:
@@ -78,14 +83,14 @@ class _Context:
     user_ids: dict[str, set[str]] = field(default_factory=lambda: {"buy": set(), "rent": set(), "free": set()})
 
 
-def _text(v, ctx):
+def _text(v: Any, ctx: _Context) -> Any:
     if isinstance(v, bool) or not isinstance(v, (str, int, float)) or (isinstance(v, str) and not v.strip()):
         raise ValueError(f"expected text, got {v!r}")
     return str(v)
 
 
-def _enum(choices: Sequence[str]):
-    def convert(v, ctx):
+def _enum(choices: Sequence[str]) -> Callable[[Any, _Context], Any]:
+    def convert(v: Any, ctx: _Context) -> Any:
         if not isinstance(v, str) or v.lower() not in choices:
             hint = did_you_mean(str(v), choices)
             raise ValueError(f"expected one of {', '.join(choices)}, got {v!r}{hint}")
@@ -93,13 +98,13 @@ def _enum(choices: Sequence[str]):
     return convert
 
 
-def _bool(v, ctx):
+def _bool(v: Any, ctx: _Context) -> Any:
     if not isinstance(v, bool):
         raise ValueError(f"expected true or false, got {v!r}")
     return v
 
 
-def _auto_or_bool(v, ctx):
+def _auto_or_bool(v: Any, ctx: _Context) -> Any:
     if isinstance(v, bool):
         return v
     if isinstance(v, str) and v.lower() == "auto":
@@ -125,7 +130,7 @@ MAX_PHASES = 100
 MAX_HORIZON_MONTHS = 12 * MAX_SPAN_YEARS
 
 
-def _date(v, ctx):
+def _date(v: Any, ctx: _Context) -> Any:
     if isinstance(v, dt.datetime):
         v = v.date()
     elif isinstance(v, str):
@@ -140,7 +145,7 @@ def _date(v, ctx):
     return v
 
 
-def _positive_int(v, ctx):
+def _positive_int(v: Any, ctx: _Context) -> Any:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise ValueError(f"expected a whole number of at least 1, got {str(v)[:40]!r}")
     return v
@@ -165,7 +170,7 @@ def stated_unit(unit: str) -> Callable[[Callable[[Any, Any], Any]], Converter]:
 
 
 @stated_unit("h")  # as _q's converters state theirs
-def _checkpoint_every(v, ctx):
+def _checkpoint_every(v: Any, ctx: _Context) -> Any:
     h = _q(_hours, positive=True)(v, ctx)
     if h < MIN_CHECKPOINT_EVERY_H - 1e-12:
         raise ValueError(f"expected at least 1 min between checkpoints, got {v!r}")
@@ -176,7 +181,7 @@ def _checkpoint_every(v, ctx):
 _OFFER_ID = re.compile(r"[a-z0-9][a-z0-9._:+-]*")
 
 
-def _offer_id(v, ctx):
+def _offer_id(v: Any, ctx: _Context) -> Any:
     """A catalog id: lowercase letters, digits and . _ : + - (docs/scenario.md's identifiers)."""
     text = _text(v, ctx)
     if not _OFFER_ID.fullmatch(text):
@@ -189,9 +194,9 @@ def _years_after(d: dt.date, years: int) -> dt.date:
     return d.replace(year=min(d.year + years, dt.MAXYEAR), day=min(d.day, 28))
 
 
-def _int_at_most(largest: int):
+def _int_at_most(largest: int) -> Callable[[Any, _Context], Any]:
     """A whole number from 1 to ``largest``."""
-    def convert(v, ctx):
+    def convert(v: Any, ctx: _Context) -> Any:
         n = _positive_int(v, ctx)
         if n > largest:
             raise ValueError(f"expected a whole number from 1 to {largest:,}, got {str(v)[:40]!r}")
@@ -203,24 +208,25 @@ def _int_at_most(largest: int):
 MAX_SAMPLES = 100_000
 
 
-def _samples(v, ctx):
+def _samples(v: Any, ctx: _Context) -> Any:
     if isinstance(v, bool) or not isinstance(v, int) or not (v == 0 or 10 <= v <= MAX_SAMPLES):
         raise ValueError(f"expected 0 (off) or a number of draws from 10 to {MAX_SAMPLES:,}, such as 1000, "
                          f"got {v!r}")
     return v
 
 
-def _runs(v, ctx):
+def _runs(v: Any, ctx: _Context) -> Any:
     n = _positive_int(v, ctx)
     if n > MAX_RUNS:
         raise ValueError(f"expected at most {MAX_RUNS:,} runs, got {str(v)[:40]!r}")
     return n
 
 
-def _q(parse, positive=False, nonneg=True, maximum: float | None = None, unit: str = "",
-       minimum: float | None = None):
+def _q(parse: Callable[[Any, _Context], float], positive: bool = False, nonneg: bool = True,
+       maximum: float | None = None, unit: str = "",
+       minimum: float | None = None) -> Converter:
     """Wrap a units.parse_* function; check the sign and, where given, the sensible range."""
-    def convert(v, ctx):
+    def convert(v: Any, ctx: _Context) -> Any:
         x = parse(v, ctx)
         if positive and x <= 0:
             raise ValueError(f"expected a value above zero, got {v!r}")
@@ -234,63 +240,63 @@ def _q(parse, positive=False, nonneg=True, maximum: float | None = None, unit: s
     return Converter(convert, unit)
 
 
-def _count(v, ctx):
+def _count(v: Any, ctx: _Context) -> Any:
     return units.parse_count(v)
 
 
-def _hours(v, ctx):
+def _hours(v: Any, ctx: _Context) -> Any:
     return units.parse_duration_h(v)
 
 
-def _minutes(v, ctx):
+def _minutes(v: Any, ctx: _Context) -> Any:
     return units.parse_duration_h(v, default_unit="min") * 60.0
 
 
-def _seconds(v, ctx):
+def _seconds(v: Any, ctx: _Context) -> Any:
     return units.parse_duration_h(v, default_unit="s") * 3600.0
 
 
-def _days(v, ctx):
+def _days(v: Any, ctx: _Context) -> Any:
     return units.parse_duration_h(v, default_unit="days") / 24.0
 
 
-def _months(v, ctx):
+def _months(v: Any, ctx: _Context) -> Any:
     return units.parse_duration_h(v, default_unit="months") / units.HOURS_PER_MONTH
 
 
-def _size(v, ctx):
+def _size(v: Any, ctx: _Context) -> Any:
     return units.parse_size_gb(v)
 
 
-def _power(v, ctx):
+def _power(v: Any, ctx: _Context) -> Any:
     return units.parse_power_w(v)
 
 
-def _money(v, ctx):
+def _money(v: Any, ctx: _Context) -> Any:
     return units.parse_money_usd(v, ctx.currency, ctx.ids.usd_per_unit)
 
 
-def _usd_per_hour(v, ctx):
+def _usd_per_hour(v: Any, ctx: _Context) -> Any:
     return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="h")
 
 
-def _usd_per_kwh(v, ctx):
+def _usd_per_kwh(v: Any, ctx: _Context) -> Any:
     return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="kWh")
 
 
-def _starts_per_day(v, ctx):
+def _starts_per_day(v: Any, ctx: _Context) -> Any:
     return units.parse_rate(v, per_h=24.0, numerator="count", example="2 restarts/day")
 
 
-def _per_hour(v, ctx):
+def _per_hour(v: Any, ctx: _Context) -> Any:
     return units.parse_rate(v, per_h=1.0, numerator="count", example="0.02/h")
 
 
-def _hours_per_week(v, ctx):
+def _hours_per_week(v: Any, ctx: _Context) -> Any:
     return units.parse_rate(v, per_h=units.HOURS_PER_WEEK, numerator="duration", example="30 h/week")
 
 
-def _currency(v, ctx):
+def _currency(v: Any, ctx: _Context) -> Any:
     if not isinstance(v, str) or v.upper() not in ctx.ids.usd_per_unit:
         hint = did_you_mean(str(v).upper(), ctx.ids.usd_per_unit)
         raise ValueError(f"expected a currency code the catalog has a rate for "
@@ -298,7 +304,7 @@ def _currency(v, ctx):
     return v.upper()
 
 
-def _grid(v, ctx):
+def _grid(v: Any, ctx: _Context) -> Any:
     """A zone of the catalog's grid table (a country code in any case) or an intensity."""
     if isinstance(v, str) and v.strip().lower() in ctx.ids.grid_zones:
         return v.strip().lower()
@@ -312,16 +318,16 @@ def _grid(v, ctx):
                      "or an intensity such as 350 g/kWh")
 
 
-def _usd_per_kg(v, ctx):
+def _usd_per_kg(v: Any, ctx: _Context) -> Any:
     return units.parse_money_per_mass_usd(v, ctx.currency, ctx.ids.usd_per_unit)
 
 
-def _mass_kg(v, ctx):
+def _mass_kg(v: Any, ctx: _Context) -> Any:
     return units.parse_mass_kg(v)
 
 
-def _amount(word: str):
-    def convert(v, ctx):
+def _amount(word: str) -> Callable[[Any, _Context], Any]:
+    def convert(v: Any, ctx: _Context) -> Any:
         x = units.parse_amount(v, word)
         if x <= 0:
             raise ValueError(f"expected a count of {word} above zero, got {v!r}")
@@ -331,7 +337,7 @@ def _amount(word: str):
     return Converter(convert, word)
 
 
-def _epochs(v, ctx):
+def _epochs(v: Any, ctx: _Context) -> Any:
     """A number of passes: 3, 0.5 or '3 epochs'."""
     if isinstance(v, str):
         text = v.strip().lower().removesuffix("epochs").removesuffix("epoch").strip()
@@ -344,7 +350,7 @@ def _epochs(v, ctx):
     return float(v)
 
 
-def _model(v, ctx):
+def _model(v: Any, ctx: _Context) -> Any:
     if not isinstance(v, str):
         raise ValueError(f"expected a model id such as llama-3.1-8b, got {v!r}")
     key = v.strip().lower()
@@ -354,7 +360,7 @@ def _model(v, ctx):
     raise ValueError(f"unknown model {v!r}{hint}; `planner pricing list --models` lists them")
 
 
-def _device(v, ctx):
+def _device(v: Any, ctx: _Context) -> Any:
     if not isinstance(v, (str, int)) or isinstance(v, bool):
         raise ValueError(f"expected a device id such as rtx-3060-12gb, got {v!r}")
     key = str(v).strip().lower()
@@ -366,7 +372,7 @@ def _device(v, ctx):
     raise ValueError(f"unknown device {v!r}{hint}; `planner pricing list --devices` lists them")
 
 
-def _devices(v, ctx):
+def _devices(v: Any, ctx: _Context) -> Any:
     if isinstance(v, (str, int)) and not isinstance(v, bool):
         v = [v]
     if not isinstance(v, list):
@@ -374,7 +380,7 @@ def _devices(v, ctx):
     return tuple(_device(x, ctx) for x in v)
 
 
-def _measured_speeds(v, ctx):
+def _measured_speeds(v: Any, ctx: _Context) -> Any:
     """``{rtx-5090: 2.4}`` (times the reference GPU) or ``{rtx-5090: 1.35 x rtx-4090}``; the
     canonical form, a tuple of (device, factor, base), stays as it is."""
     if isinstance(v, tuple) and all(isinstance(x, tuple) and len(x) == 3 for x in v):
@@ -399,7 +405,7 @@ def _measured_speeds(v, ctx):
     return tuple(sorted(out, key=lambda x: x[0]))
 
 
-def _credits(v, ctx):
+def _credits(v: Any, ctx: _Context) -> Any:
     """``[{amount: 5000 USD, providers: [aws], from: 2027-03-01, until: 2027-06-30, name: AWS grant}]``."""
     if isinstance(v, tuple) and all(isinstance(c, Credit) for c in v):
         return v  # canonical already
@@ -462,7 +468,7 @@ def _pooled(credits: list[Credit]) -> tuple[Credit, ...]:
     return tuple(out)
 
 
-def _trend(v, ctx):
+def _trend(v: Any, ctx: _Context) -> Any:
     """A yearly change ('-25%/year', '-0.25/year', '-25%' or -0.25: a share a year), or dated
     points, rent's level at each date as a share off its catalog price ({2027-06-30: -10%,
     2028-06-30: -25%}: piecewise linear from the price's date, flat after the last)."""
@@ -497,7 +503,7 @@ def _trend(v, ctx):
     return x
 
 
-def _rent_trend(v, ctx):
+def _rent_trend(v: Any, ctx: _Context) -> Any:
     """Rent's path: 'catalog' (the default: each device's sourced trend, trends.csv), 'flat' (prices
     stay as dated; 0 says the same), a yearly change or dated levels (:func:`_trend`)."""
     word = str(v).strip().lower() if isinstance(v, str) else None
@@ -515,7 +521,7 @@ def _rent_trend(v, ctx):
                          ) from exc
 
 
-def _frameworks(v, ctx):
+def _frameworks(v: Any, ctx: _Context) -> Any:
     if isinstance(v, str):
         v = [v]
     if not isinstance(v, list):
@@ -524,7 +530,7 @@ def _frameworks(v, ctx):
 
 
 @stated_unit("fraction")
-def _confidence(v, ctx):
+def _confidence(v: Any, ctx: _Context) -> Any:
     try:
         x = units.parse_fraction(v)
     except units.QuantityError:
@@ -535,7 +541,7 @@ def _confidence(v, ctx):
 
 
 
-def _money_or_fraction(v, ctx):
+def _money_or_fraction(v: Any, ctx: _Context) -> Any:
     """Resale: money ("300 USD") or a share of the price ("40%")."""
     if isinstance(v, str) and v.strip().endswith("%"):
         return ("fraction", units.parse_fraction(v))
@@ -544,8 +550,8 @@ def _money_or_fraction(v, ctx):
     return ("usd", _q(_money)(v, ctx))
 
 
-def _patterns(kind: str):
-    def convert(v, ctx):
+def _patterns(kind: str) -> Callable[[Any, _Context], Any]:
+    def convert(v: Any, ctx: _Context) -> Any:
         if isinstance(v, str):
             v = [v]
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -650,13 +656,13 @@ CONSIDER = {
 }
 
 
-def build(cls, schema: Mapping[str, Any], values: Mapping[str, Any], **extra):
+def build(cls: type[T], schema: Mapping[str, Any], values: Mapping[str, Any], **extra: Any) -> T:
     """A ``cls`` from a section's checked values, each missing key taking its schema default."""
     fields = {(f.attr or key): values.get(key, f.default) for key, f in schema.items() if isinstance(f, Field)}
     return cls(**fields, **extra)
 
 
-def section_values(obj, schema: Mapping[str, Any]) -> dict[str, Any]:
+def section_values(obj: object, schema: Mapping[str, Any]) -> dict[str, Any]:
     """The keys of a section from the dataclass built from it (the inverse of :func:`build`),
     blanks left out."""
     values = {key: getattr(obj, f.attr or key) for key, f in schema.items() if isinstance(f, Field)}
@@ -768,7 +774,7 @@ SCHEMA: dict[str, Any] = {
 REQUIRED_SECTIONS = ("name", "workload", "phases")
 
 
-def key_unit(path: str, columns, currency: str) -> str:
+def key_unit(path: str, columns: pd.DataFrame, currency: str) -> str:
     """The unit a bare number takes for the key at ``path`` (a --set/--vary path such as
     ``phases.final.gpu_hours`` or ``catalog.rent[ID].price``): the key's unit, money in the
     scenario's currency (docs/scenario.md: bare amounts are in it); '' when it has none."""
@@ -780,7 +786,7 @@ def key_unit(path: str, columns, currency: str) -> str:
     return re.sub(r"\bUSD\b", currency, unit)
 
 
-def schema_rows(columns, schema: Mapping[str, Any] | None = None, prefix: str = "") -> list[dict[str, Any]]:
+def schema_rows(columns: pd.DataFrame, schema: Mapping[str, Any] | None = None, prefix: str = "") -> list[dict[str, Any]]:
     """Every scenario key with its unit, default and documentation, from the schema
     (``planner keys``): the one place they are declared. Catalog entries are described by the
     catalog's ``columns`` (``Catalog.columns``, the rows of columns.csv)."""

@@ -40,6 +40,7 @@ import datetime as dt
 import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,7 @@ def parallel_runs(kind: str, runs: int, supply: int | None = None) -> int:
     return runs if supply is None else max(1, min(runs, int(supply)))
 
 
-def last_day_offset(days):
+def last_day_offset(days: Any) -> Any:
     """Days from the first day to the last of work that starts at 00:00 and takes ``days`` (0
     for work done within the first day); numbers or arrays."""
     return np.maximum(np.ceil(np.asarray(days, dtype=float) - 1e-6), 1) - 1
@@ -113,7 +114,7 @@ class Finish:
     slack_h: float
     rate_h_per_day: float
 
-    def days_with(self, overrun_h):
+    def days_with(self, overrun_h: float | np.ndarray) -> Any:
         """The last bucket's days with ``overrun_h`` more wall hours (numbers or arrays)."""
         over = np.asarray(overrun_h, dtype=float)
         moved = np.where(over > self.slack_h, over - self.slack_h, np.minimum(over, 0.0))
@@ -125,7 +126,7 @@ class Finish:
         """The finish day with ``overrun_h`` more wall hours (None: never)."""
         return finish_day(self.begin, float(self.days_with(overrun_h)))
 
-    def offset_with(self, overrun_h, start: dt.date):
+    def offset_with(self, overrun_h: float | np.ndarray, start: dt.date) -> Any:
         """Days from ``start`` to the finish day, per overrun (arrays: the uncertainty's draws)."""
         return (self.begin - start).days + last_day_offset(self.days_with(overrun_h))
 
@@ -263,7 +264,7 @@ def _renewal(p: Process, seg: np.ndarray) -> Expectation:
     return Expectation(float(v0[0]), float(v0[1]), float(v0[2]), float(v0[3]), p.work_h)
 
 
-def _coefficients(p: Process, i: int, a: float, kmax: int):
+def _coefficients(p: Process, i: int, a: float, kmax: int) -> tuple | None:
     """The recursion's step at segment ``i`` (``a`` hours of training and its write), for every
     count k of segments this session already ran: F(i, k) = alpha + beta V(i) with
     alpha = C + D F(i+1, k+1), and V(i), a fresh session at segment i (whose setup may itself be
@@ -285,7 +286,7 @@ STEPS_KEPT = 2048
 
 @functools.lru_cache(maxsize=STEPS_KEPT)
 def _step(setup_first_h: float, setup_resume_h: float, session_limit_h: float | None, lam: float,
-          checkpoint_every_h: float, checkpoint_write_h: float, i: int, a: float, kmax: int):
+          checkpoint_every_h: float, checkpoint_write_h: float, i: int, a: float, kmax: int) -> tuple | None:
     k = np.arange(kmax)
     first = (i - k) == 0  # a session that reached segment i after k segments started at segment i-k
     setup = np.where(first, setup_first_h, setup_resume_h)
@@ -606,7 +607,7 @@ def simulate(p: Process, trials: int, seed: int, runs: int = 1, startup_h: float
         i[active] = ii + k
         active = active[~finished]
 
-    def per_trial(x):
+    def per_trial(x: np.ndarray) -> np.ndarray:
         return x.reshape(trials, runs).sum(axis=1)
 
     return Samples(per_trial(wall), per_trial(sessions), per_trial(setup_t), per_trial(ckpt), per_trial(billed),

@@ -8,7 +8,7 @@ import dataclasses
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pricing.errors import InputError, Problem, did_you_mean
 from pricing.ids import CatalogIds
@@ -36,6 +36,12 @@ from .schema import (
     build,
     section_values,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+#: A frozen record (dataclasses.replace keeps its type).
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def load_scenario_text(
@@ -73,7 +79,7 @@ def load_scenario_text(
         raise InputError(v.problems)
 
     scenario = v.scenario(data)
-    if v.problems:
+    if v.problems or scenario is None:
         raise InputError(v.problems)
     return _replace(scenario, variant=variant, overrides=tuple(applied), file=file, variant_names=variant_names)
 
@@ -90,7 +96,7 @@ def _variants(v: _Validator, data: dict) -> dict | None:
     return variants_raw
 
 
-def _variant_overrides(doc, file: str, variants_raw: dict | None, variant: str) -> list[Override]:
+def _variant_overrides(doc: Document, file: str, variants_raw: dict | None, variant: str) -> list[Override]:
     """The changes a named variant makes, each located in the file (an unknown name is an error)."""
     if variant not in (variants_raw or {}):
         hint = did_you_mean(variant, variants_raw or {})
@@ -157,7 +163,7 @@ def _show(value: Any) -> str:
     return "(unset)" if value is None else str(value)
 
 
-def _replace(obj, **changes):
+def _replace(obj: T, **changes: Any) -> T:
     return dataclasses.replace(obj, **changes)
 
 

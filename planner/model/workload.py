@@ -468,7 +468,7 @@ class Placement:
     replicas: int
 
 
-def memory_units(device) -> int:
+def memory_units(device: Any) -> int:
     """Separately addressed memories of a device (TPU cores or chips); 1 for a GPU."""
     units = getattr(device, "memory_units", 1)
     return int(units) if isinstance(units, (int, float)) and units == units and units >= 1 else 1
@@ -480,7 +480,7 @@ def place_reference(w: Workload, devices: pd.DataFrame) -> Placement:
     return place(w, row)
 
 
-def place(w: Workload, device, count: int = 1) -> Placement:
+def place(w: Workload, device: Any, count: int = 1) -> Placement:
     """Fit the workload on ``count`` of ``device`` (a devices-table row): one data-parallel
     replica per GPU or TPU core, its states sharded across all of them under ``sharding``."""
     units = memory_units(device)
