@@ -144,13 +144,17 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
         paid_tier = kind == "subscription" and o not in monthly
         low, high = (opt_float(r.get(c)) for c in ("usd_per_hour_low", "usd_per_hour_high"))
         if kind == "rent" and not yours and low is not None and high is not None and low <= high:
-            # a marketplace: what a user pays is spread over its listings, from the floor to a high quantile
+            # a marketplace: the plan rents at its typical listing, the listings at or below it its
+            # supply; what a user pays is about that, as far above it as the cheapest listings are
+            # below (the listings past that, up to the high quantile, are not the plan's supply):
+            # triangular and symmetric about the plan's price, so the draws' mean is the plan's
             price = float(r["usd_per_hour"])
             mode = min(max(price, low), high)
-            out.append(Input(f"price {o}", rng.triangular(low, mode, high, n) / per if high > low else
+            top = min(high, 2.0 * mode - low)
+            out.append(Input(f"price {o}", rng.triangular(low, mode, top, n) / per if top > low else
                              np.full(n, low / per), price / per, f"{s.currency}/h",
-                             f"the marketplace's listings: floor {low:g}, typical {price:g}, high {high:g} USD/h "
-                             f"(dated {r['as_of']})"))
+                             f"the marketplace's listings: floor {low:g}, typical {price:g} USD/h, the plan's price; "
+                             f"drawn from {low:g} to {top:g} about it (high listing {high:g}; dated {r['as_of']})"))
         elif kind == "buy" and not yours and opt_float(r.get("purchase_low_usd")) is not None \
                 and opt_float(r.get("purchase_high_usd")) is not None:
             # a card's market: what buyers meet, from the low to the high end, most likely the catalog's price
