@@ -255,3 +255,11 @@ def test_job_errors_raise_input_errors(load):
 def test_epochs_take_the_word(load):
     one = load_job(load, GPT2, "tokens: 1B\nepochs: 3 epochs").phases[0].job_estimate
     assert one.tokens == 3e9
+
+
+def test_a_phase_with_nothing_in_it_is_a_located_error(tmp_path):
+    f = tmp_path / "s.yaml"
+    f.write_text("name: x\nstart: 2027-01-04\nworkload: {family: cnn, params: 25M, reference_gpu: a100-80gb}\n"
+                 "phases:\n  p0:\n", encoding="utf-8")
+    out = CliRunner().invoke(main, ["validate", str(f), "--today", TODAY.isoformat()])
+    assert out.exit_code == 2 and "phases.p0: missing required key 'phases.p0.gpu_hours'" in out.output, out.output

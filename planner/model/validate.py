@@ -364,7 +364,7 @@ class _Validator:
                     continue
                 p["hours_from_job"] = True
             if "gpu_hours" not in p:
-                if isinstance(body, dict) and not {"gpu_hours", "tokens", "samples"} & set(body):
+                if body is None or (isinstance(body, dict) and not {"gpu_hours", "tokens", "samples"} & set(body)):
                     self.add(path, f"missing required key '{dotted(path + ('gpu_hours',))}' (or describe the job: "
                              "tokens or samples)", at_key=True)
                 continue
