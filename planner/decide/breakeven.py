@@ -30,7 +30,7 @@ import pandas as pd
 from pricing.values import opt_float
 
 from ..model import costs
-from ..model.scenario import Scenario
+from ..model.scenario import Phase, Scenario
 
 #: How far past the scenario's own work the search goes, as a multiple of it.
 SEARCH_MULTIPLE = 50.0
@@ -59,14 +59,14 @@ class Pace:
         return day, np.interp(day, self.days, self.hours)
 
 
-def _pace_days(s: Scenario, ph) -> tuple[int, int]:
+def _pace_days(s: Scenario, ph: Phase) -> tuple[int, int]:
     """The days (since the scenario's start) over which the pace spreads a phase: its window,
     from 00:00 of 'from' to 24:00 of the deadline (both inclusive: :meth:`Scenario.window`)."""
     begin, end = s.window(ph)
     return (begin - s.start).days, (end - s.start).days
 
 
-def pace_per_week(s: Scenario, ph) -> float:
+def pace_per_week(s: Scenario, ph: Phase) -> float:
     """Reference GPU-hours a week the pace gives a phase."""
     a, b = _pace_days(s, ph)
     return ph.gpu_hours / max(b - a, 1) * 7

@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -61,7 +61,7 @@ import pandas as pd
 
 from ..model import carbon, costs, units
 from ..model.records import NOTEBOOK_KINDS
-from ..model.scenario import WEEKDAYS
+from ..model.scenario import WEEKDAYS, Credit, Scenario
 from ..model.sessions import Finish, finish_day, parallel_runs
 from .options import commitments_of, subscriptions_of
 
@@ -115,7 +115,7 @@ class Calendar:
     windows: dict[str, tuple[int, int]]  # phase -> [first day, end day), clipped to the calendar
 
     @classmethod
-    def of(cls, s, deadline_override: dict[str, dt.date] | None = None, resets: tuple[str, ...] = (),
+    def of(cls, s: Scenario, deadline_override: dict[str, dt.date] | None = None, resets: tuple[str, ...] = (),
            monthly: bool = False) -> Calendar:
         """``resets``: the weekdays on which the quotas in play reset (cut there too); ``monthly``:
         cut at every month's first day too (:func:`month_starts`; subscriptions are in play)."""
@@ -209,7 +209,7 @@ class Block:
     upper: np.ndarray
 
     @classmethod
-    def of(cls, family, labels, row, col, val, lower, upper) -> Block:
+    def of(cls, family: str, labels: Sequence[str], row: Any, col: Any, val: Any, lower: Any, upper: Any) -> Block:
         n = len(labels)
         return cls(family, list(labels), np.asarray(row, dtype=int), np.asarray(col, dtype=int),
                    np.asarray(val, dtype=float), np.broadcast_to(np.asarray(lower, dtype=float), (n,)),
@@ -330,7 +330,7 @@ COLUMNS = ["phase", "option", "kind", "wall_hours", "wall_hours_conf", "sessions
            "cap_h_per_month", "quota_group", "needs_person", "quota_h_total", "supply", "rent_usd"]
 
 
-def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
+def _variables(s: Scenario, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     """One x variable per (quote, bucket inside the phase's window), with per-reference-hour
     factors: each quote's row repeated over its phase's buckets, in quote then bucket order."""
     phases = {ph.name: ph for ph in s.phases}
@@ -371,7 +371,7 @@ def _variables(s, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
     return xi
 
 
-def rent_trends(s, opts: pd.DataFrame) -> dict[str, float]:
+def rent_trends(s: Scenario, opts: pd.DataFrame) -> dict[str, float]:
     """Each rent option's yearly price trend over the plan: the scenario's ``price_trend`` where
     it gives one, else the option's catalog trend (trends.csv; none for an undated offer of your
     own)."""
@@ -382,7 +382,7 @@ def rent_trends(s, opts: pd.DataFrame) -> dict[str, float]:
     return {o: float(v) for o, v in zip(opts["option"], opts["rent_trend_per_year"]) if v == v}
 
 
-def _rent_points(s, cal: Calendar) -> tuple[tuple[float, float], ...]:
+def _rent_points(s: Scenario, cal: Calendar) -> tuple[tuple[float, float], ...]:
     """The scenario's dated rent levels (``price_trend`` as {date: level}) in days from the start."""
     return tuple((cal.day_of(d), lv) for d, lv in s.rent_price_points)
 
@@ -396,7 +396,7 @@ class PricePath:
     years: np.ndarray
 
 
-def price_path(s, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], committed: np.ndarray,
+def price_path(s: Scenario, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], committed: np.ndarray,
                trends: Mapping[str, float]) -> PricePath:
     """Rent prices that move: each x's rent is its catalog price carried from the price's date to
     the middle of its bucket at its yearly trend (:func:`rent_trends`: the scenario's
@@ -455,7 +455,7 @@ def _upper_bounds(xi: pd.DataFrame) -> np.ndarray:
 # --------------------------------------------------------------------------- constraint families
 
 
-def work(xi: pd.DataFrame, s, unmet_index: dict[str, int]) -> Block:
+def work(xi: pd.DataFrame, s: Scenario, unmet_index: dict[str, int]) -> Block:
     """Each phase's reference hours are done, or left undone (penalised)."""
     names = list(unmet_index)
     prow = xi["phase"].map({p: i for i, p in enumerate(names)}).to_numpy()
@@ -655,7 +655,7 @@ def _covered_days(day: int, term_days: float, first: np.ndarray, end: np.ndarray
     return np.clip(np.minimum(end, day + term_days) - np.maximum(first, day), 0.0, None)
 
 
-def commit_vars(s, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_var: int,
+def commit_vars(s: Scenario, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_var: int,
                 trends: Mapping[str, float] | None = None) -> tuple[CommitVar, ...]:
     """One integer per (commitment, start day): week starts for terms up to four weeks (blocks a
     plan stacks), every fourth week start for longer ones, and only days from which the term
@@ -724,7 +724,7 @@ def once(xi: pd.DataFrame) -> Block:
                     -np.inf, limit)
 
 
-def host(xi: pd.DataFrame, s, buy_vars: tuple[BuyVar, ...], host_index: int) -> Block:
+def host(xi: pd.DataFrame, s: Scenario, buy_vars: tuple[BuyVar, ...], host_index: int) -> Block:
     """Without a host machine, a card bought or owned needs the host computer bought."""
     b_cols = [v.var for v in buy_vars]
     own = xi[xi["kind"] == "own"]
@@ -738,7 +738,7 @@ def host(xi: pd.DataFrame, s, buy_vars: tuple[BuyVar, ...], host_index: int) -> 
                     row, col, val, -np.inf, 0.0)
 
 
-def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index, host_usd, budget_usd,
+def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index: int | None, host_usd: float, budget_usd: float | None,
            credit_vars: np.ndarray | None = None, commits: tuple[CommitVar, ...] = ()) -> Block:
     """Cash out <= the budget: purchases at their price (resale comes back only after the
     horizon, so it pays for nothing during the plan), the host, rent, electricity, storage and
@@ -753,7 +753,7 @@ def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index, host_usd,
     return Block.of("budget", ["budget"], np.zeros(len(cols)), cols, vals, -np.inf, budget_usd)
 
 
-def emissions_kg(program: Program, sol) -> float:
+def emissions_kg(program: Program, sol: Solution) -> float:
     """A solution's emissions [kg CO2e]: each x's hours at their emissions an hour, and the
     making carried by the cards it buys."""
     xi = program.x_index
@@ -761,13 +761,13 @@ def emissions_kg(program: Program, sol) -> float:
     return hours + sum(v.made_kg for v in program.buy_vars if sol.x[v.var] > 0.5)
 
 
-def energy_of(program: Program, sol) -> float:
+def energy_of(program: Program, sol: Solution) -> float:
     """A solution's energy [kWh] (the hours'; making a card is not counted as energy)."""
     xi = program.x_index
     return float(np.asarray(sol.x[: len(xi)]) @ xi["energy_per_ref"].to_numpy(dtype=float))
 
 
-def bought_kg(s, opts: pd.DataFrame, buy_vars: tuple[BuyVar, ...]) -> list[float]:
+def bought_kg(s: Scenario, opts: pd.DataFrame, buy_vars: tuple[BuyVar, ...]) -> list[float]:
     """The making of each card a buy variable buys that the plan carries [kg CO2e]: its share of
     the card's service life for the years from its day to the horizon's end, when it is sold
     (planner.model.carbon.embodied_share_kg)."""
@@ -785,7 +785,7 @@ def co2_cap(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], max_kg: float) -> Bl
     return Block.of("co2", ["co2"], np.zeros(len(cols)), cols, vals, -np.inf, max_kg)
 
 
-def _pays(credit, cal: Calendar, option: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+def _pays(credit: Credit, cal: Calendar, option: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
     """Mask: the credit pays for money of ``option`` spent from day ``first`` to ``last``: its
     providers' offers, inside its days (from ``from`` to ``until``, both inclusive)."""
     provider = np.array([str(o).split(":", 1)[0] for o in option], dtype=object)
@@ -797,7 +797,7 @@ def _pays(credit, cal: Calendar, option: np.ndarray, first: np.ndarray, last: np
     return ok
 
 
-def credit_cover(s, xi: pd.DataFrame, cal: Calendar) -> list[np.ndarray]:
+def credit_cover(s: Scenario, xi: pd.DataFrame, cal: Calendar) -> list[np.ndarray]:
     """Per credit of ``you.credits``: the x it may pay for: rent in buckets that lie inside its
     days (:func:`_pays`)."""
     rent = xi["kind"].to_numpy() == "rent"
@@ -807,7 +807,7 @@ def credit_cover(s, xi: pd.DataFrame, cal: Calendar) -> list[np.ndarray]:
     return [np.flatnonzero(rent & _pays(credit, cal, option, first, last)) for credit in s.you.credits]
 
 
-def credit_terms(s, cal: Calendar, commits: tuple[CommitVar, ...]) -> list[tuple[CommitVar, ...]]:
+def credit_terms(s: Scenario, cal: Calendar, commits: tuple[CommitVar, ...]) -> list[tuple[CommitVar, ...]]:
     """Per credit: the commitments it may pay for, a term being paid on the day it starts."""
     option = np.array([z.option for z in commits], dtype=object)
     day = np.array([z.day for z in commits], dtype=int)
@@ -857,7 +857,7 @@ def credits(xi: pd.DataFrame, amounts: list[float], index: tuple[tuple[np.ndarra
 # --------------------------------------------------------------------------- build, solve, read back
 
 
-def build(s, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], kinds: set[str],
+def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], kinds: set[str],
           deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None,
           forced: dict[str, int] | None = None,
           paths: Mapping[str, tuple[tuple[int, float, float], ...]] | None = None) -> Program:
@@ -1004,7 +1004,7 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
 ORDERED_NODES = 200
 
 
-def _on_cost_alone(program: Program, constraints, options: dict, ordered):
+def _on_cost_alone(program: Program, constraints: Any, options: dict, ordered: Any) -> Any:
     """Blocks of a commitment come in many plans of equal cost (which weeks), which the
     tie-breaks order: proving the best of them took HiGHS 12 s for 52 weekly blocks, and over 30 s
     with two offers. So where the search with the tie-breaks stops at its node limit, the integers
@@ -1066,7 +1066,8 @@ def days_needed(wall_h: np.ndarray, weekly_capacity_h: np.ndarray, parallel: np.
     return float(max(wall_h.sum() / (runs * HOURS_PER_DAY), per_option.max(initial=0.0)))
 
 
-def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours") -> dict[str, tuple[dt.date, float, dt.date]]:
+def finish_times(s: Scenario, program: Program, sched: pd.DataFrame, wall: str = "wall_hours") -> dict[str, tuple[dt.date,
+                 float, dt.date]]:
     """When each phase's last scheduled hour ends, as (first day of its last bucket, days from
     00:00 of that day, the bucket's last day): its last bucket's work starts on that bucket's
     first day and takes :func:`days_needed`. ``wall``: the expected wall hours, or
@@ -1087,7 +1088,7 @@ def finish_times(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hou
     return out
 
 
-def finish_models(s, program: Program, sched: pd.DataFrame,
+def finish_models(s: Scenario, program: Program, sched: pd.DataFrame,
                   times: dict[str, tuple[dt.date, float, dt.date]] | None = None) -> dict[str, Finish]:
     """Each phase's end as planned (:func:`finish_times`) and what moves it (:class:`sessions.Finish`):
     the wall hours its buckets before the last keep beyond the expected ones, and the fastest
@@ -1108,7 +1109,7 @@ def finish_models(s, program: Program, sched: pd.DataFrame,
     return out
 
 
-def finishes(s, program: Program, sched: pd.DataFrame, wall: str = "wall_hours",
+def finishes(s: Scenario, program: Program, sched: pd.DataFrame, wall: str = "wall_hours",
              times: dict[str, tuple[dt.date, float, dt.date]] | None = None) -> dict[str, dt.date]:
     """The day each phase's last scheduled hour ends (:func:`finish_times`, or ``times`` when
     the caller has them), never past its bucket (the capacities hold bucket by bucket)."""

@@ -19,7 +19,7 @@ import dataclasses
 import datetime as dt
 import math
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from pricing.values import float_or, opt_float
 from ..model import sessions, units, workload
 from ..model.costs import COST_PARTS, PART_NAMES
 from ..model.records import NOTEBOOK_KINDS, Option, Quote, options_of, quotes_frame
-from ..model.scenario import Scenario
+from ..model.scenario import Phase, Scenario
 from . import breakeven, milp
 from .options import build_options, commitments_of, stale_rows
 from .quotes import (
@@ -46,6 +46,9 @@ from .quotes import (
     rate_shift_h,
 )
 from .result import Alternative, Assignment, Commitment, ParetoPoint, PhasePlan, Plan, Purchase, Subscription
+
+if TYPE_CHECKING:
+    import pricing
 
 __all__ = ["STRATEGIES", "card_costs", "dominated_cards", "dominated_rents", "plan", "prune"]
 
@@ -106,7 +109,7 @@ def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
     phase_of, phases = pd.factorize(q["phase"], sort=True)
     options = [str(o) for o in option_index]
 
-    def table(values, fill):  # option x phase; a phase the option cannot run is never better
+    def table(values: Any, fill: float) -> np.ndarray:  # option x phase; a phase the option cannot run is never better
         out = np.full((len(options), len(phases)), fill)
         out[opt_of, phase_of] = values
         return out
@@ -121,14 +124,14 @@ def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
     supply = table(np.where(np.isnan(supply), np.inf, supply), 0.0)  # instances to be had at once
     eps = 1e-9
     # better[i, j]: option i is at least as good as option j everywhere
-    better = ((fixed_usd[:, None, :] <= fixed_usd[None, :, :] + eps).all(axis=2)
-              & (cost[:, None, :] <= cost[None, :, :] + eps).all(axis=2)
-              & (money[:, None, :] <= money[None, :, :] + eps).all(axis=2)
-              & (wall[:, None, :] <= wall[None, :, :] + eps).all(axis=2)
-              & (cap[:, None, :] >= cap[None, :, :] - eps).all(axis=2)
-              & (open_cap[:, None, :] >= open_cap[None, :, :] - eps).all(axis=2)
-              & (person[:, None, :] <= person[None, :, :]).all(axis=2)
-              & (supply[:, None, :] >= supply[None, :, :]).all(axis=2))
+    better = np.asarray((fixed_usd[:, None, :] <= fixed_usd[None, :, :] + eps).all(axis=2)
+                        & (cost[:, None, :] <= cost[None, :, :] + eps).all(axis=2)
+                        & (money[:, None, :] <= money[None, :, :] + eps).all(axis=2)
+                        & (wall[:, None, :] <= wall[None, :, :] + eps).all(axis=2)
+                        & (cap[:, None, :] >= cap[None, :, :] - eps).all(axis=2)
+                        & (open_cap[:, None, :] >= open_cap[None, :, :] - eps).all(axis=2)
+                        & (person[:, None, :] <= person[None, :, :]).all(axis=2)
+                        & (supply[:, None, :] >= supply[None, :, :]).all(axis=2))
     out: dict[str, str] = {}
     for j, option in enumerate(options):
         for i in map(int, np.flatnonzero(better[:, j])):
@@ -354,17 +357,21 @@ class Solved:
         return tuple(points)
 
 
-def _solve(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None, forced=None) -> Solved:
+def _solve(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, kinds: set[str], cards: dict[str, tuple[float, float]],
+           deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None, forced: dict[str,
+           int] | None = None) -> Solved:
     return _solved(s, _build(s, quotes, opts, kinds, cards, deadline_override, budget_usd, forced), cards)
 
 
-def _build(s: Scenario, quotes, opts, kinds, cards, deadline_override=None, budget_usd=None, forced=None
+def _build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, kinds: set[str], cards: dict[str, tuple[float, float]],
+           deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None, forced: dict[str,
+           int] | None = None
            ) -> milp.Program:
     return milp.build(s, quotes, opts, cards, kinds, deadline_override, budget_usd, forced,
                       card_paths(s, opts) if s.buy_every_weeks else None)
 
 
-def _solved(s: Scenario, program: milp.Program, cards) -> Solved:
+def _solved(s: Scenario, program: milp.Program, cards: dict[str, tuple[float, float]]) -> Solved:
     """The program solved, or SolverError where HiGHS proves no plan."""
     sol = milp.solve(program)
     if not sol.ok:
@@ -375,7 +382,8 @@ def _solved(s: Scenario, program: milp.Program, cards) -> Solved:
     return Solved(s, program, sol, cards)
 
 
-def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, seed: int = 0,
+def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | None = None, trials: int = DEFAULT_TRIALS,
+         seed: int = 0,
          pareto: bool = False, alternatives: bool = True, detail: bool = True, breakevens: bool = True) -> Plan:
     """The cheapest plan for the scenario (see module docstring).
 
@@ -470,7 +478,8 @@ def plan(s: Scenario, catalog, base_catalog=None, trials: int = DEFAULT_TRIALS, 
     )
 
 
-def _over_budget(s: Scenario, quotes, opts, cards, best: Solved, warnings: list[str]) -> str | None:
+def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
+                 warnings: list[str]) -> str | None:
     """When the budget leaves work undone: what meeting every deadline would cost in cash, said
     in the warnings, and the sentence the infeasible phases quote (None otherwise)."""
     if not best.unmet or s.you.budget_usd is None:
@@ -490,7 +499,8 @@ def _over_budget(s: Scenario, quotes, opts, cards, best: Solved, warnings: list[
             f"{s.money(money)} or later deadlines would fix it")
 
 
-def _over_cap(s: Scenario, quotes, opts, cards, best: Solved, warnings: list[str]) -> str | None:
+def _over_cap(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
+              warnings: list[str]) -> str | None:
     """When the cap on emissions (``you.max_co2``) leaves work undone: what the plan without the
     cap emits, said in the warnings, and the sentence the infeasible phases quote (None
     otherwise, or when the work is undone with no cap too)."""
@@ -572,7 +582,7 @@ def _credits(s: Scenario, opts: pd.DataFrame, best: Solved, parts: dict[str, flo
 _NO_HOURS = pd.Series([], dtype=float)
 
 
-def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[tuple[str, str], Quote],
+def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key: dict[tuple[str, str], Quote],
                 options: dict[str, Option], parts: dict[str, float], trials: int, seed: int,
                 all_quotes: pd.DataFrame, over_budget: str | None, later: dt.date | None = None,
                 over_cap: str | None = None) -> PhasePlan:
@@ -620,7 +630,7 @@ def _phase_plan(s: Scenario, ph, best: Solved, placed: pd.Series, by_key: dict[t
                      shortfall_text, at_conf if done else None, s.phase_confidence, chance if done else 0.0)
 
 
-def _catalog_trends(s: Scenario, catalog, opts: pd.DataFrame, used: set[str]) -> tuple[str, ...]:
+def _catalog_trends(s: Scenario, catalog: pricing.Catalog, opts: pd.DataFrame, used: set[str]) -> tuple[str, ...]:
     """What the answer says, up front, of the catalog's rent trends the plan's rent follows
     (price_trend not given): each trend, its range and its record; a flat one says the prices
     are kept as dated."""
@@ -646,7 +656,7 @@ def _later(a: dt.date | None, b: dt.date | None) -> dt.date | None:
     return None if a is None or b is None else max(a, b)
 
 
-def _assignment(s: Scenario, ph, c: Quote, o: Option, f: float, hours: float, cost: dict[str, float], trials: int,
+def _assignment(s: Scenario, ph: Phase, c: Quote, o: Option, f: float, hours: float, cost: dict[str, float], trials: int,
                 seed: int) -> Assignment:
     """A share ``f`` of phase ``ph`` (``hours`` reference GPU-hours) on quote ``c``'s option."""
     spread = _spread(s, ph, o, c, f, trials, seed)
@@ -739,7 +749,8 @@ def _price_source(option: Option) -> str | None:
     return option.price_source if option.kind != "own" else None
 
 
-def _alternatives(s: Scenario, quotes, opts, cards, hybrid: Solved) -> list[Alternative]:
+def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+                  hybrid: Solved) -> list[Alternative]:
     """The best feasible plan of each strategy, with its cost and finish; ``hybrid`` is the
     plan itself, already solved."""
     out = []
@@ -769,7 +780,8 @@ def _alternative(name: str, solved: Solved, paths: bool) -> Alternative:
         bought_kg=tuple((b, v.made_kg) for b, v in sorted(solved.bought_on.items())))
 
 
-def _candidates(s: Scenario, all_quotes, opts, cards, rents_dominated: dict[str, str]) -> list[Alternative]:
+def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+                rents_dominated: dict[str, str]) -> list[Alternative]:
     """The best plan with each card you consider bought (and no other), and with none: the lab's
     question, "this box, that box, or rent?", answered side by side. A card another dominates
     still gets its row (it is what the lab asks about); rent offers are pruned as for the plan.
@@ -830,7 +842,7 @@ def _wins_below(rows: list[Alternative], opts: pd.DataFrame) -> list[Alternative
     return out
 
 
-def _pareto(s: Scenario, quotes, opts, cards) -> list[ParetoPoint]:
+def _pareto(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]]) -> list[ParetoPoint]:
     """Cost against the last phase's finish: re-solve with that phase's deadline moved earlier
     week by week, keeping the plans no other plan beats on both."""
     last = max(s.phases, key=lambda ph: (ph.deadline or s.horizon_end, ph.start))
@@ -853,7 +865,8 @@ def _pareto(s: Scenario, quotes, opts, cards) -> list[ParetoPoint]:
     return front
 
 
-def _earliest_deadline(s: Scenario, quotes, opts, cards, ph) -> dt.date | None:
+def _earliest_deadline(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+                       ph: Phase) -> dt.date | None:
     """The earliest deadline of ``ph`` at which the plan does all its work (the other phases as
     they are), planned again: a week later, then doubling, then halving to the day; None when not
     even the horizon's end would do."""
@@ -878,7 +891,7 @@ def _earliest_deadline(s: Scenario, quotes, opts, cards, ph) -> dt.date | None:
     return high
 
 
-def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None,
+def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None,
                      later: dt.date | None = None, over_cap: str | None = None) -> str:
     """What cannot be met and what would fix it: the budget it needs, or the fastest option and
     ``later``, the earliest deadline at which the plan does it (:func:`_earliest_deadline`)."""
@@ -910,7 +923,7 @@ def _infeasible_text(s: Scenario, ph, quotes: pd.DataFrame, unmet_h: float, over
             + " would fix it.")
 
 
-def _assumed_defaults(s: Scenario, base_catalog) -> list[str]:
+def _assumed_defaults(s: Scenario, base_catalog: pricing.Catalog) -> list[str]:
     """'uni-cluster: billing_s = 60, ...' for each scenario offer that omitted documented fields."""
     out = []
     for table, rows in s.catalog_entries.items():
@@ -922,7 +935,7 @@ def _assumed_defaults(s: Scenario, base_catalog) -> list[str]:
     return out
 
 
-def _show(v) -> str:
+def _show(v: Any) -> str:
     if isinstance(v, tuple):
         return ";".join(v)
     if isinstance(v, bool):
@@ -943,7 +956,7 @@ class Spread(NamedTuple):
     cost_p90: float
 
 
-def _spread(s: Scenario, ph, r: Option, c: Quote, share: float, trials: int, seed: int) -> Spread:
+def _spread(s: Scenario, ph: Phase, r: Option, c: Quote, share: float, trials: int, seed: int) -> Spread:
     """Monte Carlo spread of one assignment (``share`` of the phase) and its recommended checkpoint
     interval; with no ``trials``, neither (the expected figures alone: what-if tables)."""
     finite = math.isfinite(c.wall_hours)
@@ -1058,7 +1071,7 @@ CATALOG_STALE_DAYS = 120
 REFRESH_STALE_DAYS = 30
 
 
-def _stale_prices(s: Scenario, catalog) -> list[str]:
+def _stale_prices(s: Scenario, catalog: pricing.Catalog) -> list[str]:
     """Warnings for prices old on the day the plan is made (``s.read_on``, the --today of the
     command): the catalog's date, and a refreshed layer's, each with what would bring them up to
     date."""
@@ -1077,7 +1090,7 @@ def _stale_prices(s: Scenario, catalog) -> list[str]:
     return out
 
 
-def _warnings(s: Scenario, opts: pd.DataFrame, catalog) -> list[str]:
+def _warnings(s: Scenario, opts: pd.DataFrame, catalog: pricing.Catalog) -> list[str]:
     out = _stale_prices(s, catalog)
     if s.electricity_is_default:
         out.append(f"no electricity price given: using the catalog default "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,9 @@ from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one stalene
 from ..model import carbon, workload
 from ..model.records import NOTEBOOK_KINDS
 from ..model.scenario import Consider, Scenario, Workload, You
+
+if TYPE_CHECKING:
+    import pricing
 
 OPTION_COLUMNS = [
     "option", "kind", "offer", "device", "count", "usd_per_hour", "usd_per_month", "purchase_usd",
@@ -114,7 +118,7 @@ class OptionInputs:
         return cls(s.consider, s.you, s.start, s.phase_confidence, s.workload)
 
 
-def build_options(s: Scenario, catalog) -> pd.DataFrame:
+def build_options(s: Scenario, catalog: pricing.Catalog) -> pd.DataFrame:
     """One row per option the scenario may use, in OPTION_COLUMNS; once per (catalog tables,
     :class:`OptionInputs`) in a process (pricing.memo)."""
     # every table _build_options reads: one left out here hands a what-if another catalog's rows
@@ -124,7 +128,7 @@ def build_options(s: Scenario, catalog) -> pd.DataFrame:
     return _OPTIONS.get(tables, (inputs,), lambda: _build_options(inputs, catalog))
 
 
-def _build_options(s: OptionInputs, catalog) -> pd.DataFrame:
+def _build_options(s: OptionInputs, catalog: pricing.Catalog) -> pd.DataFrame:
     owned: list[dict] = []
     devices = catalog.devices.set_index("id")
     for device in dict.fromkeys(s.you.own):
@@ -190,7 +194,7 @@ def _build_options(s: OptionInputs, catalog) -> pd.DataFrame:
     return with_price_trends(with_interruption_defaults(opts, catalog.interruptions), catalog.trends)
 
 
-def with_footprints(opts: pd.DataFrame, catalog, s: Scenario | OptionInputs) -> pd.DataFrame:
+def with_footprints(opts: pd.DataFrame, catalog: pricing.Catalog, s: Scenario | OptionInputs) -> pd.DataFrame:
     """Where each option runs, for its energy and emissions (planner.model.carbon): board power
     (the device's, times its count; a buy offer's own figure where it gives one); the grid: yours
     (``you.grid``, else the world average) for cards you own or buy, a rent offer's

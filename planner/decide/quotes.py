@@ -33,12 +33,12 @@ LOCAL_DISK_GB_PER_H = 1800.0
 _FITS, _EXCLUSIONS = Kept(), Kept()
 
 
-def _fits(w, devices: pd.DataFrame, throughput: pd.DataFrame):
+def _fits(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame) -> tuple[dict, _Placements, float]:
     """What a workload's exclusions need from the device tables — each device's speed, the
     reference's slowdown, and a placement per (device, count), filled as asked — once per
     (workload, tables) in a process (pricing.memo: a what-if varies prices and hours far more
     often than the model)."""
-    def make():
+    def make() -> tuple[dict, _Placements, float]:
         speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision, w.measured_speed)
         ref = workload.place_reference(w, devices)
         ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
@@ -52,7 +52,7 @@ class _Placements:
     """Where a workload goes on each (device, count): placed when first asked, then kept (the
     per-process memo of :func:`_fits` holds one per workload and device table)."""
 
-    def __init__(self, w, devices: dict):
+    def __init__(self, w: Workload, devices: dict):
         self._w, self.devices = w, devices
         self._placed: dict[tuple[str, int], workload.Placement] = {}
 
@@ -128,7 +128,7 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
                                        "speed_source", "reason"])
 
 
-def process_for(ph, r, s: Scenario | QuoteInputs, checkpoint_gb: float, checkpoint_every_h: float | None = None
+def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: float, checkpoint_every_h: float | None = None
                 ) -> sessions.Process:
     """The session process of one run of phase ``ph`` on option row ``r``."""
     local = r.kind in ("own", "buy")
@@ -154,12 +154,12 @@ def process_for(ph, r, s: Scenario | QuoteInputs, checkpoint_gb: float, checkpoi
     )
 
 
-def mounts_datasets(r) -> bool:
+def mounts_datasets(r: Any) -> bool:
     """The option attaches datasets without copying them (no copy time, no disk for them)."""
     return bool(r.dataset_mount) if not missing(r.dataset_mount) else False
 
 
-def too_big(ph, r, checkpoint_gb: float) -> str | None:
+def too_big(ph: Phase, r: Any, checkpoint_gb: float) -> str | None:
     """Why the phase's dataset and checkpoint cannot be copied onto the option's disk, or None
     (tiers that attach datasets without copying need room for the checkpoint only)."""
     disk = opt_float(r.disk_gb)
@@ -170,7 +170,7 @@ def too_big(ph, r, checkpoint_gb: float) -> str | None:
             f"the tier's disk holds {disk:g} GB")
 
 
-def checkpoint_gb_of(s: Scenario | QuoteInputs, ph) -> float:
+def checkpoint_gb_of(s: Scenario | QuoteInputs, ph: Phase) -> float:
     """The phase's checkpoint size; by default weights and optimizer states."""
     return ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else workload.checkpoint_gb(s.workload)
 
@@ -228,7 +228,7 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Q
     A quote is priced from its :class:`QuoteInputs` and the option's own record alone, and kept
     per process under those two frozen records (pricing.memo): a what-if that moves one of them
     prices again what it touches, never less."""
-    def usable_rows():
+    def usable_rows() -> list[Option]:
         merged = opts.merge(feas, on="option")
         return options_of(merged[merged["reason"].isna()])
 
@@ -240,7 +240,7 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Q
     return out
 
 
-def _phase_row(s: QuoteInputs, ph, r: Option) -> Quote:
+def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     """Price one usable option ``r`` for phase ``ph``."""
     begin, end = s.window(ph)
     last_day = s.last_day(ph)
@@ -326,8 +326,8 @@ def _expected_run(proc: sessions.Process, window_h: float) -> tuple[sessions.Exp
     return e, sd_run, scale
 
 
-def _why_not_alone(ph, r: Option, proc: sessions.Process, disk_problem: str | None, wall_h: float,
-                   finish, last_day) -> str | None:
+def _why_not_alone(ph: Phase, r: Option, proc: sessions.Process, disk_problem: str | None, wall_h: float,
+                   finish: dt.date | None, last_day: dt.date) -> str | None:
     """Why the option cannot do the whole phase alone by its deadline (None: it can): sessions
     too short for one checkpoint, no room on its disk, a one-off grant too small, too slow."""
     total_quota = opt_float(r.quota_h_total)
@@ -344,8 +344,9 @@ def _why_not_alone(ph, r: Option, proc: sessions.Process, disk_problem: str | No
     return None
 
 
-def money_by_part(s: Scenario | QuoteInputs, ph, r, wall_h, billed_h, restarts, months, share=1.0, rent_factor=1.0,
-                  electricity_factor=1.0, time_value_factor=1.0, carbon_factor=1.0) -> dict[str, Any]:
+def money_by_part(s: Scenario | QuoteInputs, ph: Phase, r: Any, wall_h: Any, billed_h: Any, restarts: Any, months: Any,
+                  share: float = 1.0, rent_factor: Any = 1.0,
+                  electricity_factor: Any = 1.0, time_value_factor: Any = 1.0, carbon_factor: Any = 1.0) -> dict[str, Any]:
     """Money of a phase's share on option ``r`` by part [USD]: the one pricing formula. The quote
     calls it with the session model's expected hours, the Monte Carlo spread with sampled hours,
     the uncertainty analysis with hours and prices drawn (``*_factor``: the draw over the price
@@ -381,7 +382,7 @@ def money_by_part(s: Scenario | QuoteInputs, ph, r, wall_h, billed_h, restarts, 
     return parts
 
 
-def _over_rate(r, walls: tuple[float, float, float]) -> tuple[float, float]:
+def _over_rate(r: Any, walls: tuple[float, float, float]) -> tuple[float, float]:
     """What a default interruption rate's range adds to the phase's wall hours on option ``r``
     (``walls``: at the range's low end, the rate used and its high end): (mean, sd) [h]
     (sessions.wall_over_rate_h)."""
@@ -399,7 +400,7 @@ def rate_shift_h(c: Quote, r: Option) -> float:
                           float_or(c.wall_hours_rate_high, math.nan)))[0]
 
 
-def _at_range_ends(proc: sessions.Process, r, scale: float, runs: int) -> tuple[float, float, float, float]:
+def _at_range_ends(proc: sessions.Process, r: Any, scale: float, runs: int) -> tuple[float, float, float, float]:
     """Expected wall and billed hours of the phase at the low and high ends of the option's
     default interruption range (wall low, wall high, billed low, billed high; NaN without a
     range): the uncertainty analysis interpolates between them and the rate used, since the
@@ -420,13 +421,13 @@ def _at_range_ends(proc: sessions.Process, r, scale: float, runs: int) -> tuple[
     return walls[0], walls[1], billed[0], billed[1]
 
 
-def available_share(r) -> float:
+def available_share(r: Any) -> float:
     """Share of session starts at which the option's device is to be had (1 unless the catalog
     gives the tier's device an ``unavailable_share``)."""
     return 1.0 - (opt_float(r.unavailable_share) or 0.0)
 
 
-def _capacity(s: Scenario | QuoteInputs, r, session_h: float | None, weekly_quota: bool = True) -> float:
+def _capacity(s: Scenario | QuoteInputs, r: Any, session_h: float | None, weekly_quota: bool = True) -> float:
     """Weekly wall hours of option ``r`` for sessions lasting ``session_h``. Without
     ``weekly_quota``: what sessions and your starts allow at most, the rate inside a week before
     the quota runs out (a quota week the plan covers only in part still grants its whole quota).
@@ -437,7 +438,7 @@ def _capacity(s: Scenario | QuoteInputs, r, session_h: float | None, weekly_quot
                                       available_share(r))
 
 
-def _no_hours(ph, r: Option, proc: sessions.Process, cap: float) -> Quote:
+def _no_hours(ph: Phase, r: Option, proc: sessions.Process, cap: float) -> Quote:
     """A quote for an option that offers no hours at all."""
     return no_hours_quote(dict(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer, open_capacity_h=cap,
