@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "load_scenario", "plan", "to_dict"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     """The entry points load on first use, so ``planner --help`` and ``import pricing`` stay quick
     (the engine brings pandas and scipy)."""
     if name in ("load_scenario", "plan", "to_dict"):

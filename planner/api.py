@@ -7,9 +7,10 @@ import datetime as dt
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pricing
 from pricing.errors import InputError, Problem
@@ -17,6 +18,9 @@ from pricing.memo import Kept
 
 from .model.scenario import Scenario
 from .model.validate import load_catalog_text, load_scenario_text
+
+if TYPE_CHECKING:
+    from .decide.result import Plan
 
 __all__ = ["default_catalog", "load_scenario", "plan", "to_dict"]
 
@@ -27,7 +31,7 @@ def shipped_catalog() -> pricing.Catalog:
     return pricing.load_catalog()
 
 
-def refreshed_rows():
+def refreshed_rows() -> Any:
     """The rows (a DataFrame) of the user's last ``planner pricing refresh``, or None."""
     from pricing.refresh import read_layer
 
@@ -48,13 +52,13 @@ def default_catalog() -> pricing.Catalog:
     return _layered(base, newer_rows(rows, base.rent), name_of(info), info.get("fetched_on"), describe(info))
 
 
-def _layered(base, rows, name, as_of, source):
+def _layered(base: pricing.Catalog, rows: Any, name: str, as_of: dt.date | None, source: str) -> pricing.Catalog:
     """The base catalog with the refreshed rows on top, made once per process for these very
     rows (kept by value: a layer refreshed meanwhile is a new key, never a stale hit)."""
     entries = tuple(tuple((k, v) for k, v in r.items() if not (isinstance(v, float) and v != v))
                     for r in rows.to_dict("records"))
 
-    def make():
+    def make() -> pricing.Catalog:
         on = dt.date.fromisoformat(as_of) if isinstance(as_of, str) else as_of
         return base.with_entries({"rent": [dict(e) for e in entries]}, layer=name, as_of=on, source=source)
 
@@ -101,14 +105,14 @@ def load_catalog(extra: Sequence[str | Path] = (), today: dt.date | None = None)
     return catalog
 
 
-def shipped_ids():
+def shipped_ids() -> pricing.CatalogIds:
     """The shipped catalog's ids, aliases and rates, read without pandas (pricing.ids)."""
     from pricing.ids import read_ids
 
     return read_ids()
 
 
-def catalog_ids(extra: Sequence[str | Path] = (), today: dt.date | None = None):
+def catalog_ids(extra: Sequence[str | Path] = (), today: dt.date | None = None) -> pricing.CatalogIds:
     """What a scenario is checked against: the ids of the shipped catalog, the refreshed layer and
     the ``--catalog`` files, read without loading the tables (``planner validate`` is quick)."""
     from pricing.ids import layer_rent_ids
@@ -144,7 +148,7 @@ def load_scenario(
 
 def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int | None = None,
          seed: int = 0, pareto: bool = False, alternatives: bool = True, detail: bool = True,
-         breakevens: bool = True, uncertainty: int | None = None, workers: int | str = 1):
+         breakevens: bool = True, uncertainty: int | None = None, workers: int | str = 1) -> Plan:
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied;
     ``uncertainty`` draws (default: the scenario's ``uncertainty`` key, 0 for none) add how sure
     the answer is (planner.decide.uncertainty; needs ``alternatives``); its flips are planned
@@ -185,7 +189,7 @@ def _named_plan(task: tuple[Scenario, pricing.Catalog]) -> str:
         "" if plan.feasible else ", misses a deadline")
 
 
-def replan_flips(p, catalog: pricing.Catalog, workers: int | str = 1):
+def replan_flips(p: Plan, catalog: pricing.Catalog, workers: int | str = 1) -> Any:
     """The uncertainty analysis's drivers with each flip value checked by planning again: the
     flip is found on the strategies' plans with their assignments fixed, so a user who acts on
     it must see what a plain plan does there. For an input a scenario can set (your work, your
@@ -198,6 +202,7 @@ def replan_flips(p, catalog: pricing.Catalog, workers: int | str = 1):
 
     u = p.uncertainty
     s = p.scenario
+    assert p.options is not None, "a plan with an uncertainty analysis keeps its options"
     kinds = dict(zip(p.options["option"], p.options["kind"]))
 
     def at(name: str, value: float) -> Scenario | None:
@@ -228,7 +233,7 @@ def replan_flips(p, catalog: pricing.Catalog, workers: int | str = 1):
     return dataclasses.replace(u, drivers=tuple(drivers))
 
 
-def _frozen(value):
+def _frozen(value: Any) -> Any:
     """A value as a hashable key, equal when the value is (dicts and lists inside turned into tuples)."""
     if isinstance(value, dict):
         return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
@@ -237,7 +242,7 @@ def _frozen(value):
     return value
 
 
-def with_entries(base: pricing.Catalog, entries) -> pricing.Catalog:
+def with_entries(base: pricing.Catalog, entries: Any) -> pricing.Catalog:
     """``base`` with a scenario's own catalog entries, made once per process for equal entries:
     what-if runs that change no entry share one catalog, so every table-keyed memo downstream
     (options, fits, quotes) finds its work done."""
@@ -252,7 +257,7 @@ _FD_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def solver_output_silenced():
+def solver_output_silenced() -> Iterator[None]:
     """Point file descriptor 1 at the null device while a plan is solved.
 
     HiGHS prints MIP progress lines (``HighsMipSolverData::...``) from C++ straight to the
@@ -276,7 +281,7 @@ def solver_output_silenced():
             os.close(null)
 
 
-def to_dict(plan) -> dict:
+def to_dict(plan: Plan) -> dict:
     """The JSON object of docs/output.md for a plan."""
     from .decide.result import to_dict as _to_dict
 

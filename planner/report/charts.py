@@ -30,7 +30,7 @@ def _dates(days: list) -> Any:
     return days
 
 
-def _date_axis(ax) -> None:
+def _date_axis(ax: Any) -> None:
     """Dates on the x axis at a step that suits the span (days for a month, months for years),
     each written once and briefly (matplotlib's concise formatter): no month repeated."""
     locator = mdates.AutoDateLocator(minticks=3, maxticks=9)
@@ -65,7 +65,7 @@ def cumulative_cost(plan: Plan) -> Figure:
                             f"Money spent [{cur}]", bool(plan.alternatives), 8)
 
 
-def _money_over_time(fig, ax, title: str, ylabel: str, legend: bool, fontsize: int) -> Figure:
+def _money_over_time(fig: Any, ax: Any, title: str, ylabel: str, legend: bool, fontsize: int) -> Figure:
     """Title, date axis and a legend beside the plot (never over the curves) for money over time."""
     ax.set_title(title)
     ax.set_xlabel("Date")
@@ -167,7 +167,7 @@ def pareto(plan: Plan) -> Figure:
     return fig
 
 
-def plan_name(row) -> str:
+def plan_name(row: Any) -> str:
     """A what-if row's decision in a few words: what is bought, then the other options it runs on
     (a card bought is named once: 'buy box-4x4090', not 'buy box-4x4090; box-4x4090')."""
     bought = set(str(row["buy"]).split("+")) if row["buy"] != "nothing" else set()

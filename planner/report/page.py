@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import math
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import pandas as pd
 
 from ..decide import breakeven
 from ..decide.breakeven import FREE_MIX
-from ..decide.result import COST_PARTS, Plan, to_dict
+from ..decide.result import COST_PARTS, Assignment, Plan, to_dict
 from ..model import costs, units
 from . import view
 from .view import text_table
@@ -80,7 +81,7 @@ def _terms(commitments: list[dict]) -> list[tuple[str, int, str, str, float]]:
     return out
 
 
-def explain(a, reference: str) -> str:
+def explain(a: Assignment, reference: str) -> str:
     """One assignment in words: speed, sessions, losses, the checkpoint advice, the spread."""
     if a.wall_hours != a.wall_hours or a.wall_hours == float("inf"):
         return f"{a.gpu_hours:,.0f} reference GPU-h cannot be done in time here"
@@ -180,7 +181,7 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
     the charts), each section by a function of its own over the plan and its JSON object."""
     d = to_dict(plan)
 
-    def figure(name):
+    def figure(name: str) -> Any:
         return view.Figure(name, FIGURE_TITLES[name]) if figures else None
 
     sections: list[view.Section | None] = [*_question_and_answer(plan, d), _plan_section(plan, d),
@@ -279,11 +280,11 @@ def _plan_section(plan: Plan, d: dict) -> view.Section:
         view.Bullets(tuple(notes)))
 
 
-def _cost_section(d: dict, figure) -> view.Section:
+def _cost_section(d: dict, figure: Callable[[str], Any]) -> view.Section:
     """The cost by part, and what each credit paid and left unused."""
     cur = d["currency"]
 
-    def amount(x):
+    def amount(x: Any) -> str:
         return _amount(x, cur)
 
     parts = [(k.replace("_", " "), amount(d["cost_breakdown"][k])) for k in COST_PARTS if d["cost_breakdown"].get(k)]
@@ -300,7 +301,7 @@ def _cost_section(d: dict, figure) -> view.Section:
         figure("cost_breakdown"))
 
 
-def _choice_section(d: dict, figures: bool, figure) -> view.Section | None:
+def _choice_section(d: dict, figures: bool, figure: Callable[[str], Any]) -> view.Section | None:
     """The best plan of each strategy (buy only, rent only, free only, hybrid)."""
     if not d["alternatives"]:
         return None
@@ -350,7 +351,7 @@ def _candidates_section(d: dict) -> view.Section | None:
         "'never': not even free).")
 
 
-def _breakeven_section(plan: Plan, d: dict, figure) -> view.Section:
+def _breakeven_section(plan: Plan, d: dict, figure: Callable[[str], Any]) -> view.Section:
     """When buying each card beats renting: hours and the date at the scenario's pace."""
     shown = breakeven_shown(plan, d) if d["breakeven"] else []
     rents = any(a["kind"] == "rent" for ph in d["phases"] for a in ph["assignments"])
@@ -372,7 +373,7 @@ def _breakeven_section(plan: Plan, d: dict, figure) -> view.Section:
         figure("breakeven") if shown else None)
 
 
-def _pareto_section(d: dict, figure) -> view.Section | None:
+def _pareto_section(d: dict, figure: Callable[[str], Any]) -> view.Section | None:
     """What finishing the last phase earlier would cost (--pareto)."""
     if len(d["pareto"]) > 1:
         return view.section(
@@ -389,7 +390,7 @@ def _pareto_section(d: dict, figure) -> view.Section | None:
     return None
 
 
-def _schedule_section(plan: Plan, figure) -> view.Section | None:
+def _schedule_section(plan: Plan, figure: Callable[[str], Any]) -> view.Section | None:
     """Each phase on each option: the days worked and the work a week."""
     if plan.schedule is None or not len(plan.schedule):
         return None
@@ -432,12 +433,12 @@ def _assumptions_section(plan: Plan, d: dict) -> view.Section:
         *d["assumptions"], *(f"Override: {o}" for o in d["overrides"]))))
 
 
-def uncertainty_section(plan: Plan, d: dict, chart) -> view.Section:
+def uncertainty_section(plan: Plan, d: dict, chart: Any) -> view.Section:
     """How sure the answer is (planner.decide.uncertainty): each strategy's spread, the chance it is the
     cheapest, the inputs that move the decision and where it flips, and every input's spread."""
     u, cur = d["uncertainty"], d["currency"]
 
-    def amount(x):
+    def amount(x: Any) -> str:
         return _amount(x, cur)
 
     mine = u["plan"]
@@ -517,7 +518,7 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def _plain(v):
+def _plain(v: Any) -> Any:
     """A JSON-ready value: dates as ISO text, NaN as null, tuples as lists."""
     if v is None or (isinstance(v, float) and v != v):
         return None
@@ -603,7 +604,7 @@ HEADERS = {"total_cost": "total cost", "cost_change": "cost change", "decision_c
            "p_cheapest": "P(cheapest)"}
 
 
-def short_ids(ids) -> dict[str, str]:
+def short_ids(ids: Iterable[str]) -> dict[str, str]:
     """Offer ids without their provider prefix ('vast:a100-40gb' -> 'a100-40gb') where that stays
     unambiguous among ``ids``; the others as they are."""
     ids = set(ids)
@@ -659,7 +660,7 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
 
         df["plan"] = df["plan"].map(shorten).map(_grouped_plan)
 
-    def cell(column: str, v, currency: str | None) -> view.Cell:
+    def cell(column: str, v: Any, currency: str | None) -> view.Cell:
         if v is None or (isinstance(v, float) and v != v):
             return "—"
         if column in ("plan", "plan_low", "plan_high", "inputs_changed"):

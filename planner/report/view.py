@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Cell = str | tuple[str, ...]  # a tuple: the cell's lines
 
@@ -23,7 +29,7 @@ Cell = str | tuple[str, ...]  # a tuple: the cell's lines
 class Table:
     headers: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
-    right: frozenset[int] = frozenset()  # columns of numbers (right-aligned in text)
+    right: AbstractSet[int] = frozenset()  # columns of numbers (right-aligned in text)
     wrap: frozenset[int] = frozenset()  # columns of long text a page may break across lines (HTML)
 
 
@@ -75,12 +81,12 @@ def _plain(text: str) -> str:
     return plain_text(re.sub(r"`([^`]*)`", r"\1", re.sub(r"\*\*(.+?)\*\*", r"\1", text)))
 
 
-def text_table(headers, rows, right=frozenset()) -> list[str]:
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: AbstractSet[int] = frozenset()) -> list[str]:
     """Columns padded to their widest line; numbers (``right``) right-aligned; a cell of several
     lines makes its row that many lines."""
     widths = [max([len(h), *(len(x) for r in rows for x in lines(r[i]))]) for i, h in enumerate(headers)]
 
-    def line(cells):
+    def line(cells: Sequence[Any]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     out = [line(headers), line(["-" * w for w in widths])]
@@ -114,7 +120,7 @@ def to_text(page: Page) -> str:
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def csv_text(df) -> str:
+def csv_text(df: pd.DataFrame) -> str:
     """A table as CSV for spreadsheets: a text cell that a spreadsheet would run as a formula
     (a name like ``=cmd|...``) starts with an apostrophe, as spreadsheet-safe CSV writers do;
     numbers stay numbers."""
@@ -144,7 +150,7 @@ def md_escape(text: str) -> str:
     return "`".join(parts)
 
 
-def md_table(headers, rows, right=frozenset()) -> list[str]:
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: AbstractSet[int] = frozenset()) -> list[str]:
     """A pipe table; numbers (``right``) right-aligned; a cell's lines joined by <br> (GitHub
     and most Markdown viewers break the line there)."""
     esc = [["<br>".join(md_escape(x).replace("|", "\\|") for x in lines(c)) for c in r] for r in rows]
@@ -181,14 +187,14 @@ STYLE = ("body{font-family:system-ui,sans-serif;max-width:1360px;margin:2em auto
          "figure{margin:1em 0}figure svg{max-width:100%;height:auto}h1{font-size:1.7em}")
 
 
-def _html_table(table: Table, md) -> str:
+def _html_table(table: Table, md: Any) -> str:
     """A table with each cell's inline Markdown rendered (escaped: no raw HTML from a cell) and
     its lines broken with <br>."""
     def style(i: int) -> str:
         return (' style="text-align:right"' if i in table.right else
                 ' style="white-space:normal;min-width:16em"' if i in table.wrap else "")
 
-    def row(tag: str, cells) -> str:
+    def row(tag: str, cells: Sequence[Any]) -> str:
         return "<tr>" + "".join(
             f"<{tag}{style(i)}>" + "<br>".join(md.renderInline(md_escape(x)) for x in lines(c))
             + f"</{tag}>" for i, c in enumerate(cells)) + "</tr>"

@@ -20,6 +20,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -77,7 +78,7 @@ def write_report(plan: Plan, directory: str | Path, force: bool = False) -> list
     return write_files(report_files(plan), directory, force)
 
 
-def figure_files(name: str, fig) -> dict[str, bytes]:
+def figure_files(name: str, fig: Any) -> dict[str, bytes]:
     """A figure as PNG and SVG, byte for byte the same for the same plan: SVG ids come from a
     fixed hash salt instead of a random one, and no file carries the date it was drawn."""
     import matplotlib

@@ -16,6 +16,7 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -123,7 +124,7 @@ def _sort_key(v: Any) -> tuple:
 
 
 def explore(base: whatif.Job, span: float, workers: whatif.Workers = 1, n_inputs: int = MAX_INPUTS,
-            points: int = POINTS, progress=None) -> dict[str, Any]:
+            points: int = POINTS, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Everything the page shows: the inputs (their key and slider values, the value as given),
     and a plan for every combination of slider positions, keyed by the positions."""
     planned = whatif.sensitivity_inputs(base, span)

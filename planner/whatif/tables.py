@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,10 @@ from ..executors import Workers, run_all
 from ..model import edits, units
 from ..model.edits import CatalogEdit, editable
 from ..model.overrides import parse_set
+from ..model.scenario import Scenario
+
+if TYPE_CHECKING:
+    from ..decide.result import Plan
 
 #: Monte Carlo trials per what-if run: none, the spread is not shown in these tables.
 WHATIF_TRIALS = 0
@@ -102,13 +106,13 @@ def bought_offers(buy: str) -> set[str]:
     return {part.split(" on ", 1)[0] for part in buy.split("+")} - {"nothing"}
 
 
-def _bought(purchases) -> str:
+def _bought(purchases: Any) -> str:
     """What a plan buys, and when where it buys later than the first day: a change of either is
     a change of plan."""
     return "+".join(p.offer + (f" on {p.bought_on}" if p.bought_on else "") for p in purchases) or "nothing"
 
 
-def summarize(plan) -> dict[str, Any]:
+def summarize(plan: Plan) -> dict[str, Any]:
     """One row for a plan: its cost, its decision (what is bought, where each phase runs), its finish."""
     from ..decide.result import Money, to_dict
 
@@ -143,13 +147,13 @@ def summarize(plan) -> dict[str, Any]:
     return row
 
 
-def decision_breakeven(s, d: dict, quotes: pd.DataFrame | None = None) -> float | None:
+def decision_breakeven(s: Scenario, d: dict, quotes: pd.DataFrame | None = None) -> float | None:
     """The hours of :func:`decision_pair` (None without one)."""
     pair = decision_pair(s, d, quotes)
     return pair["gpu_hours"] if pair else None
 
 
-def decision_pair(s, d: dict, quotes: pd.DataFrame | None = None) -> dict[str, Any] | None:
+def decision_pair(s: Scenario, d: dict, quotes: pd.DataFrame | None = None) -> dict[str, Any] | None:
     """The break-even of the decision that matters, as its row of ``d["breakeven"]`` (the card
     and what it is set against, named): the cards you own or consider against what the plan
     chose instead (its rent offers, or the free tiers; a plan that rents nothing, against the
@@ -170,7 +174,7 @@ def decision_pair(s, d: dict, quotes: pd.DataFrame | None = None) -> dict[str, A
     return min(pairs, key=lambda b: (b["gpu_hours"], b["buy"], b["rent"]), default=None)
 
 
-def _plan(job: Job, alternatives: bool):
+def _plan(job: Job, alternatives: bool) -> tuple[Scenario, Any, Any]:
     """A what-if's plan: the job's scenario over the (per process, loaded once) catalog, planned
     for a table row (no spread, no per-phase exclusions, break-even against what it chose)."""
     from .. import api
@@ -193,7 +197,7 @@ def _plan(job: Job, alternatives: bool):
 
 @functools.lru_cache(maxsize=8)
 def _scenario(text: str, file: str, today: dt.date, variant: str | None, sets: tuple[str, ...],
-              catalog_files: tuple[str, ...]):
+              catalog_files: tuple[str, ...]) -> Scenario:
     """The scenario read from its text once per process for the same text, variant, --set and
     catalog: a what-if's own changes are set on it typed (:func:`with_value`), not by reading it
     again. Scenarios are frozen, so one may be shared."""
@@ -221,7 +225,7 @@ def run_many(jobs: Sequence[Job], workers: Workers = 1, progress: Callable[[int]
 
 
 def compare(jobs: Sequence[Job], labels: Sequence[tuple[str | None, str]], workers: Workers = 1,
-            progress=None) -> pd.DataFrame:
+            progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Runs side by side, labelled (file or None, variant), with the change against the first."""
     rows = run_many(jobs, workers, progress)
     df = pd.DataFrame(rows)
@@ -327,7 +331,8 @@ def _evenly(start: float, stop: float, n: int) -> list[str]:
     return [("0" if x in ("-0", "") else x) for x in out]
 
 
-def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: Workers = 1, progress=None) -> pd.DataFrame:
+def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: Workers = 1, progress: Callable[[int],
+          None] | None = None) -> pd.DataFrame:
     """One row per value (a grid for two or more --vary), marking where the chosen plan changes."""
     grid = list(itertools.product(*(values for _, values in vary)))
     keys = [k for k, _ in vary]
@@ -439,10 +444,10 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     def moved(path: str, value: Amount) -> None:
         out.append((path, value, value.scaled(1 - span), value.scaled(1 + span)))
 
-    money = {"per": per, "unit": f" {s.currency}"}
+    money: dict[str, Any] = {"per": per, "unit": f" {s.currency}"}
     shipped_rent = api.shipped_catalog().rent.set_index("id")["usd_per_hour"]
 
-    def shipped(offer: str, r) -> float | None:  # the shipped price a refreshed layer replaced
+    def shipped(offer: str, r: Any) -> float | None:  # the shipped price a refreshed layer replaced
         layer = r.get("price_source")
         was = shipped_rent.get(offer)
         return float(was) if isinstance(layer, str) and layer.startswith("refreshed") and was is not None else None
@@ -475,13 +480,13 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
         if ph.deadline is None:
             continue
         days = max(1, round(span * (ph.deadline - ph.start).days))
-        low, high = ph.deadline - dt.timedelta(days=days), ph.deadline + dt.timedelta(days=days)
-        if low > ph.start:
-            out.append((f"phases.{ph.name}.deadline", ph.deadline.isoformat(), low.isoformat(), high.isoformat()))
+        early, late = ph.deadline - dt.timedelta(days=days), ph.deadline + dt.timedelta(days=days)
+        if early > ph.start:
+            out.append((f"phases.{ph.name}.deadline", ph.deadline.isoformat(), early.isoformat(), late.isoformat()))
     return summarize(p), _moving(out)  # the base row: its cost, purchases and kinds are run_one's
 
 
-def _resale(r, card: tuple[float, float], money: dict[str, Any]) -> Amount | None:
+def _resale(r: Any, card: tuple[float, float], money: dict[str, Any]) -> Amount | None:
     """A card's resale as a what-if moves it: as the row gives it, a share of the price paid
     (``resale: 50%``, moved as a share, so a card bought later at another price keeps it) or money;
     from the default model, the share of the price the plan's card sells for (as the plan has it:
@@ -660,7 +665,7 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: Wo
             if row is not None]
 
 
-def sensitivity(base: Job, span: float, workers: Workers = 1, progress=None,
+def sensitivity(base: Job, span: float, workers: Workers = 1, progress: Callable[[int], None] | None = None,
                 planned: tuple[dict[str, Any], list] | None = None, find_flips: bool = True) -> pd.DataFrame:
     """Each input moved down and up by ``span``: cost range and whether the plan changes (what
     is bought or which offers do which phase: ``decision_flips``, and the plan it changes to),
