@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,6 +45,11 @@ from ..model.sessions import at_rates, triangular_ppf
 from . import quotes
 from .options import commitments_of, subscriptions_of
 from .quotes import card_costs
+
+#: A plan and one strategy's plan (planner.decide.result.Plan and Alternative): not imported,
+#: since the result module shows this analysis and modules import one way only.
+Plan = Any
+Alternative = Any
 
 #: Spread of a catalog price: this much at once, growing this much a year of age (estimates).
 PRICE_SIGMA = 0.05
@@ -105,17 +112,23 @@ class Uncertainty:
     aliases: dict[str, str] = field(default_factory=dict)  # strategy -> the first with the very same plan
 
 
-def _lognormal(rng, n, sigma):
+def _options(plan: Plan) -> pd.DataFrame:
+    """The options the plan was made from (every plan analysed keeps them)."""
+    assert plan.options is not None, "an analysed plan keeps its options"
+    return plan.options
+
+
+def _lognormal(rng: np.random.Generator, n: int, sigma: float) -> np.ndarray:
     return np.exp(rng.normal(0.0, sigma, n)) if sigma > 0 else np.ones(n)
 
 
-def inputs(plan, n: int, seed: int) -> list[Input]:
+def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
     """The uncertain inputs of the options the strategies' plans use, drawn ``n`` times (seeded;
     one generator, inputs in a fixed order, so the same seed gives the same draws)."""
     s = plan.scenario
     rng = np.random.default_rng(seed)
-    opts = plan.options.drop_duplicates("option").set_index("option")
-    q = plan.quotes.drop_duplicates("option").set_index("option")
+    opts: Any = _options(plan).drop_duplicates("option").set_index("option")  # rows read cell by cell
+    q: Any = plan.quotes.drop_duplicates("option").set_index("option")
     used = sorted({o for a in plan.alternatives for _, o, _ in a.hours} | {b for a in plan.alternatives for b in a.bought})
     out: list[Input] = []
     family, precision = s.workload.family, s.workload.precision
@@ -135,9 +148,9 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
         out.append(Input(f"speed {device} ({source})", one_gpu * _lognormal(rng, n, sigma), one_gpu,
                          f"x {s.workload.reference_gpu}", why))
     per = s.usd_per_currency
-    monthly = subscriptions_of(plan.options)
+    monthly = subscriptions_of(_options(plan))
     for o in used:
-        r = opts.loc[o]
+        r: Any = opts.loc[o]
         kind = r["kind"]
         yours = r.get("price_source") == "scenario"  # a price you wrote is yours: certain unless a range
         # units bought as you go (a month's fee is certain; its hours carry no price)
@@ -222,7 +235,7 @@ def inputs(plan, n: int, seed: int) -> list[Input]:
 FP8_INPUT = "fp8 gain"
 
 
-def _fp8_factor(by_name: dict[str, Input], r, n: int) -> np.ndarray:
+def _fp8_factor(by_name: dict[str, Input], r: Any, n: int) -> np.ndarray:
     """A device's speed in a draw of the FP8 gain over its speed as planned: the drawn gain over
     the planned one for an FP8 card against a reference without FP8, the inverse the other way,
     none where both (or neither) train in FP8."""
@@ -233,7 +246,7 @@ def _fp8_factor(by_name: dict[str, Input], r, n: int) -> np.ndarray:
     return gain if fp8 else 1.0 / gain
 
 
-def _carbon_inputs(opts: pd.DataFrame, used: list[str], rng, n: int) -> list[Input]:
+def _carbon_inputs(opts: pd.DataFrame, used: list[str], rng: np.random.Generator, n: int) -> list[Input]:
     """The emissions' uncertain figures of the options used (planner.model.carbon), each
     triangular over its catalog range, most likely its central figure: each grid's intensity, each
     operator's PUE, and the making of each kind of device (at home: a card; elsewhere, a machine
@@ -264,7 +277,7 @@ def _carbon_inputs(opts: pd.DataFrame, used: list[str], rng, n: int) -> list[Inp
     return out
 
 
-def _made_key(r) -> str:
+def _made_key(r: Any) -> str:
     """Which making an option's devices share (one draw for all of them): the embodied row, and
     whether a server share comes with it."""
     return f"{r['embodied_source']}" + ("" if r["kind"] in ("own", "buy") else " with its server")
@@ -323,13 +336,13 @@ def _at_rate(c: pd.Series, option: pd.Series, rate: Input | None, hours: str) ->
                     (ends[0], used, ends[1]), rate.draws)
 
 
-def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, device: pd.Series
+def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q: Any, device: Any
              ) -> StrategyOutcome:
     """One strategy's fixed plan re-priced under every draw (see the module docstring); ``q`` is
     the plan's quotes by (phase, option), ``device`` each option's device."""
     s = plan.scenario
     phases = {ph.name: ph for ph in s.phases}
-    opts = plan.options.drop_duplicates("option").set_index("option", drop=False)
+    opts: Any = _options(plan).drop_duplicates("option").set_index("option", drop=False)  # read cell by cell
     cost = np.zeros(n)
     co2 = np.zeros(n)  # emissions per draw [kg CO2e]
     elec = _factor(by_name, "electricity", n)
@@ -337,8 +350,8 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     over: dict[str, np.ndarray] = {}  # per phase: wall hours over the plan's, per draw
     path = {(phase, option): f for phase, option, f in alt.price_factors}  # rent on its price path (price_trend)
     years = {(phase, option): y for phase, option, y in alt.price_years}
-    committed = commitments_of(plan.options)
-    monthly = subscriptions_of(plan.options)
+    committed = commitments_of(_options(plan))
+    monthly = subscriptions_of(_options(plan))
     burnt: dict[str, np.ndarray] = {}  # per tier paid by the month: compute units the draw's hours burn
     money: dict[tuple[str, str], np.ndarray] = {}  # per (phase, option): money spent in each draw
     for phase, option, hours in alt.hours:
@@ -379,7 +392,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
         if option in monthly:
             tier = monthly[option][0]
             burnt[tier] = burnt.get(tier, 0.0) + wall * share * r * float(opts.at[option, "units_per_hour"])
-    cards = card_costs(s, plan.options)
+    cards = card_costs(s, _options(plan))
     bought = {b: (price, resale) for b, _, price, resale in alt.bought_costs}  # on the day the plan buys it
     for b in alt.bought:
         price_usd, resale_usd = bought.get(b, cards[b])
@@ -408,7 +421,7 @@ def evaluate(plan, alt, by_name: dict[str, Input], n: int, q: pd.DataFrame, devi
     return StrategyOutcome(alt.strategy, cost, last, meets, co2 + np.zeros(n))
 
 
-def _units_beyond(alt, monthly: dict[str, tuple[str, float, float]], burnt: dict[str, np.ndarray],
+def _units_beyond(alt: Alternative, monthly: dict[str, tuple[str, float, float]], burnt: dict[str, np.ndarray],
                   n: int) -> np.ndarray:
     """What a draw pays for compute units beyond those its subscribed months grant [USD], at the
     subscription's own price per unit (its fee over its units; Colab sells more units as you go
@@ -426,7 +439,7 @@ def _units_beyond(alt, monthly: dict[str, tuple[str, float, float]], burnt: dict
     return extra
 
 
-def credits_paid(credits, money: dict[tuple[str, str], np.ndarray], terms: dict[tuple[str, int], np.ndarray],
+def credits_paid(credits: Any, money: dict[tuple[str, str], np.ndarray], terms: dict[tuple[str, int], np.ndarray],
                  n: int) -> np.ndarray:
     """What the plan's credits pay of each draw's bills [USD per draw], as they pay the plan's:
     each at most its amount, of the money it may pay (its share of each (phase, option)'s money,
@@ -450,7 +463,7 @@ def credits_paid(credits, money: dict[tuple[str, str], np.ndarray], terms: dict[
     return paid
 
 
-def analyse(plan, samples: int, seed: int = 0) -> Uncertainty:
+def analyse(plan: Plan, samples: int, seed: int = 0) -> Uncertainty:
     """Each strategy's and the chosen plan's cost and finish over ``samples`` joint draws, the
     chance each strategy is the cheapest, and the inputs that move the decision most."""
     n = samples
@@ -470,7 +483,7 @@ def analyse(plan, samples: int, seed: int = 0) -> Uncertainty:
                        tuple(drawn), named, tuple(ranged), alias)
 
 
-def _aliases(plan) -> dict[str, str]:
+def _aliases(plan: Plan) -> dict[str, str]:
     """Each strategy by the first strategy with the very same plan: the chosen hybrid that buys
     one card and rents nothing is called buy-only where the choice is named."""
     first: dict = {}
@@ -485,7 +498,8 @@ def _effective(o: StrategyOutcome) -> np.ndarray:
     return np.where(o.meets, o.cost_usd, np.inf)
 
 
-def _p_cheapest(alias: dict[str, str], outcomes, chosen) -> tuple[dict[str, float], float]:
+def _p_cheapest(alias: dict[str, str], outcomes: Sequence[StrategyOutcome],
+                chosen: StrategyOutcome | None) -> tuple[dict[str, float], float]:
     """The chance each strategy's plan is the cheapest, over the distinct plans (ties between
     different plans shared): a strategy whose best plan is another's (hybrid often is) has that
     one's chance, so the distinct plans' chances sum to 1."""
@@ -500,10 +514,10 @@ def _p_cheapest(alias: dict[str, str], outcomes, chosen) -> tuple[dict[str, floa
     share = winners / winners.sum(axis=0)
     by_plan = {o.strategy: float(share[k].mean()) for k, o in enumerate(distinct)}
     p = {o.strategy: by_plan[alias[o.strategy]] for o in outcomes}
-    return p, p.get(chosen.strategy, 0.0)
+    return p, (p.get(chosen.strategy, 0.0) if chosen is not None else 0.0)
 
 
-def _decision(alias: dict[str, str], outcomes, chosen: StrategyOutcome | None
+def _decision(alias: dict[str, str], outcomes: Sequence[StrategyOutcome], chosen: StrategyOutcome | None
               ) -> tuple[StrategyOutcome, StrategyOutcome] | None:
     """The chosen plan against the best other strategy whose plan differs from it (by median
     cost): the choice a supervisor asks about."""
@@ -519,7 +533,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's rank correlation (the Pearson correlation of the ranks; draws are continuous, so
     ties are rare and broken by order). Here rather than scipy.stats, whose import costs half a
     second of every run that asks for the analysis."""
-    def ranks(v):
+    def ranks(v: np.ndarray) -> np.ndarray:
         r = np.empty(len(v))
         r[np.argsort(v, kind="stable")] = np.arange(len(v))
         return r
@@ -527,7 +541,8 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(ranks(x), ranks(y))[0, 1])
 
 
-def _drivers(drawn: list[Input], outcomes, decision, alias: dict[str, str]) -> list[Driver]:
+def _drivers(drawn: list[Input], outcomes: Sequence[StrategyOutcome], decision: tuple[StrategyOutcome, StrategyOutcome],
+             alias: dict[str, str]) -> list[Driver]:
     """Inputs by how strongly they move the decision: |Spearman correlation| of each input's
     draws with the cost difference (chosen minus runner-up), and where a straight-line fit of
     that difference on the input crosses zero, if within the input's draws."""
