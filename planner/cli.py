@@ -14,7 +14,9 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,12 +24,15 @@ from pricing.errors import InputError, LayerWarning, Problem, SolverError, did_y
 
 from . import __version__
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 EXIT_INPUT = 2
 EXIT_INFEASIBLE = 3
 EXIT_BROKEN_PIPE = 141  # as a shell reports a process ended by SIGPIPE (128 + 13)
 
 
-def _today(ctx, param, value):
+def _today(ctx: click.Context, param: click.Parameter, value: Any) -> dt.date:
     if value is None:
         return dt.date.today()
     try:
@@ -39,19 +44,19 @@ def _today(ctx, param, value):
     return day
 
 
-def catalog_option(f):
+def catalog_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """--catalog FILE (repeatable): a user's or lab's offers layered over the shipped catalog."""
     return click.option("--catalog", "catalog_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
                         metavar="FILE", help="Your own catalog file (buy/rent/free lists as in a scenario's "
                         "'catalog:'); overrides shipped rows by id. Repeatable.")(f)
 
 
-def format_option(*choices: str):
+def format_option(*choices: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True,
                         help="What to print.")
 
 
-def scenario_options(f):
+def scenario_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--variant, --set, --today and --catalog, shared by every command that reads a scenario."""
     f = catalog_option(f)
     f = click.option("--today", callback=_today, metavar="YYYY-MM-DD",
@@ -62,16 +67,16 @@ def scenario_options(f):
     return f
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+def _one_line_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
     """A warning the user can act on, in one line (a bad refreshed layer), without Python's source line."""
     click.echo(f"planner: warning: {message}", err=True)
 
 
-def handle_errors(f):
+def handle_errors(f: Callable[..., Any]) -> Callable[..., Any]:
     """Input errors become messages and exit 2; bugs say how to see the traceback."""
 
     @functools.wraps(f)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         debug = click.get_current_context().find_root().params.get("debug")
         try:
             with warnings.catch_warnings():
@@ -107,7 +112,7 @@ def handle_errors(f):
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="planner")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for internal errors.")
-def main(debug):
+def main(debug: bool) -> None:
     """Where should your GPU hours run: a card you buy, rented GPUs, or free tiers?
 
     Describe the work in a scenario file (see scenarios/thesis.yaml) and run
@@ -115,7 +120,7 @@ def main(debug):
     """
 
 
-def _remember_scheduler(ctx, _param, value):
+def _remember_scheduler(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
     ctx.meta["scheduler"] = value or None
     return value
 
@@ -145,7 +150,8 @@ scheduler_option = click.option(
               help="Processes that plan the uncertainty's flip values again.")
 @scheduler_option
 @handle_errors
-def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, trials, seed, pareto, samples, workers):
+def run(scenario: str, variant: str | None, sets: tuple[str, ...], today: dt.date, catalog_files: tuple[str, ...], fmt: str,
+        report_dir: str | None, force: bool, trials: int, seed: int, pareto: bool, samples: int | None, workers: int) -> None:
     """Plan SCENARIO: the cheapest way to meet every deadline."""
     from .api import load_catalog, load_scenario, plan
     from .report.page import RENDERERS
@@ -171,7 +177,7 @@ def run(scenario, variant, sets, today, catalog_files, fmt, report_dir, force, t
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
 @scenario_options
 @handle_errors
-def validate(scenario, variant, sets, today, catalog_files):
+def validate(scenario: str, variant: str | None, sets: tuple[str, ...], today: dt.date, catalog_files: tuple[str, ...]) -> None:
     """Check SCENARIO and print 'ok' or every problem found."""
     from .api import check_scenario
 
@@ -182,7 +188,7 @@ def validate(scenario, variant, sets, today, catalog_files):
 @main.command()
 @format_option("text", "markdown", "json", "csv")
 @handle_errors
-def keys(fmt):
+def keys(fmt: str) -> None:
     """Every key a scenario file takes: its unit, default and what it means."""
     import pandas as pd
 
@@ -237,7 +243,8 @@ FIT_HEADERS = {"fit": {
 @scenario_options
 @format_option("text", "json", "csv")
 @handle_errors
-def fit(scenario, kind, gpus, variant, sets, today, catalog_files, fmt, **flags):
+def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: tuple[str, ...], today: dt.date,
+        catalog_files: tuple[str, ...], fmt: str, **flags: Any) -> None:
     """Will the model fit, and how fast is each device? One row per catalog device.
 
     Takes the workload of SCENARIO, or one given by flags (values are read as
@@ -279,7 +286,8 @@ ESTIMATE_HEADERS = {"estimate": {
 @scenario_options
 @format_option("text", "json", "csv")
 @handle_errors
-def estimate(scenario, kind, show_all, variant, sets, today, catalog_files, fmt):
+def estimate(scenario: str, kind: str | None, show_all: bool, variant: str | None, sets: tuple[str, ...], today: dt.date,
+             catalog_files: tuple[str, ...], fmt: str) -> None:
     """How long each phase's work takes on every device, and where the hours come from.
 
     A phase described as a job (tokens or samples) is estimated from its FLOPs and the
@@ -305,7 +313,7 @@ def estimate(scenario, kind, show_all, variant, sets, today, catalog_files, fmt)
         click.echo(render_rows({"estimate": rows}, ESTIMATE_HEADERS, "text"))
 
 
-def _estimate_header(s, ph) -> str:
+def _estimate_header(s: Any, ph: Any) -> str:
     """What a phase's hours rest on, in words (the text of ``planner estimate``)."""
     from .model import units
 
@@ -331,7 +339,7 @@ def _estimate_header(s, ph) -> str:
 # --------------------------------------------------------------------------- what-if
 
 
-def _job(scenario, variant, sets, today, catalog_files):
+def _job(scenario: str, variant: str | None, sets: tuple[str, ...], today: dt.date, catalog_files: tuple[str, ...]) -> Any:
     from .api import read_text
     from .whatif.tables import Job
 
@@ -350,7 +358,7 @@ def _workers(n: int | None, jobs: int) -> int | str:
 
 
 
-def _progress(total: int):
+def _progress(total: int) -> Any:
     """A progress bar on a terminal; nothing when output is piped."""
     import contextlib
 
@@ -359,7 +367,7 @@ def _progress(total: int):
     return click.progressbar(length=total, label="planning", file=sys.stderr)
 
 
-def _emit_table(df, fmt: str, title: str, report_dir, force, charts: dict | None = None) -> None:
+def _emit_table(df: pd.DataFrame, fmt: str, title: str, report_dir: str | None, force: bool, charts: dict | None = None) -> None:
     """Print a what-if table; with --report, write its page (text, Markdown, HTML with the
     charts, CSV, JSON). ``charts``: name -> (title, Figure)."""
     from .report import view
@@ -376,7 +384,7 @@ def _emit_table(df, fmt: str, title: str, report_dir, force, charts: dict | None
     click.echo(table, nl=False)
 
 
-def _check_report_dir(report_dir, force: bool) -> None:
+def _check_report_dir(report_dir: str | None, force: bool) -> None:
     """Refuse a --report DIR that cannot take the report before planning, not after the wait."""
     if report_dir is not None and not str(report_dir).strip():
         raise InputError([Problem("--report", 0, 0, "", "expected a directory to write the report into, got ''")])
@@ -386,7 +394,7 @@ def _check_report_dir(report_dir, force: bool) -> None:
         check_target(report_dir, force)
 
 
-def whatif_options(f):
+def whatif_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--force", is_flag=True, help="Write into a DIR that holds other files.")(f)
     f = click.option("--report", "report_dir", type=click.Path(file_okay=False), metavar="DIR",
                      help="Write report.html (self-contained), report.md, the table (CSV, JSON, Markdown) and "
@@ -408,8 +416,9 @@ def whatif_options(f):
 @scenario_options
 @whatif_options
 @handle_errors
-def compare(scenarios, names, all_variants, samples, variant, sets, today, catalog_files, fmt, workers, report_dir,
-            force):
+def compare(scenarios: tuple[str, ...], names: str | None, all_variants: bool, samples: int | None, variant: str | None,
+            sets: tuple[str, ...], today: dt.date, catalog_files: tuple[str, ...], fmt: str, workers: int | None,
+            report_dir: str | None, force: bool) -> None:
     """Scenario files and their variants side by side: plan, cost, finish, break-even.
 
     One file compares its base with its variants (all of them by default); several files
@@ -455,7 +464,8 @@ def compare(scenarios, names, all_variants, samples, variant, sets, today, catal
 @scenario_options
 @whatif_options
 @handle_errors
-def sweep(scenario, vary, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
+def sweep(scenario: str, vary: tuple[str, ...], variant: str | None, sets: tuple[str, ...], today: dt.date,
+          catalog_files: tuple[str, ...], fmt: str, workers: int | None, report_dir: str | None, force: bool) -> None:
     """Plan SCENARIO for each value of a parameter (or a grid of two): cost, plan and finish per value."""
     _check_report_dir(report_dir, force)
     from .api import check_scenario
@@ -523,7 +533,8 @@ def _span(span: str, why: str = "") -> float:
 @scenario_options
 @whatif_options
 @handle_errors
-def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, workers, report_dir, force):
+def sensitivity(scenario: str, span: str, variant: str | None, sets: tuple[str, ...], today: dt.date,
+                catalog_files: tuple[str, ...], fmt: str, workers: int | None, report_dir: str | None, force: bool) -> None:
     """Move each numeric input down and up by the span: how the cost moves, which inputs flip the decision."""
     _check_report_dir(report_dir, force)
     from .api import check_scenario
@@ -558,7 +569,8 @@ def sensitivity(scenario, span, variant, sets, today, catalog_files, fmt, worker
 @scheduler_option
 @scenario_options
 @handle_errors
-def explore(scenario, report_dir, span, n_inputs, points, force, workers, variant, sets, today, catalog_files):
+def explore(scenario: str, report_dir: str, span: str, n_inputs: int, points: int, force: bool, workers: int | None,
+            variant: str | None, sets: tuple[str, ...], today: dt.date, catalog_files: tuple[str, ...]) -> None:
     """One interactive page for a meeting: sliders over the inputs that matter most, every position planned."""
     _check_report_dir(report_dir, force)
     import json
@@ -587,7 +599,7 @@ def explore(scenario, report_dir, span, n_inputs, points, force, workers, varian
 
 
 @main.group()
-def pricing():
+def pricing() -> None:
     """Browse and check the catalog: devices, buy and rent offers, free tiers."""
 
 
@@ -610,7 +622,8 @@ def pricing():
 @click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Date for reading catalog files.")
 @format_option("text", "json", "csv")
 @handle_errors
-def pricing_list(table, device, min_vram, provider, sort, catalog_files, today, fmt):
+def pricing_list(table: str | None, device: str | None, min_vram: float | None, provider: str | None, sort: str | None,
+                 catalog_files: tuple[str, ...], today: dt.date, fmt: str) -> None:
     """List catalog rows: one table, or every table when no flag is given."""
     from pricing.views import LISTINGS, NO_DEVICE, listing
 
@@ -631,7 +644,7 @@ def pricing_list(table, device, min_vram, provider, sort, catalog_files, today, 
 @click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Date for reading catalog files.")
 @format_option("text", "json")
 @handle_errors
-def pricing_show(offer_id, catalog_files, today, fmt):
+def pricing_show(offer_id: str, catalog_files: tuple[str, ...], today: dt.date, fmt: str) -> None:
     """Every field of one catalog row (device, offer, tier, currency or region), with its date and source."""
     from pricing.views import details
 
@@ -654,7 +667,7 @@ def pricing_show(offer_id, catalog_files, today, fmt):
 @click.option("--clear", is_flag=True, help="Remove the refreshed layer: plans use the shipped catalog again.")
 @click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="The date the layer records (default: today).")
 @format_option("text", "json")
-def pricing_refresh(providers, clear, today, fmt):
+def pricing_refresh(providers: tuple[str, ...], clear: bool, today: dt.date, fmt: str) -> None:
     """Fetch current rent prices from gpuhunt into a dated layer that every later plan uses.
 
     gpuhunt's offline catalogs (AWS, Azure, GCP, Lambda, RunPod, OCI, Nebius, ...) are read,
@@ -703,7 +716,8 @@ def pricing_refresh(providers, clear, today, fmt):
     _say_refreshed(rows, unmapped, fetched, off, updated, version, today, directory)
 
 
-def _say_refreshed(rows, unmapped, fetched, off, updated: int, version: str, today, directory) -> None:
+def _say_refreshed(rows: Any, unmapped: Any, fetched: Any, off: Any, updated: int, version: str, today: dt.date,
+                   directory: Any) -> None:
     """What a refresh did, for people: counts, each provider's catalog date or why it is missing,
     the instances left out and the shipped prices far off the new list."""
     click.echo(f"refreshed {len(rows)} rent offer(s) from gpuhunt {version} on {today} into {directory}")
@@ -729,7 +743,7 @@ def _say_refreshed(rows, unmapped, fetched, off, updated: int, version: str, tod
               help="Judge dates and staleness as of this date (default: today).")
 @click.option("--days", type=int, help="A price older than this many days is stale (default: the catalog's "
               "staleness limit, as for plans).")
-def pricing_check(catalog_files, today, days):
+def pricing_check(catalog_files: tuple[str, ...], today: dt.date, days: int) -> None:
     """Check the catalog: integrity and lint errors (exit 1, each at file:line:column), then stale prices.
 
     Errors: unreadable rows, spot priced at or above on-demand, an instance mapped to another GPU
