@@ -363,6 +363,20 @@ def test_the_break_even_page_shows_the_pairs_that_matter():
     assert f"({len(shown)} of {len(d['breakeven'])} pairs; breakeven.csv and result.json list all)" in md
 
 
+def test_break_even_page_is_never_empty_when_no_card_can_do_the_work_alone():
+    """A student who lists no cards, owns none and whose budget buys no plan on one card alone
+    (no buy-only plan) still reads a break-even: the card of the cheapest plan that buys one
+    (the page was an empty table)."""
+    s = planner.load_scenario(SCENARIOS / "lora.yaml", today=TODAY, sets=("you.budget=300 EUR",))
+    p = planner.plan(s, trials=0)
+    d = planner.to_dict(p)
+    assert s.consider.buy is None and not s.you.own
+    assert "buy-only" not in {a["strategy"] for a in d["alternatives"]}
+    cheapest = min((c for c in d["candidates"] if c["buy"]), key=lambda c: c["total_cost"])
+    shown = planner.report.breakeven_shown(p, d)
+    assert shown and {b["buy"] for b in shown} == set(cheapest["buy"])
+
+
 @pytest.mark.parametrize("name, sets", [
     ("thesis.yaml", ("phases.final.gpu_hours=9000", "phases.final.runs=4")),  # cards pay off inside the work
     ("lab.yaml", ()),  # none does

@@ -117,9 +117,10 @@ def layers_text(d: dict) -> str:
 
 def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
     """The break-even pairs that matter to this scenario (issue 15): each card you own or listed
-    in ``consider.buy`` (without such a list, the card of the best buy-only plan) against the rent
-    offers the plan chose (when it rents nothing: those of the best rent-only plan, the way to
-    rent it passed over), the best rent offer of the card's own device, and the free-tier mix.
+    in ``consider.buy`` (without such a list, the card of the best buy-only plan; without that, the
+    card of the cheapest plan that buys one) against the rent offers the plan chose (when it
+    rents nothing: those of the best rent-only plan, the way to rent it passed over), the best
+    rent offer of the card's own device, and the free-tier mix.
     The full table stays in breakeven.csv and result.json. ``d`` is the plan's ``to_dict``."""
     s = plan.scenario
     device = plan.quotes.drop_duplicates("option").set_index("option")["device"].to_dict()
@@ -127,6 +128,9 @@ def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
     wanted = {c for c in cards if s.names_card(c)}
     if not s.consider.buy:
         wanted |= {o for a in d["alternatives"] if a["strategy"] == "buy-only" for o in a["options"]}
+    if not wanted:  # no buy-only plan meets the deadlines: the card of the cheapest plan that buys one
+        buying = sorted((c for c in d["candidates"] if c["buy"]), key=lambda c: c["total_cost"])
+        wanted = set(buying[0]["buy"]) if buying else set()
     chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
     if not chosen:
         rent_ids = {b["rent"] for b in d["breakeven"]}
