@@ -8,6 +8,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from planner.model import carbon
 from pricing.values import opt_float
 
 #: The named parts of an option's running cost (docs/output.md's cost_breakdown adds purchase,
@@ -105,8 +106,9 @@ def path_factor(days: float | np.ndarray | list[int], priced_day: float, trend_p
 
 
 def electricity_usd(card_power_w: float, host_power_w: float, hours: float, usd_per_kwh: float) -> float:
-    """(board power + the host's draw) x hours x price per kWh."""
-    return (card_power_w + host_power_w) / 1000.0 * hours * usd_per_kwh
+    """(board power + the host's draw) x hours x price per kWh: the energy as the emissions
+    count it (planner.model.carbon.energy_kwh, at home: no facility, a PUE of 1)."""
+    return carbon.energy_kwh(card_power_w, host_power_w, hours) * usd_per_kwh
 
 
 def storage_usd(size_gb: float, months: float, usd_per_gb_month: float) -> float:
