@@ -697,3 +697,20 @@ def test_a_kill_during_a_forced_write_leaves_the_report_whole_and_their_files_un
         tags = {(out / n).read_bytes()[:1] for n in files}
         assert len(tags) == 1, tags  # one version, whole
         assert not [q for q in tmp_path.iterdir() if q.name.startswith(".rep.")]
+
+
+def test_emissions_chart_names_every_plan_once_and_never_two_labels_on_one_spot():
+    """Cards of one class land on nearly the same cost and emissions: their names share one
+    label, one under another, instead of printing over each other (they did, six deep)."""
+    p = planner.plan(planner.load_scenario(SCENARIOS / "lora.yaml", today=TODAY), trials=0)
+    ax = charts.emissions(p).axes[0]
+    names = [n for t in ax.texts for n in t.get_text().split("\n")]
+    expected = {a.strategy for a in (*p.alternatives, *p.candidates) if a.co2_kg is not None}
+    assert sorted(names) == sorted(expected)  # each once
+    xs, ys = zip(*(xy for c in ax.collections for xy in c.get_offsets()))  # every point drawn
+    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
+    assert len(ax.texts) < len(expected)  # some share here
+    for i, a in enumerate(ax.texts):
+        for b in ax.texts[i + 1:]:
+            assert (abs(a.xy[0] - b.xy[0]) >= charts.LABEL_NEAR_X * span_x
+                    or abs(a.xy[1] - b.xy[1]) >= charts.LABEL_NEAR_Y * span_y), (a.get_text(), b.get_text())

@@ -333,23 +333,37 @@ def uncertainty_chart(plan: Plan) -> Figure:
     return fig
 
 
+#: Points within these shares of the axes' spans (across, up) share one label: about a label's
+#: width and two lines' height on the 8 x 4.5 inch chart.
+LABEL_NEAR_X, LABEL_NEAR_Y = 0.2, 0.1
+
+
 def emissions(plan: Plan) -> Figure:
     """Cost against emissions: each strategy's best plan and each candidate card's, so the plan
-    that emits least for its money stands out (planner.model.carbon)."""
+    that emits least for its money stands out (planner.model.carbon). Points closer than a label's
+    size share one label, their names one under another (cards of one class land together)."""
     cur, per = plan.scenario.currency, 1.0 / plan.scenario.usd_per_currency
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    seen: set[tuple[float, float]] = set()
-    for rows, marker, color in ((plan.alternatives, "o", "tab:blue"), (plan.candidates, "s", "tab:orange")):
-        for a in rows:
-            if a.co2_kg is None:
-                continue
-            point = (round(a.total_cost_usd * per, 2), round(a.co2_kg, 1))
-            label = a.strategy if point not in seen else None
-            seen.add(point)
-            ax.scatter([point[0]], [point[1]], marker=marker, color=color)
-            if label:  # labels alternate above and below, so neighbours do not print over each other
-                ax.annotate(label, point, textcoords="offset points", xytext=(5, 4 if len(seen) % 2 else -11),
-                            fontsize=8)
+    points = [(a.total_cost_usd * per, float(a.co2_kg), a.strategy, marker, color)
+              for rows, marker, color in ((plan.alternatives, "o", "tab:blue"), (plan.candidates, "s", "tab:orange"))
+              for a in rows if a.co2_kg is not None]
+    for x, y, _, marker, color in points:
+        ax.scatter([x], [y], marker=marker, color=color)
+    groups: list[tuple[float, float, list[str]]] = []
+    middle_y = 0.0
+    if points:
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
+        near_x, near_y = LABEL_NEAR_X * ((max(xs) - min(xs)) or 1.0), LABEL_NEAR_Y * ((max(ys) - min(ys)) or 1.0)
+        middle_y = (max(ys) + min(ys)) / 2
+        for x, y, name, _, _ in points:
+            group = next((g for g in groups if abs(g[0] - x) < near_x and abs(g[1] - y) < near_y), None)
+            if group is None:
+                groups.append((x, y, [name]))
+            elif name not in group[2]:
+                group[2].append(name)
+    for x, y, names in groups:  # upper labels hang down from their point, lower ones stand up: inside the axes
+        ax.annotate("\n".join(names), (x, y), textcoords="offset points", xytext=(6, 0), fontsize=8,
+                    va="top" if y > middle_y else "bottom")
     ax.scatter([plan.total_usd * per], [plan.co2_kg], marker="*", s=180, color="tab:green", zorder=3,
                label="the chosen plan")
     ax.set_title("Cost against emissions: each strategy's best plan (circles) and each card's (squares)")
