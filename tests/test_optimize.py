@@ -393,7 +393,7 @@ def test_the_programs_variables_are_named_families_that_tile_its_columns(load):
     assert list(families)[:4] == ["hours", "bought", "unmet", "host"]
     columns = [j for r in families.values() for j in r]
     assert columns == list(range(program.n_vars))  # each column once, in order
-    assert list(program.x_index["var"]) == list(families["hours"])
+    assert list(program.x_index.var) == list(families["hours"])
     assert [v.var for v in program.buy_vars] == list(families["bought"])
     assert list(program.unmet_index.values()) == list(families["unmet"]) and program.host_index == families["host"][0]
     index = milp.VarIndex()

@@ -273,7 +273,7 @@ class Program:
     blocks: list[Block]
     integrality: np.ndarray
     bounds: Bounds
-    x_index: pd.DataFrame  # one row per x variable: phase, option, week, share, wall_per_ref, ...
+    x_index: XTable  # the hour variables x, columns 0 to n - 1: what each is and its factors
     buy_index: dict[str, int]
     unmet_index: dict[str, int]
     host_index: int | None
@@ -327,12 +327,74 @@ class Program:
 COLUMNS = ["phase", "option", "kind", "wall_hours", "wall_hours_conf", "sessions", "restarts_by_hand", "cost_usd",
            "your_time_usd", "carbon_usd", "co2_kg", "energy_kwh",
            "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour",
-           "cap_h_per_month", "quota_group", "needs_person", "quota_h_total", "supply", "rent_usd"]
+           "quota_group", "needs_person", "quota_h_total", "supply", "rent_usd"]
 
 
-def _variables(s: Scenario, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame:
-    """One x variable per (quote, bucket inside the phase's window), with per-reference-hour
-    factors: each quote's row repeated over its phase's buckets, in quote then bucket order."""
+@dataclass(frozen=True)
+class XTable:
+    """The program's hour variables x[p, o, b]: one per (quote, bucket inside its phase's window),
+    in quote then bucket order, columns 0 to n - 1 of the program. Named numpy arrays of one
+    length, made once by :func:`x_table` and never written after; what the constraint families,
+    the objective and the read-back take. A variable's reference GPU-hours times a factor
+    ``*_per_ref`` is its share of the quote's figure (the session model's overheads scale
+    linearly with the hours: :mod:`planner.decide.quotes`).
+
+    :meth:`frame` is the DataFrame view, for a notebook or a debugger.
+    """
+
+    # what each x is
+    phase: np.ndarray  # the phase's name (str)
+    option: np.ndarray  # the option's id (str)
+    kind: np.ndarray  # own | buy | rent | free | subscription (str)
+    group: np.ndarray  # what shares capacity: "machine:<card>", "account:<quota group>", "rent:<offer>" (str)
+    bucket: np.ndarray  # the calendar bucket (int)
+    week: np.ndarray  # the week from the scenario's start the bucket lies in (int)
+    days: np.ndarray  # the bucket's length [days] (int)
+    weeks_in: np.ndarray  # the bucket's first day [weeks from the start]
+    runs: np.ndarray  # the phase's runs (int)
+    parallel: np.ndarray  # runs the option carries at once (int)
+    committed: np.ndarray  # the option is a commitment: its hours are paid by the term (bool)
+    needs_person: np.ndarray  # a session needs you to start it (bool)
+    # what the option allows (nan: no such limit)
+    open_capacity_h: np.ndarray  # wall hours a week its sessions and your starts allow [h]
+    weekly_capacity_h: np.ndarray  # the same with its weekly quota [h]
+    quota_h_per_week: np.ndarray  # [h]
+    quota_reset: np.ndarray  # the weekday its quota resets ("" where unknown: the start's weekday)
+    units_per_hour: np.ndarray  # a subscription's compute units an hour
+    quota_h_total: np.ndarray  # hours granted once [h]
+    supply: np.ndarray  # instances to be had at that price at once
+    # per reference GPU-hour
+    wall_per_ref: np.ndarray  # expected wall hours [h]
+    wall_conf_per_ref: np.ndarray  # wall hours at the scenario's confidence [h]
+    sessions_per_ref: np.ndarray
+    restarts_per_ref: np.ndarray  # sessions started by hand
+    co2_per_ref: np.ndarray  # [kg CO2e]
+    energy_per_ref: np.ndarray  # [kWh]
+    rent_per_ref: np.ndarray  # rent at the catalog's price [USD]
+    # priced: on the rent's price path, none on prepaid hours (:func:`price_path`)
+    price_factor: np.ndarray  # the rent's price over the catalog's
+    price_years: np.ndarray  # years from the price's date to the bucket's middle
+    cost_per_ref: np.ndarray  # what the program minimises: money, your time, carbon [USD]
+    money_per_ref: np.ndarray  # cash: rent, electricity, storage, egress [USD]
+
+    def __len__(self) -> int:
+        return len(self.phase)
+
+    @cached_property
+    def var(self) -> np.ndarray:
+        """Each x's column in the program (the hours are its first family)."""
+        return np.arange(len(self.phase))
+
+    def frame(self) -> pd.DataFrame:
+        """The variables as a DataFrame, one row each (a view for reading; the program reads the arrays)."""
+        return pd.DataFrame({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+
+
+def x_table(s: Scenario, cal: Calendar, quotes: pd.DataFrame, opts: pd.DataFrame, subs: Mapping[str, Any],
+            trends: Mapping[str, float]) -> XTable:
+    """The x variables of the quotes over their phases' buckets, each with its per-reference-hour
+    factors and priced on its rent's path (:func:`price_path`); a commitment's and a
+    subscription's hours carry no rent (the term or the month is paid whether used or not)."""
     phases = {ph.name: ph for ph in s.phases}
     names = quotes["phase"].to_numpy()
     gpu_h = np.array([phases[p].gpu_hours for p in names], dtype=float)
@@ -342,33 +404,41 @@ def _variables(s: Scenario, cal: Calendar, quotes: pd.DataFrame) -> pd.DataFrame
     kind, option = quotes["kind"].to_numpy(), quotes["option"].to_numpy()
     group = np.array([f"machine:{o}" if k in ("own", "buy") else f"account:{g}" if k in NOTEBOOK_KINDS else f"rent:{o}"
                       for k, o, g in zip(kind, option, quotes["quota_group"].to_numpy())], dtype=object)
-    per_ref = {
-        "wall_per_ref": quotes["wall_hours"].to_numpy(dtype=float) / gpu_h,
-        "wall_conf_per_ref": quotes["wall_hours_conf"].to_numpy(dtype=float) / gpu_h,
-        "sessions_per_ref": quotes["sessions"].to_numpy(dtype=float) / gpu_h,
-        "restarts_per_ref": quotes["restarts_by_hand"].to_numpy(dtype=float) / gpu_h,
-        "cost_flat_per_ref": quotes["cost_usd"].to_numpy(dtype=float) / gpu_h,
-        "money_flat_per_ref": (quotes["cost_usd"].to_numpy(dtype=float) - quotes["your_time_usd"].to_numpy(dtype=float)
-                               - quotes["carbon_usd"].to_numpy(dtype=float)) / gpu_h,
-        "co2_per_ref": quotes["co2_kg"].to_numpy(dtype=float) / gpu_h,
-        "energy_per_ref": quotes["energy_kwh"].to_numpy(dtype=float) / gpu_h,
-        "rent_per_ref": quotes["rent_usd"].to_numpy(dtype=float) / gpu_h,
-    }
-    xi = pd.DataFrame({c: quotes[c].to_numpy()[take] for c in COLUMNS})
-    xi["runs"] = runs[take]
-    for c, v in per_ref.items():
-        xi[c] = v[take]
     supply = quotes["supply"].to_numpy(dtype=float)
-    xi["parallel"] = np.array([parallel_runs(k, r, None if not n == n else int(n)) for k, r, n in zip(kind, runs, supply)],
-                              dtype=int)[take]
+
+    def per_ref(column: str) -> np.ndarray:
+        return (quotes[column].to_numpy(dtype=float) / gpu_h)[take]
+
+    def each(column: str, dtype: Any = float) -> np.ndarray:
+        return quotes[column].to_numpy(dtype=dtype)[take]
+
     bucket = np.concatenate([buckets[p] for p in names]) if len(names) else np.zeros(0, dtype=int)
-    xi["bucket"] = bucket
-    xi["week"] = cal.week[bucket]
-    xi["days"] = cal.days[bucket]
-    xi["weeks_in"] = cal.first_day[bucket] / 7.0  # the bucket's first day, in weeks from the start
-    xi["var"] = np.arange(len(xi))
-    xi["group"] = group[take]
-    return xi
+    option_x = option[take]
+    committed = np.isin(option_x, list(commitments_of(opts)))
+    kind_x = kind[take]
+    path = price_path(s, cal, kind_x, option_x, bucket, dict(zip(opts["option"], opts["as_of"])), committed, trends)
+    rent = per_ref("rent_usd")
+    change = np.where(committed | np.isin(option_x, list(subs)), -rent, (path.factor - 1.0) * rent)
+    cost_flat = per_ref("cost_usd")
+    money_flat = ((quotes["cost_usd"].to_numpy(dtype=float) - quotes["your_time_usd"].to_numpy(dtype=float)
+                   - quotes["carbon_usd"].to_numpy(dtype=float)) / gpu_h)[take]
+    return XTable(
+        phase=names[take], option=option_x, kind=kind_x, group=group[take], bucket=bucket, week=cal.week[bucket],
+        days=cal.days[bucket], weeks_in=cal.first_day[bucket] / 7.0, runs=runs[take],
+        parallel=np.array([parallel_runs(k, r, None if not n == n else int(n)) for k, r, n in zip(kind, runs, supply)],
+                          dtype=int)[take],
+        committed=committed, needs_person=np.array([bool(v) and v == v for v in quotes["needs_person"]], dtype=bool)[take],
+        open_capacity_h=each("open_capacity_h"), weekly_capacity_h=each("weekly_capacity_h"),
+        quota_h_per_week=each("quota_h_per_week"),
+        quota_reset=np.array([d if isinstance(d, str) else "" for d in quotes["quota_reset"]], dtype=object)[take],
+        units_per_hour=each("units_per_hour"),
+        quota_h_total=np.array([np.nan if v is None else float(v) for v in quotes["quota_h_total"]], dtype=float)[take],
+        supply=supply[take],
+        wall_per_ref=per_ref("wall_hours"), wall_conf_per_ref=per_ref("wall_hours_conf"),
+        sessions_per_ref=per_ref("sessions"), restarts_per_ref=per_ref("restarts_by_hand"),
+        co2_per_ref=per_ref("co2_kg"), energy_per_ref=per_ref("energy_kwh"), rent_per_ref=rent,
+        price_factor=path.factor, price_years=path.years, cost_per_ref=cost_flat + change,
+        money_per_ref=money_flat + change)
 
 
 def rent_trends(s: Scenario, opts: pd.DataFrame) -> dict[str, float]:
@@ -396,19 +466,19 @@ class PricePath:
     years: np.ndarray
 
 
-def price_path(s: Scenario, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str, Any], committed: np.ndarray,
-               trends: Mapping[str, float]) -> PricePath:
+def price_path(s: Scenario, cal: Calendar, kind: np.ndarray, option: np.ndarray, bucket: np.ndarray,
+               as_of: Mapping[str, Any], committed: np.ndarray, trends: Mapping[str, float]) -> PricePath:
     """Rent prices that move: each x's rent is its catalog price carried from the price's date to
     the middle of its bucket at its yearly trend (:func:`rent_trends`: the scenario's
     ``price_trend`` or the device's catalog trend), or along the scenario's dated levels (linear
     between them), a projection the answer states. A commitment's x (``committed``) carry no rent:
     it is paid for the term, at the price of the day it starts (:func:`commit_vars`)."""
-    rent = (xi["kind"].to_numpy() == "rent") & ~committed
-    factor, years = np.ones(len(xi)), np.zeros(len(xi))
+    rent = (kind == "rent") & ~committed
+    factor, years = np.ones(len(kind)), np.zeros(len(kind))
     if not rent.any():
         return PricePath(factor, years)
-    middle = (cal.first_day[xi["bucket"].to_numpy()] + cal.days[xi["bucket"].to_numpy()] / 2.0)
-    names, code = np.unique(xi["option"].to_numpy(), return_inverse=True)
+    middle = (cal.first_day[bucket] + cal.days[bucket] / 2.0)
+    names, code = np.unique(option, return_inverse=True)
     code = code.reshape(-1)
     dated = np.array([cal.day_of(as_of.get(o)) for o in names], dtype=float)[code]
     trend = np.array([trends.get(o, 0.0) for o in names], dtype=float)[code]
@@ -420,49 +490,36 @@ def price_path(s: Scenario, cal: Calendar, xi: pd.DataFrame, as_of: Mapping[str,
     return PricePath(factor, years)
 
 
-def priced(xi: pd.DataFrame, path: PricePath, prepaid: np.ndarray) -> pd.DataFrame:
-    """The x with what each reference hour costs in the program, made once from the flat quote
-    (``cost_flat_per_ref``, ``money_flat_per_ref``: rent at the catalog's price): rent on its
-    price path, none on a commitment's or a subscription's hours (``prepaid``: the term or the
-    month is paid whether used or not), the rest (storage, egress, your time) as quoted."""
-    rent = xi["rent_per_ref"].to_numpy(dtype=float)
-    change = np.where(prepaid, -rent, (path.factor - 1.0) * rent)
-    return xi.assign(price_factor=path.factor, price_years=path.years,
-                     cost_per_ref=xi["cost_flat_per_ref"].to_numpy(dtype=float) + change,
-                     money_per_ref=xi["money_flat_per_ref"].to_numpy(dtype=float) + change)
-
-
-def _objective(xi: pd.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _objective(x: XTable, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(cost per variable [USD], tie-breaks per variable) for the x; the rest is set by build."""
-    rank = xi["option"].map({o: i for i, o in enumerate(sorted(xi["option"].unique()))}).to_numpy(dtype=float)
+    rank = _codes(x.option)[0]
     cost, ties = np.zeros(n), np.zeros(n)
-    cost[: len(xi)] = xi["cost_per_ref"].to_numpy(dtype=float)
-    ties[: len(xi)] = (TIE_BREAKS["restart_by_hand"] * xi["restarts_per_ref"].to_numpy(dtype=float)
-                       + TIE_BREAKS["wall_hour"] * xi["wall_per_ref"].to_numpy(dtype=float)
-                       + TIE_BREAKS["week"] * xi["weeks_in"].to_numpy(dtype=float)
-                       + TIE_BREAKS["option_rank"] * rank)
+    cost[: len(x)] = x.cost_per_ref
+    ties[: len(x)] = (TIE_BREAKS["restart_by_hand"] * x.restarts_per_ref + TIE_BREAKS["wall_hour"] * x.wall_per_ref
+                      + TIE_BREAKS["week"] * x.weeks_in + TIE_BREAKS["option_rank"] * rank.astype(float))
     return cost, ties
 
 
-def _upper_bounds(xi: pd.DataFrame) -> np.ndarray:
+def _upper_bounds(x: XTable) -> np.ndarray:
     """x[p, o, b] at most what the option can run over the bucket's days: its sessions and your
     starts allow (the weekly quota is a row of its own, per quota week)."""
-    cap = xi["open_capacity_h"].to_numpy(dtype=float) * xi["parallel"].to_numpy(dtype=float)
-    wall = xi["wall_conf_per_ref"].to_numpy(dtype=float)
-    return np.where(wall > 0, cap * xi["days"].to_numpy(dtype=float) / 7.0 / np.where(wall > 0, wall, 1.0), np.inf)
+    cap = x.open_capacity_h * x.parallel.astype(float)
+    wall = x.wall_conf_per_ref
+    return np.where(wall > 0, cap * x.days.astype(float) / 7.0 / np.where(wall > 0, wall, 1.0), np.inf)
 
 
 # --------------------------------------------------------------------------- constraint families
 
 
-def work(xi: pd.DataFrame, s: Scenario, unmet_index: dict[str, int]) -> Block:
+def work(x: XTable, s: Scenario, unmet_index: dict[str, int]) -> Block:
     """Each phase's reference hours are done, or left undone (penalised)."""
     names = list(unmet_index)
-    prow = xi["phase"].map({p: i for i, p in enumerate(names)}).to_numpy()
+    row = {p: i for i, p in enumerate(names)}
+    prow = np.array([row[p] for p in x.phase], dtype=int)
     hours = np.array([s.phase(p).gpu_hours for p in names])
     return Block.of("work", names, np.concatenate([prow, np.arange(len(names))]),
-                    np.concatenate([xi["var"].to_numpy(), list(unmet_index.values())]),
-                    np.ones(len(xi) + len(names)), hours, hours)
+                    np.concatenate([x.var, list(unmet_index.values())]),
+                    np.ones(len(x) + len(names)), hours, hours)
 
 
 def _rows(codes: np.ndarray, period: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -477,14 +534,20 @@ def _rows(codes: np.ndarray, period: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return rid.reshape(-1), first, uniq // span, uniq % span + low
 
 
-def concurrency(xi: pd.DataFrame, cal: Calendar) -> Block:
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each value's code, the distinct values sorted): codes number the sorted values."""
+    names, codes = np.unique(values, return_inverse=True)
+    return codes.reshape(-1), names
+
+
+def concurrency(x: XTable, cal: Calendar) -> Block:
     """A run never runs on two machines at once: per phase and bucket, wall hours over every
     option <= runs x 24 h x the bucket's days."""
-    codes, names = pd.factorize(xi["phase"].to_numpy(), sort=True)
-    rid, first, code, bucket = _rows(codes, xi["bucket"].to_numpy())
-    upper = xi["runs"].to_numpy()[first] * HOURS_PER_DAY * cal.days[bucket]
+    codes, names = _codes(x.phase)
+    rid, first, code, bucket = _rows(codes, x.bucket)
+    upper = x.runs[first] * HOURS_PER_DAY * cal.days[bucket]
     return Block.of("concurrency", [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(code, bucket)], rid,
-                    xi["var"].to_numpy(), xi["wall_conf_per_ref"].to_numpy(dtype=float), -np.inf, upper)
+                    x.var, x.wall_conf_per_ref, -np.inf, upper)
 
 
 @dataclass(frozen=True)
@@ -503,30 +566,30 @@ class _Shared:
     bucket: np.ndarray  # each row's bucket
 
 
-def _shared(xi: pd.DataFrame, cal: Calendar, kinds: list[str]) -> _Shared:
-    """Rows per (group, bucket) over the x of ``kinds``. In numpy: this runs twice per program."""
-    at = np.flatnonzero(np.isin(xi["kind"].to_numpy(), kinds))
-    codes, names = pd.factorize(xi["group"].to_numpy()[at], sort=True)
-    rid, first, group_code, bucket = _rows(codes, xi["bucket"].to_numpy()[at])
-    cap = xi["open_capacity_h"].to_numpy(dtype=float)[at]
+def _shared(x: XTable, cal: Calendar, kinds: Sequence[str]) -> _Shared:
+    """Rows per (group, bucket) over the x of ``kinds``."""
+    at = np.flatnonzero(np.isin(x.kind, kinds))
+    codes, names = _codes(x.group[at])
+    rid, first, group_code, bucket = _rows(codes, x.bucket[at])
+    cap = x.open_capacity_h[at]
     cap_max, cap_min = np.full(len(first), -np.inf), np.full(len(first), np.inf)
     np.maximum.at(cap_max, rid, cap)
     np.minimum.at(cap_min, rid, cap)
     missing_units = np.zeros(len(first), dtype=bool)
-    np.logical_or.at(missing_units, rid, np.isnan(xi["units_per_hour"].to_numpy(dtype=float)[at]))
+    np.logical_or.at(missing_units, rid, np.isnan(x.units_per_hour[at]))
     return _Shared(at, rid, [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(group_code, bucket)],
-                   xi["kind"].to_numpy()[at][first], xi["option"].to_numpy()[at][first], cap_max, cap_min,
+                   x.kind[at][first], x.option[at][first], cap_max, cap_min,
                    ~missing_units, cal.days[bucket].astype(float), bucket)
 
 
-def machine(xi: pd.DataFrame, cal: Calendar, buy_vars: tuple[BuyVar, ...]) -> Block:
+def machine(x: XTable, cal: Calendar, buy_vars: tuple[BuyVar, ...]) -> Block:
     """A card runs one thing at a time: over each bucket, its wall hours over every phase <= 24 h
     x the bucket's days (x the y of the card bought on a day no later than the bucket's first)."""
-    g = _shared(xi, cal, ["own", "buy"])
+    g = _shared(x, cal, ["own", "buy"])
     is_buy = g.kind == "buy"
     hours = HOURS_PER_DAY * g.days
     upper = np.where(is_buy, 0.0, hours)
-    rows, cols, vals = [g.rid], [xi["var"].to_numpy()[g.at]], [xi["wall_conf_per_ref"].to_numpy(dtype=float)[g.at]]
+    rows, cols, vals = [g.rid], [x.var[g.at]], [x.wall_conf_per_ref[g.at]]
     first = cal.first_day[g.bucket]
     for v in buy_vars:  # each purchase day's y gives the card's hours from that day on
         owned = np.flatnonzero(is_buy & (g.option == v.option) & (first >= v.day))
@@ -558,62 +621,59 @@ def with_forced(program: Program, forced: dict[str, int]) -> Program:
     return dataclasses.replace(program, blocks=blocks)
 
 
-def account(xi: pd.DataFrame, cal: Calendar) -> Block:
+def account(x: XTable, cal: Calendar) -> Block:
     """A free tier's account runs one session at a time: over each bucket, what its sessions and
     your starts allow, pro rata to the bucket's days."""
-    g = _shared(xi, cal, list(NOTEBOOK_KINDS))
+    g = _shared(x, cal, NOTEBOOK_KINDS)
     cap = np.where(g.units_known, g.cap, g.cap_min).astype(float)
-    return Block.of("account", g.labels, g.rid, xi["var"].to_numpy()[g.at],
-                    xi["wall_conf_per_ref"].to_numpy(dtype=float)[g.at], -np.inf, cap * g.days / 7.0)
+    return Block.of("account", g.labels, g.rid, x.var[g.at], x.wall_conf_per_ref[g.at], -np.inf, cap * g.days / 7.0)
 
 
-def quota(xi: pd.DataFrame, cal: Calendar) -> Block:
+def quota(x: XTable, cal: Calendar) -> Block:
     """A free tier's weekly quota, per quota week: weeks reset on the provider's weekday where
     the catalog knows it, else on the scenario's start weekday. A quota week the plan covers
     only in part keeps its whole quota, as the provider grants it (the account's rows bound
     what those days can run)."""
-    hours = xi["quota_h_per_week"].to_numpy(dtype=float)
-    at = np.flatnonzero(np.isin(xi["kind"].to_numpy(), NOTEBOOK_KINDS) & np.isfinite(hours))
+    hours = x.quota_h_per_week
+    at = np.flatnonzero(np.isin(x.kind, NOTEBOOK_KINDS) & np.isfinite(hours))
     if not len(at):
         return Block.of("quota", [], [], [], [], -np.inf, [])
-    reset = np.array([d if isinstance(d, str) else "" for d in xi["quota_reset"].to_numpy()[at]], dtype=object)
-    bucket = xi["bucket"].to_numpy()[at]
+    reset = x.quota_reset[at]
+    bucket = x.bucket[at]
     period = np.zeros(len(at), dtype=np.int64)
     for day in set(reset):
         mine = reset == day
         period[mine] = cal.quota_week(day or None)[bucket[mine]]
-    codes, names = pd.factorize(xi["group"].to_numpy()[at], sort=True)
+    codes, names = _codes(x.group[at])
     rid, first, group_code, week = _rows(codes, period)
     limit = np.full(len(first), np.inf)
     np.minimum.at(limit, rid, hours[at])
     labels = [f"{names[c]} quota week from {cal.date(7 * w + cal.reset_offset(cal.start, r))}"
               for c, w, r in zip(group_code, week, reset[first])]
-    return Block.of("quota", labels, rid, xi["var"].to_numpy()[at], xi["wall_conf_per_ref"].to_numpy(dtype=float)[at],
-                    -np.inf, limit)
+    return Block.of("quota", labels, rid, x.var[at], x.wall_conf_per_ref[at], -np.inf, limit)
 
 
-def month_vars(cal: Calendar, xi: pd.DataFrame, subs: Mapping[str, tuple[str, float, float]],
+def month_vars(cal: Calendar, x: XTable, subs: Mapping[str, tuple[str, float, float]],
                first_var: int) -> tuple[CommitVar, ...]:
     """One binary per (subscription tier, month) the tier's x lie in: the month is subscribed (its
     fee paid, its units granted) or not. Months start on the scenario's start day of the month
     (:func:`month_starts`); the calendar cuts there, so each bucket lies in one month."""
-    option = xi["option"].to_numpy()
-    mine = np.isin(option, list(subs))
+    mine = np.isin(x.option, list(subs))
     if not mine.any():
         return ()
     starts = np.array(month_starts(cal.start, int(cal.edges[-1])), dtype=int)
     ends = np.append(starts[1:], int(cal.edges[-1]))
-    month = np.searchsorted(starts, cal.first_day[xi["bucket"].to_numpy()[mine]], side="right") - 1
+    month = np.searchsorted(starts, cal.first_day[x.bucket[mine]], side="right") - 1
     out: list[CommitVar] = []
     for tier, fee, units_month in sorted({v for v in subs.values()}):
-        ours = np.isin(option[mine], [o for o, v in subs.items() if v[0] == tier])
+        ours = np.isin(x.option[mine], [o for o, v in subs.items() if v[0] == tier])
         for m in sorted(set(month[ours].tolist())):
             out.append(CommitVar(first_var + len(out), tier, int(starts[m]), float(ends[m] - starts[m]), fee,
                                  units_month))
     return tuple(out)
 
 
-def subscription(xi: pd.DataFrame, cal: Calendar, subs: Mapping[str, tuple[str, float, float]],
+def subscription(x: XTable, cal: Calendar, subs: Mapping[str, tuple[str, float, float]],
                  months: tuple[CommitVar, ...]) -> Block:
     """A subscription's compute units, per month: the units its hours burn in the month (wall
     hours x the device's units an hour, over every device of the tier) <= the month's units if
@@ -621,32 +681,30 @@ def subscription(xi: pd.DataFrame, cal: Calendar, subs: Mapping[str, tuple[str, 
     keeps them 90 days: a plan that relies on that pays for a month it may not need)."""
     if not months:
         return Block.of("subscription", [], [], [], [], -np.inf, [])
-    option = xi["option"].to_numpy()
-    at = np.flatnonzero(np.isin(option, list(subs)))
-    first = cal.first_day[xi["bucket"].to_numpy()[at]]
-    tier = np.array([subs[o][0] for o in option[at]], dtype=object)
+    at = np.flatnonzero(np.isin(x.option, list(subs)))
+    first = cal.first_day[x.bucket[at]]
+    tier = np.array([subs[o][0] for o in x.option[at]], dtype=object)
     row = {(z.option, z.day): i for i, z in enumerate(months)}
     rid = np.array([row[(t, max(z.day for z in months if z.option == t and z.day <= f))]
                     for t, f in zip(tier, first)], dtype=int)
-    burn = xi["wall_conf_per_ref"].to_numpy(dtype=float)[at] * xi["units_per_hour"].to_numpy(dtype=float)[at]
+    burn = x.wall_conf_per_ref[at] * x.units_per_hour[at]
     return Block.of("subscription", [f"{z.option} month from {cal.date(z.day)}" for z in months],
                     np.concatenate([rid, np.arange(len(months))]),
-                    np.concatenate([xi["var"].to_numpy()[at], [z.var for z in months]]),
+                    np.concatenate([x.var[at], [z.var for z in months]]),
                     np.concatenate([burn, [-float(z.units or 0.0) for z in months]]), -np.inf, 0.0)
 
 
-def supply(xi: pd.DataFrame, cal: Calendar) -> Block:
+def supply(x: XTable, cal: Calendar) -> Block:
     """A rent offer with a known supply: per bucket, its instances over every phase <= the
     instances to be had at that price at once (wall hours <= supply x 24 h x the bucket's days)."""
-    n = xi["supply"].to_numpy(dtype=float)
-    at = np.flatnonzero((xi["kind"].to_numpy() == "rent") & np.isfinite(n) & ~xi["committed"].to_numpy(dtype=bool))
+    n = x.supply
+    at = np.flatnonzero((x.kind == "rent") & np.isfinite(n) & ~x.committed)
     if not len(at):  # a commitment's supply bounds its instances committed instead
         return Block.of("supply", [], [], [], [], -np.inf, [])
-    codes, names = pd.factorize(xi["option"].to_numpy()[at], sort=True)
-    rid, first, code, bucket = _rows(codes, xi["bucket"].to_numpy()[at])
+    codes, names = _codes(x.option[at])
+    rid, first, code, bucket = _rows(codes, x.bucket[at])
     return Block.of("supply", [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(code, bucket)], rid,
-                    xi["var"].to_numpy()[at], xi["wall_conf_per_ref"].to_numpy(dtype=float)[at], -np.inf,
-                    n[at][first] * HOURS_PER_DAY * cal.days[bucket])
+                    x.var[at], x.wall_conf_per_ref[at], -np.inf, n[at][first] * HOURS_PER_DAY * cal.days[bucket])
 
 
 def _covered_days(day: int, term_days: float, first: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -655,23 +713,21 @@ def _covered_days(day: int, term_days: float, first: np.ndarray, end: np.ndarray
     return np.clip(np.minimum(end, day + term_days) - np.maximum(first, day), 0.0, None)
 
 
-def commit_vars(s: Scenario, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame, first_var: int,
+def commit_vars(s: Scenario, cal: Calendar, x: XTable, opts: pd.DataFrame, first_var: int,
                 trends: Mapping[str, float] | None = None) -> tuple[CommitVar, ...]:
     """One integer per (commitment, start day): week starts for terms up to four weeks (blocks a
     plan stacks), every fourth week start for longer ones, and only days from which the term
     covers a bucket the offer's x lie in. One instance's term costs the price per hour x 24 h x
     the term's days, at the price of its start day on the rent's path (:func:`rent_trends`)."""
-    committed = xi["committed"].to_numpy(dtype=bool)
-    if not committed.any():
+    if not x.committed.any():
         return ()
     rows = opts.set_index("option")
     points = _rent_points(s, cal)
     out: list[CommitVar] = []
-    option_of, bucket_of = xi["option"].to_numpy(), xi["bucket"].to_numpy()
-    for option in sorted(set(option_of[committed])):
+    for option in sorted(set(x.option[x.committed])):
         r = rows.loc[option]
         term = float(r["term_days"])
-        buckets = np.unique(bucket_of[option_of == option])
+        buckets = np.unique(x.bucket[x.option == option])
         first, end = cal.first_day[buckets], cal.edges[buckets + 1]
         priced = cal.day_of(r["as_of"])
         trend = (trends or {}).get(str(option), 0.0)
@@ -684,17 +740,17 @@ def commit_vars(s: Scenario, cal: Calendar, xi: pd.DataFrame, opts: pd.DataFrame
     return tuple(out)
 
 
-def commitment(xi: pd.DataFrame, cal: Calendar, commits: tuple[CommitVar, ...]) -> Block:
+def commitment(x: XTable, cal: Calendar, commits: tuple[CommitVar, ...]) -> Block:
     """A commitment's instances run one thing at a time each: per bucket, its wall hours over
     every phase <= 24 h x the days of the bucket each term covers x its instances (a 30-day
     term's last two days are as usable as its first four weeks)."""
-    at = np.flatnonzero(xi["committed"].to_numpy(dtype=bool))
+    at = np.flatnonzero(x.committed)
     if not len(at):
         return Block.of("commitment", [], [], [], [], -np.inf, [])
-    codes, names = pd.factorize(xi["option"].to_numpy()[at], sort=True)
-    rid, _, code, bucket = _rows(codes, xi["bucket"].to_numpy()[at])
+    codes, names = _codes(x.option[at])
+    rid, _, code, bucket = _rows(codes, x.bucket[at])
     option, first, end = np.asarray(names)[code], cal.first_day[bucket], cal.edges[bucket + 1]
-    rows, cols, vals = [rid], [xi["var"].to_numpy()[at]], [xi["wall_conf_per_ref"].to_numpy(dtype=float)[at]]
+    rows, cols, vals = [rid], [x.var[at]], [x.wall_conf_per_ref[at]]
     for v in commits:
         covered = np.where(option == v.option, _covered_days(v.day, v.days, first, end), 0.0)
         active = np.flatnonzero(covered > 0)
@@ -705,47 +761,45 @@ def commitment(xi: pd.DataFrame, cal: Calendar, commits: tuple[CommitVar, ...]) 
                     np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -np.inf, 0.0)
 
 
-def starts(xi: pd.DataFrame, cal: Calendar, starts_per_day: float) -> Block:
+def starts(x: XTable, cal: Calendar, starts_per_day: float) -> Block:
     """Sessions started by hand, over every tier that needs a person, per bucket."""
-    sel = xi[xi["needs_person"].fillna(False).astype(bool)]
-    buckets, rid = np.unique(sel["bucket"].to_numpy(), return_inverse=True)
-    return Block.of("starts", [cal.bucket_label(b) for b in buckets], rid, sel["var"].to_numpy(),
-                    sel["sessions_per_ref"].to_numpy(dtype=float), -np.inf,
-                    starts_per_day * cal.days[buckets].astype(float))
+    at = np.flatnonzero(x.needs_person)
+    buckets, rid = np.unique(x.bucket[at], return_inverse=True)
+    return Block.of("starts", [cal.bucket_label(b) for b in buckets], rid.reshape(-1), x.var[at],
+                    x.sessions_per_ref[at], -np.inf, starts_per_day * cal.days[buckets].astype(float))
 
 
-def once(xi: pd.DataFrame) -> Block:
+def once(x: XTable) -> Block:
     """A tier's hours granted once, over the whole plan."""
-    sel = xi[xi["quota_h_total"].notna()]
-    groups, rid = np.unique(sel["group"].to_numpy(), return_inverse=True)
+    at = np.flatnonzero(~np.isnan(x.quota_h_total))
+    groups, rid = np.unique(x.group[at], return_inverse=True)
     limit = np.full(len(groups), np.inf)
-    np.minimum.at(limit, rid.reshape(-1), sel["quota_h_total"].to_numpy(dtype=float))
-    return Block.of("once", list(groups), rid, sel["var"].to_numpy(), sel["wall_conf_per_ref"].to_numpy(dtype=float),
-                    -np.inf, limit)
+    np.minimum.at(limit, rid.reshape(-1), x.quota_h_total[at])
+    return Block.of("once", list(groups), rid.reshape(-1), x.var[at], x.wall_conf_per_ref[at], -np.inf, limit)
 
 
-def host(xi: pd.DataFrame, s: Scenario, buy_vars: tuple[BuyVar, ...], host_index: int) -> Block:
+def host(x: XTable, s: Scenario, buy_vars: tuple[BuyVar, ...], host_index: int) -> Block:
     """Without a host machine, a card bought or owned needs the host computer bought."""
     b_cols = [v.var for v in buy_vars]
-    own = xi[xi["kind"] == "own"]
-    big = own["phase"].map(lambda p: s.phase(p).gpu_hours).to_numpy(dtype=float)
+    own = np.flatnonzero(x.kind == "own")
+    big = np.array([s.phase(p).gpu_hours for p in x.phase[own]], dtype=float)
     k, m = len(b_cols), len(own)
     row = np.concatenate([np.repeat(np.arange(k), 2), k + np.repeat(np.arange(m), 2)])
     col = np.concatenate([np.ravel([[j, host_index] for j in b_cols]) if k else np.zeros(0),
-                          np.ravel(np.column_stack([own["var"].to_numpy(), np.full(m, host_index)]))])
+                          np.ravel(np.column_stack([x.var[own], np.full(m, host_index)]))])
     val = np.concatenate([np.tile([1.0, -1.0], k), np.ravel(np.column_stack([np.ones(m), -big]))])
-    return Block.of("host", [*(v.label for v in buy_vars), *(f"{o} bucket {b}" for o, b in zip(own["option"], own["bucket"]))],
+    return Block.of("host", [*(v.label for v in buy_vars), *(f"{o} bucket {b}" for o, b in zip(x.option[own], x.bucket[own]))],
                     row, col, val, -np.inf, 0.0)
 
 
-def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index: int | None, host_usd: float, budget_usd: float | None,
+def budget(x: XTable, buy_vars: tuple[BuyVar, ...], host_index: int | None, host_usd: float, budget_usd: float | None,
            credit_vars: np.ndarray | None = None, commits: tuple[CommitVar, ...] = ()) -> Block:
     """Cash out <= the budget: purchases at their price (resale comes back only after the
     horizon, so it pays for nothing during the plan), the host, rent, electricity, storage and
     egress, less what credits pay; your time is not cash."""
     credit_vars = np.zeros(0, dtype=int) if credit_vars is None else credit_vars
-    cols = [*xi["var"], *(v.var for v in buy_vars)] + ([host_index] if host_index is not None else []) + list(credit_vars)
-    vals = [*xi["money_per_ref"].to_numpy(dtype=float), *(v.price_usd for v in buy_vars)]
+    cols = [*x.var, *(v.var for v in buy_vars)] + ([host_index] if host_index is not None else []) + list(credit_vars)
+    vals = [*x.money_per_ref, *(v.price_usd for v in buy_vars)]
     vals += [host_usd] if host_index is not None else []
     vals += [-1.0] * len(credit_vars)
     cols += [v.var for v in commits]
@@ -756,15 +810,15 @@ def budget(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], host_index: int | Non
 def emissions_kg(program: Program, sol: Solution) -> float:
     """A solution's emissions [kg CO2e]: each x's hours at their emissions an hour, and the
     making carried by the cards it buys."""
-    xi = program.x_index
-    hours = float(np.asarray(sol.x[: len(xi)]) @ xi["co2_per_ref"].to_numpy(dtype=float))
+    x = program.x_index
+    hours = float(np.asarray(sol.x[: len(x)]) @ x.co2_per_ref)
     return hours + sum(v.made_kg for v in program.buy_vars if sol.x[v.var] > 0.5)
 
 
 def energy_of(program: Program, sol: Solution) -> float:
     """A solution's energy [kWh] (the hours'; making a card is not counted as energy)."""
-    xi = program.x_index
-    return float(np.asarray(sol.x[: len(xi)]) @ xi["energy_per_ref"].to_numpy(dtype=float))
+    x = program.x_index
+    return float(np.asarray(sol.x[: len(x)]) @ x.energy_per_ref)
 
 
 def bought_kg(s: Scenario, opts: pd.DataFrame, buy_vars: tuple[BuyVar, ...]) -> list[float]:
@@ -777,11 +831,11 @@ def bought_kg(s: Scenario, opts: pd.DataFrame, buy_vars: tuple[BuyVar, ...]) -> 
             for v in buy_vars]
 
 
-def co2_cap(xi: pd.DataFrame, buy_vars: tuple[BuyVar, ...], max_kg: float) -> Block:
+def co2_cap(x: XTable, buy_vars: tuple[BuyVar, ...], max_kg: float) -> Block:
     """Emissions <= ``you.max_co2``: each hour's (its energy at its grid, a rented machine's
     making) and the making carried by the cards bought."""
-    cols = [*xi["var"], *(v.var for v in buy_vars)]
-    vals = [*xi["co2_per_ref"].to_numpy(dtype=float), *(v.made_kg for v in buy_vars)]
+    cols = [*x.var, *(v.var for v in buy_vars)]
+    vals = [*x.co2_per_ref, *(v.made_kg for v in buy_vars)]
     return Block.of("co2", ["co2"], np.zeros(len(cols)), cols, vals, -np.inf, max_kg)
 
 
@@ -797,14 +851,13 @@ def _pays(credit: Credit, cal: Calendar, option: np.ndarray, first: np.ndarray, 
     return ok
 
 
-def credit_cover(s: Scenario, xi: pd.DataFrame, cal: Calendar) -> list[np.ndarray]:
+def credit_cover(s: Scenario, x: XTable, cal: Calendar) -> list[np.ndarray]:
     """Per credit of ``you.credits``: the x it may pay for: rent in buckets that lie inside its
     days (:func:`_pays`)."""
-    rent = xi["kind"].to_numpy() == "rent"
-    first = cal.first_day[xi["bucket"].to_numpy()]
-    last = cal.edges[1:][xi["bucket"].to_numpy()] - 1
-    option = xi["option"].to_numpy()
-    return [np.flatnonzero(rent & _pays(credit, cal, option, first, last)) for credit in s.you.credits]
+    rent = x.kind == "rent"
+    first = cal.first_day[x.bucket]
+    last = cal.edges[1:][x.bucket] - 1
+    return [np.flatnonzero(rent & _pays(credit, cal, x.option, first, last)) for credit in s.you.credits]
 
 
 def credit_terms(s: Scenario, cal: Calendar, commits: tuple[CommitVar, ...]) -> list[tuple[CommitVar, ...]]:
@@ -815,7 +868,7 @@ def credit_terms(s: Scenario, cal: Calendar, commits: tuple[CommitVar, ...]) -> 
             for credit in s.you.credits]
 
 
-def credits(xi: pd.DataFrame, amounts: list[float], index: tuple[tuple[np.ndarray, np.ndarray], ...],
+def credits(x: XTable, amounts: list[float], index: tuple[tuple[np.ndarray, np.ndarray], ...],
             on_terms: tuple[tuple[np.ndarray, tuple[CommitVar, ...]], ...] = ()) -> Block:
     """A credit pays at most its amount, and together the credits pay at most each x's money
     and each commitment's terms (``on_terms``: per credit, its u on commitments and the
@@ -841,15 +894,14 @@ def credits(xi: pd.DataFrame, amounts: list[float], index: tuple[tuple[np.ndarra
         upper.append(0.0)
     pays: dict[int, list[int]] = {}
     for u, covered in index:
-        for var, x in zip(u, covered):
-            pays.setdefault(int(x), []).append(int(var))
-    money = xi["money_per_ref"].to_numpy(dtype=float)
-    for x, us in sorted(pays.items()):
-        labels.append(f"credits on x{x}")
+        for var, j in zip(u, covered):
+            pays.setdefault(int(j), []).append(int(var))
+    for j, us in sorted(pays.items()):
+        labels.append(f"credits on x{j}")
         r = len(labels) - 1
         rows += [r] * (len(us) + 1)
-        cols += [*us, int(xi["var"].iloc[x])]
-        vals += [1.0] * len(us) + [-money[x]]
+        cols += [*us, int(x.var[j])]
+        vals += [1.0] * len(us) + [-float(x.money_per_ref[j])]
         upper.append(0.0)
     return Block.of("credits", labels, rows, cols, vals, -np.inf, upper)
 
@@ -875,15 +927,11 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     resets = q.loc[q["kind"].isin(NOTEBOOK_KINDS).to_numpy() & q["quota_h_per_week"].notna().to_numpy(), "quota_reset"]
     subs = {o: v for o, v in subscriptions_of(opts).items() if o in set(q["option"])}
     cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})), bool(subs))
-    xi = _variables(s, cal, q)
-    committed = xi["option"].isin(list(commitments_of(opts))).to_numpy()
-    xi = xi.assign(committed=committed)
     trends = rent_trends(s, opts)
-    path = price_path(s, cal, xi, dict(zip(opts["option"], opts["as_of"])), committed, trends)
-    xi = priced(xi, path, committed | xi["option"].isin(list(subs)).to_numpy())
+    xi = x_table(s, cal, q, opts, subs, trends)
     # the variables, family by family
     var = VarIndex()
-    var.add("hours", len(xi))  # x: xi["var"] numbers them
+    var.add("hours", len(xi))  # x: xi.var numbers them
     nx = len(xi)
     buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(cards))
     steps = [(b, *step) for b in buys for step in (paths[b] if paths and b in paths else ((0, *cards[b]),))]
@@ -1026,12 +1074,13 @@ def schedule(program: Program, sol: Solution) -> pd.DataFrame:
     """Reference hours per (phase, option, bucket) with positive work, with the bucket's first
     day, length and week."""
     xi = program.x_index
-    out = xi[["phase", "option", "kind", "week", "bucket", "days", "open_capacity_h", "weekly_capacity_h",
-              "parallel"]].copy()
-    out["gpu_hours"] = sol.x[: len(xi)]
-    out["wall_hours"] = out["gpu_hours"] * xi["wall_per_ref"]
-    out["wall_hours_conf"] = out["gpu_hours"] * xi["wall_conf_per_ref"]
-    out = out[out["gpu_hours"] > 1e-6].reset_index(drop=True)
+    hours = np.asarray(sol.x[: len(xi)], dtype=float)
+    keep = np.flatnonzero(hours > 1e-6)
+    out = pd.DataFrame({c: getattr(xi, c)[keep] for c in ("phase", "option", "kind", "week", "bucket", "days",
+                                                            "open_capacity_h", "weekly_capacity_h", "parallel")})
+    out["gpu_hours"] = hours[keep]
+    out["wall_hours"] = hours[keep] * xi.wall_per_ref[keep]
+    out["wall_hours_conf"] = hours[keep] * xi.wall_conf_per_ref[keep]
     cal = program.calendar
     if program.commit_vars and len(out):  # a commitment runs as many runs at once as instances its terms give
         first, end = cal.first_day[out["bucket"].to_numpy()], cal.edges[out["bucket"].to_numpy() + 1]
@@ -1040,8 +1089,7 @@ def schedule(program: Program, sol: Solution) -> pd.DataFrame:
             if not z.subscription and sol.x[z.var] > 0.5:
                 mine = out["option"].to_numpy() == z.option
                 instances[mine & (_covered_days(z.day, z.days, first, end) > 0)] += round(float(sol.x[z.var]))
-        committed = xi["committed"].to_numpy(dtype=bool)
-        held = np.isin(out["option"].to_numpy(), xi["option"].to_numpy()[committed])
+        held = xi.committed[keep]
         out.loc[held, "parallel"] = np.minimum(out.loc[held, "parallel"].to_numpy(), np.maximum(instances[held], 1))
     out["first_day"] = cal.first_dates[out["bucket"].to_numpy()]
     out["week_start"] = np.asarray(program.week_starts, dtype=object)[out["week"].to_numpy()]

@@ -183,8 +183,7 @@ class Solved:
         (1 without a price trend)."""
         xi = self.program.x_index
         x = self.sol.x[: len(xi)]
-        weighted = pd.DataFrame({"phase": xi["phase"], "option": xi["option"], "x": x,
-                                 "fx": x * xi["price_factor"].to_numpy(dtype=float)})
+        weighted = pd.DataFrame({"phase": xi.phase, "option": xi.option, "x": x, "fx": x * xi.price_factor})
         g = weighted.groupby(["phase", "option"], sort=False)[["x", "fx"]].sum()
         return {(str(p), str(o)): (float(fx / x) if x > 1e-12 else 1.0)
                 for (p, o), x, fx in zip(g.index, g["x"], g["fx"])}
@@ -195,9 +194,8 @@ class Solved:
         there, weighted by them (what a yearly price trend acts over)."""
         xi = self.program.x_index
         x = self.sol.x[: len(xi)]
-        weighted = pd.DataFrame({"phase": xi["phase"], "option": xi["option"], "x": x,
-                                 "yx": x * xi["price_years"].to_numpy(dtype=float)})
-        g = weighted[xi["kind"].to_numpy() == "rent"].groupby(["phase", "option"], sort=False)[["x", "yx"]].sum()
+        weighted = pd.DataFrame({"phase": xi.phase, "option": xi.option, "x": x, "yx": x * xi.price_years})
+        g = weighted[xi.kind == "rent"].groupby(["phase", "option"], sort=False)[["x", "yx"]].sum()
         return {(str(p), str(o)): float(yx / x) for (p, o), x, yx in zip(g.index, g["x"], g["yx"]) if x > 1e-12}
 
     @cached_property
@@ -255,7 +253,7 @@ class Solved:
     def running_usd(self) -> np.ndarray:
         """Money each x variable spends (rent, electricity, storage, egress) [USD]."""
         xi = self.program.x_index
-        return self.sol.x[: len(xi)] * xi["money_per_ref"].to_numpy(dtype=float)
+        return self.sol.x[: len(xi)] * xi.money_per_ref
 
     @property
     def purchase_usd(self) -> float:
@@ -278,8 +276,7 @@ class Solved:
         commitments (offer, start day) it may pay: what the uncertainty analysis needs to let the
         credits pay a draw's bills as they pay the plan's."""
         xi = self.program.x_index
-        money = pd.DataFrame({"phase": xi["phase"].to_numpy(), "option": xi["option"].to_numpy(),
-                              "usd": self.running_usd})
+        money = pd.DataFrame({"phase": xi.phase, "option": xi.option, "usd": self.running_usd})
         total = money.groupby(["phase", "option"], sort=True)["usd"].sum()
         terms = self.program.credit_terms or tuple((np.zeros(0, dtype=int), ()) for _ in self.program.credit_index)
         made = {(z.option, z.day) for z, k in self.committed if k > 0}
@@ -309,15 +306,16 @@ class Solved:
         """Money plus the user's time and emissions at the carbon price (the hours' and the
         making of the cards bought) [USD]."""
         xi = self.program.x_index
-        not_cash_per_ref = (xi["cost_per_ref"] - xi["money_per_ref"]).to_numpy(dtype=float)
+        not_cash_per_ref = xi.cost_per_ref - xi.money_per_ref
         made = sum(v.made_kg for v in self.bought_on.values()) * (self.s.you.carbon_usd_per_kg or 0.0)
         return self.money_usd + float(self.sol.x[: len(xi)] @ not_cash_per_ref) + made
 
     def money_items(self) -> dict[str, float]:
         """Money per item: each purchase (net of resale), the host, each option's running money [USD]."""
         xi = self.program.x_index
-        label = (xi["kind"].map({"own": "electricity for ", "buy": "electricity for "}).fillna("") + xi["option"])
-        spent = pd.Series(self.running_usd).groupby(label.to_numpy()).sum()
+        label = np.array([("electricity for " if k in ("own", "buy") else "") + o for k, o in zip(xi.kind, xi.option)],
+                         dtype=object)
+        spent = pd.Series(self.running_usd).groupby(label).sum()
         out = {f"buy {b}": v.price_usd - v.resale_usd for b, v in self.bought_on.items()}
         if self.host_bought:
             out["host computer"] = self.s.you.host_usd
@@ -336,7 +334,7 @@ class Solved:
         """Money spent by the end of each week: purchases on their days (the host at the start),
         running costs less what credits pay in their weeks, resale back at the horizon's end [USD]."""
         weekly = np.zeros(len(self.program.week_starts))
-        week = self.program.x_index["week"].to_numpy()
+        week = self.program.x_index.week
         np.add.at(weekly, week, self.running_usd)
         for u, covered in self.program.credit_index:
             np.add.at(weekly, week[covered], -self.sol.x[u])
