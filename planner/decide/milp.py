@@ -1021,6 +1021,11 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     optimality: among plans of equal cost the documented order (:data:`TIE_BREAKS`) decides.
     (Equal cards never reach the program: dominance pruning keeps the first by id.)
 
+    The integer search runs without HiGHS's presolve: on these programs (hundreds of rows, a few
+    binaries) presolve costs more than it saves (36 -> 24 ms on the lab box, 32 -> 17 ms on the
+    thesis; bench/optimize.py), and the hours come from the second solve, with presolve, so the
+    plan is the same.
+
     ``ok`` is false when HiGHS returns no proven optimum (time limit, numerical trouble):
     the caller must not read such a solution as a plan.
     """
@@ -1030,8 +1035,9 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
 
     constraints = program.constraints()
     options = {"time_limit": time_limit_s, "mip_rel_gap": 1e-7}
+    search = {**options, "presolve": not program.integrality.any()}
     res = milp(program.c, constraints=constraints, integrality=program.integrality, bounds=program.bounds,
-               options=options if not program.commit_vars else {**options, "node_limit": ORDERED_NODES})
+               options=search if not program.commit_vars else {**search, "node_limit": ORDERED_NODES})
     if program.commit_vars and program.ties is not None and res.status != 0:
         res = _on_cost_alone(program, constraints, options, res)
     if res.x is None:
