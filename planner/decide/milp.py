@@ -751,12 +751,18 @@ def commitment(x: XTable, cal: Calendar, commits: tuple[CommitVar, ...]) -> Bloc
     rid, _, code, bucket = _rows(codes, x.bucket[at])
     option, first, end = np.asarray(names)[code], cal.first_day[bucket], cal.edges[bucket + 1]
     rows, cols, vals = [rid], [x.var[at]], [x.wall_conf_per_ref[at]]
+    # rows come sorted by offer, then bucket: each term meets only its offer's rows from its first
+    # day to its last (searched, not scanned: a 10-year plan has thousands of terms)
+    offers, starts_at = np.unique(option, return_index=True)
+    span = dict(zip(offers.tolist(), zip(starts_at.tolist(), [*starts_at[1:].tolist(), len(option)])))
     for v in commits:
-        covered = np.where(option == v.option, _covered_days(v.day, v.days, first, end), 0.0)
-        active = np.flatnonzero(covered > 0)
+        a, b = span[v.option]
+        a, b = a + int(np.searchsorted(end[a:b], v.day, side="right")), a + int(np.searchsorted(first[a:b], v.day + v.days))
+        covered = _covered_days(v.day, v.days, first[a:b], end[a:b])
+        active = a + np.flatnonzero(covered > 0)
         rows.append(active)
         cols.append(np.full(len(active), v.var))
-        vals.append(-HOURS_PER_DAY * covered[active])
+        vals.append(-HOURS_PER_DAY * covered[covered > 0])
     return Block.of("commitment", [f"{o} {cal.bucket_label(b)}" for o, b in zip(option, bucket)],
                     np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -np.inf, 0.0)
 
