@@ -216,7 +216,8 @@ FIT_FLAGS = {  # flag -> workload key of docs/scenario.md
 }
 FIT_HEADERS = {"fit": {
     "device": "Device", "vram_gb": "VRAM [GB]", "need_gb": "Need [GB]", "verdict": "Verdict",
-    "micro_batch": "Micro-batch", "relative_speed": "Speed [x ref]", "speed_source": "Source",
+    "micro_batch": "Micro-batch", "relative_speed": "Speed [x ref]", "speed_at_scale": "Large work [x ref]",
+    "speed_source": "Source",
     "replica_vram_gb": "Per replica [GB]",
 }}
 
@@ -251,9 +252,10 @@ def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: t
     in scenario files); flags override a scenario's values.
     """
     from .api import load_catalog, load_scenario
+    from .model.job import step
     from .model.overrides import parse_flag_value
     from .model.validate import load_workload, workload_values
-    from .model.workload import fit_table
+    from .model.workload import STEP_FIXED_S_PER_LAYER, fit_table
     from .report.page import render_rows
 
     catalog = load_catalog(catalog_files, today)
@@ -266,10 +268,16 @@ def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: t
         if flags[flag] is not None:
             values[key] = parse_flag_value(flags[flag], "--" + flag.replace("_", "-"))
     w = load_workload(values, catalog.ids())
-    table = fit_table(w, catalog.devices, catalog.throughput, gpus)
+    table = fit_table(w, catalog.devices, catalog.throughput, gpus, step(w, catalog.ids()))
     if kind:
         table = table[table["kind"] == kind]
-    cols = list(FIT_HEADERS["fit"]) + ["slowdown", "reason", "assumptions"]
+    cols = list(FIT_HEADERS["fit"]) + ["slowdown", "reason", "assumptions"] + (["fixed_share"] if fmt != "text" else [])
+    at = step(w, catalog.ids())
+    if at is not None and fmt == "text":  # what the speeds at this size rest on, once (not a column of equal cells)
+        fixed_ms = STEP_FIXED_S_PER_LAYER[1] * 1e3
+        click.echo(f"Speeds at this job's step ({at.flops / 1e12:.3g} TFLOP, {at.layers} layers): {at.fixed_share():.0%} "
+                   f"of a step on {w.reference_gpu} is a fixed {fixed_ms:g} ms a layer that no GPU shortens; 'Large work' "
+                   "is each speed on large steps.\n")
     click.echo(render_rows({"fit": table[cols]}, FIT_HEADERS, fmt), nl=False)
 
 
@@ -295,12 +303,12 @@ def estimate(scenario: str, kind: str | None, show_all: bool, variant: str | Non
     these before trusting a plan.
     """
     from .api import load_catalog, load_scenario
-    from .model.job import estimate_table
+    from .model.job import estimate_table, step
     from .report.page import render_rows
 
     catalog = load_catalog(catalog_files, today)
     s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
-    table = estimate_table(s.phases, s.workload, catalog.devices, catalog.throughput)
+    table = estimate_table(s.phases, s.workload, catalog.devices, catalog.throughput, step(s.workload, catalog.ids()))
     if kind:
         table = table[table["kind"] == kind]
     if fmt != "text":

@@ -28,7 +28,7 @@ from pricing.errors import SolverError
 from pricing.memo import Kept
 from pricing.values import float_or, opt_float
 
-from ..model import sessions, units, workload
+from ..model import job, sessions, units, workload
 from ..model.costs import COST_PARTS, PART_NAMES
 from ..model.records import NOTEBOOK_KINDS, Option, Quote, options_of, quotes_frame
 from ..model.scenario import Phase, Scenario
@@ -398,8 +398,9 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     """
     # stage 1: the options, what the workload makes of each, and every (phase, option) priced
     opts = build_options(s, catalog)
-    feas = exclusions(s, opts, catalog.devices, catalog.throughput)
-    records = quote_records(s, opts, feas)
+    step = job.step(s.workload, catalog.ids())  # the speeds at the workload's size
+    feas = exclusions(s, opts, catalog.devices, catalog.throughput, step)
+    records = quote_records(s, opts, feas, step)
     all_quotes = quotes_frame(records)
     cards = card_costs(s, opts)
     # stage 2: prune what no plan needs, solve the program
@@ -442,6 +443,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     used = {a.option for ph in phases for a in ph.assignments} | set(best.bought)
     assumed = _assumed_figures(s, [o for o in options.values() if o.option in used], warnings)
     assumed += _catalog_trends(s, catalog, opts, used)  # where rent goes: a default with its range, said up front
+    assumed += _step_note(s, step, [o for o in options.values() if o.option in used])
     return Plan(
         scenario=s,
         feasible=all(ph.meets_deadline for ph in phases),
@@ -473,6 +475,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
         breakeven=tuple(pairs),
         problem_size=(best.program.n_vars, best.program.n_constraints),
         options=opts,
+        step=step,
     )
 
 
@@ -676,6 +679,30 @@ def _assignment(s: Scenario, ph: Phase, c: Quote, o: Option, f: float, hours: fl
         price_source=_price_source(o), prepaid=o.term_days is not None or o.by_the_month,
         energy_kwh=c.energy_kwh * f, co2_kg=c.co2_kg * f,
     )
+
+
+#: The speeds at a job's size are said up front where they move a device the plan uses this much.
+STEP_NOTE_AT = 0.02
+
+
+def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> list[str]:
+    """What the speeds at the job's size rest on, said up front where they move a device the plan
+    uses by STEP_NOTE_AT or more: the step's fixed time per layer, a default with its range
+    (planner.model.workload.Step)."""
+    if step is None:
+        return []
+    share = step.fixed_share()
+    moved = sorted({(o.device, o.relative_speed / workload.data_parallel_speed(o.count, s.workload.sharding))
+                    for o in used if o.speed_source in ("measured", "estimated") and o.device != s.workload.reference_gpu})
+    moved = [(d, v) for d, v in moved if abs(float(workload.at_scale(v, share)) / v - 1.0) >= STEP_NOTE_AT]
+    if not moved:
+        return []
+    low, typical, high = workload.STEP_FIXED_S_PER_LAYER
+    said = ", ".join(f"{d} {v:.2f}x instead of {float(workload.at_scale(v, share)):.2f}x" for d, v in moved[:3])
+    return [f"speeds at this job's size: a step of {step.flops / 1e12:.3g} TFLOP over {step.layers} layers spends a fixed "
+            f"{typical * 1e3:g} ms a layer (range {low * 1e3:g}-{high * 1e3:g} ms: kernel launches and host work that no GPU "
+            f"shortens; fitted on published runs at several sizes), {share:.0%} of a step on {s.workload.reference_gpu}, "
+            f"so cards gain less over it than on large work ({said}); the uncertainty analysis draws it"]
 
 
 def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> list[str]:

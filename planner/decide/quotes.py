@@ -24,6 +24,7 @@ from ..model import carbon, costs, sessions, units, workload
 from ..model.costs import PART_NAMES
 from ..model.records import NOTEBOOK_KINDS, QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
 from ..model.scenario import Phase, Scenario, Workload, You, prices_move
+from ..model.workload import Step
 
 __all__ = ["QUOTE_COLUMNS", "Quote", "card_costs", "exclusions", "money_by_part", "quote", "quote_records"]
 
@@ -33,19 +34,21 @@ LOCAL_DISK_GB_PER_H = 1800.0
 _FITS, _EXCLUSIONS = Kept(), Kept()
 
 
-def _fits(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame) -> tuple[dict, _Placements, float]:
-    """What a workload's exclusions need from the device tables — each device's speed, the
-    reference's slowdown, and a placement per (device, count), filled as asked — once per
-    (workload, tables) in a process (pricing.memo: a what-if varies prices and hours far more
-    often than the model)."""
+def _fits(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, step: Step | None
+          ) -> tuple[dict, _Placements, float]:
+    """What a workload's exclusions need from the device tables — each device's speed at the
+    workload's step (:func:`planner.model.workload.speeds_at_size`), the reference's slowdown, and
+    a placement per (device, count), filled as asked — once per (workload, step, tables) in a
+    process (pricing.memo: a what-if varies prices and hours far more often than the model)."""
     def make() -> tuple[dict, _Placements, float]:
-        speed = workload.relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision, w.measured_speed)
+        speed = workload.speeds_at_size(workload.relative_speed(
+            devices, throughput, w.reference_gpu, w.family, w.precision, w.measured_speed), step)
         ref = workload.place_reference(w, devices)
         ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
         speeds = dict(zip(speed.index, zip(speed["relative_speed"], speed["speed_source"])))  # a row read per option
         return speeds, _Placements(w, {d.id: d for d in devices.itertuples()}), ref_slowdown
 
-    return _FITS.get((devices, throughput), (w,), make)
+    return _FITS.get((devices, throughput), (w, step), make)
 
 
 class _Placements:
@@ -71,25 +74,27 @@ class FitInputs:
     workload: Workload
     framework: str
     you: You
+    step: Step | None  # the workload's step: its speeds depend on its size
 
     @classmethod
-    def of(cls, s: Scenario) -> FitInputs:
-        return cls(s.workload, s.framework, s.you)
+    def of(cls, s: Scenario, step: Step | None = None) -> FitInputs:
+        return cls(s.workload, s.framework, s.you, step)
 
 
-def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
+def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame,
+               step: Step | None = None) -> pd.DataFrame:
     """Per option: fit verdict, speed, and the reason it cannot be used (or None).
 
     The slowdown is relative to the reference GPU's own: hours measured on a card that
     needed gradient accumulation already include its cost. Once per (options, tables,
     :class:`FitInputs`) in a process (pricing.memo)."""
-    inputs = FitInputs.of(s)
+    inputs = FitInputs.of(s, step)
     return _EXCLUSIONS.get((opts, devices, throughput), (inputs,), lambda: _exclusions(inputs, opts, devices, throughput))
 
 
 def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
     w = s.workload
-    speed, placements, ref_slowdown = _fits(w, devices, throughput)
+    speed, placements, ref_slowdown = _fits(w, devices, throughput, s.step)
     options = options_of(opts)
     runs_it: dict[str, list[str]] = {}  # per free account: its tiers that run the scenario's framework
     for r in options:
@@ -182,9 +187,9 @@ _OPTION_ROWS = Kept()
 _ROWS = ByValue(size=20_000)  # about 2 KB a row: tens of MB at most
 
 
-def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> pd.DataFrame:
+def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Step | None = None) -> pd.DataFrame:
     """The quotes of :func:`quote_records` as a DataFrame (a view for notebooks and CSV)."""
-    return quotes_frame(quote_records(s, opts, feas))
+    return quotes_frame(quote_records(s, opts, feas, step))
 
 
 @dataclass(frozen=True)
@@ -203,12 +208,13 @@ class QuoteInputs:
     you: You
     work_range: tuple[float, float] | None  # the phase's gpu_hours written as a range
     phase_confidence: float
+    step: Step | None = None  # the workload's step: the range of its fixed time widens the planned hours
 
     @classmethod
-    def of(cls, s: Scenario, ph: Phase) -> QuoteInputs:
+    def of(cls, s: Scenario, ph: Phase, step: Step | None = None) -> QuoteInputs:
         begin, end = s.window(ph)
         return cls(ph, begin, end, s.workload, s.electricity_usd_per_kwh, s.you,
-                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), s.phase_confidence)
+                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), s.phase_confidence, step)
 
     def window(self, ph: Phase) -> tuple[dt.date, dt.date]:
         assert ph == self.phase, "a quote's inputs answer for their own phase"
@@ -222,7 +228,7 @@ class QuoteInputs:
         return {} if self.work_range is None else {f"phases.{self.phase.name}.gpu_hours": self.work_range}
 
 
-def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Quote]:
+def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Step | None = None) -> list[Quote]:
     """Price every (phase, usable option): expected hours, dates and cost parts [USD].
 
     A quote is priced from its :class:`QuoteInputs` and the option's own record alone, and kept
@@ -235,7 +241,7 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame) -> list[Q
     options = _OPTION_ROWS.get((opts, feas), (), usable_rows)
     out = []
     for ph in s.phases:
-        inputs = QuoteInputs.of(s, ph)
+        inputs = QuoteInputs.of(s, ph, step)
         out += [_ROWS.get((inputs, r), functools.partial(_phase_row, inputs, ph, r)) for r in options]
     return out
 
@@ -267,6 +273,9 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     job_sd = ph.job_estimate.hours_rel_sd if ph.hours_from_job and ph.job_estimate is not None else 0.0
     if s.workload.precision == "fp8" and r.fp8 != r.reference_fp8:  # the FP8 gain's range, drawn likewise
         job_sd = math.hypot(job_sd, workload.fp8_gain_rel_sd())
+    if s.step is not None and r.speed_source in ("measured", "estimated"):  # the step's fixed time, likewise
+        one_gpu = r.relative_speed / workload.data_parallel_speed(r.count, s.workload.sharding)
+        job_sd = math.hypot(job_sd, workload.size_rel_sd(s.step, float(workload.at_scale(one_gpu, s.step.fixed_share()))))
     spread = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision, str(r.speed_source)),
                                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), job_sd)
     low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)

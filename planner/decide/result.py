@@ -195,6 +195,7 @@ class Plan:
     catalog_layers: tuple[tuple[str, dt.date | None, str], ...] = ()  # (name, as_of, source) over the shipped tables
     options: pd.DataFrame | None = None  # every option considered (planner.decide.options.OPTION_COLUMNS)
     uncertainty: Any = None  # planner.decide.uncertainty.Uncertainty, when asked
+    step: Any = None  # planner.model.workload.Step: the workload's step its speeds are at (None: large work)
 
     @property
     def total_usd(self) -> float:

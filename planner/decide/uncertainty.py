@@ -6,7 +6,10 @@ Every uncertain input gets a distribution from its source (:func:`inputs`):
   leave-one-device-out error of the speed model for the workload's family and
   precision (``python bench/speed_error.py``, 2026-11-23: the median absolute
   error m gives sigma = m / 0.674, the normal's median absolute deviation);
-  ``measured``: 5 % (an estimate of run-to-run and software spread);
+  ``measured``: 5 % (an estimate of run-to-run and software spread); at the job's step, the
+  speed on large work is drawn so and then taken to the job's size with a step's fixed time
+  per layer drawn triangular over its range (planner.model.workload.STEP_FIXED_S_PER_LAYER),
+  one for every device;
 - a catalog price (not one the scenario gives: that is yours): log-normal, 5 % plus 15 % a year of the price's age (an
   estimate: regions, zones and time move prices; the 2026-11 catalog audit found
   shipped prices off by up to 1.8x);
@@ -28,6 +31,7 @@ as missing its deadline there; the analysis does not re-plan around it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Sequence
@@ -133,6 +137,8 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
     out: list[Input] = []
     family, precision = s.workload.family, s.workload.precision
     median = workload.SPEED_MEDIAN_ERROR.get((family, workload.memory_precision(precision)), workload.SPEED_MEDIAN_ERROR_ALL)
+    step = plan.step
+    sized: set[str] = set()  # speeds at the workload's step: drawn on large work, then at a drawn fixed time
     for device in sorted({q.at[o, "device"] for o in used if o in q.index}):
         o = next(o for o in used if o in q.index and q.at[o, "device"] == device)
         row = q.loc[o]
@@ -145,7 +151,12 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
         sigma = workload.speed_sigma(family, precision, source)
         why = (f"leave-one-device-out error of the speed model, {family} {precision} (median {median:.0%})"
                if source == "estimated" else "measured; 5 % spread (an estimate)")
-        out.append(Input(f"speed {device} ({source})", one_gpu * _lognormal(rng, n, sigma), one_gpu,
+        large = one_gpu
+        if step is not None and source in ("measured", "estimated"):
+            large = float(workload.at_scale(one_gpu, step.fixed_share()))
+            sized.add(f"speed {device} ({source})")
+            why += f"; {large:.3g}x on large work, at the job's step with its fixed time drawn"
+        out.append(Input(f"speed {device} ({source})", large * _lognormal(rng, n, sigma), one_gpu,
                          f"x {s.workload.reference_gpu}", why))
     per = s.usd_per_currency
     monthly = subscriptions_of(_options(plan))
@@ -228,7 +239,21 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
         out.append(Input(FP8_INPUT, rng.triangular(low, workload.FP8_SPEEDUP, high, n), workload.FP8_SPEEDUP, "x",
                          f"FP8 over mixed precision, triangular over the measured {low:g}-{high:g}x (torchao, "
                          "Megatron-LM; one gain for every FP8 card: they share the software)"))
+    if sized:  # drawn last, as the emissions: the draws above stay those of a plan without a step
+        low, typical, high = workload.STEP_FIXED_S_PER_LAYER
+        fixed = rng.triangular(low, typical, high, n)
+        share = step.fixed_share(fixed)
+        out = [dataclasses.replace(i, draws=np.asarray(workload.at_size(i.draws, share))) if i.name in sized else i for i in out]
+        out.append(Input(STEP_INPUT, fixed * 1e3, typical * 1e3, "ms a layer",
+                         f"a step's fixed time per layer, triangular over {low * 1e3:g}-{high * 1e3:g} ms (fitted on "
+                         "Lambda's and Surogate's runs at several sizes; one for every device: they share the "
+                         f"software); {step.layers} layers, {step.fixed_share():.0%} of the step on "
+                         f"{s.workload.reference_gpu}"))
     return out
+
+
+#: The uncertainty analysis's name for a step's fixed time per layer (planner.model.workload.Step).
+STEP_INPUT = "step fixed time"
 
 
 #: The uncertainty analysis's name for the FP8 gain (``precision: fp8``).

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from pricing.ids import DeviceSpec, ModelCard, Utilisation
+from pricing.ids import CatalogIds, DeviceSpec, ModelCard, Utilisation
 
 from . import units, workload
 from .scenario import Estimate, Job, Phase, Workload
@@ -103,40 +103,100 @@ def peak_tflops(device: str, spec: DeviceSpec, precision: str) -> float:
 
 def training_flops(job: Job, w: Workload, card: ModelCard | None) -> tuple[float, float | None, tuple[str, ...]]:
     """(one run's training FLOPs, tokens processed or None, what was assumed)."""
-    notes: list[str] = []
     if w.family == "cnn":
         if job.samples is None:
             raise JobError("a CNN's job is given as samples (with epochs), not tokens")
-        if card is None or card.forward_gflops is None:
-            raise JobError("a CNN job needs the FLOPs of one sample: name its workload.model (resnet-50) "
-                           "or give the phase's gpu_hours")
-        size = w.image_size or card.image_size
-        scale = (size / card.image_size) ** 2 if size and card.image_size else 1.0
-        per_sample = TRAINING_PER_FORWARD * card.forward_gflops * 1e9 * scale
-        return per_sample * job.samples * job.epochs, None, ()
+        return cnn_flops_per_sample(w, card) * job.samples * job.epochs, None, ()
     if job.tokens is not None:
         tokens = job.tokens * job.epochs
     else:
         if w.sequence_length is None:
             raise JobError("samples need the tokens in each: set workload.sequence_length (or give tokens)")
         tokens = float(job.samples or 0.0) * w.sequence_length * job.epochs
+    per_token, notes = flops_per_token(w, card)
+    return per_token * tokens, tokens, notes
+
+
+def cnn_flops_per_sample(w: Workload, card: ModelCard | None) -> float:
+    """A vision CNN's training FLOPs per sample: 3 x its forward FLOPs at the workload's image
+    size (scaled by the area from its card's)."""
+    if card is None or card.forward_gflops is None:
+        raise JobError("a CNN job needs the FLOPs of one sample: name its workload.model (resnet-50) "
+                       "or give the phase's gpu_hours")
+    size = w.image_size or card.image_size
+    scale = (size / card.image_size) ** 2 if size and card.image_size else 1.0
+    return TRAINING_PER_FORWARD * card.forward_gflops * 1e9 * scale
+
+
+def flops_per_token(w: Workload, card: ModelCard | None) -> tuple[float, tuple[str, ...]]:
+    """(training FLOPs per token of a transformer or RNN, what was assumed): the weights' (full
+    training or adapters on a frozen base) and, for a transformer, attention's (module docstring)."""
+    notes: list[str] = []
     full = w.method in workload.FULL_METHODS
     per_token = (FULL_FLOPS_PER_PARAM if full else FROZEN_FLOPS_PER_PARAM) * w.params
     if not full:
         adapters, _ = workload.trainable_params(w)
         per_token += FULL_FLOPS_PER_PARAM * adapters
     if w.family == "transformer":
-        if card is not None and card.layers and card.hidden_size:
-            layers, hidden = card.layers, card.hidden_size
-        else:
-            layers, hidden, _ = workload.transformer_shape(w.params)
+        layers, hidden = shape_of(w, card)
+        if card is None or not (card.layers and card.hidden_size):
             notes.append(f"attention counted for {layers} layers of width {hidden} (the shape of a "
                          f"{units.format_count(w.params)}-parameter transformer; name workload.model for its own)")
         seq = w.sequence_length or workload.DEFAULT_SEQUENCE_LENGTH
         if w.sequence_length is None:
             notes.append(f"attention counted at {seq} tokens a sample (set workload.sequence_length)")
         per_token += ATTENTION_FLOPS * layers * hidden * seq
-    return per_token * tokens, tokens, tuple(notes)
+    return per_token, tuple(notes)
+
+
+def shape_of(w: Workload, card: ModelCard | None) -> tuple[int, int]:
+    """(layers, hidden size) of a transformer: its named model's, else the shape of a transformer
+    of its size (planner.model.workload.transformer_shape)."""
+    if card is not None and card.layers and card.hidden_size:
+        return card.layers, card.hidden_size
+    layers, hidden, _ = workload.transformer_shape(w.params)
+    return layers, hidden
+
+
+def reference_tflops(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...]) -> float:
+    """What the workload's reference GPU reaches on the job's own kind of work [TFLOPS]: its dense
+    peak at the precision (with FP8's gain where it trains in FP8) x the typical utilisation of its
+    kind of device at the model's size and method (x QLoRA's share of LoRA's)."""
+    u = utilisation_row(rows, device_class(w.reference_gpu, spec), w.params, w.method).mfu
+    if w.method == "qlora":
+        u *= QLORA_MFU_FACTOR[1]
+    peak = peak_tflops(w.reference_gpu, spec, w.precision)
+    if w.precision == "fp8" and spec.architecture in workload.FP8_ARCHITECTURES:
+        peak *= workload.FP8_SPEEDUP
+    return peak * u
+
+
+def step_of(w: Workload, card: ModelCard | None, spec: DeviceSpec, rows: tuple[Utilisation, ...]) -> workload.Step | None:
+    """One micro-batch's step of the workload (planner.model.workload.Step): ``batch_size``
+    samples of ``sequence_length`` tokens for a transformer (its layers from its named model, else
+    from its size), a named CNN's samples at its image size; its compute on the reference at the
+    rate large work reaches (:func:`reference_tflops`). None where the step cannot be told (an RNN,
+    a CNN without a named model, no peak or utilisation for the reference): its speeds are then
+    those of large work."""
+    try:
+        if w.family == "transformer":
+            layers, _ = shape_of(w, card)
+            flops = flops_per_token(w, card)[0] * w.batch_size * (w.sequence_length or workload.DEFAULT_SEQUENCE_LENGTH)
+        elif w.family == "cnn" and card is not None and card.layers:
+            layers, flops = card.layers, cnn_flops_per_sample(w, card) * w.batch_size
+        else:
+            return None
+        rate = reference_tflops(w, spec, rows)
+    except JobError:
+        return None
+    return workload.Step(flops, int(layers), flops / (rate * 1e12))
+
+
+def step(w: Workload, ids: CatalogIds) -> workload.Step | None:
+    """The workload's step (:func:`step_of`) from the catalog's named models, device peaks and
+    utilisation."""
+    spec = ids.device_specs.get(w.reference_gpu)
+    return None if spec is None else step_of(w, ids.models.get(w.model or ""), spec, ids.utilisation)
 
 
 def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,
@@ -159,11 +219,12 @@ def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,
     return Estimate(flops, tokens, ref, peak, cls, low, mid, high, u.source, notes)
 
 
-def estimate_table(s_phases: Sequence[Phase], w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
+def estimate_table(s_phases: Sequence[Phase], w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame,
+                   at: workload.Step | None = None) -> pd.DataFrame:
     """One row per phase and catalog device: the work's FLOPs, its hours on one such device (the
     reference's hours over the device's speed, with the utilisation's range where the hours come
     from the job), whether it fits, and where the hours came from (``planner estimate``)."""
-    fits = workload.fit_table(w, devices, throughput).set_index("device")
+    fits = workload.fit_table(w, devices, throughput, step=at).set_index("device")
     rows = []
     for ph in s_phases:
         e = ph.job_estimate

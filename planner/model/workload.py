@@ -617,6 +617,60 @@ def trains_in_fp8(devices: pd.DataFrame) -> pd.Series:
     return pd.Series(devices["architecture"].isin(FP8_ARCHITECTURES).to_numpy(), index=devices["id"])
 
 
+#: A training step's fixed time per layer that no GPU shortens [s] (low, typical, high): kernel
+#: launches and the framework's host work (eager PyTorch spends about 5-10 us a kernel: pytorch
+#: issue #41383; a layer's forward and backward launch a few hundred), and small kernels that
+#: cannot fill the device. A step takes its FLOPs at the device's rate on large work plus this for
+#: each layer, so the gap between a large and a small GPU shrinks on small steps (Amdahl 1967).
+#: Fitted with each device's rate on runs of one harness at several sizes (``python
+#: bench/size_check.py``, bench/published_sizes.csv): Lambda's BERT-base and BERT-large fine-tunes
+#: on 11 GPUs in NGC PyTorch 22.09 with fused kernels (lambdal/deeplearning-benchmark @aa5addb6),
+#: 0.3 ms; Surogate's LoRA benchmark of Qwen3 0.6B-32B on an RTX 5090, H100, H200 and B200
+#: (invergent-ai/surogate docs/reference/benchmarks.md @3902e260, 2026-05-15): its own engine
+#: 1.7 ms (the typical figure: a trainer in eager PyTorch launches about that), Unsloth's 5.6 ms.
+STEP_FIXED_S_PER_LAYER = (0.3e-3, 1.7e-3, 5.6e-3)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One micro-batch's training step of a workload, as its size-aware speed needs it
+    (planner.model.job.step_of makes it from the workload and the catalog)."""
+
+    flops: float  # its training FLOPs
+    layers: int
+    reference_s: float  # its compute on the reference GPU at the rate large work reaches [s]
+
+    def fixed_share(self, s_per_layer: float | np.ndarray = STEP_FIXED_S_PER_LAYER[1]) -> float | np.ndarray:
+        """The share of the reference's step time that no GPU shortens (0-1)."""
+        fixed = self.layers * np.asarray(s_per_layer, dtype=float)
+        share = fixed / (fixed + self.reference_s)
+        return float(share) if share.ndim == 0 else share
+
+
+def at_size(ratio: float | np.ndarray, share: float | np.ndarray) -> float | np.ndarray:
+    """The speed, relative to the reference, of a device ``ratio`` times as fast on large work,
+    on a step whose fixed part is ``share`` of the reference's time (Amdahl's law: the fixed part
+    takes as long on every device). 1 for the reference; at most 1 / ``share``. [x reference]"""
+    return ratio / (share * ratio + (1.0 - share))
+
+
+def at_scale(speed: float | np.ndarray, share: float | np.ndarray) -> float | np.ndarray:
+    """The inverse of :func:`at_size`: the large-work ratio of a device ``speed`` times as fast
+    as the reference on a step whose fixed part is ``share`` of the reference's time."""
+    return speed * (1.0 - share) / (1.0 - share * speed)
+
+
+def size_rel_sd(step: Step | None, ratio: float) -> float:
+    """The relative standard deviation of a device's hours (1 / speed) from the fixed time per
+    layer's range (:data:`STEP_FIXED_S_PER_LAYER`, triangular), for a device ``ratio`` times as
+    fast as the reference on large work: none for the reference, or without a step."""
+    if step is None or ratio == 1.0:
+        return 0.0
+    a, c, b = (1.0 / float(at_size(ratio, step.fixed_share(t))) for t in STEP_FIXED_S_PER_LAYER)
+    mean = (a + b + c) / 3.0
+    return math.sqrt(max(a * a + b * b + c * c - a * b - a * c - b * c, 0.0) / 18.0) / mean
+
+
 def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: str, family: str,
                    precision: str, yours: tuple[tuple[str, float, str | None], ...] = ()) -> pd.DataFrame:
     """Speed relative to ``reference`` (:func:`_relative_speed`); with ``precision: fp8`` each
@@ -677,21 +731,40 @@ def _relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: 
     return out
 
 
-def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, count: int = 1) -> pd.DataFrame:
+def speeds_at_size(speed: pd.DataFrame, step: Step | None) -> pd.DataFrame:
+    """The speeds of :func:`relative_speed` (large work) at the workload's ``step``
+    (:func:`at_size`), kept as ``speed_at_scale``; speeds you measured are yours, as given (they
+    were measured on your job), and the reference stays 1."""
+    out = speed.assign(speed_at_scale=speed["relative_speed"])
+    if step is None:
+        return out
+    scaled = out["speed_source"].isin(["measured", "estimated"]).to_numpy()
+    out.loc[scaled, "relative_speed"] = at_size(out.loc[scaled, "speed_at_scale"].to_numpy(dtype=float),
+                                                step.fixed_share())
+    return out
+
+
+def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, count: int = 1,
+              step: Step | None = None) -> pd.DataFrame:
     """One row per device (``count`` of them in one machine): memory, need, verdict,
-    micro-batch and relative speed."""
-    speed = relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision, w.measured_speed)
+    micro-batch and relative speed at the workload's ``step`` (:func:`speeds_at_size`), with the
+    speed on large work and the step's fixed share on the reference."""
+    speed = speeds_at_size(relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision,
+                                          w.measured_speed), step)
+    share = float(step.fixed_share()) if step is not None else 0.0
     rows = []
     d: Any  # a row of the devices table
     for d in devices.itertuples():
         p = place(w, d, count)
         f = p.fit
         rel = float(speed["relative_speed"].loc[d.id]) * data_parallel_speed(count, w.sharding)
+        at_large = float(speed["speed_at_scale"].loc[d.id]) * data_parallel_speed(count, w.sharding)
         rows.append(dict(device=d.id, kind=d.kind, vram_gb=d.vram_gb * count, need_gb=round(p.need.total_gb, 2),
                          replica_vram_gb=round(p.replica_vram_gb, 2), replicas=p.replicas,
                          verdict=f.verdict, micro_batch=f.micro_batch,
                          slowdown=round(f.slowdown, 3) if math.isfinite(f.slowdown) else None,
                          relative_speed=round(rel, 3) if np.isfinite(rel) else None,
-                         speed_source=speed.at[d.id, "speed_source"], reason=f.reason,
+                         speed_at_scale=round(at_large, 3) if np.isfinite(at_large) else None,
+                         fixed_share=round(share, 4), speed_source=speed.at[d.id, "speed_source"], reason=f.reason,
                          assumptions="; ".join(p.need.notes)))
     return pd.DataFrame(rows)
