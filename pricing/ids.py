@@ -13,6 +13,7 @@ import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from . import DATA_DIR
 
@@ -85,6 +86,15 @@ class Utilisation:
         return cls(str(r["device_class"]), str(r["methods"]), float(r["params_from"]), float(r["params_to"]), float(r["mfu_low"]),
                    float(r["mfu"]), float(r["mfu_high"]), str(r["source"]),
                    "" if notes is None or notes != notes else str(notes))
+
+
+class JobFacts(NamedTuple):
+    """What a job described by its model and data needs of the catalog: its named models, the
+    devices' peaks and the utilisation table (a part of :class:`CatalogIds`)."""
+
+    models: Mapping[str, ModelCard]
+    device_specs: Mapping[str, DeviceSpec]
+    utilisation: tuple[Utilisation, ...]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import DATA_DIR
 from .errors import InputError, Problem, did_you_mean
-from .ids import CatalogIds, DeviceSpec, ModelCard, Utilisation
+from .ids import CatalogIds, DeviceSpec, JobFacts, ModelCard, Utilisation
 from .memo import Kept
 from .yamldoc import parse_document
 
@@ -138,12 +138,17 @@ class Catalog:
                  for d in t["as_of"] if isinstance(d, dt.date)]
         return max(dates)
 
-    def ids(self) -> CatalogIds:
-        models, specs, utilisation = _JOB_FACTS.get(
-            (self.tables["models"], self.devices, self.tables["utilisation"]), (), lambda: (
+    def job_facts(self) -> JobFacts:
+        """The named models, the devices' peaks and the utilisation table as records, once per set
+        of tables in a process."""
+        return _JOB_FACTS.get(
+            (self.tables["models"], self.devices, self.tables["utilisation"]), (), lambda: JobFacts(
                 {str(r["id"]): ModelCard.of(r) for r in self.tables["models"].to_dict("records")},
                 {str(r["id"]): DeviceSpec.of(r) for r in self.devices.to_dict("records")},
                 tuple(Utilisation.of(r) for r in self.tables["utilisation"].to_dict("records"))))
+
+    def ids(self) -> CatalogIds:
+        models, specs, utilisation = self.job_facts()
         return CatalogIds(
             devices=frozenset(self.devices["id"]),
             aliases=self.aliases(),

@@ -398,7 +398,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     """
     # stage 1: the options, what the workload makes of each, and every (phase, option) priced
     opts = build_options(s, catalog)
-    step = job.step(s.workload, catalog.ids())  # the speeds at the workload's size
+    step = job.step(s.workload, catalog.job_facts())  # the speeds at the workload's size
     feas = exclusions(s, opts, catalog.devices, catalog.throughput, step)
     records = quote_records(s, opts, feas, step)
     all_quotes = quotes_frame(records)

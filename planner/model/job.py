@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from pricing.ids import CatalogIds, DeviceSpec, ModelCard, Utilisation
+from pricing.ids import CatalogIds, DeviceSpec, JobFacts, ModelCard, Utilisation
 
 from . import units, workload
 from .scenario import Estimate, Job, Phase, Workload
@@ -89,13 +89,11 @@ def utilisation_row(rows: tuple[Utilisation, ...], cls: str, params: float, meth
 
 def peak_tflops(device: str, spec: DeviceSpec, precision: str) -> float:
     """The dense matrix peak a run at ``precision`` can use [TFLOPS], by the speed model's rule
-    (planner.model.workload.effective_tflops); FP8 counts as mixed precision, its gain applied to
+    (planner.model.workload.effective_tflops_of); FP8 counts as mixed precision, its gain applied to
     the hours (:func:`estimate`)."""
-    row = pd.DataFrame([{"id": device, "kind": spec.kind, "architecture": spec.architecture,
-                         "fp32_tflops": spec.fp32_tflops, "fp16_tensor_tflops": spec.fp16_tensor_tflops}],
-                       dtype=object)
-    row[["fp32_tflops", "fp16_tensor_tflops"]] = row[["fp32_tflops", "fp16_tensor_tflops"]].astype(float)
-    peak = float(workload.effective_tflops(row, workload.memory_precision(precision)).iloc[0])
+    blank = lambda x: math.nan if x is None else float(x)
+    peak = float(workload.effective_tflops_of([spec.kind], [spec.architecture], [blank(spec.fp32_tflops)],
+                                              [blank(spec.fp16_tensor_tflops)], workload.memory_precision(precision))[0])
     if not math.isfinite(peak) or peak <= 0:
         raise JobError(f"the catalog gives no compute peak for {device}: give the phase's gpu_hours")
     return peak
@@ -192,11 +190,11 @@ def step_of(w: Workload, card: ModelCard | None, spec: DeviceSpec, rows: tuple[U
     return workload.Step(flops, int(layers), flops / (rate * 1e12))
 
 
-def step(w: Workload, ids: CatalogIds) -> workload.Step | None:
+def step(w: Workload, facts: CatalogIds | JobFacts) -> workload.Step | None:
     """The workload's step (:func:`step_of`) from the catalog's named models, device peaks and
-    utilisation."""
-    spec = ids.device_specs.get(w.reference_gpu)
-    return None if spec is None else step_of(w, ids.models.get(w.model or ""), spec, ids.utilisation)
+    utilisation (``Catalog.job_facts()``, or its ids)."""
+    spec = facts.device_specs.get(w.reference_gpu)
+    return None if spec is None else step_of(w, facts.models.get(w.model or ""), spec, facts.utilisation)
 
 
 def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,

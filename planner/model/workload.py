@@ -492,7 +492,16 @@ def place(w: Workload, device: Any, count: int = 1) -> Placement:
 
 
 def effective_tflops(devices: pd.DataFrame, precision: str) -> pd.Series:
-    """Matrix throughput a training run can use, per device [TFLOPS].
+    """Matrix throughput a training run can use, per device of a devices table [TFLOPS]
+    (:func:`effective_tflops_of`)."""
+    return pd.Series(effective_tflops_of(devices["kind"], devices["architecture"], devices["fp32_tflops"],
+                                         devices["fp16_tensor_tflops"], precision), index=devices.index)
+
+
+def effective_tflops_of(kind: Any, architecture: Any, fp32_tflops: Any, fp16_tensor_tflops: Any,
+                        precision: str) -> np.ndarray:
+    """Matrix throughput a training run can use [TFLOPS], per device given by its kind, its
+    architecture and its peaks (arrays, blank as NaN).
 
     Mixed: the FP16 tensor rate on tensor-core GPUs (TENSOR_TO_FP32_FALLBACK
     x FP32 where unpublished); without tensor cores the faster of FP32 and the
@@ -500,15 +509,15 @@ def effective_tflops(devices: pd.DataFrame, precision: str) -> pd.Series:
     cores at half the FP16 tensor rate (NVIDIA A100 whitepaper, 2020), as in
     the NGC containers the measured tables come from; else FP32. TPUs: bf16.
     """
-    fp32 = devices["fp32_tflops"]
-    tensor = devices["fp16_tensor_tflops"]
-    arch = devices["architecture"]
-    tensor_rate = tensor.fillna(fp32 * TENSOR_TO_FP32_FALLBACK)
+    fp32 = np.asarray(fp32_tflops, dtype=float)
+    tensor = np.asarray(fp16_tensor_tflops, dtype=float)
+    arch = np.asarray(architecture, dtype=object)
+    tensor_rate = np.where(np.isnan(tensor), fp32 * TENSOR_TO_FP32_FALLBACK, tensor)
     if precision == "mixed":
-        out = tensor_rate.where(arch.isin(TENSOR_ARCHITECTURES), np.fmax(fp32, tensor.fillna(0.0)))
+        out = np.where(np.isin(arch, list(TENSOR_ARCHITECTURES)), tensor_rate, np.fmax(fp32, np.nan_to_num(tensor, nan=0.0)))
     else:
-        out = fp32.where(~arch.isin(TF32_ARCHITECTURES), np.fmax(fp32, tensor_rate / 2.0))
-    return out.where(devices["kind"] != "tpu", tensor)
+        out = np.where(np.isin(arch, list(TF32_ARCHITECTURES)), np.fmax(fp32, tensor_rate / 2.0), fp32)
+    return np.where(np.asarray(kind, dtype=object) != "tpu", out, tensor)
 
 
 def measured_scores(throughput: pd.DataFrame, family: str, precision: str) -> pd.Series:
