@@ -17,6 +17,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
 
@@ -114,17 +115,29 @@ class Catalog:
     def electricity(self) -> pd.DataFrame:
         return self.tables["electricity"]
 
-    # -- derived facts
+    # -- derived facts (each made once per catalog: a catalog and its tables are never changed)
     def usd_per_unit(self) -> dict[str, float]:
         """USD value of one unit of each currency, from the ECB per-EUR rates."""
+        return dict(self._usd_per_unit)
+
+    @cached_property
+    def _usd_per_unit(self) -> dict[str, float]:
         per_eur = dict(zip(self.rates["currency"], self.rates["units_per_eur"]))
         return {code: per_eur["USD"] / rate for code, rate in per_eur.items()}
 
     def default_electricity_usd_per_kwh(self) -> float:
+        return self._default_electricity_usd_per_kwh
+
+    @cached_property
+    def _default_electricity_usd_per_kwh(self) -> float:
         row = self.electricity[self.electricity["default"]].iloc[0]
-        return float(row["price"]) * self.usd_per_unit()[row["currency"]]
+        return float(row["price"]) * self._usd_per_unit[row["currency"]]
 
     def aliases(self) -> dict[str, str]:
+        return dict(self._aliases)
+
+    @cached_property
+    def _aliases(self) -> dict[str, str]:
         out: dict[str, str] = {}
         for device_id, names in zip(self.devices["id"], self.devices["aliases"]):
             for name in names:
@@ -134,6 +147,10 @@ class Catalog:
     def as_of(self) -> dt.date:
         """The newest ``as_of`` among the rows of facts (the interruption, trend and utilisation
         defaults, dated when they were chosen, are not facts of the catalog's date)."""
+        return self._as_of
+
+    @cached_property
+    def _as_of(self) -> dt.date:
         dates = [d for name, t in self.tables.items() if name not in DEFAULT_TABLES
                  for d in t["as_of"] if isinstance(d, dt.date)]
         return max(dates)
@@ -170,9 +187,20 @@ class Catalog:
 
     def defaults_for(self, table: str, row: Mapping[str, Any]) -> dict[str, Any]:
         """The documented defaults a new ``row`` of ``table`` takes for the fields it omits."""
-        if row.get("id") in set(self.tables[table]["id"]):
+        if row.get("id") in self._ids[table]:
             return {}
-        return {c: v for c, v in _defaults(self.columns, table).items() if c not in row and v != ()}
+        if table not in self._table_defaults:
+            self._table_defaults[table] = _defaults(self.columns, table)
+        return {c: v for c, v in self._table_defaults[table].items() if c not in row and v != ()}
+
+    @cached_property
+    def _ids(self) -> dict[str, frozenset[str]]:
+        """Each table's row ids."""
+        return {name: frozenset(t["id"]) for name, t in self.tables.items() if "id" in t}
+
+    @cached_property
+    def _table_defaults(self) -> dict[str, dict[str, Any]]:
+        return {}
 
     def with_entries(self, entries: Mapping[str, Sequence[Mapping[str, Any]]], layer: str = "scenario",
                      as_of: dt.date | None = None, source: str = "") -> Catalog:
