@@ -177,3 +177,17 @@ def test_the_planned_hours_widen_by_the_fixed_times_range(load):
     without = quote_records(s, opts, exclusions(s, opts, FROZEN.devices, FROZEN.throughput, None), None)[0]
     assert with_step.wall_hours > without.wall_hours  # slower at this size than on large work
     assert with_step.wall_hours_conf / with_step.wall_hours > without.wall_hours_conf / without.wall_hours
+
+
+def test_the_answer_says_up_front_what_the_speeds_at_the_jobs_size_rest_on(load):
+    """The fixed time per layer is a default with a range: the answer names it, its share of the
+    reference's step and what it does to the card the plan uses; a job whose step it barely
+    moves (a 7B model's large steps) is not cluttered with it."""
+    p = planner.plan(load(THESIS_ON_H100), trials=0)
+    note = next(a for a in p.assumed_figures if a.startswith("speeds at this job's size"))
+    a = p.phases[0].assignments[0]
+    large = workload.at_scale(a.relative_speed, p.step.fixed_share())
+    assert f"h100-sxm {a.relative_speed:.2f}x instead of {large:.2f}x" in note and "0.3-5.6 ms" in note
+    big = planner.plan(load(THESIS_ON_H100.replace("params: 86M", "params: 7B").replace("batch_size: 8", "batch_size: 64")),
+                       trials=0)
+    assert not any(a.startswith("speeds at this job's size") for a in big.assumed_figures)

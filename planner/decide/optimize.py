@@ -702,7 +702,7 @@ def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> l
     return [f"speeds at this job's size: a step of {step.flops / 1e12:.3g} TFLOP over {step.layers} layers spends a fixed "
             f"{typical * 1e3:g} ms a layer (range {low * 1e3:g}-{high * 1e3:g} ms: kernel launches and host work that no GPU "
             f"shortens; fitted on published runs at several sizes), {share:.0%} of a step on {s.workload.reference_gpu}, "
-            f"so cards gain less over it than on large work ({said}); the uncertainty analysis draws it"]
+            f"so speeds lie nearer the reference's than on large work ({said}); the uncertainty analysis draws it"]
 
 
 def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> list[str]:
