@@ -191,3 +191,38 @@ def test_the_answer_says_up_front_what_the_speeds_at_the_jobs_size_rest_on(load)
     big = planner.plan(load(THESIS_ON_H100.replace("params: 86M", "params: 7B").replace("batch_size: 8", "batch_size: 64")),
                        trials=0)
     assert not any(a.startswith("speeds at this job's size") for a in big.assumed_figures)
+
+
+def test_gradient_accumulation_pays_the_fixed_time_once_a_micro_batch():
+    """A device twice as fast as the reference on large work, a step whose fixed part is a fifth
+    of the reference's, the batch in four micro-batches: (0.8 / 2 + 0.2 x 4) / (0.8 / 2 + 0.2) =
+    2x the full batch's time; without a step, the flat 5 % a halving."""
+    step = workload.Step(1e12, 10, 10 * 1.7e-3 * 4)  # fixed share 0.2 at the typical fixed time
+    assert step.fixed_share() == pytest.approx(0.2)
+    assert workload.accumulation_at_size(step, 2.0, 2, 8) == pytest.approx((0.4 + 0.8) / 0.6)
+    w = workload_of(dict(family="transformer", params=350e6, batch_size=8, sequence_length=512, precision="mixed",
+                         reference_gpu="rtx-3090"))
+    f = workload.Fit("fits-with-accumulation", "", workload.accumulation_slowdown(2, 8), 2)
+    assert workload.slowdown_at(f, w, None, 2.0) == pytest.approx(1.10)
+    assert workload.slowdown_at(f, w, step, 2.0) == pytest.approx(2.0)
+    full = workload.Fit("fits", "", 1.0, 8)
+    assert workload.slowdown_at(full, w, step, 2.0) == 1.0
+
+
+def test_a_card_that_accumulates_is_priced_with_its_micro_batches_fixed_time(load):
+    """The options' slowdown, end to end: the GTX 1060's micro-batches each pay the step's fixed
+    time, over the reference's own (which needs none)."""
+    from planner.decide.options import build_options
+    from planner.decide.quotes import exclusions
+
+    s = load(THESIS_ON_H100.replace("batch_size: 8", "batch_size: 64") + "you: {own: [gtx-1060-6gb]}\n")
+    step = job.step(s.workload, FROZEN.ids())
+    opts = build_options(s, FROZEN)
+    feas = exclusions(s, opts, FROZEN.devices, FROZEN.throughput, step).set_index("option")
+    row = feas.loc["own:gtx-1060-6gb"]
+    assert row["verdict"] == "fits-with-accumulation"
+    micro = workload.fit_table(s.workload, FROZEN.devices, FROZEN.throughput, step=step).set_index("device").at[
+        "gtx-1060-6gb", "micro_batch"]
+    large = workload.speeds_at_size(workload.relative_speed(FROZEN.devices, FROZEN.throughput, "rtx-3090", "transformer",
+                                                            "mixed"), step).at["gtx-1060-6gb", "speed_at_scale"]
+    assert row["slowdown"] == pytest.approx(workload.accumulation_at_size(step, large, int(micro), 64))

@@ -44,8 +44,9 @@ def _fits(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, step: St
         speed = workload.speeds_at_size(workload.relative_speed(
             devices, throughput, w.reference_gpu, w.family, w.precision, w.measured_speed), step)
         ref = workload.place_reference(w, devices)
-        ref_slowdown = ref.fit.slowdown if math.isfinite(ref.fit.slowdown) else 1.0
-        speeds = dict(zip(speed.index, zip(speed["relative_speed"], speed["speed_source"])))  # a row read per option
+        ref_slowdown = workload.slowdown_at(ref.fit, w, step, 1.0) if math.isfinite(ref.fit.slowdown) else 1.0
+        speeds = dict(zip(speed.index, zip(speed["relative_speed"], speed["speed_source"],
+                                           speed["speed_at_scale"])))  # a row read per option
         return speeds, _Placements(w, {d.id: d for d in devices.itertuples()}), ref_slowdown
 
     return _FITS.get((devices, throughput), (w, step), make)
@@ -106,7 +107,7 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
         count = r.count
         f = placements.fit(r.device, count)
         verdict, why = f.verdict, f.reason
-        rel, source = speed[r.device]
+        rel, source, large = speed[r.device]
         reason = None
         if verdict == "does-not-fit":
             reason = why
@@ -126,7 +127,8 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
             reason = "needs a host computer: set you.host_price (or you.host_machine: true)"
         elif r.kind in NOTEBOOK_KINDS and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
             reason = "the tier grants no hours"
-        rows.append(dict(option=r.option, verdict=verdict, fit_reason=why, slowdown=f.slowdown / ref_slowdown,
+        rows.append(dict(option=r.option, verdict=verdict, fit_reason=why,
+                         slowdown=workload.slowdown_at(f, w, s.step, float(large)) / ref_slowdown,
                          relative_speed=rel * workload.data_parallel_speed(count, w.sharding),
                          speed_source=source, reason=reason))
     return pd.DataFrame(rows, columns=["option", "verdict", "fit_reason", "slowdown", "relative_speed",

@@ -84,7 +84,9 @@ MULTI_GPU_EFFICIENCY = {1: 1.0, 2: 0.976, 4: 0.944, 8: 0.932}
 
 #: Slowdown of gradient accumulation per halving of the micro-batch (same
 #: math, lower GPU utilisation at small batches). Estimate: 5 % per halving;
-#: the measured tables hold one batch size per device, too few to fit it.
+#: the measured tables hold one batch size per device, too few to fit it. Used where the job's
+#: step is unknown; with a step, each micro-batch pays the step's fixed time
+#: (:func:`accumulation_at_size`).
 ACCUMULATION_SLOWDOWN_PER_HALVING = 0.05
 
 #: Activation checkpointing recomputes the forward pass during backward:
@@ -669,6 +671,28 @@ def at_scale(speed: float | np.ndarray, share: float | np.ndarray) -> float | np
     return speed * (1.0 - share) / (1.0 - share * speed)
 
 
+def accumulation_at_size(step: Step, ratio: float, micro_batch: int, batch_size: int) -> float:
+    """The slowdown of training ``batch_size`` samples as micro-batches of ``micro_batch`` (gradient
+    accumulation) on a device ``ratio`` times as fast as the reference on large work: the same
+    compute, but every micro-batch pays the step's fixed time (:class:`Step`):
+    ((1 - f) / ratio + f k) / ((1 - f) / ratio + f), with f the fixed share of the reference's
+    step and k = batch_size / micro_batch the micro-batches a step. [x the full batch's time]"""
+    share = float(step.fixed_share())
+    compute = (1.0 - share) / ratio
+    return (compute + share * batch_size / micro_batch) / (compute + share)
+
+
+def slowdown_at(f: Fit, w: Workload, step: Step | None, ratio: float) -> float:
+    """A fit's slowdown on a device ``ratio`` times as fast as the reference on large work: its
+    gradient accumulation at the job's step where the step is known (each micro-batch pays the
+    step's fixed time: accumulation_at_size), else the flat estimate the fit holds."""
+    micro = f.micro_batch
+    if step is None or not micro or micro >= w.batch_size or not (math.isfinite(ratio) and ratio > 0):
+        return f.slowdown
+    flat = accumulation_slowdown(micro, w.batch_size)
+    return f.slowdown / flat * accumulation_at_size(step, ratio, micro, w.batch_size)
+
+
 def size_rel_sd(step: Step | None, ratio: float) -> float:
     """The relative standard deviation of a device's hours (1 / speed) from the fixed time per
     layer's range (:data:`STEP_FIXED_S_PER_LAYER`, triangular), for a device ``ratio`` times as
@@ -768,10 +792,11 @@ def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, coun
         f = p.fit
         rel = float(speed["relative_speed"].loc[d.id]) * data_parallel_speed(count, w.sharding)
         at_large = float(speed["speed_at_scale"].loc[d.id]) * data_parallel_speed(count, w.sharding)
+        slowdown = slowdown_at(f, w, step, float(speed["speed_at_scale"].loc[d.id]))
         rows.append(dict(device=d.id, kind=d.kind, vram_gb=d.vram_gb * count, need_gb=round(p.need.total_gb, 2),
                          replica_vram_gb=round(p.replica_vram_gb, 2), replicas=p.replicas,
                          verdict=f.verdict, micro_batch=f.micro_batch,
-                         slowdown=round(f.slowdown, 3) if math.isfinite(f.slowdown) else None,
+                         slowdown=round(slowdown, 3) if math.isfinite(slowdown) else None,
                          relative_speed=round(rel, 3) if np.isfinite(rel) else None,
                          speed_at_scale=round(at_large, 3) if np.isfinite(at_large) else None,
                          fixed_share=round(share, 4), speed_source=speed.at[d.id, "speed_source"], reason=f.reason,
