@@ -106,7 +106,7 @@ def ratios(runs: list[dict], catalog: pricing.Catalog, fixed: float) -> list[tup
                 step = step_of(on[slow], slow, ids)
                 measured = on[fast]["tokens_per_s"] / on[slow]["tokens_per_s"]
                 r0 = float(large[fast])
-                out.append((name, fast, slow, measured, r0, float(workload.at_size(r0, step.fixed_share())),
+                out.append((name, fast, slow, measured, r0, float(workload.at_size(r0, step.share)),
                             float(workload.at_size(r0, step.fixed_share(fixed)))))
     return out
 
@@ -131,7 +131,7 @@ def main() -> None:
         every += pairs
         err = {k: [abs(p[k] / p[3] - 1) for p in pairs] for k in (4, 5, 6)}
         print(f"  {len(pairs)} pairs, median |err| of the ratio: large work {statistics.median(err[4]):.1%}, "
-              f"at the job's step {statistics.median(err[5]):.1%} (typical fixed time), "
+              f"at the job's step {statistics.median(err[5]):.1%} (as the plan counts: the mean fixed share), "
               f"{statistics.median(err[6]):.1%} (the harness's own); worst {max(err[4]):.0%} / {max(err[5]):.0%} / "
               f"{max(err[6]):.0%}")
         for name, fast, slow, measured, r0, r1, _ in pairs:

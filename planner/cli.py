@@ -274,10 +274,10 @@ def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: t
     cols = list(FIT_HEADERS["fit"]) + ["slowdown", "reason", "assumptions"] + (["fixed_share"] if fmt != "text" else [])
     at = step(w, catalog.ids())
     if at is not None and fmt == "text":  # what the speeds at this size rest on, once (not a column of equal cells)
-        fixed_ms = STEP_FIXED_S_PER_LAYER[1] * 1e3
-        click.echo(f"Speeds at this job's step ({at.flops / 1e12:.3g} TFLOP, {at.layers} layers): {at.fixed_share():.0%} "
-                   f"of a step on {w.reference_gpu} is a fixed {fixed_ms:g} ms a layer that no GPU shortens; 'Large work' "
-                   "is each speed on large steps.\n")
+        low, typical, high = (t * 1e3 for t in STEP_FIXED_S_PER_LAYER)
+        click.echo(f"Speeds at this job's step ({at.flops / 1e12:.3g} TFLOP, {at.layers} layers): on average {at.share:.0%} "
+                   f"of a step on {w.reference_gpu} is a fixed time that no GPU shortens ({low:g}-{high:g} ms a layer, "
+                   f"typically {typical:g}); 'Large work' is each speed on large steps.\n")
     click.echo(render_rows({"fit": table[cols]}, FIT_HEADERS, fmt), nl=False)
 
 

@@ -186,25 +186,44 @@ def test_the_answer_says_up_front_what_the_speeds_at_the_jobs_size_rest_on(load)
     p = planner.plan(load(THESIS_ON_H100), trials=0)
     note = next(a for a in p.assumed_figures if a.startswith("speeds at this job's size"))
     a = p.phases[0].assignments[0]
-    large = workload.at_scale(a.relative_speed, p.step.fixed_share())
+    large = workload.at_scale(a.relative_speed, p.step.share)
     assert f"h100-sxm {a.relative_speed:.2f}x instead of {large:.2f}x" in note and "0.3-5.6 ms" in note
     big = planner.plan(load(THESIS_ON_H100.replace("params: 86M", "params: 7B").replace("batch_size: 8", "batch_size: 64")),
                        trials=0)
     assert not any(a.startswith("speeds at this job's size") for a in big.assumed_figures)
 
 
+def test_the_plan_counts_on_the_mean_fixed_share_over_the_fixed_times_range():
+    """The share is concave in the fixed time and the range is skewed (0.3-1.7-5.6 ms): its mean
+    over the triangle (closed form) is what the mean hours need, checked by quadrature; it lies
+    above the share at the typical time, and the hours at it are the mean hours."""
+    from scipy import integrate, stats
+
+    low, mode, high = workload.STEP_FIXED_S_PER_LAYER
+    tri = stats.triang((mode - low) / (high - low), loc=low, scale=high - low)
+    for reference_s in (0.01, 0.2, 3.0):
+        step = workload.Step(1e12, 24, reference_s)
+        mean, _ = integrate.quad(lambda t: step.fixed_share(t) * tri.pdf(t), low, high, points=[mode])
+        assert step.share == pytest.approx(mean, rel=1e-9)
+        assert step.share > step.fixed_share(mode)
+        hours, _ = integrate.quad(lambda t: 1 / workload.at_size(3.0, step.fixed_share(t)) * tri.pdf(t), low, high,
+                                  points=[mode])
+        assert 1 / workload.at_size(3.0, step.share) == pytest.approx(hours, rel=1e-9)
+
+
 def test_gradient_accumulation_pays_the_fixed_time_once_a_micro_batch():
-    """A device twice as fast as the reference on large work, a step whose fixed part is a fifth
-    of the reference's, the batch in four micro-batches: (0.8 / 2 + 0.2 x 4) / (0.8 / 2 + 0.2) =
-    2x the full batch's time; without a step, the flat 5 % a halving."""
-    step = workload.Step(1e12, 10, 10 * 1.7e-3 * 4)  # fixed share 0.2 at the typical fixed time
-    assert step.fixed_share() == pytest.approx(0.2)
-    assert workload.accumulation_at_size(step, 2.0, 2, 8) == pytest.approx((0.4 + 0.8) / 0.6)
+    """A device twice as fast as the reference on large work, the batch in four micro-batches:
+    ((1 - f) / 2 + 4 f) / ((1 - f) / 2 + f) the full batch's time (f the mean fixed share); at
+    f = 0.2, 2x; without a step, the flat 5 % a halving."""
+    step = workload.Step(1e12, 10, 0.05)
+    f = step.share
+    assert workload.accumulation_at_size(step, 2.0, 2, 8) == pytest.approx(((1 - f) / 2 + 4 * f) / ((1 - f) / 2 + f))
+    assert ((1 - 0.2) / 2 + 4 * 0.2) / ((1 - 0.2) / 2 + 0.2) == pytest.approx(2.0)
     w = workload_of(dict(family="transformer", params=350e6, batch_size=8, sequence_length=512, precision="mixed",
                          reference_gpu="rtx-3090"))
     f = workload.Fit("fits-with-accumulation", "", workload.accumulation_slowdown(2, 8), 2)
     assert workload.slowdown_at(f, w, None, 2.0) == pytest.approx(1.10)
-    assert workload.slowdown_at(f, w, step, 2.0) == pytest.approx(2.0)
+    assert workload.slowdown_at(f, w, step, 2.0) == pytest.approx(workload.accumulation_at_size(step, 2.0, 2, 8))
     full = workload.Fit("fits", "", 1.0, 8)
     assert workload.slowdown_at(full, w, step, 2.0) == 1.0
 

@@ -691,7 +691,7 @@ def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> l
     (planner.model.workload.Step)."""
     if step is None:
         return []
-    share = step.fixed_share()
+    share = step.share
     moved = sorted({(o.device, o.relative_speed / workload.data_parallel_speed(o.count, s.workload.sharding))
                     for o in used if o.speed_source in ("measured", "estimated") and o.device != s.workload.reference_gpu})
     moved = [(d, v) for d, v in moved if abs(float(workload.at_scale(v, share)) / v - 1.0) >= STEP_NOTE_AT]
@@ -700,9 +700,10 @@ def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> l
     low, typical, high = workload.STEP_FIXED_S_PER_LAYER
     said = ", ".join(f"{d} {v:.2f}x instead of {float(workload.at_scale(v, share)):.2f}x" for d, v in moved[:3])
     return [f"speeds at this job's size: a step of {step.flops / 1e12:.3g} TFLOP over {step.layers} layers spends a fixed "
-            f"{typical * 1e3:g} ms a layer (range {low * 1e3:g}-{high * 1e3:g} ms: kernel launches and host work that no GPU "
-            f"shortens; fitted on published runs at several sizes), {share:.0%} of a step on {s.workload.reference_gpu}, "
-            f"so speeds lie nearer the reference's than on large work ({said}); the uncertainty analysis draws it"]
+            f"time a layer that no GPU shortens (kernel launches and host work: {low * 1e3:g}-{high * 1e3:g} ms, typically "
+            f"{typical * 1e3:g}; fitted on published runs at several sizes), on average {share:.0%} of a step on "
+            f"{s.workload.reference_gpu}, so speeds lie nearer the reference's than on large work ({said}); the plan counts "
+            "on the mean hours over the range and the uncertainty analysis draws it"]
 
 
 def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> list[str]:

@@ -277,7 +277,7 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
         job_sd = math.hypot(job_sd, workload.fp8_gain_rel_sd())
     if s.step is not None and r.speed_source in ("measured", "estimated"):  # the step's fixed time, likewise
         one_gpu = r.relative_speed / workload.data_parallel_speed(r.count, s.workload.sharding)
-        job_sd = math.hypot(job_sd, workload.size_rel_sd(s.step, float(workload.at_scale(one_gpu, s.step.fixed_share()))))
+        job_sd = math.hypot(job_sd, workload.size_rel_sd(s.step, float(workload.at_scale(one_gpu, s.step.share))))
     spread = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision, str(r.speed_source)),
                                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), job_sd)
     low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)

@@ -153,7 +153,7 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
                if source == "estimated" else "measured; 5 % spread (an estimate)")
         large = one_gpu
         if step is not None and source in ("measured", "estimated"):
-            large = float(workload.at_scale(one_gpu, step.fixed_share()))
+            large = float(workload.at_scale(one_gpu, step.share))
             sized.add(f"speed {device} ({source})")
             why += f"; {large:.3g}x on large work, at the job's step with its fixed time drawn"
         out.append(Input(f"speed {device} ({source})", large * _lognormal(rng, n, sigma), one_gpu,
@@ -247,7 +247,7 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
         out.append(Input(STEP_INPUT, fixed * 1e3, typical * 1e3, "ms a layer",
                          f"a step's fixed time per layer, triangular over {low * 1e3:g}-{high * 1e3:g} ms (fitted on "
                          "Lambda's and Surogate's runs at several sizes; one for every device: they share the "
-                         f"software); {step.layers} layers, {step.fixed_share():.0%} of the step on "
+                         f"software); {step.layers} layers, on average {step.share:.0%} of the step on "
                          f"{s.workload.reference_gpu}"))
     return out
 

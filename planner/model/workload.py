@@ -652,10 +652,31 @@ class Step:
     reference_s: float  # its compute on the reference GPU at the rate large work reaches [s]
 
     def fixed_share(self, s_per_layer: float | np.ndarray = STEP_FIXED_S_PER_LAYER[1]) -> float | np.ndarray:
-        """The share of the reference's step time that no GPU shortens (0-1)."""
+        """The share of the reference's step time that no GPU shortens at a fixed time of
+        ``s_per_layer`` a layer (0-1)."""
         fixed = self.layers * np.asarray(s_per_layer, dtype=float)
         share = fixed / (fixed + self.reference_s)
         return float(share) if share.ndim == 0 else share
+
+    @property
+    def share(self) -> float:
+        """The fixed share the plan counts on: its mean over the fixed time's range, triangular
+        (:data:`STEP_FIXED_S_PER_LAYER`). A device's hours are linear in the share
+        (:func:`at_size`: 1 / speed = share + (1 - share) / ratio), so at the mean share they are
+        the mean hours, as the uncertainty analysis draws them; the share is concave in the fixed
+        time, whose range is skewed (0.3-1.7-5.6 ms: mean 2.5 ms), so the typical time would be
+        optimistic. Closed form: share = 1 - a E[1 / (t + a)], a = reference_s / layers, with
+        E[1 / (t + a)] integrated over the triangle's two sides."""
+        low, mode, high = STEP_FIXED_S_PER_LAYER
+        a = self.reference_s / self.layers
+        inverse = 0.0
+        if mode > low:  # rising side: 2 (t - low) / ((high - low)(mode - low))
+            inverse += 2.0 / ((high - low) * (mode - low)) * (
+                (mode - low) - (low + a) * math.log((mode + a) / (low + a)))
+        if high > mode:  # falling side: 2 (high - t) / ((high - low)(high - mode))
+            inverse += 2.0 / ((high - low) * (high - mode)) * (
+                (high + a) * math.log((high + a) / (mode + a)) - (high - mode))
+        return 1.0 - a * inverse
 
 
 def at_size(ratio: float | np.ndarray, share: float | np.ndarray) -> float | np.ndarray:
@@ -677,7 +698,7 @@ def accumulation_at_size(step: Step, ratio: float, micro_batch: int, batch_size:
     compute, but every micro-batch pays the step's fixed time (:class:`Step`):
     ((1 - f) / ratio + f k) / ((1 - f) / ratio + f), with f the fixed share of the reference's
     step and k = batch_size / micro_batch the micro-batches a step. [x the full batch's time]"""
-    share = float(step.fixed_share())
+    share = step.share
     compute = (1.0 - share) / ratio
     return (compute + share * batch_size / micro_batch) / (compute + share)
 
@@ -772,8 +793,7 @@ def speeds_at_size(speed: pd.DataFrame, step: Step | None) -> pd.DataFrame:
     if step is None:
         return out
     scaled = out["speed_source"].isin(["measured", "estimated"]).to_numpy()
-    out.loc[scaled, "relative_speed"] = at_size(out.loc[scaled, "speed_at_scale"].to_numpy(dtype=float),
-                                                step.fixed_share())
+    out.loc[scaled, "relative_speed"] = at_size(out.loc[scaled, "speed_at_scale"].to_numpy(dtype=float), step.share)
     return out
 
 
@@ -784,7 +804,7 @@ def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, coun
     speed on large work and the step's fixed share on the reference."""
     speed = speeds_at_size(relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision,
                                           w.measured_speed), step)
-    share = float(step.fixed_share()) if step is not None else 0.0
+    share = step.share if step is not None else 0.0
     rows = []
     d: Any  # a row of the devices table
     for d in devices.itertuples():
