@@ -13,7 +13,7 @@ fine-tunes on 11 GPUs):
    the source of ``workload.STEP_FIXED_S_PER_LAYER``.
 2. The planner's ratio between two devices that ran the same job, against the measured one:
    on large work (the speed model alone, as before size-aware speeds) and at the job's step
-   (the typical fixed time, and the harness's own), each pair with the slower device as the
+   (the mean fixed share the plan counts on, and the harness's own), each pair with the slower device as the
    reference, as a user who measured their hours there would set it.
 
 Prints figures for notes; not pass/fail.
