@@ -203,10 +203,11 @@ def test_the_plan_counts_on_the_mean_fixed_share_over_the_fixed_times_range():
     tri = stats.triang((mode - low) / (high - low), loc=low, scale=high - low)
     for reference_s in (0.01, 0.2, 3.0):
         step = workload.Step(1e12, 24, reference_s)
-        mean, _ = integrate.quad(lambda t: step.fixed_share(t) * tri.pdf(t), low, high, points=[mode])
+        mean, _ = integrate.quad(lambda t, step=step: step.fixed_share(t) * tri.pdf(t), low, high, points=[mode])
         assert step.share == pytest.approx(mean, rel=1e-9)
         assert step.share > step.fixed_share(mode)
-        hours, _ = integrate.quad(lambda t: 1 / workload.at_size(3.0, step.fixed_share(t)) * tri.pdf(t), low, high,
+        hours, _ = integrate.quad(lambda t, step=step: 1 / workload.at_size(3.0, step.fixed_share(t)) * tri.pdf(t),
+                                  low, high,
                                   points=[mode])
         assert 1 / workload.at_size(3.0, step.share) == pytest.approx(hours, rel=1e-9)
 
@@ -245,3 +246,13 @@ def test_a_card_that_accumulates_is_priced_with_its_micro_batches_fixed_time(loa
     large = workload.speeds_at_size(workload.relative_speed(FROZEN.devices, FROZEN.throughput, "rtx-3090", "transformer",
                                                             "mixed"), step).at["gtx-1060-6gb", "speed_at_scale"]
     assert row["slowdown"] == pytest.approx(workload.accumulation_at_size(step, large, int(micro), 64))
+
+
+def test_an_unknown_step_is_said_up_front_where_it_matters(load):
+    """Blank is never zero: a CNN that names no model has speeds of large work, and the answer
+    says so where the plan uses a card other than the reference."""
+    text = THESIS_ON_H100.replace("family: transformer, params: 86M, batch_size: 8, sequence_length: 197",
+                                  "family: cnn, params: 25M, batch_size: 64, image_size: 224")
+    p = planner.plan(load(text), trials=0)
+    assert any(a.startswith("speeds are those of large work") and "h100-sxm" in a for a in p.assumed_figures)
+    assert p.step is None
