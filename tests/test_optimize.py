@@ -368,17 +368,43 @@ def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatc
     real = optimize.milp
     calls = []
 
-    def gap_stop(c, **kw):  # the search ends at the worse tie, within its relative gap
+    def gap_stop(c, **kw):  # the search ends at the worse tie, within its relative gap (and says so)
         res = real(c, **kw)
         calls.append(kw.get("integrality"))
         if len(calls) == 1:
             res.x = np.array([0.0, 10.0, 0.0])
+            res.mip_gap = 1e-8
         return res
 
     monkeypatch.setattr(optimize, "milp", gap_stop)
     sol = milp.solve(program)
     assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0])
     assert len(calls) == 2 and calls[1] is None  # the second solve is a linear program
+
+
+def test_a_search_that_proves_its_plan_exactly_is_not_solved_again(monkeypatch):
+    """A search that closes its gap (HiGHS reports 0) has the documented order's plan already:
+    the hours are not solved a second time (issue 36: a what-if plan's second solve cost 7 ms)."""
+    import pandas as pd
+    from scipy import optimize
+    from scipy.optimize import Bounds
+
+    from planner.decide.milp import Block, Calendar
+
+    c = np.array([1.0 + 1e-4, 1.0 + 2e-4, 0.0])
+    work = Block.of("work", ["a"], [0, 0], [0, 1], [1.0, 1.0], 10.0, 10.0)
+    program = milp.Program(c, [work], np.array([0, 0, 1]), Bounds(np.zeros(3), np.array([np.inf, np.inf, 1.0])),
+                           pd.DataFrame(), {}, {}, None, Calendar(dt.date(2027, 1, 4), 1, np.array([0, 7]), {}))
+    real = optimize.milp
+    calls = []
+
+    def counted(c, **kw):
+        calls.append(kw.get("integrality"))
+        return real(c, **kw)
+
+    monkeypatch.setattr(optimize, "milp", counted)
+    sol = milp.solve(program)
+    assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0]) and len(calls) == 1
 
 
 def test_the_programs_variables_are_named_families_that_tile_its_columns(load):
