@@ -267,12 +267,13 @@ def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: t
     for flag, key in FIT_FLAGS.items():
         if flags[flag] is not None:
             values[key] = parse_flag_value(flags[flag], "--" + flag.replace("_", "-"))
-    w = load_workload(values, catalog.ids())
-    table = fit_table(w, catalog.devices, catalog.throughput, gpus, step(w, catalog.ids()))
+    ids = catalog.ids()
+    w = load_workload(values, ids)
+    at = step(w, ids)
+    table = fit_table(w, catalog.devices, catalog.throughput, gpus, at)
     if kind:
         table = table[table["kind"] == kind]
     cols = list(FIT_HEADERS["fit"]) + ["slowdown", "reason", "assumptions"] + (["fixed_share"] if fmt != "text" else [])
-    at = step(w, catalog.ids())
     if at is not None and fmt == "text":  # what the speeds at this size rest on, once (not a column of equal cells)
         low, typical, high = (t * 1e3 for t in STEP_FIXED_S_PER_LAYER)
         click.echo(f"Speeds at this job's step ({at.flops / 1e12:.3g} TFLOP, {at.layers} layers): on average {at.share:.0%} "

@@ -160,13 +160,23 @@ def reference_tflops(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...
     """What the workload's reference GPU reaches on the job's own kind of work [TFLOPS]: its dense
     peak at the precision (with FP8's gain where it trains in FP8) x the typical utilisation of its
     kind of device at the model's size and method (x QLoRA's share of LoRA's)."""
-    u = utilisation_row(rows, device_class(w.reference_gpu, spec), w.params, w.method).mfu
-    if w.method == "qlora":
-        u *= QLORA_MFU_FACTOR[1]
+    return _job_peak(w, spec) * _utilisation(w, spec, rows)[1][1]
+
+
+def _utilisation(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...]
+                 ) -> tuple[Utilisation, tuple[float, float, float]]:
+    """The utilisation row of the reference's kind of device at the model's size and method, and
+    its (low, typical, high) share of the peak, QLoRA's at its share of LoRA's."""
+    u = utilisation_row(rows, device_class(w.reference_gpu, spec), w.params, w.method)
+    factors = QLORA_MFU_FACTOR if w.method == "qlora" else (1.0, 1.0, 1.0)
+    return u, (u.mfu_low * factors[0], u.mfu * factors[1], u.mfu_high * factors[2])
+
+
+def _job_peak(w: Workload, spec: DeviceSpec) -> float:
+    """The reference's peak for the job [TFLOPS]: FP8's gain where it trains in FP8 (the same
+    utilisation of a faster path)."""
     peak = peak_tflops(w.reference_gpu, spec, w.precision)
-    if w.precision == "fp8" and spec.architecture in workload.FP8_ARCHITECTURES:
-        peak *= workload.FP8_SPEEDUP
-    return peak * u
+    return peak * workload.FP8_SPEEDUP if w.precision == "fp8" and spec.architecture in workload.FP8_ARCHITECTURES else peak
 
 
 def step_of(w: Workload, card: ModelCard | None, spec: DeviceSpec, rows: tuple[Utilisation, ...]) -> workload.Step | None:
@@ -203,14 +213,8 @@ def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,
     flops, tokens, notes = training_flops(job, w, card)
     ref = w.reference_gpu
     cls = device_class(ref, spec)
-    u = utilisation_row(rows, cls, w.params, w.method)
-    low, mid, high = u.mfu_low, u.mfu, u.mfu_high
-    if w.method == "qlora":
-        f_low, f_mid, f_high = QLORA_MFU_FACTOR
-        low, mid, high = low * f_low, mid * f_mid, high * f_high
-    peak = peak_tflops(ref, spec, w.precision)
-    if w.precision == "fp8" and spec.architecture in workload.FP8_ARCHITECTURES:
-        peak *= workload.FP8_SPEEDUP  # the same utilisation of a faster path
+    u, (low, mid, high) = _utilisation(w, spec, rows)
+    peak = _job_peak(w, spec)
     extra = ("an estimate" if "estimate" in u.notes else "measured runs")
     notes = (*notes, f"utilisation {low:.0%}-{high:.0%} of {ref}'s {peak:,.0f} TFLOPS ({cls} devices, "
              f"{units.format_count(w.params)} parameters, {w.method}; {extra})")

@@ -609,11 +609,16 @@ FP8_SPEEDUP, FP8_SPEEDUP_RANGE = 1.25, (0.98, 1.42)
 FP8_ARCHITECTURES = ("ada", "hopper", "blackwell")
 
 
+def triangular_rel_sd(a: float, c: float, b: float) -> float:
+    """The relative standard deviation (sd over mean) of a triangular distribution on [a, b] with
+    mode c: sqrt((a^2 + b^2 + c^2 - ab - ac - bc) / 18) over (a + b + c) / 3."""
+    return math.sqrt(max(a * a + b * b + c * c - a * b - a * c - b * c, 0.0) / 18.0) / ((a + b + c) / 3.0)
+
+
 def fp8_gain_rel_sd() -> float:
     """The FP8 gain's relative standard deviation, triangular over its range (the spread a
     device's speed takes against a reference that does not train in FP8, or the other way)."""
-    a, c, b = FP8_SPEEDUP_RANGE[0], FP8_SPEEDUP, FP8_SPEEDUP_RANGE[1]
-    return math.sqrt((a * a + b * b + c * c - a * b - a * c - b * c) / 18.0) / ((a + b + c) / 3.0)
+    return triangular_rel_sd(FP8_SPEEDUP_RANGE[0], FP8_SPEEDUP, FP8_SPEEDUP_RANGE[1])
 
 
 def memory_precision(precision: str) -> str:
@@ -721,8 +726,7 @@ def size_rel_sd(step: Step | None, ratio: float) -> float:
     if step is None or ratio == 1.0:
         return 0.0
     a, c, b = (1.0 / float(at_size(ratio, step.fixed_share(t))) for t in STEP_FIXED_S_PER_LAYER)
-    mean = (a + b + c) / 3.0
-    return math.sqrt(max(a * a + b * b + c * c - a * b - a * c - b * c, 0.0) / 18.0) / mean
+    return triangular_rel_sd(a, c, b)
 
 
 def relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: str, family: str,
