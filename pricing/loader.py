@@ -12,6 +12,7 @@ layer overrides an earlier one row by row, field by field, by ``id``.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import math
 import re
@@ -291,9 +292,13 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
 
 
 def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, dict[str, int]]]]:
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    rows = cast(list[dict[str, Any]], df.to_dict("records"))
-    cols = {c: i + 1 for i, c in enumerate(df.columns)}
+    """A table's rows as text, with each row's line and its columns' numbers (the csv module: a
+    fifth of pandas' time for the same strings)."""
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f, restkey="(a field past the header)")
+        rows: list[dict[str, Any]] = [dict(r) for r in reader]
+        header = reader.fieldnames or []
+    cols = {c: i + 1 for i, c in enumerate(header)}
     return rows, [(i + 2, cols) for i in range(len(rows))]  # line 1 is the header
 
 
@@ -461,18 +466,19 @@ def check_references(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     devices = set(tables["devices"]["id"].dropna())
     for table in ("buy", "rent", "free", "throughput"):
         df = tables[table]
-        for _, r in df.iterrows():
-            if isinstance(r["device"], str) and r["device"] not in devices:
-                out.append(Problem(files[table], int(r["_line"]), 1, f"{table}.{r[KEY[table]]}.device",
-                                   f"unknown device {r['device']!r}{did_you_mean(r['device'], devices)}"))
+        for device, key, line in zip(df["device"], df[KEY[table]], df["_line"]):
+            if isinstance(device, str) and device not in devices:
+                out.append(Problem(files[table], int(line), 1, f"{table}.{key}.device",
+                                   f"unknown device {device!r}{did_you_mean(device, devices)}"))
     seen: dict[str, str] = {}
-    for _, r in tables["devices"].iterrows():
-        for alias in r["aliases"] if isinstance(r["aliases"], tuple) else ():
+    d = tables["devices"]
+    for device, aliases, line in zip(d["id"], d["aliases"], d["_line"]):
+        for alias in aliases if isinstance(aliases, tuple) else ():
             if alias in devices or alias in seen:
                 other = alias if alias in devices else seen[alias]
-                out.append(Problem(files["devices"], int(r["_line"]), 1, f"devices.{r['id']}.aliases",
+                out.append(Problem(files["devices"], int(line), 1, f"devices.{device}.aliases",
                                    f"alias {alias!r} already names {other}"))
-            seen[alias] = r["id"]
+            seen[alias] = device
     return out
 
 

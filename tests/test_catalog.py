@@ -92,6 +92,18 @@ def test_rule_missing_source(broken):
     assert any("rates.USD.source: required" in m for m in msgs)
 
 
+def test_rule_ragged_rows(broken):
+    """A row with a field past the header is a problem at its line, not a traceback; a short row's
+    missing fields are blank (here a required one)."""
+    msgs = broken("rates.csv", "USD,1.0705,2024-06-28,ECB", "USD,1.0705,2024-06-28,extra,ECB")
+    assert any("rates.csv:3:" in m and "rates.USD.(a field past the header): unknown column" in m for m in msgs)
+
+
+def test_rule_short_row(broken):
+    msgs = broken("rates.csv", "USD,1.0705,2024-06-28,ECB euro", "USD,1.0705\nXXX,1.0,2024-06-28,ECB euro")
+    assert any("rates.csv:3:" in m and "rates.USD.as_of: required (every row needs it)" in m for m in msgs)
+
+
 def test_rule_bad_number(broken):
     msgs = broken("devices.csv", "gtx-1080,GeForce GTX 1080,gpu,pascal,2016-05-27,8,",
                   "gtx-1080,GeForce GTX 1080,gpu,pascal,2016-05-27,8GB,")
