@@ -7,8 +7,10 @@ the median and worst error (estimate / measured - 1) and the device with the wor
 
     python bench/speed_error.py [--data DIR] [--family cnn] [--csv FILE]
 
-This is how wrong an ``estimated`` speed in a plan can be expected to be: the figures go
-into the closing notes and the uncertainty model, never into tests.
+This is how wrong an ``estimated`` speed in a plan can be expected to be, and (leaving one job
+out) how far a ``measured`` ratio moves on a job the table does not hold: the figures go into
+the closing notes and the uncertainty model (planner.model.workload.SPEED_MEDIAN_ERROR,
+SPEED_JOB_MEDIAN_ERROR), never into tests.
 """
 
 from __future__ import annotations
@@ -95,6 +97,9 @@ def main() -> None:
         print(f"\nleave-one-job-out error on published same-job pairs (measured since {PAIRS_SINCE}): "
               f"{len(pr)} pairs, median |err| {pr['error'].abs().median():.1%}, "
               f"worst {pr.loc[pr['error'].abs().idxmax(), 'error']:+.1%}")
+        by_kind = pr.groupby(["family", "precision"])["error"].agg(lambda e: e.abs().median())
+        print("  by family and precision (planner.model.workload.SPEED_JOB_MEDIAN_ERROR, a measured speed's spread "
+              "on a new job): " + ", ".join(f"{f} {p} {v:.3f}" for (f, p), v in by_kind.items()))
         for source, g in pr.groupby("source"):
             print(f"  {source:40s} {len(g):4d} pairs, median |err| {g['error'].abs().median():6.1%}, "
                   f"worst {g.loc[g['error'].abs().idxmax(), 'error']:+7.1%}")

@@ -2,11 +2,12 @@
 
 Every uncertain input gets a distribution from its source (:func:`inputs`):
 
-- a speed marked ``estimated``: log-normal around the estimate, with the
-  leave-one-device-out error of the speed model for the workload's family and
-  precision (``python bench/speed_error.py``, 2026-11-23: the median absolute
-  error m gives sigma = m / 0.674, the normal's median absolute deviation);
-  ``measured``: 5 % (an estimate of run-to-run and software spread); at the job's step, the
+- a speed (:func:`planner.model.workload.speed_sigma`): log-normal around the catalog's, each
+  median absolute error m giving sigma = m / 0.674, the normal's median absolute deviation
+  (``python bench/speed_error.py``, 2026-11-27): ``measured`` on other jobs, by how far a
+  measured ratio moves on a job left out (the published same-job pairs), ``estimated`` by the
+  speed model's leave-one-device-out error and that, in quadrature, ``yours`` by 5 % (an
+  estimate of run-to-run spread); at the job's step, the
   speed on large work is drawn so and then taken to the job's size with a step's fixed time
   per layer drawn triangular over its range (planner.model.workload.STEP_FIXED_S_PER_LAYER),
   one for every device;
@@ -136,7 +137,14 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
     used = sorted({o for a in plan.alternatives for _, o, _ in a.hours} | {b for a in plan.alternatives for b in a.bought})
     out: list[Input] = []
     family, precision = s.workload.family, s.workload.precision
-    median = workload.SPEED_MEDIAN_ERROR.get((family, workload.memory_precision(precision)), workload.SPEED_MEDIAN_ERROR_ALL)
+    fitted = workload.memory_precision(precision)
+    median = workload.SPEED_MEDIAN_ERROR.get((family, fitted), workload.SPEED_MEDIAN_ERROR_ALL)
+    job_median = workload.SPEED_JOB_MEDIAN_ERROR.get((family, fitted), workload.SPEED_JOB_MEDIAN_ERROR_ALL)
+    spreads = {"estimated": f"leave-one-device-out error of the speed model, {family} {precision} (median {median:.0%}), "
+                            f"and a new job's (median {job_median:.0%}, leave one job out)",
+               "measured": f"measured on other jobs: a new job's ratio moves by a median {job_median:.0%} "
+                           "(leave one job out)",
+               "yours": f"yours; {workload.YOUR_SPEED_SIGMA:.0%} spread (an estimate)"}
     step = plan.step
     sized: set[str] = set()  # speeds at the workload's step: drawn on large work, then at a drawn fixed time
     for device in sorted({q.at[o, "device"] for o in used if o in q.index}):
@@ -149,8 +157,7 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
         one_gpu = float(row["relative_speed"]) / workload.data_parallel_speed(
             int(count) if not missing(count) else 1, s.workload.sharding)
         sigma = workload.speed_sigma(family, precision, source)
-        why = (f"leave-one-device-out error of the speed model, {family} {precision} (median {median:.0%})"
-               if source == "estimated" else "measured; 5 % spread (an estimate)")
+        why = spreads.get(source, spreads["yours"])
         large = one_gpu
         if step is not None and source in ("measured", "estimated"):
             large = float(workload.at_scale(one_gpu, step.share))
