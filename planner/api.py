@@ -105,11 +105,37 @@ def load_catalog(extra: Sequence[str | Path] = (), today: dt.date | None = None)
     return catalog
 
 
+def scenario_ids(catalog: pricing.Catalog) -> pricing.CatalogIds:
+    """What a scenario is checked against in a catalog: its ids, with the speed model over its
+    tables, which a job described by its data needs (planner.model.job.usable_peak)."""
+    import dataclasses
+
+    from .model.job import speed_ratio_of
+
+    return dataclasses.replace(catalog.ids(), speed_ratio=speed_ratio_of(catalog.devices, catalog.throughput))
+
+
+def _shipped_speed_ratio(device: str, other: str, family: str, precision: str) -> float | None:
+    """The speed model over the shipped catalog's tables, loaded only when a job asks (``planner
+    validate`` reads no tables otherwise): the same tables, so the same hours, as a plan's."""
+    from .model.job import speed_ratio_of
+
+    catalog = default_catalog()
+    return speed_ratio_of(catalog.devices, catalog.throughput)(device, other, family, precision)
+
+
 def shipped_ids() -> pricing.CatalogIds:
     """The shipped catalog's ids, aliases and rates, read without pandas (pricing.ids)."""
     from pricing.ids import read_ids
 
-    return read_ids()
+    return with_shipped_speeds(read_ids())
+
+
+def with_shipped_speeds(ids: pricing.CatalogIds) -> pricing.CatalogIds:
+    """Quick ids with the speed model over the shipped catalog, loaded when a job asks."""
+    import dataclasses
+
+    return dataclasses.replace(ids, speed_ratio=_shipped_speed_ratio)
 
 
 def catalog_ids(extra: Sequence[str | Path] = (), today: dt.date | None = None) -> pricing.CatalogIds:
@@ -142,8 +168,8 @@ def load_scenario(
 ) -> Scenario:
     """Read, override and validate a scenario file (raises InputError)."""
     catalog = catalog or default_catalog()
-    return load_scenario_text(read_text(path), catalog.ids(), file=str(path), today=today or dt.date.today(),
-                              variant=variant, sets=sets)
+    return load_scenario_text(read_text(path), scenario_ids(catalog), file=str(path),
+                              today=today or dt.date.today(), variant=variant, sets=sets)
 
 
 def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int | None = None,
@@ -207,9 +233,10 @@ def replan_flips(p: Plan, catalog: pricing.Catalog, workers: int | str = 1) -> A
 
     def at(name: str, value: float) -> Scenario | None:
         if name.startswith("phases.") and name.endswith(".gpu_hours"):
-            return with_value(s, name, f"{value!r} h", catalog.ids())
+            return with_value(s, name, f"{value!r} h", scenario_ids(catalog))
         if name in ("electricity", "you.time_value"):  # drawn in USD (uncertainty._range_unit)
-            return with_value(s, name, f"{value!r} USD/{'kWh' if name == 'electricity' else 'h'}", catalog.ids())
+            return with_value(s, name, f"{value!r} USD/{'kWh' if name == 'electricity' else 'h'}",
+                              scenario_ids(catalog))
         if name.startswith("price "):
             offer = name[len("price "):]
             table, column = {"rent": ("rent", "usd_per_hour"), "buy": ("buy", "price_usd")}.get(

@@ -251,7 +251,7 @@ def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: t
     Takes the workload of SCENARIO, or one given by flags (values are read as
     in scenario files); flags override a scenario's values.
     """
-    from .api import load_catalog, load_scenario
+    from .api import load_catalog, load_scenario, scenario_ids
     from .model.job import step
     from .model.overrides import parse_flag_value
     from .model.validate import load_workload, workload_values
@@ -267,7 +267,7 @@ def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: t
     for flag, key in FIT_FLAGS.items():
         if flags[flag] is not None:
             values[key] = parse_flag_value(flags[flag], "--" + flag.replace("_", "-"))
-    ids = catalog.ids()
+    ids = scenario_ids(catalog)
     w = load_workload(values, ids)
     at = step(w, ids)
     table = fit_table(w, catalog.devices, catalog.throughput, gpus, at)
@@ -303,13 +303,13 @@ def estimate(scenario: str, kind: str | None, show_all: bool, variant: str | Non
     reference GPU's utilisation at its size; gpu_hours you give are used as given. Check
     these before trusting a plan.
     """
-    from .api import load_catalog, load_scenario
+    from .api import load_catalog, load_scenario, scenario_ids
     from .model.job import estimate_table, step
     from .report.page import render_rows
 
     catalog = load_catalog(catalog_files, today)
     s = load_scenario(scenario, catalog=catalog, variant=variant, sets=sets, today=today)
-    table = estimate_table(s.phases, s.workload, catalog.devices, catalog.throughput, step(s.workload, catalog.ids()))
+    table = estimate_table(s.phases, s.workload, catalog.devices, catalog.throughput, step(s.workload, scenario_ids(catalog)))
     if kind:
         table = table[table["kind"] == kind]
     if fmt != "text":
@@ -335,7 +335,7 @@ def _estimate_header(s: Any, ph: Any) -> str:
     data = f"{count(e.tokens)} tokens" if e.tokens is not None else f"{count((ph.samples or 0) * (ph.epochs or 1))} samples"
     low, high = e.hours_range
     lines = [f"{data}, {e.flops:.3g} training FLOPs a run ({s.workload.method}, {count(s.workload.params)} parameters)",
-             f"  on {ref} at {e.mfu_low:.1%}-{e.mfu_high:.1%} of {e.peak_tflops:,.0f} TFLOPS (typical {e.mfu:.1%}, "
+             f"  on {ref} at {e.mfu_low:.1%}-{e.mfu_high:.1%} of {e.rate_basis_tflops:,.0f} TFLOPS (typical {e.mfu:.1%}, "
              f"{e.device_class} devices): {low:,.1f}-{high:,.1f} h, {e.hours_typical:,.1f} h at the typical "
              f"utilisation, {e.hours_planned:,.1f} h on average (what the plan counts on)",
              f"  utilisation from: {e.utilisation_source}",

@@ -10,7 +10,7 @@ its validated tables, and a test checks that both agree.
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -97,6 +97,12 @@ class JobFacts(NamedTuple):
     utilisation: tuple[Utilisation, ...]
 
 
+#: A device's speed over another's on large work of a family at a precision (device, other,
+#: family, precision), by the planner's speed model over the catalog's devices and measured
+#: throughput (planner.model.job.speed_ratio_of); None where either is unknown.
+SpeedRatio = Callable[[str, str, str, str], "float | None"]
+
+
 @dataclass(frozen=True)
 class CatalogIds:
     """What a scenario's checker needs to know of the catalog: its ids, aliases and rates, and
@@ -113,6 +119,9 @@ class CatalogIds:
     device_specs: Mapping[str, DeviceSpec] = field(default_factory=dict)
     utilisation: tuple[Utilisation, ...] = ()
     grid_zones: frozenset[str] = frozenset()  # grid.csv: the zones you.grid may name
+    #: what a job's estimate needs of the speed model (planner.api.scenario_ids adds it; a
+    #: function, so not compared: both readers' ids give it the same tables)
+    speed_ratio: SpeedRatio | None = field(default=None, compare=False, repr=False)
 
     def with_entries(self, entries: Mapping[str, Sequence[Mapping]]) -> CatalogIds:
         """The ids once ``entries`` (a catalog file's or layer's rows, by kind) are layered on."""

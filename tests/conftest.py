@@ -46,7 +46,9 @@ def pytest_configure(config):
 
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="planner-test-data-")
     planner.api.shipped_catalog = lambda: FROZEN
-    planner.api.shipped_ids = lambda: FROZEN.ids()
+    # the quick reader's ids as planner.api.shipped_ids gives them, read from the frozen catalog
+    # (the speed model loaded when a job asks: over the frozen tables, which shipped_catalog gives)
+    planner.api.shipped_ids = lambda: planner.api.with_shipped_speeds(FROZEN.ids())
 
 
 @pytest.fixture(scope="session")
@@ -66,7 +68,7 @@ def load(catalog):
     def _load(text: str, **kw):
         kw.setdefault("today", TODAY)
         kw.setdefault("file", "s.yaml")
-        return load_scenario_text(text, catalog.ids(), **kw)
+        return load_scenario_text(text, planner.api.scenario_ids(catalog), **kw)
 
     return _load
 

@@ -216,7 +216,9 @@ def test_quick_ids_agree_with_the_loaded_catalog(which, catalog, shipped):
     data = TEST_CATALOG if which == "frozen" else pricing.DATA_DIR
     full = (catalog if which == "frozen" else shipped).ids()
     quick = read_ids(data)
-    for name in full.__dataclass_fields__:
+    for name, f in full.__dataclass_fields__.items():
+        if not f.compare:  # the speed model's function: planner.api.scenario_ids gives both the same tables
+            continue
         a, b = getattr(full, name), getattr(quick, name)
         assert a == (pytest.approx(b) if isinstance(a, float) else b), name
 

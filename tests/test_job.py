@@ -263,3 +263,47 @@ def test_a_phase_with_nothing_in_it_is_a_located_error(tmp_path):
                  "phases:\n  p0:\n", encoding="utf-8")
     out = CliRunner().invoke(main, ["validate", str(f), "--today", TODAY.isoformat()])
     assert out.exit_code == 2 and "phases.p0: missing required key 'phases.p0.gpu_hours'" in out.output, out.output
+
+
+def test_a_t4s_share_of_its_peak_is_capped_by_the_a100s_measured_rate_times_the_speed_model(load, catalog):
+    """The data-centre utilisation was measured on A100s. A T4 (70 W) reaches less of its 65
+    TFLOPS than an A100 of its 312: its usable peak is the A100's rate times the speed model's
+    T4 over A100 on large work, the lower of the two estimates. So one job gives an A100 the same
+    hours whether a T4 or the A100 is its reference (hours on the T4 x the T4's speed over it)."""
+    from planner.model import workload
+
+    t4 = load_job(load, GPT2.replace("a100-80gb", "t4"), "tokens: 1B").phases[0].job_estimate
+    a100 = load_job(load, GPT2, "tokens: 1B").phases[0].job_estimate
+    ratio = float(workload.relative_speed(catalog.devices, catalog.throughput, "a100-80gb", "transformer",
+                                          "mixed").at["t4", "relative_speed"])
+    assert 312.0 * ratio < 65.0  # the cap binds: the T4 is slower than its peak says
+    assert t4.measured_on == "a100-80gb" and t4.peak_tflops == pytest.approx(65.0)
+    assert t4.hours_typical == pytest.approx(t4.flops / (312e12 * ratio * 0.40) / 3600, rel=1e-9)
+    assert t4.hours_typical * ratio == pytest.approx(a100.hours_typical, rel=1e-9)
+    assert a100.measured_on is None and a100.usable_tflops is None  # the card it was measured on
+
+
+def test_a_card_the_speed_model_over_rates_keeps_its_share_of_its_own_peak(load, catalog):
+    """A P100 has no tensor cores: the speed model's estimate of it against an A100 in mixed
+    precision gives more than its own 19 TFLOPS could, so its own peak counts."""
+    from planner.model import workload
+
+    p100 = load_job(load, GPT2.replace("a100-80gb", "p100"), "tokens: 1B").phases[0].job_estimate
+    ratio = float(workload.relative_speed(catalog.devices, catalog.throughput, "a100-80gb", "transformer",
+                                          "mixed").at["p100", "relative_speed"])
+    assert 312.0 * ratio > p100.peak_tflops
+    assert p100.measured_on is None
+    assert p100.hours_typical == pytest.approx(p100.flops / (p100.peak_tflops * 1e12 * 0.40) / 3600, rel=1e-9)
+
+
+def test_validate_and_run_give_a_job_the_same_hours(tmp_path, load):
+    """planner validate reads no tables but loads the speed model when a job asks: the hours it
+    checks are the plan's."""
+    import planner.api
+
+    path = tmp_path / "t4.yaml"
+    path.write_text(text(GPT2.replace("a100-80gb", "t4"), "tokens: 1B"), encoding="utf-8")
+    quick = planner.api.check_scenario(path, today=TODAY).phases[0]
+    full = load(path.read_text(encoding="utf-8")).phases[0]
+    assert quick.job_estimate.measured_on == "a100-80gb"
+    assert quick.gpu_hours_per_run == pytest.approx(full.gpu_hours_per_run, rel=1e-12)

@@ -398,7 +398,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     """
     # stage 1: the options, what the workload makes of each, and every (phase, option) priced
     opts = build_options(s, catalog)
-    step = job.step(s.workload, catalog.job_facts())  # the speeds at the workload's size
+    step = job.step(s.workload, catalog.job_facts(), job.speed_ratio_of(catalog.devices, catalog.throughput))
     feas = exclusions(s, opts, catalog.devices, catalog.throughput, step)
     records = quote_records(s, opts, feas, step)
     all_quotes = quotes_frame(records)
@@ -762,7 +762,8 @@ def job_notes(s: Scenario) -> list[str]:
         if ph.hours_from_job:
             out.append(f"{ph.name}: {ph.gpu_hours_per_run:,.1f} h a run on {e.reference_gpu}, estimated from the job, not "
                        f"measured: {data}, {e.flops:.3g} FLOPs at {units.format_share(e.mfu_low)}-"
-                       f"{units.format_share(e.mfu_high)} of its {e.peak_tflops:,.0f} TFLOPS (typically "
+                       f"{units.format_share(e.mfu_high)} of {'its' if e.measured_on is None else 'a usable'} "
+                       f"{e.rate_basis_tflops:,.0f} TFLOPS (typically "
                        f"{units.format_share(e.mfu)}) take {low:,.1f}-{high:,.1f} h; the plan counts on their mean, and the "
                        "uncertainty analysis draws the utilisation over its range (`planner estimate` shows every device)")
             out += [f"{ph.name}: {n}" for n in e.notes[:-1]]

@@ -334,7 +334,8 @@ def job_dict(sp: Phase) -> dict[str, Any] | None:
     low, high = e.hours_range
     return {"tokens": _num(sp.tokens), "samples": _num(sp.samples), "epochs": _num(sp.epochs or 1.0),
             "tokens_processed": _num(e.tokens), "flops": float(f"{e.flops:.4g}"), "reference_gpu": e.reference_gpu,
-            "peak_tflops": _num(e.peak_tflops, 1), "device_class": e.device_class,
+            "peak_tflops": _num(e.peak_tflops, 1), "usable_tflops": _num(e.rate_basis_tflops, 1),
+            "utilisation_measured_on": e.measured_on, "device_class": e.device_class,
             "utilisation": {"low": _num(e.mfu_low, 4), "typical": _num(e.mfu, 4), "high": _num(e.mfu_high, 4)},
             "gpu_hours_typical": _num(e.hours_typical), "gpu_hours_low": _num(low), "gpu_hours_high": _num(high),
             "gpu_hours_planned": _num(e.hours_planned), "utilisation_source": e.utilisation_source}

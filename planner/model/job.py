@@ -28,11 +28,12 @@ planned confidence and is drawn by the uncertainty analysis, as a range you writ
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from pricing.ids import CatalogIds, DeviceSpec, JobFacts, ModelCard, Utilisation
+from pricing.ids import CatalogIds, DeviceSpec, JobFacts, ModelCard, SpeedRatio, Utilisation
+from pricing.memo import Kept
 
 from . import units, workload
 from .scenario import Estimate, Job, Phase, Workload
@@ -63,6 +64,11 @@ UTILISATION_METHODS = {"pretrain": "pretrain", "full": "full", "lora": "adapters
 CONSUMER_PREFIXES = ("rtx-", "gtx-", "titan-", "quadro-")
 CONSUMER_IDS = ("l4", "l40", "l40s")
 HOPPER_ARCHITECTURES = ("hopper", "blackwell")
+#: The card each kind of device's utilisation was measured on (utilisation.csv's sources: LLM
+#: Foundry and torchtune on A100s, LLM Foundry on H100s, torchtune and PEFT on RTX 4090s); TPUs
+#: have none (their figures are the PaLM run's and the data-centre GPUs').
+UTILISATION_MEASURED_ON = {"data-centre": "a100-80gb", "hopper": "h100-sxm", "consumer": "rtx-4090"}
+_SPEEDS = Kept()
 
 
 class JobError(ValueError):
@@ -156,11 +162,50 @@ def shape_of(w: Workload, card: ModelCard | None) -> tuple[int, int]:
     return layers, hidden
 
 
-def reference_tflops(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...]) -> float:
-    """What the workload's reference GPU reaches on the job's own kind of work [TFLOPS]: its dense
-    peak at the precision (with FP8's gain where it trains in FP8) x the typical utilisation of its
-    kind of device at the model's size and method (x QLoRA's share of LoRA's)."""
-    return _job_peak(w, spec) * _utilisation(w, spec, rows)[1][1]
+def speed_ratio_of(devices: pd.DataFrame, throughput: pd.DataFrame) -> SpeedRatio:
+    """A device's speed over another's on large work, by the speed model
+    (planner.model.workload.relative_speed) over these tables: one table per (other card, family,
+    precision), kept per tables in a process (pricing.memo)."""
+    def ratio(device: str, other: str, family: str, precision: str) -> float | None:
+        if other not in devices["id"].to_numpy():
+            return None
+        speed = _SPEEDS.get((devices, throughput), (other, family, precision), lambda: dict(
+            workload.relative_speed(devices, throughput, other, family, precision)["relative_speed"]))
+        value = speed.get(device)
+        return float(value) if value is not None and math.isfinite(value) and value > 0 else None
+    return ratio
+
+
+def usable_peak(w: Workload, spec: DeviceSpec, specs: Mapping[str, DeviceSpec] | None = None,
+                speed_ratio: SpeedRatio | None = None) -> tuple[float, str | None]:
+    """(The peak the utilisation table's share applies to on the reference [TFLOPS], the card that
+    caps it or None.) A utilisation was measured on one card of each kind
+    (:data:`UTILISATION_MEASURED_ON`); on another card it is an estimate of the same rate from
+    two measurements: the reference's own peak times that share, and the measured card's rate
+    times the speed model's ratio of the two. A card reaches neither where the other binds: its
+    peak where it is power- or bandwidth-bound (a T4 at 70 W reaches 0.14x an A100 on large
+    transformer work with 0.21x its peak), the speed model's ratio where the model over-rates it
+    (an estimated P100 in mixed precision, which has no tensor cores). So the lower counts: one
+    job gives an A100 the same hours whether a T4 or the A100 is its reference."""
+    own = _job_peak(w, spec)
+    anchor = UTILISATION_MEASURED_ON.get(device_class(w.reference_gpu, spec))
+    if anchor is None or anchor == w.reference_gpu or speed_ratio is None or specs is None or anchor not in specs:
+        return own, None
+    ratio = speed_ratio(w.reference_gpu, anchor, w.family, w.precision)
+    try:
+        anchored = _job_peak(w, specs[anchor]) * ratio if ratio is not None else math.inf
+    except JobError:
+        return own, None
+    return (anchored, anchor) if anchored < own else (own, None)
+
+
+def reference_tflops(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...],
+                     specs: Mapping[str, DeviceSpec] | None = None, speed_ratio: SpeedRatio | None = None) -> float:
+    """What the workload's reference GPU reaches on the job's own kind of work [TFLOPS]: its usable
+    peak at the precision (:func:`usable_peak`, with FP8's gain where it trains in FP8) x the
+    typical utilisation of its kind of device at the model's size and method (x QLoRA's share of
+    LoRA's)."""
+    return usable_peak(w, spec, specs, speed_ratio)[0] * _utilisation(w, spec, rows)[1][1]
 
 
 def _utilisation(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...]
@@ -179,7 +224,8 @@ def _job_peak(w: Workload, spec: DeviceSpec) -> float:
     return peak * workload.FP8_SPEEDUP if w.precision == "fp8" and spec.architecture in workload.FP8_ARCHITECTURES else peak
 
 
-def step_of(w: Workload, card: ModelCard | None, spec: DeviceSpec, rows: tuple[Utilisation, ...]) -> workload.Step | None:
+def step_of(w: Workload, card: ModelCard | None, spec: DeviceSpec, rows: tuple[Utilisation, ...],
+            specs: Mapping[str, DeviceSpec] | None = None, speed_ratio: SpeedRatio | None = None) -> workload.Step | None:
     """One micro-batch's step of the workload (planner.model.workload.Step): ``batch_size``
     samples of ``sequence_length`` tokens for a transformer (its layers from its named model, else
     from its size), a named CNN's samples at its image size; its compute on the reference at the
@@ -194,31 +240,42 @@ def step_of(w: Workload, card: ModelCard | None, spec: DeviceSpec, rows: tuple[U
             layers, flops = card.layers, cnn_flops_per_sample(w, card) * w.batch_size
         else:
             return None
-        rate = reference_tflops(w, spec, rows)
+        rate = reference_tflops(w, spec, rows, specs, speed_ratio)
     except JobError:
         return None
     return workload.Step(flops, int(layers), flops / (rate * 1e12))
 
 
-def step(w: Workload, facts: CatalogIds | JobFacts) -> workload.Step | None:
+def step(w: Workload, facts: CatalogIds | JobFacts, speed_ratio: SpeedRatio | None = None) -> workload.Step | None:
     """The workload's step (:func:`step_of`) from the catalog's named models, device peaks and
-    utilisation (``Catalog.job_facts()``, or its ids)."""
+    utilisation (``Catalog.job_facts()``, or its ids) and the speed model (``speed_ratio``, else
+    the ids')."""
     spec = facts.device_specs.get(w.reference_gpu)
-    return None if spec is None else step_of(w, facts.models.get(w.model or ""), spec, facts.utilisation)
+    ratio = speed_ratio if speed_ratio is not None else getattr(facts, "speed_ratio", None)
+    return None if spec is None else step_of(w, facts.models.get(w.model or ""), spec, facts.utilisation,
+                                             facts.device_specs, ratio)
 
 
 def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,
-             rows: tuple[Utilisation, ...]) -> Estimate:
-    """The job's FLOPs and its hours' range on the workload's reference GPU (module docstring)."""
+             rows: tuple[Utilisation, ...], specs: Mapping[str, DeviceSpec] | None = None,
+             speed_ratio: SpeedRatio | None = None) -> Estimate:
+    """The job's FLOPs and its hours' range on the workload's reference GPU (module docstring),
+    the utilisation applying to its usable peak (:func:`usable_peak`)."""
     flops, tokens, notes = training_flops(job, w, card)
     ref = w.reference_gpu
     cls = device_class(ref, spec)
     u, (low, mid, high) = _utilisation(w, spec, rows)
     peak = _job_peak(w, spec)
+    usable, anchor = usable_peak(w, spec, specs, speed_ratio)
     extra = ("an estimate" if "estimate" in u.notes else "measured runs")
-    notes = (*notes, f"utilisation {low:.0%}-{high:.0%} of {ref}'s {peak:,.0f} TFLOPS ({cls} devices, "
+    if anchor is not None:
+        notes = (*notes, f"the utilisation was measured on {anchor} cards: on {ref} it applies to {usable:,.1f} of "
+                 f"its {peak:,.0f} TFLOPS ({anchor}'s rate times {ref}'s speed over it, by the speed model; its own "
+                 "peak would give more)")
+    notes = (*notes, f"utilisation {low:.0%}-{high:.0%} of {ref}'s {usable:,.0f} TFLOPS ({cls} devices, "
              f"{units.format_count(w.params)} parameters, {w.method}; {extra})")
-    return Estimate(flops, tokens, ref, peak, cls, low, mid, high, u.source, notes)
+    return Estimate(flops, tokens, ref, peak, cls, low, mid, high, u.source, notes,
+                    usable if anchor is not None else None, anchor)
 
 
 def estimate_table(s_phases: Sequence[Phase], w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame,

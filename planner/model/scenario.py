@@ -88,10 +88,20 @@ class Estimate:
     mfu_high: float
     utilisation_source: str
     notes: tuple[str, ...]  # what was assumed, for the answer's up-front notes
+    #: the part of the peak the utilisation applies to, where the speed model caps it: the rate of
+    #: the card the utilisation was measured on (``measured_on``) times the reference's speed over
+    #: it, below the reference's own peak (planner.model.job.usable_peak) [TFLOPS]
+    usable_tflops: float | None = None
+    measured_on: str | None = None
+
+    @property
+    def rate_basis_tflops(self) -> float:
+        """The TFLOPS a utilisation is a share of: the usable peak where capped, else the peak."""
+        return self.peak_tflops if self.usable_tflops is None else self.usable_tflops
 
     def hours_at(self, mfu: float) -> float:
         """Hours on the reference GPU at a utilisation (one run)."""
-        return self.flops / (self.peak_tflops * 1e12 * mfu) / 3600.0
+        return self.flops / (self.rate_basis_tflops * 1e12 * mfu) / 3600.0
 
     @property
     def hours_typical(self) -> float:

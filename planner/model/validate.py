@@ -327,9 +327,10 @@ class _Validator:
             return None  # the workload's own problems are reported
         w = workload_of(wl)
         try:
+            ids = self.ctx.ids
             return job.estimate(job.Job(p.get("tokens"), p.get("samples"), p.get("epochs", 1.0)), w,
-                                self.ctx.ids.models.get(w.model or ""), self.ctx.ids.device_specs[w.reference_gpu],
-                                self.ctx.ids.utilisation)
+                                ids.models.get(w.model or ""), ids.device_specs[w.reference_gpu], ids.utilisation,
+                                ids.device_specs, ids.speed_ratio)
         except job.JobError as exc:
             self.add(path + ("tokens" if "tokens" in p else "samples",), str(exc))
             return None

@@ -184,7 +184,7 @@ def _plan(job: Job, alternatives: bool) -> tuple[Scenario, Any, Any]:
     s = _scenario(job.text, job.file, job.today, job.variant, job.sets, job.catalog_files)
     for path, text in job.scenario_edits:
         _, raw = parse_set(f"{path}={text}")  # the value as --set reads it: the same YAML
-        edited = edits.with_value(s, path, raw, catalog.ids())
+        edited = edits.with_value(s, path, raw, api.scenario_ids(catalog))
         if edited is None:  # a key to set as text here (a phase the file does not have): every change as --set
             s = _scenario(job.text, job.file, job.today, job.variant,
                           job.sets + tuple(f"{p}={v}" for p, v in job.scenario_edits), job.catalog_files)
@@ -204,7 +204,7 @@ def _scenario(text: str, file: str, today: dt.date, variant: str | None, sets: t
     from .. import api
     from ..model.validate import load_scenario_text
 
-    ids = api.load_catalog(catalog_files, today).ids()
+    ids = api.scenario_ids(api.load_catalog(catalog_files, today))
     return load_scenario_text(text, ids, file=file, today=today, variant=variant, sets=sets)
 
 
