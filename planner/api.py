@@ -115,7 +115,7 @@ def scenario_ids(catalog: pricing.Catalog) -> pricing.CatalogIds:
     return dataclasses.replace(catalog.ids(), speed_ratio=speed_ratio_of(catalog.devices, catalog.throughput))
 
 
-def _shipped_speed_ratio(device: str, other: str, family: str, precision: str) -> float | None:
+def _shipped_speed_ratio(device: str, other: str, family: str, precision: str) -> tuple[float, bool] | None:
     """The speed model over the shipped catalog's tables, loaded only when a job asks (``planner
     validate`` reads no tables otherwise): the same tables, so the same hours, as a plan's."""
     from .model.job import speed_ratio_of

@@ -99,8 +99,9 @@ class JobFacts(NamedTuple):
 
 #: A device's speed over another's on large work of a family at a precision (device, other,
 #: family, precision), by the planner's speed model over the catalog's devices and measured
-#: throughput (planner.model.job.speed_ratio_of); None where either is unknown.
-SpeedRatio = Callable[[str, str, str, str], "float | None"]
+#: throughput (planner.model.job.speed_ratio_of), and whether both were measured; None where
+#: either is unknown.
+SpeedRatio = Callable[[str, str, str, str], "tuple[float, bool] | None"]
 
 
 @dataclass(frozen=True)

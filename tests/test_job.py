@@ -307,3 +307,29 @@ def test_validate_and_run_give_a_job_the_same_hours(tmp_path, load):
     full = load(path.read_text(encoding="utf-8")).phases[0]
     assert quick.job_estimate.measured_on == "a100-80gb"
     assert quick.gpu_hours_per_run == pytest.approx(full.gpu_hours_per_run, rel=1e-12)
+
+
+def test_a_measured_ratio_sets_the_rate_an_estimated_one_only_lowers_it(load, catalog):
+    """A V100 and the A100 the data-centre utilisation was measured on are both in the throughput
+    table: the V100 runs at the A100's rate times their measured ratio, so the A100's hours are the
+    same whichever of the two is the reference. The rule by hand (312 TFLOPS on the A100, 125 on
+    the V100): a measured ratio counts even past the card's own peak, an estimated one only where
+    it gives less."""
+    from planner.model import workload
+
+    full = "model: gpt2\nmethod: full\nreference_gpu: {ref}"
+    v100 = load_job(load, full.format(ref="v100-32gb"), "tokens: 1B").phases[0].job_estimate
+    a100 = load_job(load, full.format(ref="a100-80gb"), "tokens: 1B").phases[0].job_estimate
+    speed = workload.relative_speed(catalog.devices, catalog.throughput, "a100-80gb", "transformer", "mixed")
+    assert speed.at["v100-32gb", "speed_source"] == "measured"
+    ratio = float(speed.at["v100-32gb", "relative_speed"])
+    assert v100.measured_on == "a100-80gb" and v100.usable_tflops == pytest.approx(312.0 * ratio)
+    assert v100.hours_typical * ratio == pytest.approx(a100.hours_typical, rel=1e-9)
+
+    s = load_job(load, full.format(ref="v100-32gb"), "tokens: 1B")
+    specs = catalog.job_facts().device_specs
+    spec = specs["v100-32gb"]
+    assert job.usable_peak(s.workload, spec, specs, lambda *_: (0.5, True)) == (pytest.approx(156.0), "a100-80gb")
+    assert job.usable_peak(s.workload, spec, specs, lambda *_: (0.5, False)) == (125.0, None)
+    assert job.usable_peak(s.workload, spec, specs, lambda *_: (0.2, False)) == (pytest.approx(62.4), "a100-80gb")
+    assert job.usable_peak(s.workload, spec, specs, lambda *_: None) == (125.0, None)

@@ -166,37 +166,48 @@ def speed_ratio_of(devices: pd.DataFrame, throughput: pd.DataFrame) -> SpeedRati
     """A device's speed over another's on large work, by the speed model
     (planner.model.workload.relative_speed) over these tables: one table per (other card, family,
     precision), kept per tables in a process (pricing.memo)."""
-    def ratio(device: str, other: str, family: str, precision: str) -> float | None:
+    def ratio(device: str, other: str, family: str, precision: str) -> tuple[float, bool] | None:
         if other not in devices["id"].to_numpy():
             return None
-        speed = _SPEEDS.get((devices, throughput), (other, family, precision), lambda: dict(
-            workload.relative_speed(devices, throughput, other, family, precision)["relative_speed"]))
-        value = speed.get(device)
-        return float(value) if value is not None and math.isfinite(value) and value > 0 else None
+        value = _SPEEDS.get((devices, throughput), (other, family, precision),
+                            lambda: _speeds_over(devices, throughput, other, family, precision)).get(device)
+        return value if value is not None and math.isfinite(value[0]) and value[0] > 0 else None
     return ratio
+
+
+def _speeds_over(devices: pd.DataFrame, throughput: pd.DataFrame, other: str, family: str,
+                 precision: str) -> dict[str, tuple[float, bool]]:
+    """Each device's speed over ``other`` on large work, and whether both were measured."""
+    speed = workload.relative_speed(devices, throughput, other, family, precision)
+    return {str(d): (float(v), src == "measured")
+            for d, v, src in zip(speed.index, speed["relative_speed"], speed["speed_source"])}
 
 
 def usable_peak(w: Workload, spec: DeviceSpec, specs: Mapping[str, DeviceSpec] | None = None,
                 speed_ratio: SpeedRatio | None = None) -> tuple[float, str | None]:
     """(The peak the utilisation table's share applies to on the reference [TFLOPS], the card that
-    caps it or None.) A utilisation was measured on one card of each kind
-    (:data:`UTILISATION_MEASURED_ON`); on another card it is an estimate of the same rate from
-    two measurements: the reference's own peak times that share, and the measured card's rate
-    times the speed model's ratio of the two. A card reaches neither where the other binds: its
-    peak where it is power- or bandwidth-bound (a T4 at 70 W reaches 0.14x an A100 on large
-    transformer work with 0.21x its peak), the speed model's ratio where the model over-rates it
-    (an estimated P100 in mixed precision, which has no tensor cores). So the lower counts: one
-    job gives an A100 the same hours whether a T4 or the A100 is its reference."""
+    sets it or None.) A utilisation was measured on one card of each kind
+    (:data:`UTILISATION_MEASURED_ON`); on another card the same rate follows from the measured
+    card's rate times the speed model's ratio of the two, so one job gives an A100 the same
+    hours whether an A10 or the A100 is its reference. Where that ratio is measured (both cards
+    in the throughput table) it counts: an RTX 3090 runs at 0.62x an RTX 4090, more than their
+    peaks (71 and 165 TFLOPS) say. Where it is estimated from specs, the lower of it and the
+    card's own peak counts: a card reaches less than its peak where it is power-bound (a T4 at
+    70 W: 0.14x an A100 on large transformer work with 0.21x its peak), and the estimate can
+    over-rate it (a P100 in mixed precision, which has no tensor cores)."""
     own = _job_peak(w, spec)
     anchor = UTILISATION_MEASURED_ON.get(device_class(w.reference_gpu, spec))
     if anchor is None or anchor == w.reference_gpu or speed_ratio is None or specs is None or anchor not in specs:
         return own, None
-    ratio = speed_ratio(w.reference_gpu, anchor, w.family, w.precision)
+    found = speed_ratio(w.reference_gpu, anchor, w.family, w.precision)
+    if found is None:
+        return own, None
+    ratio, measured = found
     try:
-        anchored = _job_peak(w, specs[anchor]) * ratio if ratio is not None else math.inf
+        anchored = _job_peak(w, specs[anchor]) * ratio
     except JobError:
         return own, None
-    return (anchored, anchor) if anchored < own else (own, None)
+    return (anchored, anchor) if measured or anchored < own else (own, None)
 
 
 def reference_tflops(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...],
@@ -270,8 +281,7 @@ def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,
     extra = ("an estimate" if "estimate" in u.notes else "measured runs")
     if anchor is not None:
         notes = (*notes, f"the utilisation was measured on {anchor} cards: on {ref} it applies to {usable:,.1f} of "
-                 f"its {peak:,.0f} TFLOPS ({anchor}'s rate times {ref}'s speed over it, by the speed model; its own "
-                 "peak would give more)")
+                 f"its {peak:,.0f} TFLOPS peak ({anchor}'s rate times {ref}'s speed over it, by the speed model)")
     notes = (*notes, f"utilisation {low:.0%}-{high:.0%} of {ref}'s {usable:,.0f} TFLOPS ({cls} devices, "
              f"{units.format_count(w.params)} parameters, {w.method}; {extra})")
     return Estimate(flops, tokens, ref, peak, cls, low, mid, high, u.source, notes,

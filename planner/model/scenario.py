@@ -88,15 +88,16 @@ class Estimate:
     mfu_high: float
     utilisation_source: str
     notes: tuple[str, ...]  # what was assumed, for the answer's up-front notes
-    #: the part of the peak the utilisation applies to, where the speed model caps it: the rate of
-    #: the card the utilisation was measured on (``measured_on``) times the reference's speed over
-    #: it, below the reference's own peak (planner.model.job.usable_peak) [TFLOPS]
+    #: what the utilisation is a share of where the speed model sets it: the peak of the card the
+    #: utilisation was measured on (``measured_on``) times the reference's speed over it
+    #: (planner.model.job.usable_peak); None: the reference's own peak [TFLOPS]
     usable_tflops: float | None = None
     measured_on: str | None = None
 
     @property
     def rate_basis_tflops(self) -> float:
-        """The TFLOPS a utilisation is a share of: the usable peak where capped, else the peak."""
+        """The TFLOPS a utilisation is a share of: the usable peak where the speed model sets it,
+        else the peak."""
         return self.peak_tflops if self.usable_tflops is None else self.usable_tflops
 
     def hours_at(self, mfu: float) -> float:
