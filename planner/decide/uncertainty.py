@@ -229,7 +229,7 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
             mfu = rng.triangular(e.mfu_low, e.mfu, e.mfu_high, n) if e.mfu_high > e.mfu_low else np.full(n, e.mfu)
             out.append(Input(f"phases.{ph.name}.gpu_hours", e.hours_at(1.0) / mfu, ph.gpu_hours_per_run, "h",
                              f"estimated from the job: utilisation triangular over {e.mfu_low:.1%}-{e.mfu_high:.1%} "
-                             f"of {e.reference_gpu}'s peak, typically {e.mfu:.1%}"))
+                             f"of {e.reference_gpu}'s {'usable ' if e.measured_on else ''}peak, typically {e.mfu:.1%}"))
     placed_rent = {o for a in plan.alternatives for _, o, _ in a.price_years if o in opts.index}
     trends = {str(opts.at[o, "rent_trend_default"]): tuple(float(opts.at[o, c]) for c in TREND_COLUMNS)
               for o in sorted(placed_rent) if isinstance(opts.at[o, "rent_trend_default"], str)}
