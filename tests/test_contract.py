@@ -391,6 +391,36 @@ def test_a_deadline_is_met_at_the_stated_confidence(load, catalog):
     assert _finish_chance(fewer, catalog, 7 * 24) >= 0.9
 
 
+SPLIT = """\
+name: a range of work split between a card you own and a rented one
+start: 2027-01-04
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: {hours}, runs: 2, from: 2027-01-04, deadline: 2027-01-10, checkpoint_size: 0.36 GB}}
+you: {{own: [rtx-3090], host_power: 100 W}}
+consider: {{buy: [], rent: [box], free: []}}
+catalog:
+  rent:
+    - {{id: box, device: a100-80gb, price: 3.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+def test_a_split_phases_stated_chance_is_the_chance_its_own_draws_find(load, catalog):
+    # 140-180 reference h a run (your range: one draw moves both shares alike), 2 runs in a week on
+    # your RTX 3090 and a rented A100. Summing the two shares' overruns as independent put the chance
+    # at 96 % where the uncertainty analysis (the same spreads, drawn) finds 90 %: the work's part
+    # of each share's spread adds up before it is squared.
+    s = load(SPLIT.format(hours="140..180"))
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0)
+    assert {a.option for a in p.phases[0].assignments} == {"own:rtx-3090", "box"}
+    drawn = float(np.mean(uncertainty.analyse(p, 4000, seed=1).chosen.meets))
+    assert p.phases[0].on_time_chance == pytest.approx(drawn, abs=0.025)
+    # by hand: sd = sqrt(sum of (sd_i^2 - c_i^2) + (sum of c_i)^2), the common parts c_i added first
+    from planner.decide.optimize import _on_time
+    assert _on_time([3.0, 4.0], 6.0, [2.0, 2.0]) == pytest.approx(0.5 + 0.5 * math.erf(6.0 / math.sqrt(33.0) / math.sqrt(2)))
+    assert _on_time([3.0, 4.0], 6.0) == pytest.approx(0.5 + 0.5 * math.erf(6.0 / 5.0 / math.sqrt(2)))
+
+
 def test_the_chance_over_weeks_counts_the_slack_every_week_keeps(load, catalog):
     # Four weeks of the same tier: 565 h fit at 90 % (570 do not). Each week's bucket keeps the
     # wall hours at 90 %, so an overrun in week one runs on into slack later weeks hold for it; the

@@ -595,6 +595,8 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
     at_conf = best.finishes_conf.get(ph.name)
     finish = best.finish_models.get(ph.name)
     spread: list[float] = []  # each option's standard deviation of wall hours
+    common: list[float] = []  # the part of it that the phase's work moves on every option alike
+    work_rel_sd = _work_rel_sd(s, ph)
     shifts = 0.0  # wall hours a default interruption rate's range adds on average (quotes.rate_shift_h)
     over_p50 = over_p90 = 0.0  # wall hours over the expected ones, each option at its P50 / P90
     for option, hours in placed.sort_values(ascending=False).items():
@@ -615,13 +617,15 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
             shift = rate_shift_h(c, o) * f
             shifts += shift
             spread.append(_wall_sd(s, c, f, shift))
+            common.append(min(c.wall_hours * f * work_rel_sd, spread[-1]))
     chance = 1.0
     if p50 is not None and finish is not None:
         # the finishes and the promise rest on the program's own model (sessions.Finish): the
-        # run's overrun (its options' overruns, independent, added) is on time while it fits in
+        # run's overrun (its options' overruns added, the work's part of them moving together)
+        # is on time while it fits in
         # what the earlier buckets keep for it and the days left after the expected finish
         p50, p90 = _later(p50, finish.day_with(over_p50)), _later(p90, finish.day_with(over_p90))
-        chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts)
+        chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts, common)
     done = ph.name not in best.unmet
     shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget, later,
                                                         over_cap)
@@ -1034,14 +1038,25 @@ def _wall_sd(s: Scenario, c: Quote, share: float, shift_h: float = 0.0) -> float
     return (conf - wall) / z if z > 0 else 0.0
 
 
-def _on_time(spread_h: list[float], headroom_h: float) -> float:
-    """The chance that a run's overrun, the sum of independent normal overruns of standard
-    deviations ``spread_h``, stays within ``headroom_h`` wall hours."""
+def _work_rel_sd(s: Scenario, ph: Phase) -> float:
+    """The relative standard deviation of a phase's work itself, which moves every option's share
+    alike: the utilisation's range where the hours come from the job, your range of the hours
+    (the uncertainty analysis draws each once per phase)."""
+    job_sd = ph.job_estimate.hours_rel_sd if ph.hours_from_job and ph.job_estimate is not None else 0.0
+    return workload.work_spread(0.0, s.ranges.get(f"phases.{ph.name}.gpu_hours"), job_sd)
+
+
+def _on_time(spread_h: list[float], headroom_h: float, common_h: list[float] | None = None) -> float:
+    """The chance that a run's overrun, the sum of the options' normal overruns of standard
+    deviations ``spread_h``, stays within ``headroom_h`` wall hours. The part ``common_h`` of each
+    that the phase's work causes moves all shares together (one draw of the work), so those parts
+    add up before they are squared; the rest is independent."""
     from statistics import NormalDist
 
     if any(math.isinf(sd) for sd in spread_h):
         return 0.0
-    sd = math.sqrt(sum(x * x for x in spread_h))
+    shared = common_h or [0.0] * len(spread_h)
+    sd = math.sqrt(sum(max(x * x - c * c, 0.0) for x, c in zip(spread_h, shared)) + sum(shared) ** 2)
     if sd <= 0:
         return float(headroom_h >= -1e-9)
     return float(NormalDist(0.0, sd).cdf(headroom_h))
