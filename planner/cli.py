@@ -255,7 +255,7 @@ def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: t
     from .model.job import step
     from .model.overrides import parse_flag_value
     from .model.validate import load_workload, workload_values
-    from .model.workload import STEP_FIXED_S_PER_LAYER, fit_table
+    from .model.workload import STEP_FIXED_S_PER_LAYER, UNKNOWN_STEP, fit_table
     from .report.page import render_rows
 
     catalog = load_catalog(catalog_files, today)
@@ -279,6 +279,9 @@ def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: t
         click.echo(f"Speeds at this job's step ({at.flops / 1e12:.3g} TFLOP, {at.layers} layers): on average {at.share:.0%} "
                    f"of a step on {w.reference_gpu} is a fixed time that no GPU shortens ({low:g}-{high:g} ms a layer, "
                    f"typically {typical:g}); 'Large work' is each speed on large steps.\n")
+    elif fmt == "text":
+        click.echo(f"Speeds are those of large work: {UNKNOWN_STEP}, so cards faster than {w.reference_gpu} may gain "
+                   "less over it on small steps than shown.\n")
     click.echo(render_rows({"fit": table[cols]}, FIT_HEADERS, fmt), nl=False)
 
 

@@ -142,6 +142,20 @@ def test_planner_fit_shows_the_speed_at_the_jobs_size_and_on_large_work():
     assert small["fixed_share"] > large["fixed_share"] > 0
 
 
+def test_planner_fit_says_which_speeds_it_shows():
+    """A CNN that names no model has no step: fit says its speeds are those of large work, as the
+    answer does; a transformer's step is said with its fixed share."""
+    def text(*flags: str) -> str:
+        out = CliRunner().invoke(main, ["fit", *flags, "--reference", "rtx-3090"])
+        assert out.exit_code == 0, out.output
+        return out.output.splitlines()[0]
+
+    assert text("--family", "cnn", "--params", "25M").startswith(
+        f"Speeds are those of large work: {workload.UNKNOWN_STEP}")
+    assert text("--family", "transformer", "--params", "125M", "--batch-size", "2",
+                "--sequence-length", "512").startswith("Speeds at this job's step")
+
+
 THESIS_ON_H100 = """
 name: ViT thesis on an H100
 start: 2027-01-04

@@ -705,6 +705,10 @@ class Step:
         return 1.0 - a * inverse
 
 
+#: Why a workload has no :class:`Step` (planner.model.job.step_of), as the answer and planner fit say it.
+UNKNOWN_STEP = "this job's step is unknown (an RNN, or a CNN that names no workload.model)"
+
+
 def at_size(ratio: float | np.ndarray, share: float | np.ndarray) -> float | np.ndarray:
     """The speed, relative to the reference, of a device ``ratio`` times as fast on large work,
     on a step whose fixed part is ``share`` of the reference's time (Amdahl's law: the fixed part
