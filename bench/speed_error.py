@@ -31,7 +31,7 @@ REFERENCES = ("rtx-3090", "a100-80gb", "v100-32gb")
 
 
 def loo(devices: pd.DataFrame, throughput: pd.DataFrame, family: str, precision: str) -> pd.DataFrame:
-    scores = measured_scores(throughput, family, precision)
+    scores = measured_scores(throughput, family, precision, devices)
     rows = []
     for device in scores.index:
         ref = next(r for r in REFERENCES if r != device and r in scores.index)

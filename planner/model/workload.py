@@ -404,8 +404,8 @@ def fit(need: MemoryNeed, vram_gb: float) -> Fit:
 #: precision): ``python bench/speed_error.py`` on the shipped throughput table, 2026-11-27
 #: (after the MLPerf rows, the rates Surogate's LoRA sweep gives on large work, and the P100, T4
 #: and K80 measured on BERT fine-tunes and the P100 on V-Net: the spec estimate had the P100 62 %
-#: too fast on FP32 transformers, 52 % on mixed-precision CNNs).
-SPEED_MEDIAN_ERROR = {("cnn", "fp32"): 0.073, ("cnn", "mixed"): 0.119, ("transformer", "fp32"): 0.101,
+#: too fast on FP32 transformers, 52 % on mixed-precision CNNs; input-bound runs left out).
+SPEED_MEDIAN_ERROR = {("cnn", "fp32"): 0.073, ("cnn", "mixed"): 0.118, ("transformer", "fp32"): 0.101,
                       ("transformer", "mixed"): 0.100, ("rnn", "fp32"): 0.112, ("rnn", "mixed"): 0.116}
 SPEED_MEDIAN_ERROR_ALL = 0.103  # every family and precision (the same run)
 #: Median |estimate / measured - 1| of the ratio between two measured devices on a job the
@@ -413,10 +413,10 @@ SPEED_MEDIAN_ERROR_ALL = 0.103  # every family and precision (the same run)
 #: pairs measured since 2023 (242 pairs; ``python bench/speed_error.py`` on the shipped table,
 #: 2026-11-27). Your job is such a job: a measured ratio is the mean over other jobs, and moves
 #: from job to job by this much (a fifth of the pairs by more than 30 %). Before 2026-11-27 a
-#: measured speed was taken as known to 5 %, an estimate; the pairs put it at 9 % (median).
-SPEED_JOB_MEDIAN_ERROR = {("cnn", "fp32"): 0.047, ("cnn", "mixed"): 0.089, ("transformer", "fp32"): 0.065,
+#: measured speed was taken as known to 5 %, an estimate; the pairs put it at 8 % (median).
+SPEED_JOB_MEDIAN_ERROR = {("cnn", "fp32"): 0.047, ("cnn", "mixed"): 0.078, ("transformer", "fp32"): 0.065,
                           ("transformer", "mixed"): 0.123, ("rnn", "fp32"): 0.204, ("rnn", "mixed"): 0.228}
-SPEED_JOB_MEDIAN_ERROR_ALL = 0.089  # every family and precision (the same run)
+SPEED_JOB_MEDIAN_ERROR_ALL = 0.081  # every family and precision (the same run)
 #: A normal's median absolute deviation in units of its sigma.
 MAD_PER_SIGMA = 0.6745
 #: Spread of a speed you measured on your own job (``workload.measured_speed``): run-to-run
@@ -543,33 +543,65 @@ def effective_tflops_of(kind: Any, architecture: Any, fp32_tflops: Any, fp16_ten
     return np.where(np.asarray(kind, dtype=object) != "tpu", out, tensor)
 
 
-def measured_scores(throughput: pd.DataFrame, family: str, precision: str) -> pd.Series:
+#: A vision job's mixed-precision run is input-bound (the data loading, not the GPU, sets its
+#: pace) where its card gains from mixed precision this many times less than the job's median
+#: card whose fp32 runs also use tensor cores (TF32): Lambda's 2025 B200 ResNet-50 ran 3,076
+#: images/s mixed against 2,967 in fp32 where the H100, GH200 and H200 gained 1.36-1.42x (the
+#: H200 stopping at the same ~3,080), SSD300 1,025 against 1,043. Only where the job gains at
+#: least INPUT_BOUND_MIN_GAIN and at least three such cards ran it both ways.
+INPUT_BOUND_GAIN_FACTOR = 1.25
+INPUT_BOUND_MIN_GAIN = 1.2
+
+
+def input_bound(throughput: pd.DataFrame, devices: pd.DataFrame) -> np.ndarray:
+    """Which rows are input-bound mixed-precision vision runs (:data:`INPUT_BOUND_GAIN_FACTOR`):
+    a ceiling outside the GPU, so not its speed. A boolean per row of ``throughput``."""
+    arch = dict(zip(devices["id"], devices["architecture"]))
+    key = ["device", "model", "framework"]
+    vision = throughput[(throughput["family"] == "cnn") & throughput["device"].map(
+        lambda d: arch.get(d) in TF32_ARCHITECTURES)]
+    both = vision.pivot_table(index=key, columns="precision", values="throughput", aggfunc="mean")
+    if not {"fp32", "mixed"} <= set(both.columns):
+        return np.zeros(len(throughput), dtype=bool)
+    gain = (both["mixed"] / both["fp32"]).dropna()
+    by_job = gain.groupby(level=["model", "framework"])
+    median, count = by_job.transform("median"), by_job.transform("size")
+    capped = gain[(count >= 3) & (median >= INPUT_BOUND_MIN_GAIN) & (gain < median / INPUT_BOUND_GAIN_FACTOR)].index
+    rows = pd.MultiIndex.from_frame(throughput[key])
+    return np.asarray(rows.isin(capped) & (throughput["precision"] == "mixed").to_numpy(), dtype=bool)
+
+
+def measured_scores(throughput: pd.DataFrame, family: str, precision: str,
+                    devices: pd.DataFrame | None = None) -> pd.Series:
     """Log speed score per measured device for a family and precision.
 
     Fits log T[d, m] = s_d + c_m by least squares over every measured
     (device, benchmark model) pair: c_m absorbs each model's (and framework's)
     own scale, s_d is the device's speed. Runs at batch sizes below
     MIN_BENCHMARK_BATCH (an 8 GB card squeezing BERT-large), and PyTorch
-    benchmark runs that record no batch size (no batch fitted), are left out.
+    benchmark runs that record no batch size (no batch fitted), are left out;
+    with ``devices``, so are input-bound vision runs (:func:`input_bound`).
     Anchored so that the scores average zero.
     """
+    if devices is not None:
+        throughput = throughput[~input_bound(throughput, devices)]
     t = throughput[(throughput["family"] == family) & (throughput["precision"] == precision)]
     starved = (t["batch_size"] < MIN_BENCHMARK_BATCH) | (t["batch_size"].isna() & (t["framework"] == "pytorch"))
     t = t[~starved]  # memory-starved runs say little about speed
     if t.empty:
         return pd.Series(dtype=float)
     model = t["model"] + " | " + t["framework"]
-    devices = sorted(t["device"].unique())
+    measured = sorted(t["device"].unique())
     models = sorted(model.unique())
-    d_idx = t["device"].map({d: i for i, d in enumerate(devices)}).to_numpy()
+    d_idx = t["device"].map({d: i for i, d in enumerate(measured)}).to_numpy()
     m_idx = model.map({m: i for i, m in enumerate(models)}).to_numpy()
-    a = np.zeros((len(t) + 1, len(devices) + len(models)))
+    a = np.zeros((len(t) + 1, len(measured) + len(models)))
     a[np.arange(len(t)), d_idx] = 1.0
-    a[np.arange(len(t)), len(devices) + m_idx] = 1.0
-    a[-1, : len(devices)] = 1.0  # anchor: scores sum to zero
+    a[np.arange(len(t)), len(measured) + m_idx] = 1.0
+    a[-1, : len(measured)] = 1.0  # anchor: scores sum to zero
     y = np.append(np.log(t["throughput"].to_numpy(dtype=float)), 0.0)
     coef, *_ = np.linalg.lstsq(a, y, rcond=None)
-    return pd.Series(coef[: len(devices)], index=devices)
+    return pd.Series(coef[: len(measured)], index=measured)
 
 
 @dataclass(frozen=True)
@@ -592,7 +624,7 @@ class Calibration:
 
 def calibrate(devices: pd.DataFrame, throughput: pd.DataFrame, family: str, precision: str) -> Calibration:
     """Fit the spec-based estimate to the measured scores (GPUs only; w kept in [0, 1])."""
-    scores = measured_scores(throughput, family, precision)
+    scores = measured_scores(throughput, family, precision, devices)
     d = devices.set_index("id").loc[scores.index]
     d = d.assign(id=d.index)
     log_t = np.log(effective_tflops(d.reset_index(drop=True), precision).to_numpy(dtype=float))
@@ -790,7 +822,7 @@ def _relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: 
     ``speed_source`` indexed by device id.
     """
     cal = calibrate(devices, throughput, family, precision)
-    measured = measured_scores(throughput, family, precision)
+    measured = measured_scores(throughput, family, precision, devices)
     tpu = np.where(devices["kind"].to_numpy() == "tpu", np.log(TPU_FAMILY_FACTOR[family]), 0.0)
     score = cal.log_score(devices) + tpu
     # an unmeasured device shares its architecture's typical miss: shift it by the
