@@ -412,7 +412,7 @@ SPEED_MEDIAN_ERROR_ALL = 0.103  # every family and precision (the same run)
 #: table does not hold, by (family, precision): leave one job out over the published same-job
 #: pairs measured since 2023 (242 pairs; ``python bench/speed_error.py`` on the shipped table,
 #: 2026-11-27). Your job is such a job: a measured ratio is the mean over other jobs, and moves
-#: from job to job by this much (a fifth of the pairs by more than 30 %). Before 2026-11-27 a
+#: from job to job by this much (13 % of the pairs by more than 30 %). Before 2026-11-27 a
 #: measured speed was taken as known to 5 %, an estimate; the pairs put it at 8 % (median).
 SPEED_JOB_MEDIAN_ERROR = {("cnn", "fp32"): 0.047, ("cnn", "mixed"): 0.078, ("transformer", "fp32"): 0.065,
                           ("transformer", "mixed"): 0.123, ("rnn", "fp32"): 0.204, ("rnn", "mixed"): 0.228}
