@@ -280,8 +280,9 @@ def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,
     usable, anchor = usable_peak(w, spec, specs, speed_ratio)
     extra = ("an estimate" if "estimate" in u.notes else "measured runs")
     if anchor is not None:
-        notes = (*notes, f"the utilisation was measured on {anchor} cards: on {ref} it applies to {usable:,.1f} of "
-                 f"its {peak:,.0f} TFLOPS peak ({anchor}'s rate times {ref}'s speed over it, by the speed model)")
+        notes = (*notes, f"the utilisation was measured on {anchor} cards: on {ref} it applies to {usable:,.1f} "
+                 f"TFLOPS, {anchor}'s rate times {ref}'s speed over it by the speed model (its own peak: "
+                 f"{peak:,.0f} TFLOPS)")
     notes = (*notes, f"utilisation {low:.0%}-{high:.0%} of {ref}'s {usable:,.0f} TFLOPS ({cls} devices, "
              f"{units.format_count(w.params)} parameters, {w.method}; {extra})")
     return Estimate(flops, tokens, ref, peak, cls, low, mid, high, u.source, notes,

@@ -164,6 +164,12 @@ class Phase:
         """All the phase's work in reference-GPU hours (every run)."""
         return self.gpu_hours_per_run * self.runs
 
+    @property
+    def job_hours_rel_sd(self) -> float:
+        """The relative standard deviation of the hours where they come from the job (the
+        utilisation's range, Estimate.hours_rel_sd), else 0."""
+        return self.job_estimate.hours_rel_sd if self.hours_from_job and self.job_estimate is not None else 0.0
+
 
 @dataclass(frozen=True)
 class Credit:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pricing import checks
+from pricing.memo import Kept
 
 from .scenario import Workload
 
@@ -555,7 +556,15 @@ INPUT_BOUND_MIN_GAIN = 1.2
 
 def input_bound(throughput: pd.DataFrame, devices: pd.DataFrame) -> np.ndarray:
     """Which rows are input-bound mixed-precision vision runs (:data:`INPUT_BOUND_GAIN_FACTOR`):
-    a ceiling outside the GPU, so not its speed. A boolean per row of ``throughput``."""
+    a ceiling outside the GPU, so not its speed. A boolean per row of ``throughput``, once per
+    pair of tables in a process (pricing.memo: every speed fit asks for it)."""
+    return _INPUT_BOUND.get((throughput, devices), (), lambda: _input_bound(throughput, devices))
+
+
+_INPUT_BOUND = Kept()
+
+
+def _input_bound(throughput: pd.DataFrame, devices: pd.DataFrame) -> np.ndarray:
     arch = dict(zip(devices["id"], devices["architecture"]))
     key = ["device", "model", "framework"]
     vision = throughput[(throughput["family"] == "cnn") & throughput["device"].map(
@@ -568,7 +577,9 @@ def input_bound(throughput: pd.DataFrame, devices: pd.DataFrame) -> np.ndarray:
     median, count = by_job.transform("median"), by_job.transform("size")
     capped = gain[(count >= 3) & (median >= INPUT_BOUND_MIN_GAIN) & (gain < median / INPUT_BOUND_GAIN_FACTOR)].index
     rows = pd.MultiIndex.from_frame(throughput[key])
-    return np.asarray(rows.isin(capped) & (throughput["precision"] == "mixed").to_numpy(), dtype=bool)
+    out = np.asarray(rows.isin(capped) & (throughput["precision"] == "mixed").to_numpy(), dtype=bool)
+    out.flags.writeable = False  # shared by every caller (the memo above)
+    return out
 
 
 def measured_scores(throughput: pd.DataFrame, family: str, precision: str,
