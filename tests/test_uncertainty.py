@@ -321,6 +321,21 @@ def test_an_overrun_runs_into_the_earlier_weeks_slack_first_then_past_the_planne
     assert f.day_with(30.0) == last and f.day_with(30.5) > last
 
 
+def test_an_overrun_the_size_of_the_last_buckets_booking_ends_on_the_promised_finish():
+    # the last bucket takes 2 days as expected and 4 at the confidence, where its options, side by
+    # side, hold 12 h more; alone, the fastest runs on at 2 h a day (by hand)
+    from planner.model.sessions import Finish
+
+    f = Finish(dt.date(2027, 3, 1), 2.0, slack_h=10.0, rate_h_per_day=2.0, last_slack_h=12.0, days_conf=4.0)
+    # the earlier weeks' slack first; then 12 h over 2 days (6 h a day, faster than 2); then 2 h a day
+    assert list(f.days_with(np.array([-4.0, 10.0, 16.0, 22.0, 26.0]))) == [0.0, 2.0, 3.0, 4.0, 6.0]
+    assert f.day_with(22.0) == dt.date(2027, 3, 4)  # the booked overrun: the finish at the confidence
+    assert f.headroom_h(dt.date(2027, 3, 3)) == 16.0 and f.headroom_h(dt.date(2027, 3, 6)) == 26.0
+    # where the fastest option alone ends it sooner (12 h a day), it does
+    fast = Finish(dt.date(2027, 3, 1), 2.0, slack_h=0.0, rate_h_per_day=12.0, last_slack_h=12.0, days_conf=4.0)
+    assert float(fast.days_with(12.0)) == 3.0 and fast.headroom_h(dt.date(2027, 3, 3)) == 12.0
+
+
 def test_re_pricing_follows_the_rent_on_its_price_path(load):
     # at -50 % a year the plan waits for the cheaper days of its window (rent 0.50 USD/h at the
     # catalog date): it costs about half of 100 h x 0.5005; nothing is drawn (your prices, the

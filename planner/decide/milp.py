@@ -1163,12 +1163,16 @@ def finish_models(s: Scenario, program: Program, sched: pd.DataFrame,
     phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
     slack = (sched["wall_hours_conf"] - sched["wall_hours"]).to_numpy(dtype=float)
     rate = sched["weekly_capacity_h"].to_numpy(dtype=float) * sched["parallel"].to_numpy(dtype=float) / 7.0
-    for p, (begin, days, _) in (times if times is not None else finish_times(s, program, sched)).items():
+    at_conf = finish_times(s, program, sched, wall="wall_hours_conf")
+    for p, (begin, days, final) in (times if times is not None else finish_times(s, program, sched)).items():
         mine = phase == p
-        before_last = mine & (bucket < bucket[mine].max())
+        last = mine & (bucket == bucket[mine].max())
         fastest = float(np.where(rate[mine] > 0, rate[mine], 0.0).max(initial=0.0))
-        out[p] = Finish(begin, days, float(slack[before_last].sum()),
-                        min(fastest, s.phase(p).runs * HOURS_PER_DAY))
+        # the last bucket's booked hours end by the finish at the confidence, never past the bucket
+        # (as finishes(..., wall="wall_hours_conf") reads it: the end the plan promises)
+        days_conf = min(at_conf[p][1], float((final - begin).days + 1))
+        out[p] = Finish(begin, days, float(slack[mine & ~last].sum()),
+                        min(fastest, s.phase(p).runs * HOURS_PER_DAY), float(slack[last].sum()), days_conf)
     return out
 
 

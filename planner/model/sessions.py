@@ -104,23 +104,39 @@ class Finish:
 
     The phase's last bucket starts on ``begin`` and its work there takes ``days``. An overrun of
     the phase's wall hours first fills ``slack_h``, the hours its earlier buckets keep beyond the
-    expected ones (the program books each bucket at the confidence), and then runs on after the
-    planned end at ``rate_h_per_day``: the fastest of its options (weekly capacity over the week,
-    times the runs it carries at once), no more than the runs' 24 h a day. An under-run ends
-    earlier at that rate."""
+    expected ones (the program books each bucket at the confidence). Then it fills the last
+    bucket's own booked hours, ``last_slack_h``, which end by ``days_conf`` (the program's finish
+    at the confidence, its options side by side): the end moves linearly from ``days`` to
+    ``days_conf``, so an overrun the size the program booked ends when the program promised.
+    Past that it runs on at ``rate_h_per_day``: the fastest of its options (weekly capacity over
+    the week, times the runs it carries at once), no more than the runs' 24 h a day. Where that
+    rate alone ends an overrun sooner, it does. An under-run ends earlier at that rate."""
 
     begin: dt.date
     days: float
     slack_h: float
     rate_h_per_day: float
+    last_slack_h: float = 0.0
+    days_conf: float | None = None  # None: the last bucket's booked hours are its expected ones
 
     def days_with(self, overrun_h: float | np.ndarray) -> Any:
         """The last bucket's days with ``overrun_h`` more wall hours (numbers or arrays)."""
         over = np.asarray(overrun_h, dtype=float)
         moved = np.where(over > self.slack_h, over - self.slack_h, np.minimum(over, 0.0))
         if self.rate_h_per_day <= 0:
-            return np.where(moved > 0, np.inf, self.days)
-        return self.days + moved / self.rate_h_per_day
+            alone = np.where(moved > 0, np.inf, self.days)
+        else:
+            alone = self.days + moved / self.rate_h_per_day
+        booked, days_conf = self.last_slack_h, self.days if self.days_conf is None else self.days_conf
+        if booked <= 0:
+            return alone
+        beyond = moved - booked
+        with np.errstate(divide="ignore", invalid="ignore"):
+            past = days_conf + (np.where(beyond > 0, beyond / self.rate_h_per_day, 0.0)
+                                if self.rate_h_per_day > 0 else np.where(beyond > 0, np.inf, 0.0))
+        within = self.days + np.clip(moved, 0.0, booked) / booked * max(days_conf - self.days, 0.0)
+        side_by_side = np.where(moved <= 0, alone, np.where(beyond > 0, past, within))
+        return np.minimum(alone, side_by_side)
 
     def day_with(self, overrun_h: float) -> dt.date | None:
         """The finish day with ``overrun_h`` more wall hours (None: never)."""
@@ -131,10 +147,19 @@ class Finish:
         return (self.begin - start).days + last_day_offset(self.days_with(overrun_h))
 
     def headroom_h(self, last_day: dt.date) -> float:
-        """The overrun that still ends by ``last_day``: the slack, and the days left after the
-        planned end at the rate."""
-        days_left = (last_day - self.begin).days + 1 - self.days
-        return self.slack_h + max(days_left, 0.0) * self.rate_h_per_day
+        """The overrun that still ends by ``last_day`` (the inverse of :meth:`days_with`): the
+        slack, then the days left after the planned end at the rate, or the last bucket's booked
+        hours and the days left after the finish at the confidence, whichever holds more."""
+        limit = (last_day - self.begin).days + 1
+        alone = self.slack_h + max(limit - self.days, 0.0) * self.rate_h_per_day
+        if self.last_slack_h <= 0 or limit < self.days:
+            return alone
+        days_conf = self.days if self.days_conf is None else self.days_conf
+        if limit < days_conf:
+            side_by_side = self.slack_h + self.last_slack_h * (limit - self.days) / (days_conf - self.days)
+        else:
+            side_by_side = self.slack_h + self.last_slack_h + (limit - days_conf) * self.rate_h_per_day
+        return max(alone, side_by_side)
 
 
 def weekly_capacity_h(session_h: float | None, quota_h_per_week: float | None,
