@@ -177,26 +177,32 @@ class Solved:
     def finishes(self) -> dict[str, dt.date]:
         return milp.finishes(self.s, self.program, self.schedule, times=self.finish_times)
 
-    @cached_property
-    def price_factors(self) -> dict[tuple[str, str], float]:
-        """Per (phase, option): the rent's price path factor over the hours the plan puts there
-        (1 without a price trend)."""
+    def _weighted(self, values: np.ndarray, rent_only: bool = False) -> dict[tuple[str, str], tuple[float, float]]:
+        """Per (phase, option) with hours: (hours, hours times ``values``), summed in the
+        variables' order over those placed (the others add nothing)."""
         xi = self.program.x_index
         x = self.sol.x[: len(xi)]
-        weighted = pd.DataFrame({"phase": xi.phase, "option": xi.option, "x": x, "fx": x * xi.price_factor})
-        g = weighted.groupby(["phase", "option"], sort=False)[["x", "fx"]].sum()
-        return {(str(p), str(o)): (float(fx / x) if x > 1e-12 else 1.0)
-                for (p, o), x, fx in zip(g.index, g["x"], g["fx"])}
+        out: dict[tuple[str, str], tuple[float, float]] = {}
+        placed = x > 1e-12
+        if rent_only:
+            placed &= xi.kind == "rent"
+        for i in np.flatnonzero(placed):
+            key = (str(xi.phase[i]), str(xi.option[i]))
+            h, v = out.get(key, (0.0, 0.0))
+            out[key] = (h + float(x[i]), v + float(x[i] * values[i]))
+        return out
+
+    @cached_property
+    def price_factors(self) -> dict[tuple[str, str], float]:
+        """Per (phase, option) the plan puts hours on: the rent's price path factor over those
+        hours (1 without a price trend)."""
+        return {k: v / h for k, (h, v) in self._weighted(self.program.x_index.price_factor).items()}
 
     @cached_property
     def price_years(self) -> dict[tuple[str, str], float]:
         """Per (phase, option) of rent: the years from the price's date to the hours the plan puts
         there, weighted by them (what a yearly price trend acts over)."""
-        xi = self.program.x_index
-        x = self.sol.x[: len(xi)]
-        weighted = pd.DataFrame({"phase": xi.phase, "option": xi.option, "x": x, "yx": x * xi.price_years})
-        g = weighted[xi.kind == "rent"].groupby(["phase", "option"], sort=False)[["x", "yx"]].sum()
-        return {(str(p), str(o)): float(yx / x) for (p, o), x, yx in zip(g.index, g["x"], g["yx"]) if x > 1e-12}
+        return {k: v / h for k, (h, v) in self._weighted(self.program.x_index.price_years, rent_only=True).items()}
 
     @cached_property
     def finish_models(self) -> dict[str, sessions.Finish]:
@@ -424,8 +430,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     commitments = _commitments(s, best, opts, parts)
     subscriptions = _subscriptions(s, best, parts)
     by_key = {(q.phase, q.option): q for q in records}
-    hours = best.schedule.groupby(["phase", "option"], sort=False)["gpu_hours"].sum()
-    by_phase = {str(p): hours.xs(p, level="phase") for p in hours.index.unique(level="phase")}
+    by_phase = _hours_by_phase(best.schedule)
     later = ({p: _earliest_deadline(s, quotes, opts, cards, s.phase(p)) for p in best.unmet}
              if detail and over_budget is None else {})
     phases = [_phase_plan(s, ph, best, by_phase.get(ph.name, _NO_HOURS), by_key, options, parts, trials, seed,
@@ -477,6 +482,15 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
         options=opts,
         step=step,
     )
+
+
+def _hours_by_phase(sched: pd.DataFrame) -> dict[str, pd.Series]:
+    """Reference hours per option of each phase (options in the order they first appear)."""
+    sums: dict[str, dict[str, float]] = {}
+    for p, o, h in zip(sched["phase"], sched["option"], sched["gpu_hours"]):
+        mine = sums.setdefault(str(p), {})
+        mine[str(o)] = mine.get(str(o), 0.0) + float(h)
+    return {p: pd.Series(hours, dtype=float, name="gpu_hours") for p, hours in sums.items()}
 
 
 def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,

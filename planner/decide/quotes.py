@@ -212,6 +212,15 @@ class QuoteInputs:
     phase_confidence: float
     step: Step | None = None  # the workload's step: the range of its fixed time widens the planned hours
 
+    def __hash__(self) -> int:
+        """Hashed once (the fields' hash, as the dataclass's would be): a plan looks its quotes
+        up under (these inputs, each option), dozens of times per phase."""
+        h: int | None = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     @classmethod
     def of(cls, s: Scenario, ph: Phase, step: Step | None = None) -> QuoteInputs:
         begin, end = s.window(ph)
