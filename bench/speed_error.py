@@ -25,7 +25,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pricing
-from planner.model.workload import measured_scores, relative_speed
+from planner.model.workload import input_bound, measured_scores, relative_speed
 
 REFERENCES = ("rtx-3090", "a100-80gb", "v100-32gb")
 
@@ -52,8 +52,11 @@ def pairs(devices: pd.DataFrame, throughput: pd.DataFrame, since: str = PAIRS_SI
     """Leave-one-job-out error on device ratios: for each job (model and framework) measured on
     two or more devices since ``since``, drop that job's rows, estimate every device's speed from
     the rest, and compare each pair's estimated ratio with the job's measured one (the higher
-    throughput over the lower). A device measured only in that job is then estimated from specs."""
-    t = throughput[(throughput["as_of"].astype(str) >= since) & (throughput["precision"] != "fp8")]
+    throughput over the lower). A device measured only in that job is then estimated from specs.
+    Runs the speed fit leaves out as input-bound (workload.input_bound) are left out here too:
+    they time a data loader, not the card."""
+    t = throughput[(throughput["as_of"].astype(str) >= since) & (throughput["precision"] != "fp8")
+                   & ~input_bound(throughput, devices)]  # a data loader's ceiling is no card's speed
     rows = []
     for (model, framework, family, precision), g in t.groupby(["model", "framework", "family", "precision"]):
         if g["device"].nunique() < 2:

@@ -436,7 +436,7 @@ def test_a_speed_spread_by_where_it_comes_from():
     measured on your job by 5 %; the reference by nothing. Each median over 0.6745 (a normal's
     median absolute deviation); FP8 takes the mixed-precision figures."""
     mad = 0.6745
-    assert workload.speed_sigma("cnn", "mixed", "measured") == pytest.approx(0.078 / mad)
+    assert workload.speed_sigma("cnn", "mixed", "measured") == pytest.approx(0.067 / mad)
     assert workload.speed_sigma("transformer", "mixed", "estimated") == pytest.approx(math.hypot(0.100, 0.123) / mad)
     assert workload.speed_sigma("transformer", "fp8", "estimated") == pytest.approx(math.hypot(0.100, 0.123) / mad)
     assert workload.speed_sigma("cnn", "fp32", "yours") == pytest.approx(0.05)
