@@ -188,6 +188,19 @@ def test_dataset_larger_than_the_tier_disk_is_excluded(load, catalog):
     assert "kaggle" not in reasons or "disk" not in reasons["kaggle"]
 
 
+def test_a_phase_no_option_can_run_says_why_not_a_later_deadline(load, catalog):
+    # 120 GB of data on Colab alone: no tier can hold it, so no deadline would help. The answer
+    # named "the fastest option" (a tier that cannot run it) and a deadline two years on
+    text = SPOT.replace("dataset_size: 10 GB", "dataset_size: 120 GB").replace(
+        'free: []', 'free: [colab-free]').replace('rent: ["aws:p3.2xlarge-spot"]', "rent: []")
+    p = planner.plan(load(text), trials=0)
+    shortfall = p.phase("train").shortfall
+    assert not p.feasible and "no option considered can run 'train' at all" in shortfall
+    assert "`colab-free`: the dataset (120 GB) and a checkpoint (1 GB) need 121 GB; the tier's disk holds 70 GB" \
+        in shortfall
+    assert "No later deadline would fix it" in shortfall and "fastest" not in shortfall
+
+
 @pytest.mark.parametrize("expected, wall, limit, count", [
     (7.0, 87.8, 12.0, 8),   # 87.8 h cannot pass in 7 sessions of 12 h
     (7.2, 60.0, 12.0, 8),   # the expectation rounded up

@@ -949,9 +949,17 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
     if over_cap:
         return (f"'{ph.name}' cannot be finished by {end}: {unmet_h:,.0f} of {ph.gpu_hours:,.0f} reference GPU-h "
                 f"stay undone; {over_cap}.")
-    q = quotes[(quotes["phase"] == ph.name) & quotes["finish"].notna()]
-    if q.empty:
-        return f"no option can run '{ph.name}'; widen 'consider' or see 'excluded'"
+    mine = quotes[(quotes["phase"] == ph.name).to_numpy()]
+    q = mine[mine["usable"].to_numpy(dtype=bool) & mine["finish"].notna().to_numpy()]
+    if q.empty:  # no later deadline would do: say what stops each option
+        why: dict[str, list[str]] = {}
+        for option, reason in zip(mine["option"], mine["reason"]):
+            why.setdefault(str(reason) if isinstance(reason, str) else "it cannot run", []).append(f"`{option}`")
+        reasons = "; ".join(f"{', '.join(names)}: {reason}" for reason, names in why.items())
+        return (f"no option considered can run '{ph.name}' at all" + (f" ({reasons})" if reasons else "")
+                + ". No later deadline would fix it: what each reason names would (a smaller dataset_size or "
+                "checkpoint, a smaller batch), or other options (widen 'consider'; planner pricing list shows the "
+                "catalog).")
     fastest = q.sort_values(["finish", "cost_usd"]).iloc[0]
     cost = (f", costing {s.money(fastest['cost_usd'])}" if math.isfinite(fastest["cost_usd"]) else "")
     # where interruptions make wall hours uncertain, the capacity was planned at the confidence: say so
