@@ -10,14 +10,14 @@ RATES = {"USD": 1.0, "EUR": 1.0705, "JPY": 1.0705 / 171.94}
 
 @pytest.mark.parametrize("text, hours", [
     (2, 2.0), ("2 h", 2.0), ("30 min", 0.5), ("90 s", 0.025), ("1.5 days", 36.0),
-    ("2 weeks", 336.0), ("1 month", 30.44 * 24), ("1 year", 365.25 * 24), ("45min", 0.75),
+    ("2 weeks", 336.0), ("1 month", 365.25 / 12 * 24), ("1 year", 365.25 * 24), ("45min", 0.75),
 ])
 def test_durations_in_hours(text, hours):
     assert units.parse_duration_h(text) == pytest.approx(hours)
 
 
 def test_bare_horizon_is_months():
-    assert units.parse_duration_h(24, default_unit="months") == pytest.approx(24 * 30.44 * 24)
+    assert units.parse_duration_h(24, default_unit="months") == pytest.approx(2 * 365.25 * 24)
 
 
 @pytest.mark.parametrize("text, gb", [

@@ -16,9 +16,9 @@ import math
 import re
 from collections.abc import Mapping
 
-DAYS_PER_MONTH = 30.44  # docs/scenario.md: a month is 30.44 days
-HOURS_PER_MONTH = DAYS_PER_MONTH * 24
 DAYS_PER_YEAR = 365.25
+DAYS_PER_MONTH = DAYS_PER_YEAR / 12  # 30.4375 days (docs/scenario.md): a year is 12 months exactly
+HOURS_PER_MONTH = DAYS_PER_MONTH * 24
 HOURS_PER_YEAR = DAYS_PER_YEAR * 24
 HOURS_PER_WEEK = 7 * 24
 #: Checkpointing more often than this is not a training setup (a write takes longer); the
