@@ -241,6 +241,36 @@ def test_fewer_restarts_by_hand_win_a_tie(load):
     assert [a.option for a in p.phase("train").assignments] == ["tier-b"]
 
 
+BUDGET_TIER = """\
+name: a tier too slow for the deadline and a budget too small to rent
+start: 2027-01-04
+horizon: 12 months
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  train: {{gpu_hours: 100, deadline: 2027-01-17, checkpoint_every: 1 h, checkpoint_size: 0.36 GB}}
+you: {{budget: 0 USD}}
+consider: {{buy: [], rent: [box], free: [{free}]}}
+catalog:
+  rent:
+    - {{id: box, device: rtx-3090, price: 1.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+  free:
+    - {{id: tier, device: rtx-3090, session_limit: 12 h, quota: 10 h/week, setup: 0 min, needs_person: false}}
+"""
+
+
+def test_a_budget_shortfall_offers_later_deadlines_only_where_they_would_fix_it(load):
+    # 100 h in two weeks: the tier gives 10 h a week, the rest must be rented and the budget is 0.
+    # With the tier, ten weeks would do: later deadlines are a fix. Without it no deadline is, and
+    # the answer said "or later deadlines would fix it" all the same
+    slow = _plan(load, BUDGET_TIER.format(free="tier"), trials=0)
+    assert slow.over_budget and "or later deadlines (every phase by 2028-01-03 would do)" in slow.phase("train").shortfall
+    assert any("or move deadlines" in w for w in slow.warnings)
+    none = _plan(load, BUDGET_TIER.format(free=""), trials=0)
+    shortfall = none.phase("train").shortfall
+    assert none.over_budget and "later deadlines" not in shortfall and "no later deadline would" in shortfall
+    assert not any("move deadlines" in w for w in none.warnings)
+
+
 def test_budget_names_the_electricity_of_a_card_you_own(load):
     text = EARLY_FINAL.replace("you: {own: [rtx-3060-12gb]}", "you: {own: [rtx-3060-12gb], budget: 0 USD}")
     p = _plan(load, text)

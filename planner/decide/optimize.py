@@ -505,13 +505,20 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
     money = unbounded.cash_usd
     items = ", ".join(f"{what} {s.money(unbounded.bought_on[what[4:]].price_usd if what[4:] in unbounded.bought_on else usd)}"
                       for what, usd in unbounded.money_items().items())
+    # later deadlines are offered as a fix only where they are one: every phase due at the horizon's
+    # end, planned again within the budget, leaves nothing undone
+    last = s.horizon_end - dt.timedelta(days=1)
+    later = not _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, {ph.name: last for ph in s.phases}).unmet
     warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
-                    f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)} "
-                    "or move deadlines; the plan shown keeps to the budget")
+                    f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)}"
+                    + (" or move deadlines" if later else "") + "; the plan shown keeps to the budget")
     return (f"the cheapest plan that meets every deadline spends {s.money(money)} in cash ({items}); "
             "the budget caps cash out during the plan: cards at their price (resale comes back only "
             "after the horizon), the electricity of cards you own included: a budget of "
-            f"{s.money(money)} or later deadlines would fix it")
+            f"{s.money(money)}" + (f" or later deadlines (every phase by {last} would do)" if later else
+                                   " would fix it (no later deadline would: within the budget, not even the "
+                                   "horizon's end leaves nothing undone)")
+            + (" would fix it" if later else ""))
 
 
 def _over_cap(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
