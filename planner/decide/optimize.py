@@ -505,10 +505,8 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
     money = unbounded.cash_usd
     items = ", ".join(f"{what} {s.money(unbounded.bought_on[what[4:]].price_usd if what[4:] in unbounded.bought_on else usd)}"
                       for what, usd in unbounded.money_items().items())
-    # later deadlines are offered as a fix only where they are one: every phase due at the horizon's
-    # end, planned again within the budget, leaves nothing undone
-    last = s.horizon_end - dt.timedelta(days=1)
-    later = not _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, {ph.name: last for ph in s.phases}).unmet
+    last = _later_deadlines_fix(s, quotes, opts, cards)
+    later = last is not None
     warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
                     f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)}"
                     + (" or move deadlines" if later else "") + "; the plan shown keeps to the budget")
@@ -519,6 +517,16 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
                                    " would fix it (no later deadline would: within the budget, not even the "
                                    "horizon's end leaves nothing undone)")
             + (" would fix it" if later else ""))
+
+
+def _later_deadlines_fix(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame,
+                         cards: dict[str, tuple[float, float]]) -> dt.date | None:
+    """The horizon's last day where later deadlines are a fix for work the budget or the cap on
+    emissions leaves undone (every phase due that day, planned again within them, leaves nothing
+    undone), else None: the answer offers them only then."""
+    last = s.horizon_end - dt.timedelta(days=1)
+    return None if _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, {ph.name: last for ph in s.phases}).unmet \
+        else last
 
 
 def _over_cap(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
@@ -532,9 +540,11 @@ def _over_cap(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict
     uncapped = _solve(free, quotes, opts, STRATEGIES["hybrid"], cards)
     if uncapped.unmet:
         return None
+    later = _later_deadlines_fix(s, quotes, opts, cards) is not None
     warnings.append(f"meeting every deadline emits {uncapped.co2_kg:,.1f} kg CO2e in the cheapest plan, more than the "
-                    f"cap of {s.you.max_co2_kg:,.1f} kg (you.max_co2): raise the cap or move deadlines; the plan shown "
-                    "keeps to the cap")
+                    f"cap of {s.you.max_co2_kg:,.1f} kg (you.max_co2): raise the cap" + (" or move deadlines" if later
+                                                                                         else "")
+                    + "; the plan shown keeps to the cap")
     return (f"the cap on emissions ({s.you.max_co2_kg:,.1f} kg CO2e, you.max_co2) holds it back: the cheapest plan "
             f"that meets every deadline emits {uncapped.co2_kg:,.1f} kg; a cap of {_kg_up(uncapped.co2_kg)} kg or "
             "cleaner options in 'consider' would fix it")
