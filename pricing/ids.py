@@ -79,13 +79,15 @@ class Utilisation:
     mfu_high: float
     source: str
     notes: str
+    family: str | None = None  # measured on this workload family; None: every family without rows of its own
 
     @classmethod
     def of(cls, r: Mapping) -> Utilisation:
-        notes = r.get("notes")
+        notes, family = r.get("notes"), r.get("family")
         return cls(str(r["device_class"]), str(r["methods"]), float(r["params_from"]), float(r["params_to"]), float(r["mfu_low"]),
                    float(r["mfu"]), float(r["mfu_high"]), str(r["source"]),
-                   "" if notes is None or notes != notes else str(notes))
+                   "" if notes is None or notes != notes else str(notes),
+                   None if family is None or family != family or family == "" else str(family))
 
 
 class JobFacts(NamedTuple):

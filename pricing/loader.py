@@ -53,7 +53,7 @@ KEY = {"devices": "id", "buy": "id", "rent": "id", "free": "id", "rates": "curre
 DEFAULT_TABLES = ("interruptions", "trends", "utilisation", "grid", "pue", "embodied")
 #: Columns whose values together identify a row.
 UNIQUE = {**{t: (k,) for t, k in KEY.items()}, "throughput": ("device", "model", "precision", "framework"),
-          "utilisation": ("device_class", "methods", "params_from")}
+          "utilisation": ("device_class", "family", "methods", "params_from")}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:+-]*$")
 
 
@@ -449,14 +449,16 @@ def check_unique(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """Every id (or currency, region) appears once per table."""
     out = []
     for table, df in tables.items():
-        cols = list(UNIQUE[table])
-        dup = df[df.duplicated(cols, keep="first")]
-        for _, r in dup.iterrows():
-            same = (df[cols] == r[cols]).all(axis=1)
-            first = df.loc[same, "_line"].iloc[0]
-            what = "id" if cols == ["id"] else " + ".join(cols)
-            out.append(Problem(files[table], int(r["_line"]), 1, f"{table}.{r[cols[0]]}",
-                               f"duplicate {what} (first at line {first}); rows must be unique"))
+        cols = [c for c in UNIQUE[table] if c in df]  # an optional key column a table may leave out
+        first: dict[tuple, Any] = {}
+        what = "id" if cols == ["id"] else " + ".join(cols)
+        for row, line in zip(df[cols].astype(object).itertuples(index=False), df["_line"]):
+            key = tuple("" if v is None or v != v else v for v in row)  # a blank key (no family) equals a blank one
+            if key in first:
+                out.append(Problem(files[table], int(line), 1, f"{table}.{key[0]}",
+                                   f"duplicate {what} (first at line {first[key]}); rows must be unique"))
+            else:
+                first[key] = line
     return out
 
 
@@ -580,20 +582,27 @@ def check_utilisation(tables: Tables, files: Mapping[str, str]) -> list[Problem]
             out.append(Problem(files["utilisation"], int(r["_line"]), 1, f"utilisation.{r['device_class']}.mfu",
                                f"expected 0 < mfu_low <= mfu <= mfu_high <= 1, got {r['mfu_low']:g}, {r['mfu']:g}, "
                                f"{r['mfu_high']:g}"))
-    for cls in UTILISATION_CLASSES:
-        for method in UTILISATION_METHODS:
-            rows = table[(table["device_class"] == cls) & (table["methods"] == method)].sort_values("params_from")
-            at = UTILISATION_SPAN[0]
-            for r in rows.to_dict("records"):
-                if r["params_from"] != at:
-                    out.append(Problem(files["utilisation"], int(r["_line"]), 1, f"utilisation.{cls}.params_from",
-                                       f"{method} on {cls} devices: expected a row from {at:g} parameters, got one from "
-                                       f"{r['params_from']:g} (a gap or an overlap)"))
-                at = r["params_to"]
-            if at != UTILISATION_SPAN[1]:
-                out.append(Problem(files["utilisation"], 1, 1, f"utilisation.{cls}",
-                                   f"{method} on {cls} devices: no utilisation from {at:g} to {UTILISATION_SPAN[1]:g} "
-                                   "parameters: a job of that size would have no hours"))
+    family = pd.Series(["" if v is None or v != v else str(v) for v in table["family"]] if "family" in table
+                       else "", index=table.index)
+    for fam in sorted(set(family)):  # the rows for every family (blank) and each family's own, if any
+        for cls in UTILISATION_CLASSES:
+            for method in UTILISATION_METHODS:
+                rows = table[(family == fam) & (table["device_class"] == cls)
+                             & (table["methods"] == method)].sort_values("params_from")
+                if fam and rows.empty:  # a family's own rows need not cover every kind: the blank ones do
+                    continue
+                what = f"{method} on {cls} devices" + (f" for {fam}" if fam else "")
+                at = UTILISATION_SPAN[0]
+                for r in rows.to_dict("records"):
+                    if r["params_from"] != at:
+                        out.append(Problem(files["utilisation"], int(r["_line"]), 1, f"utilisation.{cls}.params_from",
+                                           f"{what}: expected a row from {at:g} parameters, got one from "
+                                           f"{r['params_from']:g} (a gap or an overlap)"))
+                    at = r["params_to"]
+                if at != UTILISATION_SPAN[1]:
+                    out.append(Problem(files["utilisation"], 1, 1, f"utilisation.{cls}",
+                                       f"{what}: no utilisation from {at:g} to {UTILISATION_SPAN[1]:g} "
+                                       "parameters: a job of that size would have no hours"))
     return out
 
 

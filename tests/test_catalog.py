@@ -275,13 +275,27 @@ def test_a_tier_with_a_fee_but_no_units_is_a_located_error(tmp_path):
 
 def test_rule_utilisation_covers_every_model_size(broken):
     # blank is never zero: a job of 1B parameters on a consumer card must find a utilisation
-    msgs = broken("utilisation.csv", "consumer,pretrain,200000000,2000000000,", "consumer,pretrain,300000000,2000000000,")
+    msgs = broken("utilisation.csv", "consumer,,pretrain,200000000,2000000000,", "consumer,,pretrain,300000000,2000000000,")
     assert any("utilisation.consumer.params_from: pretrain on consumer devices: expected a row from 2e+08 parameters, "
                "got one from 3e+08 (a gap or an overlap)" in m for m in msgs), msgs
 
 
+def test_rule_a_familys_own_utilisation_rows_cover_every_size_and_are_unique(broken):
+    # a family's own rows (CNN, measured on ResNet-50) replace the rows for every family where
+    # they exist, so they too must tile the sizes; a blank family is one key, not a wildcard
+    cnn = "consumer,cnn,full,0,1e12,0.19,0.20,0.46,2025-02-17,ResNet-50 runs,\ntpu,,adapters,0,1e13,"
+    msgs = broken("utilisation.csv", "tpu,,adapters,0,1e13,", cnn)
+    assert any("utilisation.consumer: full on consumer devices for cnn: no utilisation from 1e+12 to 1e+13 parameters"
+               in m for m in msgs), msgs
+
+
+def test_rule_utilisation_rows_are_unique_with_a_blank_family(broken):
+    msgs = broken("utilisation.csv", "tpu,,adapters,0,1e13,", "tpu,,full,0,1e13,")
+    assert any("utilisation.tpu: duplicate device_class + family + methods + params_from" in m for m in msgs), msgs
+
+
 def test_rule_utilisation_typical_inside_its_range(broken):
-    msgs = broken("utilisation.csv", "hopper,adapters,0,1e13,0.11,0.27,0.36", "hopper,adapters,0,1e13,0.11,0.47,0.36")
+    msgs = broken("utilisation.csv", "hopper,,adapters,0,1e13,0.11,0.27,0.36", "hopper,,adapters,0,1e13,0.11,0.47,0.36")
     assert any("utilisation.hopper.mfu: expected 0 < mfu_low <= mfu <= mfu_high <= 1, got 0.11, 0.47, 0.36" in m
                for m in msgs), msgs
 

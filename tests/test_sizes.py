@@ -55,13 +55,13 @@ def test_the_step_of_a_lora_job_by_hand():
     assert 0.05 < step.fixed_share() < 0.15
 
 
-def test_a_full_fine_tune_and_a_named_cnn_have_steps_an_rnn_and_an_unnamed_cnn_none():
+def test_a_full_fine_tune_has_a_step_a_cnn_and_an_rnn_none():
     full = job.step(wl(method="full", trainable_params=None), FROZEN.ids())
     assert full.flops == pytest.approx((6 * 1.23e9 + 12 * 16 * 2048 * 1024) * 4096)
-    cnn = job.step(workload_of(dict(family="cnn", params=25.6e6, model="resnet-50", batch_size=64, image_size=224,
-                                    precision="mixed", reference_gpu="rtx-3090")), FROZEN.ids())
-    card = FROZEN.ids().models["resnet-50"]
-    assert cnn.layers == card.layers and cnn.flops == pytest.approx(3 * card.forward_gflops * 1e9 * 64)
+    # the fixed time per layer was fitted on transformer blocks: a named CNN (ResNet-50 at batch 256
+    # made 62 % of an A100's step fixed and a T4 0.39x an A100) keeps the speeds of large work
+    assert job.step(workload_of(dict(family="cnn", params=25.6e6, model="resnet-50", batch_size=64, image_size=224,
+                                     precision="mixed", reference_gpu="rtx-3090")), FROZEN.ids()) is None
     assert job.step(workload_of(dict(family="cnn", params=25.6e6, batch_size=64, reference_gpu="rtx-3090")),
                     FROZEN.ids()) is None
     assert job.step(workload_of(dict(family="rnn", params=50e6, batch_size=64, reference_gpu="rtx-3090")),

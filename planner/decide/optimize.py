@@ -727,9 +727,9 @@ def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> l
     moved = sorted({(o.device, o.relative_speed / workload.data_parallel_speed(o.count, s.workload.sharding))
                     for o in used if o.speed_source in ("measured", "estimated") and o.device != s.workload.reference_gpu})
     if step is None:
-        return [f"speeds are those of large work: {workload.UNKNOWN_STEP}, so {', '.join(d for d, _ in moved[:3])} "
-                f"may gain less over {s.workload.reference_gpu} on small steps than stated (planner fit shows speeds "
-                "at a job's size)"] if moved else []
+        return [f"speeds are those of large work: {workload.UNKNOWN_STEP}, so on small steps the speeds of "
+                f"{', '.join(d for d, _ in moved[:3])} against {s.workload.reference_gpu} may lie nearer 1 than stated "
+                "(planner fit shows speeds at a job's size)"] if moved else []
     share = step.share
     moved = [(d, v) for d, v in moved if abs(float(workload.at_scale(v, share)) / v - 1.0) >= STEP_NOTE_AT]
     if not moved:

@@ -750,7 +750,8 @@ class Step:
 
 
 #: Why a workload has no :class:`Step` (planner.model.job.step_of), as the answer and planner fit say it.
-UNKNOWN_STEP = "this job's step is unknown (an RNN, or a CNN that names no workload.model)"
+UNKNOWN_STEP = ("the fixed time per layer of a step is known for transformers only (fitted on their runs; a CNN's "
+                "or an RNN's speeds are those of the benchmarks that measured them)")
 
 
 def at_size(ratio: float | np.ndarray, share: float | np.ndarray) -> float | np.ndarray:
