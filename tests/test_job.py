@@ -302,17 +302,20 @@ def test_a_t4s_share_of_its_peak_is_capped_by_the_a100s_measured_rate_times_the_
     assert a100.measured_on is None and a100.usable_tflops is None  # the card it was measured on
 
 
-def test_a_card_the_speed_model_over_rates_keeps_its_share_of_its_own_peak(load, catalog):
-    """A P100 has no tensor cores: the speed model's estimate of it against an A100 in mixed
-    precision gives more than its own 19 TFLOPS could, so its own peak counts."""
+def test_a_card_without_tensor_cores_runs_at_the_speed_models_rate_up_to_its_own_peak(load, catalog):
+    """A P100 has no tensor cores: the utilisation's share is of a tensor-core peak, and a card
+    without them reaches far more of its own. Its rate is the A100's times the speed model's
+    estimate of it, bounded so that at the utilisation's high end (60 %) it reaches no more than
+    its own peak. Taking the share of its own peak instead made it 4.5x too slow on a CNN in fp32."""
     from planner.model import workload
 
     p100 = load_job(load, GPT2.replace("a100-80gb", "p100"), "tokens: 1B").phases[0].job_estimate
     ratio = float(workload.relative_speed(catalog.devices, catalog.throughput, "a100-80gb", "transformer",
                                           "mixed").at["p100", "relative_speed"])
-    assert 312.0 * ratio > p100.peak_tflops
-    assert p100.measured_on is None
-    assert p100.hours_typical == pytest.approx(p100.flops / (p100.peak_tflops * 1e12 * 0.40) / 3600, rel=1e-9)
+    assert 312.0 * ratio > p100.peak_tflops / 0.60  # the bound binds
+    assert p100.measured_on == "a100-80gb" and p100.usable_tflops == pytest.approx(p100.peak_tflops / 0.60)
+    assert p100.hours_typical == pytest.approx(p100.flops / (p100.peak_tflops / 0.60 * 1e12 * 0.40) / 3600, rel=1e-9)
+    assert p100.flops / (p100.hours_at(p100.mfu_high) * 3600) == pytest.approx(p100.peak_tflops * 1e12, rel=1e-9)
 
 
 def test_validate_and_run_give_a_job_the_same_hours(tmp_path, load):
@@ -328,12 +331,12 @@ def test_validate_and_run_give_a_job_the_same_hours(tmp_path, load):
     assert quick.gpu_hours_per_run == pytest.approx(full.gpu_hours_per_run, rel=1e-12)
 
 
-def test_a_measured_ratio_sets_the_rate_an_estimated_one_only_lowers_it(load, catalog):
+def test_the_speed_model_sets_the_rate_and_the_cards_own_peak_bounds_it(load, catalog):
     """A V100 and the A100 the data-centre utilisation was measured on are both in the throughput
     table: the V100 runs at the A100's rate times their measured ratio, so the A100's hours are the
     same whichever of the two is the reference. The rule by hand (312 TFLOPS on the A100, 125 on
-    the V100): a measured ratio counts even past the card's own peak, an estimated one only where
-    it gives less."""
+    the V100): the ratio, measured or estimated, counts, past the card's own peak too, until at the
+    utilisation's high end the card would run past its peak."""
     from planner.model import workload
 
     full = "model: gpt2\nmethod: full\nreference_gpu: {ref}"
@@ -348,7 +351,9 @@ def test_a_measured_ratio_sets_the_rate_an_estimated_one_only_lowers_it(load, ca
     s = load_job(load, full.format(ref="v100-32gb"), "tokens: 1B")
     specs = catalog.job_facts().device_specs
     spec = specs["v100-32gb"]
-    assert job.usable_peak(s.workload, spec, specs, lambda *_: (0.5, True)) == (pytest.approx(156.0), "a100-80gb")
-    assert job.usable_peak(s.workload, spec, specs, lambda *_: (0.5, False)) == (125.0, None)
-    assert job.usable_peak(s.workload, spec, specs, lambda *_: (0.2, False)) == (pytest.approx(62.4), "a100-80gb")
-    assert job.usable_peak(s.workload, spec, specs, lambda *_: None) == (125.0, None)
+    peak = job.usable_peak
+    assert peak(s.workload, spec, specs, lambda *_: (0.5, True), 0.5) == (pytest.approx(156.0), "a100-80gb")
+    assert peak(s.workload, spec, specs, lambda *_: (0.5, False), 0.5) == (pytest.approx(156.0), "a100-80gb")
+    assert peak(s.workload, spec, specs, lambda *_: (0.5, True), 0.9) == (pytest.approx(125.0 / 0.9), "a100-80gb")
+    assert peak(s.workload, spec, specs, lambda *_: (0.2, False), 0.8) == (pytest.approx(62.4), "a100-80gb")
+    assert peak(s.workload, spec, specs, lambda *_: None, 0.8) == (125.0, None)

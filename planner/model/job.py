@@ -190,17 +190,20 @@ def _speeds_over(devices: pd.DataFrame, throughput: pd.DataFrame, other: str, fa
 
 
 def usable_peak(w: Workload, spec: DeviceSpec, specs: Mapping[str, DeviceSpec] | None = None,
-                speed_ratio: SpeedRatio | None = None) -> tuple[float, str | None]:
+                speed_ratio: SpeedRatio | None = None, mfu_high: float = 1.0) -> tuple[float, str | None]:
     """(The peak the utilisation table's share applies to on the reference [TFLOPS], the card that
     sets it or None.) A utilisation was measured on one card of each kind
     (:data:`UTILISATION_MEASURED_ON`); on another card the same rate follows from the measured
-    card's rate times the speed model's ratio of the two, so one job gives an A100 the same
-    hours whether an A10 or the A100 is its reference. Where that ratio is measured (both cards
-    in the throughput table) it counts: an RTX 3090 runs at 0.62x an RTX 4090, more than their
-    peaks (71 and 165 TFLOPS) say. Where it is estimated from specs, the lower of it and the
-    card's own peak counts: a card reaches less than its peak where it is power-bound (a T4 at
-    70 W: 0.14x an A100 on large transformer work with 0.21x its peak), and the estimate can
-    over-rate it (a P100 in mixed precision, which has no tensor cores)."""
+    card's rate times the speed model's ratio of the two (measured or estimated), so one job gives
+    an A100 the same hours whether an A10, a T4 or the A100 is its reference: an RTX 3090 runs at
+    0.62x an RTX 4090, more than their peaks (71 and 165 TFLOPS) say; a T4 at 70 W at 0.14x an A100
+    on large transformer work with 0.21x its peak.
+
+    The card's own peak bounds it: at the utilisation's high end (``mfu_high``) no card runs past
+    its peak. The share is of a tensor-core peak; a card without tensor cores at the job's
+    precision reaches far more of its own (a P100 trains ResNet-50 in fp32 at about half its 10.6
+    TFLOPS), so taking the share of its own peak, as before, made a P100 4.5x and a T4 in fp32
+    2.5x too slow on a CNN."""
     own = _job_peak(w, spec)
     anchor = UTILISATION_MEASURED_ON.get(device_class(w.reference_gpu, spec))
     if anchor is None or anchor == w.reference_gpu or speed_ratio is None or specs is None or anchor not in specs:
@@ -208,12 +211,11 @@ def usable_peak(w: Workload, spec: DeviceSpec, specs: Mapping[str, DeviceSpec] |
     found = speed_ratio(w.reference_gpu, anchor, w.family, w.precision)
     if found is None:
         return own, None
-    ratio, measured = found
     try:
-        anchored = _job_peak(w, specs[anchor]) * ratio
+        anchored = _job_peak(w, specs[anchor]) * found[0]
     except JobError:
         return own, None
-    return (anchored, anchor) if measured or anchored < own else (own, None)
+    return min(anchored, own / mfu_high), anchor
 
 
 def reference_tflops(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...],
@@ -222,7 +224,8 @@ def reference_tflops(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...
     peak at the precision (:func:`usable_peak`, with FP8's gain where it trains in FP8) x the
     typical utilisation of its kind of device at the model's size and method (x QLoRA's share of
     LoRA's)."""
-    return usable_peak(w, spec, specs, speed_ratio)[0] * _utilisation(w, spec, rows)[1][1]
+    _, (_, mid, high) = _utilisation(w, spec, rows)
+    return usable_peak(w, spec, specs, speed_ratio, high)[0] * mid
 
 
 def _utilisation(w: Workload, spec: DeviceSpec, rows: tuple[Utilisation, ...]
@@ -285,12 +288,15 @@ def estimate(job: Job, w: Workload, card: ModelCard | None, spec: DeviceSpec,
     cls = device_class(ref, spec)
     u, (low, mid, high) = _utilisation(w, spec, rows)
     peak = _job_peak(w, spec)
-    usable, anchor = usable_peak(w, spec, specs, speed_ratio)
+    usable, anchor = usable_peak(w, spec, specs, speed_ratio, high)
     extra = ("an estimate" if "estimate" in u.notes else "measured runs")
     if anchor is not None:
+        bound = usable >= peak / high * (1 - 1e-12)
         notes = (*notes, f"the utilisation was measured on {anchor} cards: on {ref} it applies to {usable:,.1f} "
-                 f"TFLOPS, {anchor}'s rate times {ref}'s speed over it by the speed model (its own peak: "
-                 f"{peak:,.0f} TFLOPS)")
+                 + (f"TFLOPS, so that at its high end ({high:.0%}) {ref} reaches its own peak ({peak:,.1f} TFLOPS; "
+                    f"{anchor}'s rate times {ref}'s speed over it by the speed model would be more)" if bound else
+                    f"TFLOPS, {anchor}'s rate times {ref}'s speed over it by the speed model (its own peak: "
+                    f"{peak:,.0f} TFLOPS)"))
     notes = (*notes, f"utilisation {low:.0%}-{high:.0%} of {ref}'s {usable:,.0f} TFLOPS ({cls} devices, "
              f"{units.format_count(w.params)} parameters, {w.method}; {extra})")
     return Estimate(flops, tokens, ref, peak, cls, low, mid, high, u.source, notes,
