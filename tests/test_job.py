@@ -110,6 +110,26 @@ def test_a_cnn_reaches_the_utilisation_measured_on_cnns_not_the_llms(load):
     assert c.mfu == 0.40
 
 
+def test_the_hours_are_booked_at_their_quantile_not_a_normals(load):
+    # Hours go as 1 / utilisation: skewed. Booked at mean + z sd, a free-tier BERT plan "met its
+    # deadline at 95 %" in 92.5 % of its own draws. At the plan's confidence the booked spread puts
+    # the hours at their quantile, checked against a million draws of the utilisation
+    from statistics import NormalDist
+
+    e = Estimate(1e18, None, "a100-80gb", 312.0, "data-centre", 0.12, 0.30, 0.69, "s", ())
+    rng = np.random.default_rng(7)
+    hours = 1.0 / rng.triangular(0.12, 0.30, 0.69, 1_000_000)
+    for chance in (0.9, 0.949, 0.975):
+        z = NormalDist().inv_cdf(chance)
+        booked = hours.mean() * (1 + z * e.hours_rel_sd_at(chance))
+        assert booked == pytest.approx(np.quantile(hours, chance), rel=2e-3)
+        assert e.hours_rel_sd_at(chance) > e.hours_rel_sd  # the normal's would fall short
+    # a phase described by its job is booked so (quotes and the stated chance); measured hours are not
+    ph = load_job(load, GPT2, "tokens: 2B").phases[0]
+    assert ph.job_hours_rel_sd(0.949) == ph.job_estimate.hours_rel_sd_at(0.949) > 0
+    assert load_job(load, GPT2, "gpu_hours: 100").phases[0].job_hours_rel_sd(0.949) == 0.0
+
+
 def test_samples_of_a_transformer_are_samples_times_their_tokens(load):
     w = "family: transformer\nparams: 100M\nsequence_length: 256\nreference_gpu: a100-80gb\nmethod: pretrain"
     by_samples = load_job(load, w, "samples: 1M\nepochs: 2").phases[0].job_estimate

@@ -1081,7 +1081,7 @@ def _work_rel_sd(s: Scenario, ph: Phase) -> float:
     """The relative standard deviation of a phase's work itself, which moves every option's share
     alike: the utilisation's range where the hours come from the job, your range of the hours
     (the uncertainty analysis draws each once per phase)."""
-    return workload.work_spread(0.0, s.ranges.get(f"phases.{ph.name}.gpu_hours"), ph.job_hours_rel_sd)
+    return workload.work_spread(0.0, s.ranges.get(f"phases.{ph.name}.gpu_hours"), ph.job_hours_rel_sd(s.phase_confidence))
 
 
 def _on_time(spread_h: list[float], headroom_h: float, common_h: list[float] | None = None) -> float:

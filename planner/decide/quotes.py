@@ -281,7 +281,7 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     # wall hours not exceeded at the scenario's confidence (runs independent): capacity and dates
     # are planned with them. Over the interruptions, a default rate's range, the speed and the
     # work (workload.work_spread): the spreads the uncertainty analysis draws
-    job_sd = ph.job_hours_rel_sd
+    job_sd = ph.job_hours_rel_sd(s.phase_confidence)
     if s.workload.precision == "fp8" and r.fp8 != r.reference_fp8:  # the FP8 gain's range, drawn likewise
         job_sd = math.hypot(job_sd, workload.fp8_gain_rel_sd())
     if s.step is not None and r.speed_source in ("measured", "estimated"):  # the step's fixed time, likewise

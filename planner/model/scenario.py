@@ -126,6 +126,32 @@ class Estimate:
         m1, m2 = inverse_moments(self.mfu_low, self.mfu, self.mfu_high)
         return math.sqrt(max(m2 - m1 * m1, 0.0)) / m1
 
+    def hours_rel_sd_at(self, chance: float) -> float:
+        """The relative spread the hours are booked with at ``chance`` (the plan's confidence): the
+        larger of their standard deviation and the spread that puts their quantile at mean + z x
+        it. Hours go as 1 / utilisation, a long tail of slow runs, so mean + z sd falls short of
+        the quantile: at 95 % with utilisation 12-30-69 % it is 4.82 where the quantile is 5.20
+        (x the hours at full utilisation), and a plan booked so met its deadline in 92.5 % of its
+        own draws where it stated 95 %."""
+        from statistics import NormalDist
+
+        sd = self.hours_rel_sd
+        z = NormalDist().inv_cdf(chance) if 0.0 < chance < 1.0 else 0.0
+        if z <= 0.0:
+            return sd
+        mean = inverse_moments(self.mfu_low, self.mfu, self.mfu_high)[0]
+        slow = 1.0 / triangular_quantile(self.mfu_low, self.mfu, self.mfu_high, 1.0 - chance)
+        return max(sd, (slow - mean) / (z * mean))
+
+
+def triangular_quantile(a: float, c: float, b: float, p: float) -> float:
+    """The ``p`` quantile of a triangular distribution on [a, b] with mode c (the inverse CDF)."""
+    if b - a <= 0.0:
+        return a
+    if p < (c - a) / (b - a):
+        return a + math.sqrt(p * (b - a) * (c - a))
+    return b - math.sqrt((1.0 - p) * (b - a) * (b - c))
+
 
 def inverse_moments(a: float, c: float, b: float) -> tuple[float, float]:
     """(E[1/X], E[1/X^2]) of X triangular on [a, b] with mode c (0 < a <= c <= b), in closed form:
@@ -164,11 +190,11 @@ class Phase:
         """All the phase's work in reference-GPU hours (every run)."""
         return self.gpu_hours_per_run * self.runs
 
-    @property
-    def job_hours_rel_sd(self) -> float:
-        """The relative standard deviation of the hours where they come from the job (the
-        utilisation's range, Estimate.hours_rel_sd), else 0."""
-        return self.job_estimate.hours_rel_sd if self.hours_from_job and self.job_estimate is not None else 0.0
+    def job_hours_rel_sd(self, chance: float) -> float:
+        """The relative spread of the hours where they come from the job (the utilisation's range),
+        as the plan books them at ``chance`` (Estimate.hours_rel_sd_at), else 0."""
+        return (self.job_estimate.hours_rel_sd_at(chance) if self.hours_from_job and self.job_estimate is not None
+                else 0.0)
 
 
 @dataclass(frozen=True)
