@@ -61,6 +61,10 @@ CASES = [
      "YAML syntax error"),
     ("unknown-top-key", "horizon: 24 months", "horizn: 24 months",
      "10:1: horizn: unknown key (did you mean 'horizon'?)"),
+    ("key-in-the-wrong-section", "    checkpoint_size: 1 GB", "    checkpoint_size: 1 GB\n    method: lora",
+     "38:5: phases.final.method: unknown key (it belongs under workload: workload.method)"),
+    ("phase-key-in-workload", "  batch_size: 64", "  batch_size: 64\n  deadline: 2027-08-15",
+     "20:3: workload.deadline: unknown key (it belongs under a phase: phases.<name>.deadline)"),
     ("unknown-currency", "currency: USD ", "currency: USDD ",
      "9:11: currency: expected a currency code the catalog has a rate for (AUD, CAD, CHF, CNY, EUR, GBP, INR, JPY, "
      "KRW, SEK, USD), got 'USDD' (did you mean 'USD'?)"),

@@ -167,6 +167,20 @@ def _replace(obj: T, **changes: Any) -> T:
     return dataclasses.replace(obj, **changes)
 
 
+
+def _belongs_elsewhere(key: Any, path: tuple) -> str:
+    """' (it belongs under workload: workload.method)' where a key unknown at ``path`` is a key of
+    another section (a phase's `method`, a top-level `budget`), else ''."""
+    places = [name for name, section in (("workload", WORKLOAD), ("you", YOU), ("consider", CONSIDER))
+              if key in section] + (["phases.NAME"] if key in PHASE else []) + (
+              [""] if key in SCHEMA and not isinstance(SCHEMA[key], Mapping) else [])
+    here = dotted(path) if path else ""
+    places = [p for p in places if p != here and not (p == "phases.NAME" and len(path) == 2 and path[0] == "phases")]
+    if not places:
+        return ""
+    shown = {"phases.NAME": f"under a phase: phases.<name>.{key}", "": f"at the top level: {key}"}
+    return " (it belongs " + " or ".join(shown.get(p, f"under {p}: {p}.{key}") for p in places) + ")"
+
 class _Validator:
     """Walks raw data against the schema, collecting problems with positions."""
 
@@ -218,7 +232,8 @@ class _Validator:
         for key, value in raw.items():
             child = path + (key,)
             if key not in schema:
-                self.add(child, f"unknown key{did_you_mean(key, schema)}; expected one of: {', '.join(schema)}", at_key=True)
+                self.add(child, f"unknown key{did_you_mean(key, schema) or _belongs_elsewhere(key, path)}; "
+                                f"expected one of: {', '.join(schema)}", at_key=True)
                 continue
             f = schema[key]
             if isinstance(f, Field):
@@ -240,7 +255,8 @@ class _Validator:
     def scenario(self, data: dict) -> Scenario | None:
         for key in data:
             if key not in SCHEMA:
-                self.add((key,), f"unknown key{did_you_mean(key, SCHEMA)}; expected one of: {', '.join(SCHEMA)}", at_key=True)
+                self.add((key,), f"unknown key{did_you_mean(key, SCHEMA) or _belongs_elsewhere(key, ())}; "
+                                 f"expected one of: {', '.join(SCHEMA)}", at_key=True)
         for key in REQUIRED_SECTIONS:
             if key not in data or data[key] is None:
                 self.add((key,) if key in data else (), f"missing required key '{key}'")
