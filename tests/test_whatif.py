@@ -564,6 +564,15 @@ def test_sensitivity_says_what_it_would_take_for_an_offer_left_out(load):
     assert whatif.run_one(job(text, sets=(f"catalog.rent[uni-cluster].price={row['flip_down_kept']}",)))["buy"] == "my-card"
     page = planner.report.view.to_text(planner.report.whatif_page(df.reset_index(), "t"))
     assert f"catalog.rent[uni-cluster].price below {row['flip_down_kept']}" in page
+    # an offer ten times as dear: its price is searched from 4.75 USD/h down to 1 %, and 6 halvings
+    # would leave 4.7 / 64 = 0.073 USD/h (16 % of the price it takes) between the two values; the
+    # search halves on until they lie within 2 % (FLIP_NEAR) of each other
+    dear = text.replace("price: 0.50 USD/h", "price: 5.00 USD/h")
+    row = whatif.sensitivity(job(dear), 0.05).set_index("input").loc["catalog.rent[uni-cluster].price"]
+    kept, at = (float(str(row[c]).split()[0]) for c in ("flip_down_kept", "flip_down_at"))
+    assert at <= 0.4646 <= kept and kept - at <= 0.02 * at
+    assert whatif.run_one(job(dear, sets=(f"catalog.rent[uni-cluster].price={row['flip_down_at']}",)))["buy"] == "nothing"
+    assert whatif.run_one(job(dear, sets=(f"catalog.rent[uni-cluster].price={row['flip_down_kept']}",)))["buy"] == "my-card"
 
 
 def test_compare_shows_each_card_side_by_side(tmp_path):

@@ -540,6 +540,12 @@ def _unchanged(path: str, side: str, ref: dict[str, Any]) -> bool:
 #: Halvings of the interval between a value that keeps the plan and one that changes it: the flip
 #: value is found to 1/64 of the distance moved (a whole step for counts, a day for dates).
 FLIP_STEPS = 6
+#: ... and further, up to FLIP_MAX_STEPS, while the two values lie more than FLIP_NEAR apart (a
+#: share of the changed one): what a card would have to cost is searched from 80 % of its price
+#: down to 1 %, and 6 halvings left "below 81.88 USD (50.94 changes it)" for a card whose plan
+#: changes between 75 and 65 USD; a stated flip holds when planned again a little past it.
+FLIP_NEAR = 0.02
+FLIP_MAX_STEPS = 16
 
 
 def _between(a: Any, b: Any, decimals: int = 6) -> Any | None:
@@ -624,7 +630,12 @@ def _bisect(task: tuple[Job, str, Any, Any, dict[str, Any] | None, tuple[str, st
         if _signature(at_row) == signature:
             return kept, at, None
     decimals = _decimals(kept, at)
-    for _ in range(FLIP_STEPS):
+    for step in range(FLIP_MAX_STEPS):
+        if step >= FLIP_STEPS:
+            gap = _magnitudes(kept, at)
+            if gap is None or abs(gap[0] - gap[1]) <= FLIP_NEAR * abs(gap[1]):
+                break
+            decimals = _decimals(kept, at)  # places for the narrower interval
         mid = _between(kept, at, decimals)
         if mid is None:
             break
@@ -634,6 +645,20 @@ def _bisect(task: tuple[Job, str, Any, Any, dict[str, Any] | None, tuple[str, st
         else:
             at, at_row = mid, row
     return kept, at, at_row
+
+
+def _magnitudes(a: Any, b: Any) -> tuple[float, float] | None:
+    """Two values of one input as numbers (amounts, numbers, numbers with units); None for dates
+    and what has no number."""
+    def number(v: Any) -> float | None:
+        if isinstance(v, Amount):
+            return float(v.value)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+        m = _NUMBER.match(v) if isinstance(v, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else None
+        return float(m.group(1)) if m else None
+    x, y = number(a), number(b)
+    return None if x is None or y is None else (x, y)
 
 
 def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: Workers = 1,
