@@ -135,9 +135,10 @@ def breakdown(plan: Plan) -> Figure:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     colors = ["tab:green" if v < 0 else "tab:blue" for _, v in parts]
     bars = ax.bar([k for k, _ in parts], [v for _, v in parts], color=colors, label="cost part")
-    ax.bar_label(bars, labels=[f"{v:,.0f}" for _, v in parts], fontsize=8)
+    # amounts as the report's tables write them (the currency's precision: 0.59 EUR, not "1")
+    ax.bar_label(bars, labels=[units.format_amount(v, cur) if v else "" for _, v in parts], fontsize=8)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_title(f"Cost breakdown of the chosen plan (total {plan.total_usd * per:,.0f} {cur})")
+    ax.set_title(f"Cost breakdown of the chosen plan (total {units.format_money(plan.total_usd * per, cur)})")
     ax.set_xlabel("Part")
     ax.set_ylabel(f"Cost [{cur}]")
     ax.legend(handles=[bars[0]], labels=["cost part (resale and credits in green, negative)"], fontsize=8)
