@@ -89,6 +89,14 @@ def test_a_cnn_job_is_three_forward_passes_a_sample_scaled_by_the_image_area(loa
     assert e.flops == pytest.approx(3 * 8.18e9 * 1.28e6 * 90, rel=1e-12)
     big = load_job(load, base + "\nimage_size: 448", "samples: 1.28M\nepochs: 90").phases[0].job_estimate
     assert big.flops == pytest.approx(4 * e.flops)
+    # half the side still scales (a quarter of the FLOPs); below it the job is not estimated: CIFAR's
+    # 32 px is another network and leaves a GPU idle, which no measurement here covers
+    half = load_job(load, base + "\nimage_size: 112", "samples: 1.28M\nepochs: 90").phases[0].job_estimate
+    assert half.flops == pytest.approx(e.flops / 4)
+    with pytest.raises(InputError) as info:
+        load_job(load, base + "\nimage_size: 32", "samples: 50k\nepochs: 200")
+    assert "at 32 px the network is not the same one" in str(info.value) and "give the phase's gpu_hours" in str(
+        info.value)
 
 
 def test_a_cnn_reaches_the_utilisation_measured_on_cnns_not_the_llms(load):
