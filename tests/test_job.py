@@ -138,6 +138,22 @@ def test_the_hours_are_booked_at_their_quantile_not_a_normals(load):
     assert load_job(load, GPT2, "gpu_hours: 100").phases[0].job_hours_rel_sd(0.949) == 0.0
 
 
+def test_a_vision_transformer_at_another_image_size_has_that_sizes_patches(load):
+    # ViT-B/16: 197 tokens at 224 px (14 x 14 patches of 16 px and a class token). Fine-tuned at
+    # 384 px it keeps the patch size: (384 / 16)^2 + 1 = 577 tokens, about 3x the FLOPs an image;
+    # the image size was ignored and the job's hours came out a third of what they are
+    vit = "model: vit-b-16\nmethod: full\nreference_gpu: a100-80gb"
+    at224 = load_job(load, vit, "samples: 1M")
+    at384 = load_job(load, vit + "\nimage_size: 384", "samples: 1M")
+    assert at224.workload.sequence_length == 197 and at384.workload.sequence_length == 577
+    assert at384.phases[0].job_estimate.tokens == 577e6
+    # a length you give stands; a model without an image size (GPT-2) keeps its card's
+    own = load_job(load, vit + "\nimage_size: 384\nsequence_length: 300", "samples: 1M")
+    assert own.workload.sequence_length == 300
+    assert load_job(load, "model: gpt2\nmethod: full\nreference_gpu: a100-80gb\nimage_size: 384",
+                    "samples: 1M").workload.sequence_length == 1024
+
+
 def test_samples_of_a_transformer_are_samples_times_their_tokens(load):
     w = "family: transformer\nparams: 100M\nsequence_length: 256\nreference_gpu: a100-80gb\nmethod: pretrain"
     by_samples = load_job(load, w, "samples: 1M\nepochs: 2").phases[0].job_estimate

@@ -579,7 +579,7 @@ WORKLOAD = {
     "activation_memory": Field(_q(_size, maximum=1e5, unit="GB"), attr="activation_memory_gb",
                                doc="measured at batch_size; estimated when absent"),
     "sequence_length": Field(_int_at_most(10_000_000), doc="tokens per sample (transformer, rnn)"),
-    "image_size": Field(_int_at_most(100_000), doc="pixels per side (cnn)"),
+    "image_size": Field(_int_at_most(100_000), doc="pixels per side (cnn; a named vision transformer's tokens follow it)"),
     "reference_gpu": Field(_device, required=True, doc="the GPU on which the phases' gpu_hours were measured"),
     "method": Field(_enum(METHODS), default="full",
                     doc="full | pretrain (both train every weight) | lora | qlora (adapters on a frozen base)"),

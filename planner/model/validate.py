@@ -168,6 +168,21 @@ def _replace(obj: T, **changes: Any) -> T:
 
 
 
+def _tokens_at(card: Any, image_size: int | None) -> int:
+    """A named model's tokens a sample; for a vision transformer (its card gives an image size and
+    the patches plus a class token it makes of it: ViT-B/16, 197 at 224 px) at another image size,
+    the patches of that size: (size / patch)^2 + 1, 577 at 384 px (Dosovitskiy et al. 2020, sec. 3.1
+    and 3.2: fine-tuning at a higher resolution keeps the patch size, so the sequence grows)."""
+    seq = int(card.sequence_length)
+    if not image_size or not card.image_size or card.family != "transformer" or image_size == card.image_size:
+        return seq
+    side = round((seq - 1) ** 0.5)
+    if side * side != seq - 1 or card.image_size % side:
+        return seq  # not a grid of patches and a class token: the card's length stands
+    patch = card.image_size // side
+    return (int(image_size) // patch) ** 2 + 1
+
+
 def _belongs_elsewhere(key: Any, path: tuple) -> str:
     """' (it belongs under workload: workload.method)' where a key unknown at ``path`` is a key of
     another section (a phase's `method`, a top-level `budget`), else ''."""
@@ -320,7 +335,7 @@ class _Validator:
             wl.setdefault("family", card.family)
             wl.setdefault("params", card.params)
             if card.sequence_length and "sequence_length" not in wl:
-                wl["sequence_length"] = card.sequence_length
+                wl["sequence_length"] = _tokens_at(card, wl.get("image_size"))
             if card.image_size and "image_size" not in wl and card.family == "cnn":
                 wl["image_size"] = card.image_size
         elif isinstance(raw, dict) and "model" not in raw:
