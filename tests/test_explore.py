@@ -109,4 +109,7 @@ def test_a_scenario_named_like_a_placeholder_is_a_title():
     html = explore.page(data, "__DATA__ <b>")
     assert html.count('{"currency"') == 1  # the data once, in its script element
     assert "<title>__DATA__ &lt;b&gt;</title>" in html and "<h1>__DATA__ &lt;b&gt;</h1>" in html
-    assert "Money in __TITLE__." in html
+    assert "Money in __TITLE__." in html and "no provider publishes" not in html
+    # a default interruption rate on a slider: the page says the cost steps at its value as given
+    rate = {**data, "inputs": [{"key": "catalog.rent[spot].interruptions", "values": ["0.05/h", "0.1/h"], "given": 1}]}
+    assert "as given, the plan costs the hours its range adds on average" in explore.page(rate, "t")

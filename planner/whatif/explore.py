@@ -174,7 +174,7 @@ li code,td code{font-size:.95em}.scale{display:flex;justify-content:space-betwee
 </style></head><body>
 <h1>__TITLE__</h1>
 <p class="note">Move a slider: the plan shown is the cheapest that meets every deadline with the inputs at those
-values, planned beforehand for every position (plain runs of the scenario). Money in __CURRENCY__.</p>
+values, planned beforehand for every position (plain runs of the scenario). Money in __CURRENCY__.__DEFAULTS__</p>
 <div id="sliders"></div>
 <p class="note" id="none" hidden>No input moved this far changes the plan or its cost: there is nothing to slide.</p>
 <div class="answer" id="answer"><div class="cost" id="cost"></div><p id="decision"></p><ul id="where"></ul>
@@ -233,7 +233,11 @@ def page(data: dict[str, Any], title: str) -> str:
     """The self-contained HTML page (inline data, script and style; no request allowed)."""
     payload = {k: v for k, v in data.items() if k != "sensitivity"}
     text = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")  # no '</script>' inside the data
-    fills = {"__TITLE__": html.escape(title), "__CURRENCY__": html.escape(str(data["currency"])), "__DATA__": text}
+    defaults = any(str(i["key"]).endswith(".interruptions") for i in data["inputs"])
+    fills = {"__TITLE__": html.escape(title), "__CURRENCY__": html.escape(str(data["currency"])), "__DATA__": text,
+             "__DEFAULTS__": (" An interruption rate no provider publishes is a default with a range: as given, the "
+                              "plan costs the hours its range adds on average; at any other position the rate is "
+                              "taken as known, so the cost steps at the value as given.") if defaults else ""}
     # one pass over the template: what is filled in is never read for a placeholder again (a
     # scenario named '__DATA__' is a title, not the page's data)
     return re.sub("|".join(fills), lambda m: fills[m.group(0)], _PAGE)
