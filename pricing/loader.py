@@ -453,7 +453,7 @@ def check_unique(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
         first: dict[tuple, Any] = {}
         what = "id" if cols == ["id"] else " + ".join(cols)
         for row, line in zip(df[cols].astype(object).itertuples(index=False), df["_line"]):
-            key = tuple("" if v is None or v != v else v for v in row)  # a blank key (no family) equals a blank one
+            key = tuple("" if _blank_cell(v) else v for v in row)  # a blank key (no family) equals a blank one
             if key in first:
                 out.append(Problem(files[table], int(line), 1, f"{table}.{key[0]}",
                                    f"duplicate {what} (first at line {first[key]}); rows must be unique"))
@@ -582,7 +582,7 @@ def check_utilisation(tables: Tables, files: Mapping[str, str]) -> list[Problem]
             out.append(Problem(files["utilisation"], int(r["_line"]), 1, f"utilisation.{r['device_class']}.mfu",
                                f"expected 0 < mfu_low <= mfu <= mfu_high <= 1, got {r['mfu_low']:g}, {r['mfu']:g}, "
                                f"{r['mfu_high']:g}"))
-    family = pd.Series(["" if v is None or v != v else str(v) for v in table["family"]] if "family" in table
+    family = pd.Series(["" if _blank_cell(v) else str(v) for v in table["family"]] if "family" in table
                        else "", index=table.index)
     for fam in sorted(set(family)):  # the rows for every family (blank) and each family's own, if any
         for cls in UTILISATION_CLASSES:

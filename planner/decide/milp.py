@@ -1152,18 +1152,20 @@ def finish_times(s: Scenario, program: Program, sched: pd.DataFrame, wall: str =
 
 
 def finish_models(s: Scenario, program: Program, sched: pd.DataFrame,
-                  times: dict[str, tuple[dt.date, float, dt.date]] | None = None) -> dict[str, Finish]:
-    """Each phase's end as planned (:func:`finish_times`) and what moves it (:class:`sessions.Finish`):
-    the wall hours its buckets before the last keep beyond the expected ones, and the fastest
-    rate among its options (weekly capacity with its quota, over the week, times the runs it
-    carries at once), at most the runs' 24 h a day."""
+                  times: dict[str, tuple[dt.date, float, dt.date]] | None = None,
+                  times_conf: dict[str, tuple[dt.date, float, dt.date]] | None = None) -> dict[str, Finish]:
+    """Each phase's end as planned (:func:`finish_times`, or ``times``) and what moves it
+    (:class:`sessions.Finish`): the wall hours its buckets before the last keep beyond the
+    expected ones, its last bucket's and the finish at the confidence (``times_conf``, else read
+    here), and the fastest rate among its options (weekly capacity with its quota, over the week,
+    times the runs it carries at once), at most the runs' 24 h a day."""
     out: dict[str, Finish] = {}
     if sched.empty:
         return out
     phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
     slack = (sched["wall_hours_conf"] - sched["wall_hours"]).to_numpy(dtype=float)
     rate = sched["weekly_capacity_h"].to_numpy(dtype=float) * sched["parallel"].to_numpy(dtype=float) / 7.0
-    at_conf = finish_times(s, program, sched, wall="wall_hours_conf")
+    at_conf = times_conf if times_conf is not None else finish_times(s, program, sched, wall="wall_hours_conf")
     for p, (begin, days, final) in (times if times is not None else finish_times(s, program, sched)).items():
         mine = phase == p
         last = mine & (bucket == bucket[mine].max())

@@ -207,17 +207,22 @@ class Solved:
     @cached_property
     def finish_models(self) -> dict[str, sessions.Finish]:
         """Each phase's end as planned and what an overrun does to it (:func:`milp.finish_models`)."""
-        return milp.finish_models(self.s, self.program, self.schedule, times=self.finish_times)
+        return milp.finish_models(self.s, self.program, self.schedule, times=self.finish_times,
+                                  times_conf=self.finish_times_conf)
 
     @cached_property
     def finishes_conf(self) -> dict[str, dt.date]:
         """The finish not exceeded at the scenario's confidence: the program plans capacity with
         the wall hours at that confidence, so it holds inside each phase's window."""
-        return milp.finishes(self.s, self.program, self.schedule, wall="wall_hours_conf")
+        return milp.finishes(self.s, self.program, self.schedule, times=self.finish_times_conf)
 
     @cached_property
     def finish_times(self) -> dict[str, tuple[dt.date, float, dt.date]]:
         return milp.finish_times(self.s, self.program, self.schedule)
+
+    @cached_property
+    def finish_times_conf(self) -> dict[str, tuple[dt.date, float, dt.date]]:
+        return milp.finish_times(self.s, self.program, self.schedule, wall="wall_hours_conf")
 
     @cached_property
     def bought(self) -> list[str]:
@@ -510,13 +515,12 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
     warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
                     f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)}"
                     + (" or move deadlines" if later else "") + "; the plan shown keeps to the budget")
+    fix = (f"a budget of {s.money(money)} or later deadlines (every phase by {last} would do) would fix it" if later
+           else f"a budget of {s.money(money)} would fix it (no later deadline would: within the budget, not even "
+                "the horizon's end leaves nothing undone)")
     return (f"the cheapest plan that meets every deadline spends {s.money(money)} in cash ({items}); "
             "the budget caps cash out during the plan: cards at their price (resale comes back only "
-            "after the horizon), the electricity of cards you own included: a budget of "
-            f"{s.money(money)}" + (f" or later deadlines (every phase by {last} would do)" if later else
-                                   " would fix it (no later deadline would: within the budget, not even the "
-                                   "horizon's end leaves nothing undone)")
-            + (" would fix it" if later else ""))
+            f"after the horizon), the electricity of cards you own included: {fix}")
 
 
 def _later_deadlines_fix(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame,

@@ -407,9 +407,9 @@ def money_by_part(s: Scenario | QuoteInputs, ph: Phase, r: Any, wall_h: Any, bil
 
 
 def _over_rate(r: Any, walls: tuple[float, float, float]) -> tuple[float, float]:
-    """What a default interruption rate's range adds to the phase's wall hours on option ``r``
-    (``walls``: at the range's low end, the rate used and its high end): (mean, sd) [h]
-    (sessions.wall_over_rate_h)."""
+    """What a default interruption rate's range adds to the phase's wall (or billed) hours on
+    option ``r`` (``walls``: those hours at the range's low end, the rate used and its high end):
+    (mean, sd) [h] (sessions.wall_over_rate_h)."""
     if not math.isfinite(walls[0]):
         return 0.0, 0.0
     return sessions.wall_over_rate_h((float_or(r.interruptions_low_per_h), float_or(r.interruptions_per_h),

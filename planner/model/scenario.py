@@ -16,7 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from . import units
+from .sessions import triangular_ppf
 
 FAMILIES = ("cnn", "transformer", "rnn")
 PRECISIONS = ("fp32", "mixed", "fp8")
@@ -140,17 +143,8 @@ class Estimate:
         if z <= 0.0:
             return sd
         mean = inverse_moments(self.mfu_low, self.mfu, self.mfu_high)[0]
-        slow = 1.0 / triangular_quantile(self.mfu_low, self.mfu, self.mfu_high, 1.0 - chance)
+        slow = 1.0 / float(triangular_ppf(np.array(1.0 - chance), self.mfu_low, self.mfu, self.mfu_high))
         return max(sd, (slow - mean) / (z * mean))
-
-
-def triangular_quantile(a: float, c: float, b: float, p: float) -> float:
-    """The ``p`` quantile of a triangular distribution on [a, b] with mode c (the inverse CDF)."""
-    if b - a <= 0.0:
-        return a
-    if p < (c - a) / (b - a):
-        return a + math.sqrt(p * (b - a) * (c - a))
-    return b - math.sqrt((1.0 - p) * (b - a) * (b - c))
 
 
 def inverse_moments(a: float, c: float, b: float) -> tuple[float, float]:

@@ -119,23 +119,23 @@ class Finish:
     last_slack_h: float = 0.0
     days_conf: float | None = None  # None: the last bucket's booked hours are its expected ones
 
+    def _run_on(self, days: float, over_h: np.ndarray) -> np.ndarray:
+        """``days`` plus ``over_h`` wall hours at the rate (never, where there is no rate)."""
+        if self.rate_h_per_day <= 0:
+            return np.where(over_h > 0, np.inf, days)
+        return days + over_h / self.rate_h_per_day
+
     def days_with(self, overrun_h: float | np.ndarray) -> Any:
         """The last bucket's days with ``overrun_h`` more wall hours (numbers or arrays)."""
         over = np.asarray(overrun_h, dtype=float)
         moved = np.where(over > self.slack_h, over - self.slack_h, np.minimum(over, 0.0))
-        if self.rate_h_per_day <= 0:
-            alone = np.where(moved > 0, np.inf, self.days)
-        else:
-            alone = self.days + moved / self.rate_h_per_day
-        booked, days_conf = self.last_slack_h, self.days if self.days_conf is None else self.days_conf
-        if booked <= 0:
+        alone = self._run_on(self.days, moved)
+        booked = self.last_slack_h
+        if booked <= 0 or self.days_conf is None:
             return alone
-        beyond = moved - booked
-        with np.errstate(divide="ignore", invalid="ignore"):
-            past = days_conf + (np.where(beyond > 0, beyond / self.rate_h_per_day, 0.0)
-                                if self.rate_h_per_day > 0 else np.where(beyond > 0, np.inf, 0.0))
-        within = self.days + np.clip(moved, 0.0, booked) / booked * max(days_conf - self.days, 0.0)
-        side_by_side = np.where(moved <= 0, alone, np.where(beyond > 0, past, within))
+        within = self.days + np.clip(moved, 0.0, booked) / booked * max(self.days_conf - self.days, 0.0)
+        past = self._run_on(self.days_conf, np.maximum(moved - booked, 0.0))
+        side_by_side = np.where(moved <= 0, alone, np.where(moved > booked, past, within))
         return np.minimum(alone, side_by_side)
 
     def day_with(self, overrun_h: float) -> dt.date | None:
@@ -152,13 +152,12 @@ class Finish:
         hours and the days left after the finish at the confidence, whichever holds more."""
         limit = (last_day - self.begin).days + 1
         alone = self.slack_h + max(limit - self.days, 0.0) * self.rate_h_per_day
-        if self.last_slack_h <= 0 or limit < self.days:
+        if self.last_slack_h <= 0 or self.days_conf is None or limit < self.days:
             return alone
-        days_conf = self.days if self.days_conf is None else self.days_conf
-        if limit < days_conf:
-            side_by_side = self.slack_h + self.last_slack_h * (limit - self.days) / (days_conf - self.days)
+        if limit < self.days_conf:
+            side_by_side = self.slack_h + self.last_slack_h * (limit - self.days) / (self.days_conf - self.days)
         else:
-            side_by_side = self.slack_h + self.last_slack_h + (limit - days_conf) * self.rate_h_per_day
+            side_by_side = self.slack_h + self.last_slack_h + (limit - self.days_conf) * self.rate_h_per_day
         return max(alone, side_by_side)
 
 

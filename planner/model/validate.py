@@ -167,7 +167,6 @@ def _replace(obj: T, **changes: Any) -> T:
     return dataclasses.replace(obj, **changes)
 
 
-
 def _tokens_at(card: Any, image_size: int | None) -> int:
     """A named model's tokens a sample; for a vision transformer (its card gives an image size and
     the patches plus a class token it makes of it: ViT-B/16, 197 at 224 px) at another image size,
@@ -195,6 +194,7 @@ def _belongs_elsewhere(key: Any, path: tuple) -> str:
         return ""
     shown = {"phases.NAME": f"under a phase: phases.<name>.{key}", "": f"at the top level: {key}"}
     return " (it belongs " + " or ".join(shown.get(p, f"under {p}: {p}.{key}") for p in places) + ")"
+
 
 class _Validator:
     """Walks raw data against the schema, collecting problems with positions."""
