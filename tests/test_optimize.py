@@ -377,6 +377,7 @@ def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatc
         return res
 
     monkeypatch.setattr(optimize, "milp", gap_stop)
+    monkeypatch.setattr(milp, "_relaxation_if_integral", lambda *a: None)  # the search path, not its shortcut
     sol = milp.solve(program)
     assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0])
     assert len(calls) == 2 and calls[1] is None  # the second solve is a linear program
@@ -403,8 +404,49 @@ def test_a_search_that_proves_its_plan_exactly_is_not_solved_again(monkeypatch):
         return real(c, **kw)
 
     monkeypatch.setattr(optimize, "milp", counted)
+    monkeypatch.setattr(milp, "_relaxation_if_integral", lambda *a: None)  # the search path, not its shortcut
     sol = milp.solve(program)
     assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0]) and len(calls) == 1
+
+
+def _card_or_rent(card_usd: float) -> milp.Program:
+    """10 h of work, rented at 2 USD/h or run on a card (0.5 USD/h, 100 h a card) bought whole at
+    ``card_usd``: columns rent hours, card hours, cards bought (0 or 1)."""
+    import pandas as pd
+    from scipy.optimize import Bounds
+
+    from planner.decide.milp import Block, Calendar
+
+    work = Block.of("work", ["a"], [0, 0], [0, 1], [1.0, 1.0], 10.0, 10.0)
+    capacity = Block.of("card", ["c"], [0, 0], [1, 2], [1.0, -100.0], -np.inf, 0.0)
+    return milp.Program(np.array([2.0, 0.5, card_usd]), [work, capacity], np.array([0, 0, 1]),
+                        Bounds(np.zeros(3), np.array([np.inf, np.inf, 1.0])), pd.DataFrame(), {}, {}, None,
+                        Calendar(dt.date(2027, 1, 4), 1, np.array([0, 7]), {}))
+
+
+@pytest.mark.parametrize("card_usd, plan, cost, searched", [
+    (1000.0, [10.0, 0.0, 0.0], 20.0, False),  # by hand: renting (20) beats the card (5 + 1000); the relaxation's
+    # card costs 10.5 USD an hour of use, more than rent, so it buys none: whole, one linear program
+    (10.0, [0.0, 10.0, 1.0], 15.0, True),  # by hand: the card (5 + 10) beats renting (20); the relaxation buys a
+    # tenth of a card (0.6 USD/h), which is no plan: the search branches
+])
+def test_a_relaxation_with_whole_purchases_is_the_plan_else_the_search_runs(monkeypatch, card_usd, plan, cost,
+                                                                             searched):
+    """issue 36: a program whose linear relaxation already buys whole cards is solved by that one
+    linear program (its optimum bounds every integer plan from below); a fractional purchase is
+    never read as a plan."""
+    from scipy import optimize
+
+    real, calls = optimize.milp, []
+
+    def counted(c, **kw):
+        calls.append(kw.get("integrality"))
+        return real(c, **kw)
+
+    monkeypatch.setattr(optimize, "milp", counted)
+    sol = milp.solve(_card_or_rent(card_usd))
+    assert sol.ok and sol.x == pytest.approx(plan) and sol.objective == pytest.approx(cost)
+    assert calls[0] is None and (len(calls) > 1) == searched
 
 
 def test_the_programs_variables_are_named_families_that_tile_its_columns(load):
