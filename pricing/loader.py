@@ -284,6 +284,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     problems += check_rates(tables, files)
     problems += check_defaults(tables, files)
     problems += check_trends(tables, files)
+    problems += check_variants(tables, files)
     problems += check_utilisation(tables, files)
     problems += check_carbon(tables, files)
     if problems:
@@ -543,6 +544,30 @@ def check_defaults(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
             out.append(Problem(files["interruptions"], 1, 1, f"interruptions.{kind}",
                                f"no default for every {kind} offer (a row of kind {kind} matching '*'): an "
                                "interruptible offer no row matches would be planned as never interrupted"))
+    return out
+
+
+def check_variants(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
+    """A device's ``variant_of`` names another card of its chip (planner.model.workload takes the
+    measured one's miss for the other): another id, of the same architecture and compute
+    capability; a card of another chip would hand its miss to a card that runs other kernels."""
+    devices = tables["devices"]
+    if "variant_of" not in devices:
+        return []
+    by_id = {r["id"]: r for r in devices.to_dict("records")}
+    out = []
+    for r in by_id.values():
+        other = by_id.get(r["variant_of"]) if isinstance(r["variant_of"], str) else None
+        if other is None:
+            continue  # blank, or an unknown id (check_references says so)
+        same = (other["id"] != r["id"] and other["architecture"] == r["architecture"]
+                and str(other.get("compute_capability")) == str(r.get("compute_capability")))
+        if not same:
+            out.append(Problem(files["devices"], int(r["_line"]), 1, f"devices.{r['id']}.variant_of",
+                               f"'{other['id']}' is not another card of this chip (another id, the same "
+                               f"architecture and compute capability: {r['architecture']} "
+                               f"{r.get('compute_capability')}, it is {other['architecture']} "
+                               f"{other.get('compute_capability')})"))
     return out
 
 

@@ -827,7 +827,8 @@ def _relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: 
     Each device gets a score on the measured scale: its fitted score where
     the throughput tables cover it, else the calibrated spec estimate
     (:func:`calibrate`; TPUs scaled by TPU_FAMILY_FACTOR), shifted by the
-    median miss of the measured devices of its architecture. Relative speed is
+    median miss of the measured devices of its architecture, or by the miss of the measured
+    card it is a variant of (:func:`_at_measured_variant`). Relative speed is
     the ratio of the device's and the reference's scores: ``measured`` when
     both are measured, ``estimated`` otherwise. Speeds you measured (``yours``:
     device, times as fast, than which device, None for the reference) replace
@@ -845,7 +846,9 @@ def _relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: 
     arch = speed_family(devices)
     groups = (measured - score[measured.index]).groupby(arch[measured.index])
     residual = groups.median()[groups.size() >= MIN_ARCHITECTURE_MEASURED]
+    estimate = score
     score = score + arch.map(residual).fillna(0.0).reindex(score.index).to_numpy()
+    score = _at_measured_variant(score, estimate, measured, devices)
     score[measured.index] = measured
     is_measured = score.index.isin(measured.index)
     source = np.where(is_measured & (reference in measured.index), "measured", "estimated")
@@ -856,6 +859,25 @@ def _relative_speed(devices: pd.DataFrame, throughput: pd.DataFrame, reference: 
         base_speed = 1.0 if base in (None, reference) else float(out["relative_speed"][base])
         out.loc[device, "relative_speed"] = factor * base_speed
         out.loc[device, "speed_source"] = "yours"
+    return out
+
+
+def _at_measured_variant(score: pd.Series, estimate: pd.Series, measured: pd.Series,
+                         devices: pd.DataFrame) -> pd.Series:
+    """An unmeasured card that is another card's chip at other clocks, power or memory
+    (``variant_of`` in devices.csv: the Tesla P100 PCIe of the P100 SXM2, the V100 PCIe of the
+    V100 SXM2), or the other way round, takes its measured variant's score, moved by the spec
+    estimate's difference between the two: the variant's own miss, not its architecture's
+    typical one. One chip runs
+    the same kernels, so what the estimate misses on one it misses on the other; an estimate on
+    specs alone put the V100 PCIe above the measured V100 SXM2 it is a slower clock of."""
+    if "variant_of" not in devices:
+        return score
+    out = score.copy()
+    pairs = [(a, b) for a, b in zip(devices["id"], devices["variant_of"]) if isinstance(b, str) and b]
+    for device, variant in [*pairs, *((b, a) for a, b in pairs)]:  # either way round: one chip
+        if variant in measured.index and device not in measured.index:
+            out[device] = estimate[device] + float(measured[variant] - estimate[variant])
     return out
 
 
