@@ -140,3 +140,20 @@ def test_the_core_imports_in_one_direction():
 
     for m in graph:
         visit(m, ())
+
+
+def test_validating_a_scenario_of_gpu_hours_loads_no_numerical_library():
+    """`planner validate` answers in about the time of importing yaml and click (bench/startup.py):
+    a scenario whose phases give gpu_hours is read and checked without numpy or pandas, which
+    only a phase described by its job needs (its speed model). A module-level import of either
+    on the way (planner.model.job did, via the speed model) made it 4.7x that import."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from planner.cli import main\n"
+            "try: main(['validate', sys.argv[1]])\n"
+            "except SystemExit as e: assert e.code in (0, None), e.code\n"
+            "print(sorted(m for m in ('numpy', 'pandas', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "scenarios" / "thesis.yaml")], capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout
+    assert out.splitlines() == ["ok", "[]"]

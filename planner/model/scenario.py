@@ -16,10 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from . import units
-from .sessions import triangular_ppf
 
 FAMILIES = ("cnn", "transformer", "rnn")
 PRECISIONS = ("fp32", "mixed", "fp8")
@@ -137,6 +134,10 @@ class Estimate:
         (x the hours at full utilisation), and a plan booked so met its deadline in 92.5 % of its
         own draws where it stated 95 %."""
         from statistics import NormalDist
+
+        import numpy as np  # here, not at the top: `planner validate` reads a scenario without numpy
+
+        from .sessions import triangular_ppf
 
         sd = self.hours_rel_sd
         z = NormalDist().inv_cdf(chance) if 0.0 < chance < 1.0 else 0.0

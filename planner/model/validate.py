@@ -14,7 +14,7 @@ from pricing.errors import InputError, Problem, did_you_mean
 from pricing.ids import CatalogIds
 from pricing.yamldoc import Document, dotted, parse_document
 
-from . import job, units
+from . import units
 from .overrides import Override, _catalog_entry_for, _flatten, _resolve_path, _set_in, _split_path, parse_set
 from .scenario import Consider, Phase, Scenario, Workload, You
 from .schema import (
@@ -356,6 +356,8 @@ class _Validator:
             return None
         if not wl or "reference_gpu" not in wl or "params" not in wl:
             return None  # the workload's own problems are reported
+        from . import job  # the speed model and pandas: only for a phase described by its job
+
         w = workload_of(wl)
         try:
             ids = self.ctx.ids
