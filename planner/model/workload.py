@@ -868,9 +868,9 @@ def _at_measured_variant(score: pd.Series, estimate: pd.Series, measured: pd.Ser
     (``variant_of`` in devices.csv: the Tesla P100 PCIe of the P100 SXM2, the V100 PCIe of the
     V100 SXM2), or the other way round, takes its measured variant's score, moved by the spec
     estimate's difference between the two: the variant's own miss, not its architecture's
-    typical one. One chip runs
-    the same kernels, so what the estimate misses on one it misses on the other; an estimate on
-    specs alone put the V100 PCIe above the measured V100 SXM2 it is a slower clock of."""
+    typical one. One chip runs the same kernels, so what the estimate misses on one it misses on
+    the other; an estimate on specs alone put the V100 PCIe above the measured V100 SXM2 it is a
+    slower clock of."""
     if "variant_of" not in devices:
         return score
     out = score.copy()

@@ -92,7 +92,7 @@ def _towards(a: Any, b: Any, t: float) -> Any | None:
     if isinstance(a, float) or isinstance(b, float):
         return a + (b - a) * t
     if isinstance(a, str) and isinstance(b, str):
-        if _DATE.fullmatch(a) and _DATE.fullmatch(b):
+        if whatif.DATE.fullmatch(a) and whatif.DATE.fullmatch(b):
             import datetime as dt
 
             first, last = dt.date.fromisoformat(a), dt.date.fromisoformat(b)
@@ -104,7 +104,6 @@ def _towards(a: Any, b: Any, t: float) -> Any | None:
     return None
 
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _typed_like(v: Any, like: Any) -> Any:
@@ -119,8 +118,8 @@ def _typed_like(v: Any, like: Any) -> Any:
 def _sort_key(v: Any) -> tuple:
     if isinstance(v, (int, float)):
         return (0, float(v), "")
-    m = whatif._NUMBER.match(str(v))
-    return (0, float(m.group(1)), "") if m and not _DATE.fullmatch(str(v)) else (1, 0.0, str(v))
+    x = whatif.magnitude(str(v))
+    return (0, x, "") if x is not None else (1, 0.0, str(v))
 
 
 def explore(base: whatif.Job, span: float, workers: whatif.Workers = 1, n_inputs: int = MAX_INPUTS,

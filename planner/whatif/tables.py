@@ -349,6 +349,14 @@ def sweep(base: Job, vary: Sequence[tuple[str, list[Any]]], workers: Workers = 1
 # --------------------------------------------------------------------------- sensitivity
 
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(.*)$")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def magnitude(text: str) -> float | None:
+    """The number an input's value written as text starts with ('0.35 EUR/h', '80', '12 GB'),
+    None for a date and for what has no number."""
+    m = _NUMBER.match(text)
+    return float(m.group(1)) if m and not DATE.fullmatch(text) else None
 #: Inputs moved in a sensitivity run: dotted paths (``*`` is each phase).
 SENSITIVE = ["electricity", "horizon", "workload.params", "workload.batch_size", "workload.activation_memory",
              "phases.*.gpu_hours", "phases.*.tokens", "phases.*.samples", "phases.*.epochs", "phases.*.runs",
@@ -655,8 +663,7 @@ def _magnitudes(a: Any, b: Any) -> tuple[float, float] | None:
             return float(v.value)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return float(v)
-        m = _NUMBER.match(v) if isinstance(v, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else None
-        return float(m.group(1)) if m else None
+        return magnitude(v) if isinstance(v, str) else None
     x, y = number(a), number(b)
     return None if x is None or y is None else (x, y)
 
