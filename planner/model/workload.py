@@ -58,10 +58,16 @@ QLORA_ADAPTER_BYTES_PER_PARAM = 12.0
 FULL_METHODS = ("full", "pretrain")
 LORA_RANK = {"lora": 8, "qlora": 64}
 
-#: Architectures whose PyTorch runs attention without the s^2 score matrix (FlashAttention
-#: 2 kernels in PyTorch's scaled_dot_product_attention need Ampere or newer: Dao 2023,
-#: "FlashAttention-2", sec. 4; PyTorch 2.2 SDPA docs). ``attention: auto`` uses them there.
-MEMORY_EFFICIENT_ARCHITECTURES = {"ampere", "ada", "hopper", "blackwell"}
+#: Architectures whose PyTorch runs attention without the s^2 score matrix. PyTorch's
+#: scaled_dot_product_attention (what Hugging Face Transformers' models call by default, and
+#: nanoGPT and LitGPT) picks FlashAttention-2 on Ampere and newer (Dao 2023, sec. 4) and
+#: otherwise its memory-efficient kernel, which "supports hardware in the range [sm_50, sm_90]"
+#: in fp16 and fp32 (pytorch/pytorch@21c3369e aten/src/ATen/native/transformers/cuda/
+#: sdp_utils.cpp, check_mem_efficient_hardware_support; sm_121 in later versions): every GPU
+#: from Maxwell on, the T4, V100 and P100 of the free tiers among them. A Kepler card (the K80,
+#: compute capability 3.7) falls back to the math kernel, which keeps the scores; so do TPUs
+#: here, whose XLA attention the catalog has not measured. ``attention: auto`` uses the set.
+MEMORY_EFFICIENT_ARCHITECTURES = {"maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"}
 
 #: ZeRO's communication volume relative to plain data parallelism: stage 2 moves the
 #: same 2x parameters per step, stage 3 1.5 times that (Rajbhandari et al. 2020, sec. 7).
