@@ -199,6 +199,11 @@ def test_a_phase_no_option_can_run_says_why_not_a_later_deadline(load, catalog):
     assert "`colab-free`: the dataset (120 GB) and a checkpoint (1 GB) need 121 GB; the tier's disk holds 70 GB" \
         in shortfall
     assert "No later deadline would fix it" in shortfall and "fastest" not in shortfall
+    # the answer's first sentence says where the phase runs: nowhere (it read "Buy nothing; .")
+    from planner.report.page import render_markdown
+
+    assert "Buy nothing; train on no option considered.** The plan **cannot meet every deadline**" \
+        in render_markdown(p)
 
 
 @pytest.mark.parametrize("expected, wall, limit, count", [
