@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -77,6 +78,11 @@ def test_fit_verdicts():
     assert f.verdict == "fits-with-accumulation" and f.micro_batch == 16
     assert f.slowdown == pytest.approx(1 + 0.05 * 2)
     assert f.reason.endswith("micro-batch 16 x 4 steps of gradient accumulation")
+    # a batch of 63 where 21 fit: three micro-batches of 21, not 63 of 1; 65: 17 x 4 (the last of 14)
+    f = workload.fit(dataclasses.replace(need, batch_size=63, activations_gb=9.0 * 63 / 64), 6)
+    assert f.micro_batch == 21 and f.slowdown == pytest.approx(1 + 0.05 * math.log2(3))
+    f = workload.fit(dataclasses.replace(need, batch_size=65, activations_gb=9.0 * 65 / 64), 6)
+    assert f.micro_batch == 17 and f.reason.endswith("micro-batch 17 x 4 steps (the last of 14) of gradient accumulation")
     f = workload.fit(need, 2)
     assert f.verdict == "does-not-fit"
     assert f.reason == "needs 3.0 GB for weights, gradients and optimizer states alone, has 2 GB"
@@ -94,14 +100,18 @@ def test_checkpointing_when_one_sample_does_not_fit():
 
 
 @pytest.mark.parametrize("batch, most, micro", [
-    (32, 31, 16), (32, 32, 32), (64, 100, 64), (100, 30, 25), (48, 20, 16), (256, 212, 128), (37, 20, 1), (8, 0, 0)])
+    (32, 31, 16), (32, 32, 32), (64, 100, 64), (100, 30, 25), (48, 20, 16), (256, 212, 128), (37, 20, 19),
+    (17, 8, 6), (50, 8, 8), (8, 0, 0)])
 def test_micro_batches_add_up_to_the_batch(batch, most, micro):
-    # equal micro-batches whose steps make exactly the batch, the largest that fits
+    # the fewest micro-batches that fit, as even as they go: 37 where 20 fit is 19 + 18, not 37 of 1
     m = workload.micro_batch(batch, most)
     assert m == micro
     if m:
-        assert batch % m == 0 and m <= most
-        assert all(batch % d or d > most for d in range(m + 1, batch + 1))  # brute force: no larger one
+        steps = workload.accumulation_steps(m, batch)
+        assert m <= most and m * (steps - 1) < batch <= m * steps  # the steps make the batch
+        # brute force: no split into fewer micro-batches fits, and none of as many has a smaller largest one
+        assert all(-(-batch // k) > most for k in range(1, steps))
+        assert -(-batch // steps) == m
 
 
 def test_multi_gpu_efficiency_interpolates_measured_points():

@@ -349,22 +349,36 @@ def memory_need(w: Workload, architecture: str | None = None, shards: int = 1) -
                       checkpointed_fraction(w, efficient), w.activation_checkpointing, tuple(notes))
 
 
+def accumulation_steps(micro_batch: int, batch_size: int) -> int:
+    """The micro-batches of at most ``micro_batch`` samples that make a batch (gradient accumulation)."""
+    return -(-batch_size // micro_batch)
+
+
 def accumulation_slowdown(micro_batch: int, batch_size: int) -> float:
-    """Slowdown of gradient accumulation at ``micro_batch`` instead of ``batch_size``."""
-    halvings = max(0.0, math.log2(batch_size / micro_batch))
+    """Slowdown of gradient accumulation at ``micro_batch`` instead of ``batch_size``: 5 % for
+    each halving, the micro-batches a step counted (:func:`accumulation_steps`)."""
+    halvings = max(0.0, math.log2(accumulation_steps(micro_batch, batch_size)))
     return 1.0 + ACCUMULATION_SLOWDOWN_PER_HALVING * halvings
 
 
 def micro_batch(batch_size: int, most: int) -> int:
-    """The micro-batch for gradient accumulation: the largest divisor of the batch that fits
-    (``most`` samples), so equal micro-batches add up to exactly the batch (same math; 16 x 2 for
-    a batch of 32 where 31 would fit, not 31 + 1). 0 when not even one sample fits."""
+    """The micro-batch for gradient accumulation: the batch in the fewest micro-batches that fit
+    (``most`` samples), as even as they go (a batch of 32 where 31 would fit: 16 x 2, not 31 + 1;
+    one of 37 where 20 would: 19 + 18, not 37 of 1). The gradients are the batch's whatever the
+    split (each micro-batch's loss weighted by its samples), so only the micro-batches' count
+    costs time. The largest of them is returned (the memory it needs); 0 when not even one
+    sample fits."""
     if most < 1:
         return 0
-    steps = -(-batch_size // min(most, batch_size))
-    while batch_size % steps:
-        steps += 1
-    return batch_size // steps
+    steps = accumulation_steps(min(most, batch_size), batch_size)
+    return -(-batch_size // steps)
+
+
+def accumulation_text(micro: int, batch_size: int) -> str:
+    """'micro-batch 19 x 2 steps (the last of 18)': how a batch is split (:func:`micro_batch`)."""
+    steps = accumulation_steps(micro, batch_size)
+    last = batch_size - micro * (steps - 1)
+    return f"micro-batch {micro} x {steps} steps" + (f" (the last of {last})" if last != micro else "")
 
 
 def fit(need: MemoryNeed, vram_gb: float) -> Fit:
@@ -389,7 +403,7 @@ def fit(need: MemoryNeed, vram_gb: float) -> Fit:
     if micro >= 1 and not forced:
         return Fit("fits-with-accumulation",
                    f"needs {need.total_gb:.1f} GB at batch {need.batch_size}, has {vram_gb:g} GB: "
-                   f"micro-batch {micro} x {need.batch_size // micro} steps of gradient accumulation",
+                   f"{accumulation_text(micro, need.batch_size)} of gradient accumulation",
                    accumulation_slowdown(micro, need.batch_size), micro)
     if need.checkpointing is False:
         return Fit("does-not-fit", f"activations of even one sample ({per_sample:.1f} GB) exceed the {free:.1f} GB "
@@ -400,8 +414,8 @@ def fit(need: MemoryNeed, vram_gb: float) -> Fit:
         why = ("activation checkpointing (workload.activation_checkpointing: true)" if forced else
                f"activations of even one sample ({per_sample:.1f} GB) exceed the {free:.1f} GB left: "
                "activation checkpointing")
-        steps = need.batch_size // micro
-        return Fit("fits-with-checkpointing", f"{why}, micro-batch {micro}" + (f" x {steps} steps" if steps > 1 else ""),
+        split = accumulation_text(micro, need.batch_size) if micro < need.batch_size else f"micro-batch {micro}"
+        return Fit("fits-with-checkpointing", f"{why}, {split}",
                    CHECKPOINTING_SLOWDOWN * accumulation_slowdown(micro, need.batch_size), micro)
     return Fit("does-not-fit", f"one sample needs {kept:.1f} GB of activations "
                f"even with checkpointing; {free:.1f} GB are left after weights and optimizer states", math.inf, None)
@@ -778,10 +792,10 @@ def accumulation_at_size(step: Step, ratio: float, micro_batch: int, batch_size:
     accumulation) on a device ``ratio`` times as fast as the reference on large work: the same
     compute, but every micro-batch pays the step's fixed time (:class:`Step`):
     ((1 - f) / ratio + f k) / ((1 - f) / ratio + f), with f the fixed share of the reference's
-    step and k = batch_size / micro_batch the micro-batches a step. [x the full batch's time]"""
+    step and k the micro-batches a step (:func:`accumulation_steps`). [x the full batch's time]"""
     share = step.share
     compute = (1.0 - share) / ratio
-    return (compute + share * batch_size / micro_batch) / (compute + share)
+    return (compute + share * accumulation_steps(micro_batch, batch_size)) / (compute + share)
 
 
 def slowdown_at(f: Fit, w: Workload, step: Step | None, ratio: float) -> float:
