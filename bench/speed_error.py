@@ -75,6 +75,20 @@ def pairs(devices: pd.DataFrame, throughput: pd.DataFrame, since: str = PAIRS_SI
     return pd.DataFrame(rows)
 
 
+def floor(pr: pd.DataFrame) -> pd.DataFrame:
+    """The least worst error any model could reach on these pairs if it gives two cards one ratio
+    per family and precision (as the speed model does on large work): where the same two cards
+    measured ``low`` and ``high`` on two jobs, the best single ratio, 2 low high / (low + high),
+    still misses both by (high - low) / (high + low). One row per (family, precision, pair),
+    worst first."""
+    g = pr.groupby(["family", "precision", "pair"])["measured"].agg(["min", "max", "count"]).reset_index()
+    g["floor"] = (g["max"] - g["min"]) / (g["max"] + g["min"])
+    g["jobs"] = [", ".join(pr.loc[(pr["family"] == r.family) & (pr["precision"] == r.precision)
+                                  & (pr["pair"] == r.pair) & pr["measured"].isin([r.min, r.max]), "job"])
+                 for r in g.itertuples()]
+    return g.sort_values("floor", ascending=False, ignore_index=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(pricing.DATA_DIR), help="catalog directory (default: the shipped one)")
@@ -106,6 +120,12 @@ def main() -> None:
         for source, g in pr.groupby("source"):
             print(f"  {source:40s} {len(g):4d} pairs, median |err| {g['error'].abs().median():6.1%}, "
                   f"worst {g.loc[g['error'].abs().idxmax(), 'error']:+7.1%}")
+        fl = floor(pr)
+        top = fl.iloc[0]
+        print(f"  floor: no model that gives two cards one ratio per family and precision can miss less than "
+              f"{top['floor']:.1%} at worst here: {top['pair']} ({top['family']} {top['precision']}) measured "
+              f"{top['min']:.2f} and {top['max']:.2f} ({top['jobs']}); {int((fl['floor'] > 0.30).sum())} pairs of "
+              "cards have a floor past 30 %")
         print("  the 12 worst:")
         for r in pr.sort_values("error", key=abs, ascending=False).head(12).itertuples():
             print(f"  {r.pair:28s} {r.measured:5.2f} measured, {r.estimated:5.2f} estimated ({r.error:+6.1%})  {r.job}")
