@@ -112,6 +112,13 @@ def _bought(purchases: Any) -> str:
     return "+".join(p.offer + (f" on {p.bought_on}" if p.bought_on else "") for p in purchases) or "nothing"
 
 
+def _where(phase: str, options: list[str]) -> str:
+    """'sweep: a+b': where a phase runs, its options in a stated order (by name), so a plan that
+    only moves hours between the same options (which of them carries most) is the same plan, as
+    one that moves them without changing which carries most always was."""
+    return f"{phase}: " + "+".join(sorted(options))
+
+
 def summarize(plan: Plan) -> dict[str, Any]:
     """One row for a plan: its cost, its decision (what is bought, where each phase runs), its finish."""
     from ..decide.result import Money, to_dict
@@ -122,12 +129,12 @@ def summarize(plan: Plan) -> dict[str, Any]:
             "total_cost": Money(plan.scenario)(plan.total_usd), "currency": plan.scenario.currency,
             "feasible": plan.feasible, "buy": _bought(plan.purchases),
             "kinds": "+".join(sorted({a.kind for ph in plan.phases for a in ph.assignments})),
-            "plan": "; ".join(f"{ph.name}: " + "+".join(a.option for a in ph.assignments) for ph in plan.phases),
+            "plan": "; ".join(_where(ph.name, [a.option for a in ph.assignments]) for ph in plan.phases),
             "finish": max(finished) if finished else None, "breakeven_gpu_hours": None, "breakeven_pair": None,
         }
     d = to_dict(plan)
     bought = _bought(plan.purchases)
-    where = "; ".join(f"{ph['name']}: " + "+".join(a["option"] for a in ph["assignments"]) for ph in d["phases"])
+    where = "; ".join(_where(ph["name"], [a["option"] for a in ph["assignments"]]) for ph in d["phases"])
     kinds = sorted({a["kind"] for ph in d["phases"] for a in ph["assignments"]})
     finishes = [ph["finish_expected"] for ph in d["phases"] if ph["finish_expected"]]
     row = {
