@@ -674,3 +674,17 @@ def test_a_scheduler_that_does_not_answer_is_a_located_error(tmp_path, monkeypat
     result = CliRunner().invoke(main, ["sweep", str(path), "--vary", "electricity=0.1,0.2", "--scheduler",
                                        "tcp://127.0.0.1:1", "--today", TODAY.isoformat()])
     assert result.exit_code == 2 and "no Dask scheduler answers there" in result.output
+
+
+def test_a_plan_that_moves_hours_between_the_same_options_is_the_same_plan(catalog, thesis_text):
+    """A phase split over two options reads the same whichever carries more hours, so a
+    sensitivity finds no flip where only the split moved (Colab Pro+'s A100 and G4 under one
+    subscription swapped places at equal cost)."""
+    s = load_scenario_text(thesis_text, catalog.ids(), file="s.yaml", today=TODAY)
+    p = planner.plan(s, catalog, trials=0, alternatives=False, detail=False)
+    ph = p.phases[0]
+    two = (ph.assignments[0], dataclasses.replace(ph.assignments[0], option="aaa:first-by-name"))
+    swapped = dataclasses.replace(p, phases=(dataclasses.replace(ph, assignments=two), *p.phases[1:]))
+    back = dataclasses.replace(p, phases=(dataclasses.replace(ph, assignments=two[::-1]), *p.phases[1:]))
+    assert whatif.summarize(swapped)["plan"] == whatif.summarize(back)["plan"]
+    assert whatif.summarize(swapped)["plan"].startswith(f"{ph.name}: aaa:first-by-name+")
