@@ -571,12 +571,19 @@ def test_two_credits_never_pay_the_same_bill_twice_and_are_not_cash(load, catalo
     both = _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant]}, {amount: 500 USD, providers: [grant]}")
     q = both.quotes.set_index("option")
     bill = q.at["grant:box", "cost_usd"]  # all 100 h on 'grant', paid by the credits: 100 USD, not 530
+    per_h_cash, per_h_grant = q.at["cash:box", "cost_usd"] / 100, bill / 100
     assert both.total_usd == pytest.approx(0.0, abs=0.01)
     assert sum(c[2] for c in both.credits) == pytest.approx(bill, abs=0.01)
     # a 10 USD budget: the cash plan needs 60 USD, but with a 30 USD credit 70 h of 'cash' and 30 free
     # are 42 USD of cash: still over; with 55 USD of credit, 45 h at 0.60 = 27 USD: over; 100 USD: 0 USD
     assert _credit_plan(load, catalog, "{amount: 100 USD, providers: [grant]}", budget=", budget: 10 USD").feasible
-    assert not _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant]}", budget=", budget: 10 USD").feasible
+    over = _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant]}", budget=", budget: 10 USD")
+    assert not over.feasible
+    # what meeting every deadline costs, item by item: the bills, less what the credit pays of them, make the cash
+    cash = (100 - 30 / per_h_grant) * per_h_cash  # 30 h on 'grant' paid by the credit, 70 h on 'cash'
+    said = over.phases[0].shortfall
+    assert f"spends {over.scenario.money(cash)} in cash (" in said
+    assert f", less {over.scenario.money(30.0)} your credits pay)" in said
 
 
 def test_a_credit_for_a_provider_not_considered_says_so(load, catalog):

@@ -510,6 +510,8 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
     money = unbounded.cash_usd
     items = ", ".join(f"{what} {s.money(unbounded.bought_on[what[4:]].price_usd if what[4:] in unbounded.bought_on else usd)}"
                       for what, usd in unbounded.money_items().items())
+    if (credited := sum(unbounded.credits_used)) > 0.005:  # the items are the bills; credits pay part of them
+        items += f", less {s.money(credited)} your credits pay"
     last = _later_deadlines_fix(s, quotes, opts, cards)
     later = last is not None
     warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
