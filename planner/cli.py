@@ -208,7 +208,7 @@ def keys(fmt: str) -> None:
 # --------------------------------------------------------------------------- fit
 
 FIT_FLAGS = {  # flag -> workload key of docs/scenario.md
-    "params": "params", "family": "family", "precision": "precision", "optimizer": "optimizer",
+    "model": "model", "params": "params", "family": "family", "precision": "precision", "optimizer": "optimizer",
     "batch_size": "batch_size", "sequence_length": "sequence_length", "image_size": "image_size",
     "activation_memory": "activation_memory", "reference": "reference_gpu", "method": "method",
     "trainable_params": "trainable_params", "attention": "attention",
@@ -224,6 +224,8 @@ FIT_HEADERS = {"fit": {
 
 @main.command()
 @click.argument("scenario", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--model", metavar="ID", help="A named model (llama-3.1-8b, gpt2, resnet-50): its family, size and "
+              "shape; 'planner pricing list --models' lists them.")
 @click.option("--params", metavar="COUNT", help="Parameters, e.g. 350M.")
 @click.option("--family", metavar="cnn|transformer|rnn")
 @click.option("--precision", metavar="fp32|mixed|fp8")

@@ -154,6 +154,26 @@ def test_fit_from_a_scenario_with_flag_override():
     assert result.output.splitlines()[0].startswith("device,vram_gb,need_gb,verdict")
 
 
+def test_fit_takes_a_named_model_as_a_scenario_does():
+    """--model fills the family, size and shape from the model's card, as a scenario's
+    workload.model does; without it a family and a size are asked for, located, exit 2."""
+    def rows(*flags: str) -> dict:
+        out = CliRunner().invoke(main, ["fit", *flags, "--method", "lora", "--sequence-length", "1024",
+                                        "--batch-size", "4", "--reference", "rtx-3090", "--format", "json"])
+        assert out.exit_code == 0, out.output
+        return {r["device"]: r for r in json.loads(out.output)}
+
+    named, given = rows("--model", "llama-3.2-1b"), rows("--family", "transformer", "--params", "1.23B")
+    assert {d: (r["need_gb"], r["verdict"]) for d, r in named.items()} == \
+        {d: (r["need_gb"], r["verdict"]) for d, r in given.items()}
+    # the step is the card's 16 layers of 2048, not the 29 of 1856 a 1.23B transformer would have
+    text = CliRunner().invoke(main, ["fit", "--model", "llama-3.2-1b", "--method", "lora", "--sequence-length", "1024",
+                                     "--batch-size", "4", "--reference", "rtx-3090"]).output
+    assert workload.transformer_shape(1.23e9)[0] != 16 and "TFLOP, 16 layers)" in text.splitlines()[0]
+    missing = CliRunner().invoke(main, ["fit", "--reference", "rtx-3090"])
+    assert missing.exit_code == 2 and "missing required key 'workload.family'" in missing.output
+
+
 def test_fit_bad_flag_value():
     result = CliRunner().invoke(main, ["fit", "--params", "86 GB", "--family", "cnn"])
     assert result.exit_code == 2

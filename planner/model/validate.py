@@ -524,7 +524,7 @@ def load_workload(values: Mapping[str, Any], ids: CatalogIds, *, source: str = "
     """A Workload from ``workload:`` keys given elsewhere (command-line flags), checked as in a file."""
     doc = Document(source, {"workload": dict(values)})
     v = _Validator(doc, _Context(ids, dt.date.min))  # dates play no part in a workload
-    wl = v.section(values, ("workload",), WORKLOAD, "workload")
+    wl = v.workload(dict(values))  # a named model fills its family, size and shape, as in a file
     if v.problems:
         raise InputError(v.problems)
     return workload_of(wl)
