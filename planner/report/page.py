@@ -219,9 +219,9 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     for ph in d["phases"]:
         if ph["assignments"]:
             groups.setdefault(" + ".join(f"`{a['option']}`" for a in ph["assignments"]), []).append(ph["name"])
+    nowhere = [ph["name"] for ph in d["phases"] if not ph["assignments"]]  # no option can run them
     where = "; ".join([f"{_and(names)} on {options}" for options, names in groups.items()]
-                      + ([f"{_and(nowhere)} on no option considered"]
-                         if (nowhere := [ph["name"] for ph in d["phases"] if not ph["assignments"]]) else []))
+                      + ([f"{_and(nowhere)} on no option considered"] if nowhere else []))
     conf = s.you.confidence
     by_chance: dict[str, list[str]] = {}
     for ph in d["phases"]:
