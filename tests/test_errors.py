@@ -65,6 +65,9 @@ CASES = [
      "38:5: phases.final.method: unknown key (it belongs under workload: workload.method)"),
     ("phase-key-in-workload", "  batch_size: 64", "  batch_size: 64\n  deadline: 2027-08-15",
      "20:3: workload.deadline: unknown key (it belongs under a phase: phases.<name>.deadline)"),
+    ("adapters-of-a-cnn", "  family: transformer ", "  method: qlora\n  family: cnn ",
+     "15:11: workload.method: qlora's default adapters are a transformer's (rank on its attention and MLP "
+     "matrices); for a cnn give workload.trainable_params, or use method: full"),
     ("unknown-currency", "currency: USD ", "currency: USDD ",
      "9:11: currency: expected a currency code the catalog has a rate for (AUD, CAD, CHF, CNY, EUR, GBP, INR, JPY, "
      "KRW, SEK, USD), got 'USDD' (did you mean 'USD'?)"),

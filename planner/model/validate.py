@@ -342,6 +342,11 @@ class _Validator:
             for key in ("family", "params"):
                 if key not in raw:
                     self.add(("workload",), f"missing required key 'workload.{key}'", at_key=True)
+        if wl.get("method") in ("lora", "qlora") and wl.get("family") in ("cnn", "rnn") \
+                and "trainable_params" not in wl:  # the adapters' default is a transformer's
+            self.add(("workload", "method"), f"{wl['method']}'s default adapters are a transformer's (rank on its "
+                     f"attention and MLP matrices); for a {wl['family']} give workload.trainable_params, or use "
+                     "method: full")
         return wl
 
     def job(self, p: dict[str, Any], path: tuple, wl: Mapping[str, Any]) -> Any:
