@@ -1079,3 +1079,35 @@ def test_an_estimated_quota_is_planned_at_the_hours_it_gives_at_your_confidence(
     # 70 h do not fit 4 x 16.5 h: no plan promises them at 90 % (at 22.5 h a week it would have)
     s = load(ESTIMATED_QUOTA.format(hours=70))
     assert not planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, breakevens=False).feasible
+
+
+# --------------------------------------------------------------------------- checkpoint writes, said
+
+WRITES = """\
+name: big checkpoints
+start: 2027-01-04
+workload: {family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}
+phases:
+  a: {gpu_hours: 10, from: 2027-01-04, deadline: 2027-03-31, checkpoint_every: 1 h, checkpoint_size: 100 GB}
+you: {host_power: 0 W}
+consider: {buy: [], rent: ["cash:box"], free: []}
+catalog:
+  rent:
+    - {id: "cash:box", device: rtx-3090, price: 0.60 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}
+"""
+
+
+def test_an_assignment_says_the_hours_its_checkpoint_writes_take(load, catalog):
+    """10 h of work on the reference card checkpointed every hour: 10 writes of 100 GB at a new
+    offer's 360 GB/h (columns.csv's default), 2.78 h of the wall time, which the answer says (the writes of a 70B model's
+    states every hour took three quarters of a plan's time unsaid)."""
+    from planner.report.page import explain
+
+    p, _ = planned(load(WRITES), catalog)
+    a = p.phases[0].assignments[0]
+    assert a.checkpoint_hours == pytest.approx(10 * 100 / 360, rel=1e-9)
+    assert a.wall_hours == pytest.approx(10 + 10 * 100 / 360, rel=1e-9)
+    assert "; 2.8 h of it writing checkpoints (every 60 min)" in explain(a, "rtx-3090")
+    assert to_dict(p)["phases"][0]["assignments"][0]["checkpoint_hours"] == pytest.approx(2.78, abs=0.005)
+    small, _ = planned(load(WRITES.replace("checkpoint_size: 100 GB", "checkpoint_size: 1 GB")), catalog)
+    assert "writing checkpoints" not in explain(small.phases[0].assignments[0], "rtx-3090")  # 0.03 h: not said

@@ -78,11 +78,12 @@ def test_fit_verdicts():
     assert f.verdict == "fits-with-accumulation" and f.micro_batch == 16
     assert f.slowdown == pytest.approx(1 + 0.05 * 2)
     assert f.reason.endswith("micro-batch 16 x 4 steps of gradient accumulation")
-    # a batch of 63 where 21 fit: three micro-batches of 21, not 63 of 1; 65: 17 x 4 (the last of 14)
+    # a batch of 63 where 21 fit: three micro-batches of 21, not 63 of 1; 65: 17 + 16 + 16 + 16
     f = workload.fit(dataclasses.replace(need, batch_size=63, activations_gb=9.0 * 63 / 64), 6)
     assert f.micro_batch == 21 and f.slowdown == pytest.approx(1 + 0.05 * math.log2(3))
     f = workload.fit(dataclasses.replace(need, batch_size=65, activations_gb=9.0 * 65 / 64), 6)
-    assert f.micro_batch == 17 and f.reason.endswith("micro-batch 17 x 4 steps (the last of 14) of gradient accumulation")
+    assert f.micro_batch == 17 and f.reason.endswith("micro-batch 17 x 4 steps (3 of them 16) of gradient accumulation")
+    assert workload.accumulation_text(3, 64) == "micro-batch 3 x 22 steps (2 of them 2)"  # 20 x 3 + 2 x 2
     f = workload.fit(need, 2)
     assert f.verdict == "does-not-fit"
     assert f.reason == "needs 3.0 GB for weights, gradients and optimizer states alone, has 2 GB"

@@ -710,6 +710,7 @@ def _assignment(s: Scenario, ph: Phase, c: Quote, o: Option, f: float, hours: fl
         restarts_by_hand=(sessions.sessions_count(c.restarts_by_hand * f, wall, c.session_limit_h, wait)
                           if c.restarts_by_hand else 0),
         wait_hours=wait, lost_hours=c.lost_hours * f, setup_hours=c.setup_hours * f,
+        checkpoint_hours=(c.checkpoint_hours or 0.0) * f,
         checkpoint_every_min=ph.checkpoint_every_h * 60,
         checkpoint_every_recommended_min=spread.recommended_min,
         relative_speed=c.relative_speed, speed_source=c.speed_source, verdict=c.verdict,

@@ -375,10 +375,12 @@ def micro_batch(batch_size: int, most: int) -> int:
 
 
 def accumulation_text(micro: int, batch_size: int) -> str:
-    """'micro-batch 19 x 2 steps (the last of 18)': how a batch is split (:func:`micro_batch`)."""
+    """'micro-batch 17 x 4 steps (3 of them 16)': how a batch is split as evenly as it goes
+    (:func:`micro_batch`): ``batch_size - (micro - 1) x steps`` micro-batches of ``micro``, the
+    rest one smaller."""
     steps = accumulation_steps(micro, batch_size)
-    last = batch_size - micro * (steps - 1)
-    return f"micro-batch {micro} x {steps} steps" + (f" (the last of {last})" if last != micro else "")
+    smaller = steps - (batch_size - (micro - 1) * steps)
+    return f"micro-batch {micro} x {steps} steps" + (f" ({smaller} of them {micro - 1})" if smaller else "")
 
 
 def fit(need: MemoryNeed, vram_gb: float) -> Fit:
