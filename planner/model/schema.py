@@ -620,7 +620,8 @@ PHASE = {
 
 YOU = {
     "own": Field(_devices, default=(), doc="cards already owned: no purchase, still electricity"),
-    "host_machine": Field(_bool, default=True, doc="a desktop that can take a new card; false adds a host's cost"),
+    "host_machine": Field(_bool, default=True, doc="a desktop for your cards, owned or new; false: running any "
+                          "card at home needs a host computer bought (host_price)"),
     "host_power": Field(_q(_power, maximum=100_000, unit="W"), attr="host_power_w", default=DEFAULT_HOST_POWER_W,
                         doc="what the rest of the desktop draws while training"),
     "time_value": Field(_q(_usd_per_hour, maximum=1e6, unit="USD/h"), attr="time_value_usd_per_hour", default=0.0,
