@@ -377,8 +377,10 @@ def micro_batch(batch_size: int, most: int) -> int:
 def accumulation_text(micro: int, batch_size: int) -> str:
     """'micro-batch 17 x 4 steps (3 of them 16)': how a batch is split as evenly as it goes
     (:func:`micro_batch`): ``batch_size - (micro - 1) x steps`` micro-batches of ``micro``, the
-    rest one smaller."""
+    rest one smaller; 'micro-batch 32' where one step holds the batch."""
     steps = accumulation_steps(micro, batch_size)
+    if steps == 1:
+        return f"micro-batch {micro}"
     smaller = steps - (batch_size - (micro - 1) * steps)
     return f"micro-batch {micro} x {steps} steps" + (f" ({smaller} of them {micro - 1})" if smaller else "")
 
@@ -416,8 +418,7 @@ def fit(need: MemoryNeed, vram_gb: float) -> Fit:
         why = ("activation checkpointing (workload.activation_checkpointing: true)" if forced else
                f"activations of even one sample ({per_sample:.1f} GB) exceed the {free:.1f} GB left: "
                "activation checkpointing")
-        split = accumulation_text(micro, need.batch_size) if micro < need.batch_size else f"micro-batch {micro}"
-        return Fit("fits-with-checkpointing", f"{why}, {split}",
+        return Fit("fits-with-checkpointing", f"{why}, {accumulation_text(micro, need.batch_size)}",
                    CHECKPOINTING_SLOWDOWN * accumulation_slowdown(micro, need.batch_size), micro)
     return Fit("does-not-fit", f"one sample needs {kept:.1f} GB of activations "
                f"even with checkpointing; {free:.1f} GB are left after weights and optimizer states", math.inf, None)

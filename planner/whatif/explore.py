@@ -104,8 +104,6 @@ def _towards(a: Any, b: Any, t: float) -> Any | None:
     return None
 
 
-
-
 def _typed_like(v: Any, like: Any) -> Any:
     """A table cell (text in a CSV) as the input's own type (a count stays a count)."""
     if isinstance(like, int) and not isinstance(like, bool):

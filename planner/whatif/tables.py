@@ -364,6 +364,8 @@ def magnitude(text: str) -> float | None:
     None for a date and for what has no number."""
     m = _NUMBER.match(text)
     return float(m.group(1)) if m and not DATE.fullmatch(text) else None
+
+
 #: Inputs moved in a sensitivity run: dotted paths (``*`` is each phase).
 SENSITIVE = ["electricity", "horizon", "workload.params", "workload.batch_size", "workload.activation_memory",
              "phases.*.gpu_hours", "phases.*.tokens", "phases.*.samples", "phases.*.epochs", "phases.*.runs",
