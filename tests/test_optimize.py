@@ -377,7 +377,6 @@ def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatc
         return res
 
     monkeypatch.setattr(optimize, "milp", gap_stop)
-    monkeypatch.setattr(milp, "_relaxation_if_integral", lambda *a: None)  # the search path, not its shortcut
     sol = milp.solve(program)
     assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0])
     assert len(calls) == 2 and calls[1] is None  # the second solve is a linear program
@@ -404,7 +403,6 @@ def test_a_search_that_proves_its_plan_exactly_is_not_solved_again(monkeypatch):
         return real(c, **kw)
 
     monkeypatch.setattr(optimize, "milp", counted)
-    monkeypatch.setattr(milp, "_relaxation_if_integral", lambda *a: None)  # the search path, not its shortcut
     sol = milp.solve(program)
     assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0]) and len(calls) == 1
 
@@ -424,29 +422,33 @@ def _card_or_rent(card_usd: float) -> milp.Program:
                         Calendar(dt.date(2027, 1, 4), 1, np.array([0, 7]), {}))
 
 
-@pytest.mark.parametrize("card_usd, plan, cost, searched", [
-    (1000.0, [10.0, 0.0, 0.0], 20.0, False),  # by hand: renting (20) beats the card (5 + 1000); the relaxation's
-    # card costs 10.5 USD an hour of use, more than rent, so it buys none: whole, one linear program
-    (10.0, [0.0, 10.0, 1.0], 15.0, True),  # by hand: the card (5 + 10) beats renting (20); the relaxation buys a
-    # tenth of a card (0.6 USD/h), which is no plan: the search branches
+@pytest.mark.parametrize("card_usd, plan, cost", [
+    (1000.0, [10.0, 0.0, 0.0], 20.0),  # by hand: renting (20) beats the card (5 + 1000)
+    (10.0, [0.0, 10.0, 1.0], 15.0),  # by hand: the card (5 + 10) beats renting (20); the linear relaxation
+    # buys a tenth of a card (0.6 USD/h, 6 USD in all), which is no plan
 ])
-def test_a_relaxation_with_whole_purchases_is_the_plan_else_the_search_runs(monkeypatch, card_usd, plan, cost,
-                                                                             searched):
-    """issue 36: a program whose linear relaxation already buys whole cards is solved by that one
-    linear program (its optimum bounds every integer plan from below); a fractional purchase is
-    never read as a plan."""
+def test_the_search_buys_whole_cards_without_feasibility_jump_and_says_nothing(card_usd, plan, cost):
+    """A purchase is whole, never the relaxation's fraction; the search runs without HiGHS's
+    feasibility jump (milp.SEARCH_OPTIONS, issue 36: 26 -> 18 ms a lab-box search), and scipy's
+    warnings about options it passes to HiGHS verbatim never reach the user."""
+    import warnings
+
     from scipy import optimize
 
-    real, calls = optimize.milp, []
+    real, options = optimize.milp, []
 
-    def counted(c, **kw):
-        calls.append(kw.get("integrality"))
+    def seen(c, **kw):
+        options.append(kw["options"])
         return real(c, **kw)
 
-    monkeypatch.setattr(optimize, "milp", counted)
-    sol = milp.solve(_card_or_rent(card_usd))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(optimize, "milp", seen)
+            sol = milp.solve(_card_or_rent(card_usd))
     assert sol.ok and sol.x == pytest.approx(plan) and sol.objective == pytest.approx(cost)
-    assert calls[0] is None and (len(calls) > 1) == searched
+    assert options[0]["mip_heuristic_run_feasibility_jump"] is False
+    assert [str(w.message) for w in caught] == []
 
 
 def test_the_programs_variables_are_named_families_that_tile_its_columns(load):

@@ -51,6 +51,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -1033,7 +1035,10 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     The integer search runs without HiGHS's presolve: on these programs (hundreds of rows, a few
     binaries) presolve costs more than it saves (36 -> 24 ms on the lab box, 32 -> 17 ms on the
     thesis; bench/optimize.py), and the hours come from the second solve, with presolve, so the
-    plan is the same.
+    plan is the same. Nor does it run HiGHS's feasibility-jump heuristic (:data:`SEARCH_OPTIONS`).
+    The linear relaxation is not tried first: it bought whole cards in 8 of the 126 programs of
+    `planner sensitivity bench/lab-boxes.yaml`, and in 2 of 119 where the box is the plan (its price
+    set to 2,000 EUR), so it cost 7 ms a plan far more often than it saved 11.
 
     ``ok`` is false when HiGHS returns no proven optimum (time limit, numerical trouble):
     the caller must not read such a solution as a plan.
@@ -1044,13 +1049,9 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
 
     constraints = program.constraints()
     options = {"time_limit": time_limit_s, "mip_rel_gap": 1e-7}
-    if program.integrality.any() and not program.commit_vars:
-        relaxed = _relaxation_if_integral(program, constraints, options)
-        if relaxed is not None:
-            return relaxed
     search = {**options, "presolve": not program.integrality.any()}
-    res = milp(program.c, constraints=constraints, integrality=program.integrality, bounds=program.bounds,
-               options=search if not program.commit_vars else {**search, "node_limit": ORDERED_NODES})
+    res = _search(program.c, constraints=constraints, integrality=program.integrality, bounds=program.bounds,
+                  options=search if not program.commit_vars else {**search, "node_limit": ORDERED_NODES})
     if program.commit_vars and program.ties is not None and res.status != 0:
         res = _on_cost_alone(program, constraints, options, res)
     if res.x is None:
@@ -1066,35 +1067,29 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     return Solution(res.status == 0, x, float(program.c @ x), res.message)
 
 
-def _relaxation_if_integral(program: Program, constraints: Any, options: dict) -> Solution | None:
-    """The program solved as a linear program (its integers relaxed to their bounds), when that
-    optimum already has whole purchases: it is then the integer optimum too, since the
-    relaxation's cost bounds every integer plan's from below (Wolsey 1998, *Integer
-    Programming*, sec. 2.1: a relaxation's optimum that is feasible for the original is optimal for
-    it). Solved to optimality, with no gap, the tie-breaks in the costs order plans of equal cost
-    as the exact second solve of :func:`solve` does. None where a purchase comes out fractional
-    (the search must branch) or the relaxation has no optimum.
+#: Options of HiGHS's branch and bound beyond :func:`solve`'s own. Feasibility jump (Luteberget
+#: and Sartor 2023, *Feasibility Jump: an LP-free Lagrangian MIP heuristic*; HiGHS from 1.11)
+#: looks for a first integer plan before the root LP; here the root LP of a few binaries (a box
+#: bought or not) finds one anyway, so the heuristic is pure cost: 26 -> 18 ms a search on the
+#: lab box and 15 -> 10 ms on the thesis, with the same plans (bench/searches.py: every search
+#: of `planner sensitivity bench/lab-boxes.yaml`). A HiGHS without it (scipy before 1.17) has
+#: nothing to switch off and ignores it (:func:`_search`).
+SEARCH_OPTIONS = {"mip_heuristic_run_feasibility_jump": False}
 
-    Why: the programs have a few binaries (a box bought or not), and HiGHS's branch and bound
-    around them costs more than the linear program itself (lab box: 20 ms against 7; three in
-    four what-if plans there buy whole cards in the relaxation: 95 of the 126 programs of
-    `planner sensitivity bench/lab-boxes.yaml`)."""
+
+def _search(c: np.ndarray, **kwargs: Any) -> Any:
+    """``scipy.optimize.milp`` with :data:`SEARCH_OPTIONS` added to ``kwargs["options"]``. scipy
+    hands options beyond its own five to HiGHS verbatim, with a RuntimeWarning each time, and a
+    HiGHS without one (scipy before 1.17) ignores it with an OptimizeWarning: both expected here,
+    so neither reaches the user. Plans are solved one at a time (api.solver_output_silenced
+    holds a lock), so the warning filters are not raced."""
     from scipy.optimize import milp
 
-    res = milp(program.c, constraints=constraints, bounds=program.bounds, options={**options, "presolve": False})
-    if res.status != 0 or res.x is None:
-        return None
-    whole = program.integrality > 0
-    if np.abs(res.x[whole] - np.round(res.x[whole])).max() > INTEGRAL_TOL:
-        return None
-    x = np.where(np.abs(res.x) < 1e-7, 0.0, res.x)
-    x[whole] = np.round(x[whole])
-    return Solution(True, x, float(program.c @ x), res.message)
+    with warnings.catch_warnings():
+        for key in SEARCH_OPTIONS:
+            warnings.filterwarnings("ignore", message=re.escape(f"Unrecognized options detected: {{'{key}'"))
+        return milp(c, **{**kwargs, "options": {**kwargs["options"], **SEARCH_OPTIONS}})
 
-
-#: How far from a whole number a relaxed purchase may lie and count as whole: far below HiGHS's
-#: own integer feasibility tolerance (1e-6), so a whole purchase is one the search would accept.
-INTEGRAL_TOL = 1e-9
 
 #: Branch-and-bound nodes the search with the tie-breaks gets when the program has commitments
 #: (a count, not a time: the same plan on every machine); about 0.5 s for 52 weekly blocks.
