@@ -201,6 +201,12 @@ def test_wrong_framework_is_excluded_with_the_reason(load):
     d = planner.to_dict(planner.plan(s))
     reasons = {e["option"]: e["reason"] for e in d["excluded"] if e["phase"] is None}
     assert reasons["kaggle-tpu"] == "runs tensorflow, jax, pytorch only; the scenario uses paddlepaddle"
+    # a model too big for it as well: what the tier cannot run is the reason, not a memory fix that
+    # would still leave it unable to run the job (7e9 x 16 bytes do not fit a 16 GB TPU core)
+    big = load(MINIMAL.replace("params: 100M", "params: 7B").replace("electricity:", "framework: paddlepaddle\nelectricity:")
+               + "consider:\n  free: [kaggle-tpu]\n  rent: []\n  buy: []\n")
+    reasons = {e["option"]: e["reason"] for e in planner.to_dict(planner.plan(big))["excluded"] if e["phase"] is None}
+    assert reasons["kaggle-tpu"] == "runs tensorflow, jax, pytorch only; the scenario uses paddlepaddle"
 
 
 # --- Adapters, attention, sharding, TPU cores (issue 13) -------------------------------------
@@ -265,8 +271,15 @@ def test_full_7b_fits_only_sharded_across_eight_gpus(catalog):
     a100 = _device(catalog, "a100-80gb")
     w = wl(params=7e9, batch_size=4, sequence_length=512)
     assert workload.place(w, a100).fit.verdict == "does-not-fit"  # 7e9 x 16 bytes = 112 GB of states
-    # data parallel without sharding: every GPU still holds all 112 GB
-    assert workload.place(w, a100, 8).fit.verdict == "does-not-fit"
+    # data parallel without sharding: every GPU still holds all 112 GB; the answer says the memory is
+    # a GPU's, and that sharding fixes it (112 / 8 = 14 GB of states a GPU)
+    eight = workload.place(w, a100, 8).fit
+    assert eight.verdict == "does-not-fit"
+    assert eight.reason == ("needs 113.0 GB for weights, gradients and optimizer states alone, has 80 GB a GPU "
+                            "(workload.sharding: zero3 would split the states across its 8 GPUs: fits)")
+    assert workload.place(w, a100).fit.reason.endswith("has 80 GB")  # one GPU: nothing to split
+    # where even sharded states do not fit (65e9 x 16 / 8 = 130 GB a GPU), no fix is offered
+    assert "sharding" not in workload.place(wl(params=65e9, batch_size=1), a100, 8).fit.reason
     z3 = workload.place(wl(params=7e9, batch_size=4, sequence_length=512, sharding="zero3"), a100, 8)
     assert z3.need.states_gb == pytest.approx(7e9 * 16 / 8 / 1e9)  # ZeRO-3: 16/N bytes a parameter
     assert z3.fit.verdict == "fits"
@@ -282,7 +295,7 @@ def test_tpu_memory_is_per_core(catalog):
     p = workload.place(w, v3)
     assert p.replica_vram_gb == 16 and p.replicas == 8
     assert p.need.states_gb == pytest.approx(16.0)  # 1e9 x 16 bytes do not fit one 16 GB core
-    assert p.fit.verdict == "does-not-fit"
+    assert p.fit.verdict == "does-not-fit" and "has 16 GB a TPU core" in p.fit.reason
     sharded = workload.place(dataclasses.replace(w, sharding="zero3"), v3)
     assert sharded.need.states_gb == pytest.approx(2.0) and sharded.fit.verdict != "does-not-fit"
 

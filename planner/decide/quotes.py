@@ -108,10 +108,8 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
         f = placements.fit(r.device, count)
         verdict, why = f.verdict, f.reason
         rel, source, large = speed[r.device]
-        reason = None
-        if verdict == "does-not-fit":
-            reason = why
-        elif isinstance(r.frameworks, tuple) and r.frameworks and s.framework not in r.frameworks:
+        reason = None  # the first that holds: what the option cannot run outranks what does not fit on it
+        if isinstance(r.frameworks, tuple) and r.frameworks and s.framework not in r.frameworks:
             reason = f"runs {', '.join(r.frameworks)} only; the scenario uses {s.framework}"
             other = [o for o in runs_it.get(r.quota_group or r.option, []) if o != r.option] if r.kind in NOTEBOOK_KINDS else []
             if other:  # Kaggle's P100 fails with the default image's PyTorch; its 2x T4 on the same account runs it
@@ -121,6 +119,8 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
                 reason += f"; the catalog says: {said[0]}"
         elif d.kind == "tpu" and s.framework == "pytorch":
             reason = workload.PYTORCH_ON_TPU
+        elif verdict == "does-not-fit":
+            reason = why
         elif not (isinstance(rel, float) and math.isfinite(rel) and rel > 0):
             reason = "no speed figures for this device in the catalog"
         elif r.kind in ("own", "buy") and s.you.host_unpriced:

@@ -575,7 +575,9 @@ WORKLOAD = {
                     doc="the model's parameters (86M, 7B); required unless model"),
     "precision": Field(_enum(PRECISIONS), default="mixed", doc=" | ".join(PRECISIONS)),
     "optimizer": Field(_enum(OPTIMIZERS), default="adam", doc=" | ".join(OPTIMIZERS)),
-    "batch_size": Field(_int_at_most(1_000_000), default=32, doc="samples per optimizer step"),
+    "batch_size": Field(_int_at_most(1_000_000), default=32,
+                        doc="samples per optimizer step on one GPU or TPU core; a machine of several runs this many on "
+                            "each (data parallel, as the measured multi-GPU speeds do)"),
     "activation_memory": Field(_q(_size, maximum=1e5, unit="GB"), attr="activation_memory_gb",
                                doc="measured at batch_size; estimated when absent"),
     "sequence_length": Field(_int_at_most(10_000_000), doc="tokens per sample (transformer, rnn)"),

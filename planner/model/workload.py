@@ -385,8 +385,10 @@ def accumulation_text(micro: int, batch_size: int) -> str:
     return f"micro-batch {micro} x {steps} steps" + (f" ({smaller} of them {micro - 1})" if smaller else "")
 
 
-def fit(need: MemoryNeed, vram_gb: float) -> Fit:
-    """Does the workload fit, and at what speed cost?
+def fit(need: MemoryNeed, vram_gb: float, each: str = "") -> Fit:
+    """Does the workload fit, and at what speed cost? ``vram_gb`` is one replica's memory;
+    ``each`` says whose in the texts where a machine holds several (" a GPU": an 8x V100 machine
+    "has 16 GB a GPU", not 16 GB in all).
 
     fits: everything at the full batch. fits-with-accumulation: the largest
     micro-batch that fits, gradients accumulated to the full batch (same
@@ -397,16 +399,16 @@ def fit(need: MemoryNeed, vram_gb: float) -> Fit:
     """
     forced = need.checkpointing is True
     if need.total_gb <= vram_gb and not forced:
-        return Fit("fits", f"needs {need.total_gb:.1f} GB, has {vram_gb:g} GB", 1.0, need.batch_size)
+        return Fit("fits", f"needs {need.total_gb:.1f} GB, has {vram_gb:g} GB{each}", 1.0, need.batch_size)
     free = vram_gb - need.states_gb - need.overhead_gb
     if free <= 0:
         return Fit("does-not-fit", f"needs {need.states_gb + need.overhead_gb:.1f} GB for weights, gradients and "
-                   f"optimizer states alone, has {vram_gb:g} GB", math.inf, None)
+                   f"optimizer states alone, has {vram_gb:g} GB{each}", math.inf, None)
     per_sample = need.activations_gb / need.batch_size
     micro = micro_batch(need.batch_size, int(free / per_sample + 1e-9) if per_sample > 0 else need.batch_size)
     if micro >= 1 and not forced:
         return Fit("fits-with-accumulation",
-                   f"needs {need.total_gb:.1f} GB at batch {need.batch_size}, has {vram_gb:g} GB: "
+                   f"needs {need.total_gb:.1f} GB at batch {need.batch_size}, has {vram_gb:g} GB{each}: "
                    f"{accumulation_text(micro, need.batch_size)} of gradient accumulation",
                    accumulation_slowdown(micro, need.batch_size), micro)
     if need.checkpointing is False:
@@ -536,7 +538,15 @@ def place(w: Workload, device: Any, count: int = 1) -> Placement:
     architecture = device.architecture if device.kind == "gpu" else None
     need = memory_need(w, architecture, replicas)
     vram = float(device.vram_gb) / units
-    return Placement(need, fit(need, vram), vram, replicas)
+    unit = "GPU" if device.kind == "gpu" else "TPU core"
+    each = "" if replicas == 1 else f" a {unit}"
+    f = fit(need, vram, each)
+    if f.verdict == "does-not-fit" and replicas > 1 and w.sharding != "zero3":  # what would fix it
+        sharded = fit(memory_need(dataclasses.replace(w, sharding="zero3"), architecture, replicas), vram, each)
+        if sharded.verdict != "does-not-fit":
+            f = dataclasses.replace(f, reason=f"{f.reason} (workload.sharding: zero3 would split the states "
+                                              f"across its {replicas} {unit}s: {sharded.verdict})")
+    return Placement(need, f, vram, replicas)
 
 
 def effective_tflops(devices: pd.DataFrame, precision: str) -> pd.Series:
