@@ -649,3 +649,22 @@ def test_a_plan_in_fp8_says_what_it_assumes_up_front(load):
                for a in p.assumed_figures)
     assert not any(a.startswith("precision fp8") for a in planner.plan(load(text.replace(
         "precision: fp8", "precision: mixed")), trials=0, alternatives=False, breakevens=False).assumed_figures)
+
+
+def test_a_strategy_whose_options_cannot_meet_the_deadlines_is_said_with_the_work_it_leaves(load):
+    """By hand: 100 h due in one week (2027-01-04 to 2027-01-10) on a free tier of 30 h a week
+    at the reference's speed: free tiers alone leave about 70 h undone (each hour also writes a
+    0.36 GB checkpoint, 0.001 h). The answer says so beside the strategies that can; buying,
+    with no card considered, has no options and is not mentioned."""
+    from planner.report.page import render_markdown
+
+    s = make(load, hours=100, deadline="2027-01-10", rent="uni-cluster", free="my-free")
+    p = planner.plan(s, trials=0)
+    assert p.feasible and [a.strategy for a in p.alternatives] == ["rent-only", "hybrid"]
+    [(name, options, undone)] = p.late_strategies
+    assert (name, options) == ("free-only", ("my-free",)) and undone == pytest.approx(70.0, abs=0.1)
+    d = planner.to_dict(p)
+    assert d["late_strategies"] == [{"strategy": "free-only", "options": ["my-free"],
+                                     "undone_gpu_hours": round(undone, 1)}]
+    assert "free-only: no plan meets every deadline; the best leaves 70.1 reference GPU-h undone (on `my-free`)" \
+        in render_markdown(p)

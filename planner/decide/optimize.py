@@ -441,7 +441,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     phases = [_phase_plan(s, ph, best, by_phase.get(ph.name, _NO_HOURS), by_key, options, parts, trials, seed,
                           all_quotes, over_budget, later.get(ph.name), over_cap) for ph in s.phases]
     # stage 4: what the answer is set against: strategies, candidates, break-even, the front
-    others = _alternatives(s, quotes, opts, cards, best) if alternatives else []
+    others, late = _alternatives(s, quotes, opts, cards, best) if alternatives else ([], [])
     free_only = next((a for a in others if a.strategy == "free-only"), None)
     free_rate = free_only.total_cost_usd / sum(ph.gpu_hours for ph in s.phases) if free_only else None
     chosen = None if detail else ({a.option for ph in phases for a in ph.assignments if a.kind == "rent"}
@@ -463,6 +463,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
         phases=tuple(phases),
         cost_usd=parts,
         alternatives=tuple(others),
+        late_strategies=tuple(late),
         excluded=_excluded(s, feas, records, best.schedule, used, dominated, per_phase=detail, cards=cards),
         quotes=all_quotes,
         catalog_as_of=catalog.as_of(),
@@ -821,16 +822,22 @@ def _price_source(option: Option) -> str | None:
 
 
 def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
-                  hybrid: Solved) -> list[Alternative]:
+                  hybrid: Solved) -> tuple[list[Alternative], list[tuple[str, tuple[str, ...], float]]]:
     """The best feasible plan of each strategy, with its cost and finish; ``hybrid`` is the
-    plan itself, already solved."""
-    out = []
+    plan itself, already solved. And the strategies that have options of their own but no plan
+    meeting every deadline: (strategy, the options its best plan uses, reference GPU-hours it
+    leaves undone), so the answer can say free tiers alone fall short rather than leave them out."""
+    out, late = [], []
+    kinds_quoted = set(quotes["kind"])
     for name, kinds in STRATEGIES.items():
         solved = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, cards)
         if solved.unmet:
+            if kinds & kinds_quoted and name != "hybrid":
+                late.append((name, tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
+                             float(sum(solved.unmet.values()))))
             continue
         out.append(_alternative(name, solved, paths=True))
-    return out
+    return out, late
 
 
 def _alternative(name: str, solved: Solved, paths: bool) -> Alternative:

@@ -197,6 +197,9 @@ class Plan:
     options: pd.DataFrame | None = None  # every option considered (planner.decide.options.OPTION_COLUMNS)
     uncertainty: Any = None  # planner.decide.uncertainty.Uncertainty, when asked
     step: Any = None  # planner.model.workload.Step: the workload's step its speeds are at (None: large work)
+    #: strategies with options of their own whose best plan still leaves work undone: (strategy,
+    #: the options it would use, reference GPU-hours undone); alternatives holds the others
+    late_strategies: tuple[tuple[str, tuple[str, ...], float], ...] = ()
 
     @property
     def total_usd(self) -> float:
@@ -284,6 +287,10 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "alternatives": [
             {"strategy": alt.strategy, "total_cost": money(alt.total_cost_usd), "finish": _date(alt.finish),
              "options": list(alt.options), "co2_kg": _num(alt.co2_kg, 3)} for alt in plan.alternatives
+        ],
+        "late_strategies": [
+            {"strategy": name, "options": list(options), "undone_gpu_hours": _num(undone, 1)}
+            for name, options, undone in plan.late_strategies
         ],
         "credits": [{"name": n, "amount": money(a), "used": money(u), "expires_unused": money(x)}
                     for n, a, u, x in plan.credits],

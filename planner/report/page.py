@@ -325,6 +325,11 @@ def _choice_section(d: dict, figures: bool, figure: Callable[[str], Any]) -> vie
                    tuple((a["strategy"], _amount(a["total_cost"], cur), a["finish"] or "—", _kg(a.get("co2_kg")),
                           ", ".join(f"`{o}`" for o in a["options"])) for a in d["alternatives"]),
                    frozenset({1, 3})),
+        view.Bullets(tuple(
+            f"{late['strategy']}: no plan meets every deadline; the best leaves "
+            f"{units.format_significant(late['undone_gpu_hours'], 3, thousands=True)} reference GPU-h undone"
+            + (f" (on {', '.join(f'`{o}`' for o in late['options'])})" if late["options"] else "")
+            for late in d.get("late_strategies", ()))),
         "Totals include your time; the chart shows the money alone." if figures else None,
         figure("cumulative_cost"),
         figure("emissions"))
