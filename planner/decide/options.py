@@ -21,7 +21,7 @@ from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one stalene
 
 from ..model import carbon, workload
 from ..model.records import NOTEBOOK_KINDS
-from ..model.scenario import Consider, Scenario, Workload, You
+from ..model.scenario import Consider, Scenario
 
 if TYPE_CHECKING:
     import pricing
@@ -108,14 +108,20 @@ class OptionInputs:
     scenario's options in a sweep."""
 
     consider: Consider
-    you: You
+    own: tuple[str, ...]  # you.own
+    grid: str | float | None  # you.grid
+    host_power_w: float  # you.host_power
     start: dt.date
     phase_confidence: float
-    workload: Workload
+    reference_gpu: str  # workload.reference_gpu: whether the reference trains in FP8
 
     @classmethod
     def of(cls, s: Scenario) -> OptionInputs:
-        return cls(s.consider, s.you, s.start, s.phase_confidence, s.workload)
+        """Only what the options read: a what-if that moves your budget, time or attention, or
+        the workload's size, finds the options it had (the thesis's sensitivity built them 77
+        times, now 64)."""
+        return cls(s.consider, s.you.own, s.you.grid, s.you.host_power_w, s.start, s.phase_confidence,
+                   s.workload.reference_gpu)
 
 
 def build_options(s: Scenario, catalog: pricing.Catalog) -> pd.DataFrame:
@@ -131,7 +137,7 @@ def build_options(s: Scenario, catalog: pricing.Catalog) -> pd.DataFrame:
 def _build_options(s: OptionInputs, catalog: pricing.Catalog) -> pd.DataFrame:
     owned: list[dict] = []
     devices = catalog.devices.set_index("id")
-    for device in dict.fromkeys(s.you.own):
+    for device in dict.fromkeys(s.own):
         d = devices.loc[device]
         owned.append(dict(option=f"own:{device}", kind="own", offer=device, device=device, count=1,
                          purchase_usd=0.0, power_w=d["board_power_w"], as_of=d["as_of"],
@@ -190,11 +196,11 @@ def _build_options(s: OptionInputs, catalog: pricing.Catalog) -> pd.DataFrame:
     opts = with_footprints(opts, catalog, s)
     arch = catalog.devices.set_index("id")["architecture"]
     opts["fp8"] = opts["device"].map(arch).isin(workload.FP8_ARCHITECTURES).to_numpy()
-    opts["reference_fp8"] = bool(arch.get(s.workload.reference_gpu) in workload.FP8_ARCHITECTURES)
+    opts["reference_fp8"] = bool(arch.get(s.reference_gpu) in workload.FP8_ARCHITECTURES)
     return with_price_trends(with_interruption_defaults(opts, catalog.interruptions), catalog.trends)
 
 
-def with_footprints(opts: pd.DataFrame, catalog: pricing.Catalog, s: Scenario | OptionInputs) -> pd.DataFrame:
+def with_footprints(opts: pd.DataFrame, catalog: pricing.Catalog, s: OptionInputs) -> pd.DataFrame:
     """Where each option runs, for its energy and emissions (planner.model.carbon): board power
     (the device's, times its count; a buy offer's own figure where it gives one); the grid: yours
     (``you.grid``, else the world average) for cards you own or buy, a rent offer's
@@ -209,7 +215,7 @@ def with_footprints(opts: pd.DataFrame, catalog: pricing.Catalog, s: Scenario | 
     pue = {r["id"]: (float(r["pue"]), float(r["low"]), float(r["high"])) for r in catalog.tables["pue"].to_dict("records")}
     embodied = catalog.tables["embodied"].to_dict("records")
     made_of: dict[str, dict] = {}  # the first embodied row matching each device
-    yours = s.you.grid if s.you.grid is not None else "world"
+    yours = s.grid if s.grid is not None else "world"
     rows = []
     for kind, device, n, power, zone_given, operator in zip(opts["kind"], opts["device"], opts["count"], opts["power_w"],
                                                            opts["grid_zone"], opts["operator"]):
@@ -232,7 +238,7 @@ def with_footprints(opts: pd.DataFrame, catalog: pricing.Catalog, s: Scenario | 
         if not at_home:  # a machine's share of its server, beside its boards
             made = [m + share * count for m, share in zip(made, (carbon.SERVER_SHARE_KG, carbon.SERVER_SHARE_LOW_KG,
                                                                  carbon.SERVER_SHARE_HIGH_KG))]
-        per_h = carbon.kg_per_wall_hour(board, s.you.host_power_w if at_home else 0.0, p[0], g[0],
+        per_h = carbon.kg_per_wall_hour(board, s.host_power_w if at_home else 0.0, p[0], g[0],
                                         0.0 if at_home else carbon.embodied_per_hour_kg(made[0]))
         rows.append((zone_name, board, *g, *p, *made, e["id"], per_h))
     columns = ("grid_zone", "board_w", "g_co2e_per_kwh", "g_co2e_low", "g_co2e_high", "pue", "pue_low", "pue_high",

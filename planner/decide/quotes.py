@@ -74,12 +74,12 @@ class FitInputs:
 
     workload: Workload
     framework: str
-    you: You
+    host_unpriced: bool  # you.host_unpriced: a card at home needs a host with no price given
     step: Step | None  # the workload's step: its speeds depend on its size
 
     @classmethod
     def of(cls, s: Scenario, step: Step | None = None) -> FitInputs:
-        return cls(s.workload, s.framework, s.you, step)
+        return cls(s.workload, s.framework, s.you.host_unpriced, step)
 
 
 def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame,
@@ -123,7 +123,7 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
             reason = why
         elif not (isinstance(rel, float) and math.isfinite(rel) and rel > 0):
             reason = "no speed figures for this device in the catalog"
-        elif r.kind in ("own", "buy") and s.you.host_unpriced:
+        elif r.kind in ("own", "buy") and s.host_unpriced:
             reason = "needs a host computer: set you.host_price (or you.host_machine: true)"
         elif r.kind in NOTEBOOK_KINDS and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
             reason = "the tier grants no hours"
