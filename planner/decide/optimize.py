@@ -757,10 +757,13 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
     share = units.format_share
     assumed = job_notes(s)  # the work itself first
     assumed += [o.interruptions_default for o in used if isinstance(o.interruptions_default, str)]
-    assumed += [f"{o.option}: the {o.device} is not to be had at {share(o.unavailable_share)} of session starts "
-                f"(range {share(o.unavailable_low or 0.0)}-{share(o.unavailable_high or 1.0)}; an estimate from "
-                f"users' reports, the provider publishes none): the plan counts on {share(1 - o.unavailable_share)} "
-                "of its hours" for o in used if o.unavailable_share]
+    assumed += [f"{o.option}: the {o.device} is not to be had at "
+                f"{share(o.unavailable_estimate if o.unavailable_estimate is not None else o.unavailable_share)} of "
+                f"session starts (range {share(o.unavailable_low or 0.0)}-{share(o.unavailable_high or 1.0)}; an estimate "
+                f"from users' reports, the provider publishes none): the plan counts on {share(1 - o.unavailable_share)} "
+                "of its hours" + (f", what it gives in {share(s.phase_confidence)} of outcomes"
+                                  if o.unavailable_estimate is not None else "")
+                for o in used if o.unavailable_share]
     assumed += [f"{o.option}: its price, {s.money(o.purchase_usd or 0.0)}, rests on one dated figure ({o.as_of}; the "
                 "catalog holds no market range for it): the uncertainty analysis spreads it by its age only"
                 for o in used if o.kind == "buy" and o.price_source != "scenario" and o.purchase_low_usd is None]

@@ -219,6 +219,14 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
         out.append(Input(f"quota {tier}", rng.uniform(low, high, n), float(r["quota_h_per_week"]), "h/week",
                          f"an estimated quota, uniform over its range {low:g}-{high:g} h a week; the plan counts on "
                          f"{float(r['quota_h_per_week']):.1f}"))
+    for o in used:  # a tier's device often taken: its share, triangular over its range about the estimate
+        if o not in opts.index or missing(opts.at[o, "unavailable_estimate"]):
+            continue
+        r = opts.loc[o]
+        low, mode, high = (float(r[c]) for c in ("unavailable_low", "unavailable_estimate", "unavailable_high"))
+        out.append(Input(f"unavailable {o}", rng.triangular(low, mode, high, n), float(r["unavailable_share"]),
+                         "of session starts", f"an estimate from users' reports, triangular over {low:.0%}-{high:.0%} "
+                         f"about {mode:.0%}; the plan counts on {float(r['unavailable_share']):.1%}"))
     for path, (low, high) in sorted(s.ranges.items()):
         if _sampled(path):
             mid = (low + high) / 2
@@ -413,6 +421,10 @@ def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q:
             if quota is not None:  # a quota below the one planned: the hours past it run late (as if every
                 # week used the planned quota whole: on the safe side)
                 over[phase] = over[phase] + wall * share * r * np.maximum(1.0 - quota.draws / quota.base, 0.0)
+            taken = by_name.get(f"unavailable {option}")
+            if taken is not None:  # the device taken more often than planned: as a smaller quota, the same way
+                over[phase] = over[phase] + wall * share * r * np.maximum(
+                    1.0 - (1.0 - taken.draws) / (1.0 - taken.base), 0.0)
         co2_hour, _ = _co2_factors(by_name, opts.loc[option], n)
         co2 = co2 + wall * share * r * float_or(opts.loc[option, "co2_kg_per_wall_h"]) * co2_hour
         parts = quotes.money_by_part(

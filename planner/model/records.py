@@ -80,6 +80,7 @@ class Option:
     unavailable_share: float | None
     unavailable_low: float | None
     unavailable_high: float | None
+    unavailable_estimate: float | None  # the catalog's estimate where the share planned is taken from its range
     quota_low_h_per_week: float | None  # an estimated quota's range (planned at your confidence)
     quota_high_h_per_week: float | None
     quota_estimate_h_per_week: float | None  # the catalog's estimate where the quota planned is taken from its range
