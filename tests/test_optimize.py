@@ -407,6 +407,27 @@ def test_a_search_that_proves_its_plan_exactly_is_not_solved_again(monkeypatch):
     assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0]) and len(calls) == 1
 
 
+def test_a_proven_search_with_a_purchase_a_hair_from_whole_is_solved_again_without_the_dust(monkeypatch):
+    """HiGHS accepts an integer within 1e-6 of whole: a proven search (gap 0) that buys a card
+    1e-9 times puts 2e-6 h of work on it. The purchases are rounded and the hours solved again,
+    so no plan shows "0.0 h" on a card it does not buy (renting wins by hand: 20 against 1,005)."""
+    from scipy import optimize
+
+    real, calls = optimize.milp, []
+
+    def dusty(c, **kw):
+        res = real(c, **kw)
+        calls.append(kw.get("integrality"))
+        if len(calls) == 1:
+            res.x = np.array([10.0 - 2e-6, 2e-6, 1e-9])
+            res.mip_gap = 0.0
+        return res
+
+    monkeypatch.setattr(optimize, "milp", dusty)
+    sol = milp.solve(_card_or_rent(1000.0))
+    assert sol.ok and list(sol.x) == [10.0, 0.0, 0.0] and len(calls) == 2
+
+
 def _card_or_rent(card_usd: float) -> milp.Program:
     """10 h of work, rented at 2 USD/h or run on a card (0.5 USD/h, 100 h a card) bought whole at
     ``card_usd``: columns rent hours, card hours, cards bought (0 or 1)."""

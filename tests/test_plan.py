@@ -693,3 +693,21 @@ def test_a_strategy_whose_options_cannot_meet_the_deadlines_is_said_with_the_wor
                                      "undone_gpu_hours": round(undone, 1)}]
     assert "free-only: no plan meets every deadline; the best leaves 70.1 reference GPU-h undone (on `my-free`)" \
         in render_markdown(p)
+
+
+def test_a_card_bought_is_not_used_after_the_horizon_when_it_is_sold(load):
+    """By hand: 3,000 h from 2027-04-01 to the year's end, a two-month horizon (cards sold on
+    2027-03-05). Bought on the first day, the card (1,000 USD, 40 % back, 0.45 kW at 0.20 USD/kWh:
+    600 + 270 USD) would beat renting (0.50 USD/h: 1,500 USD) only by working after it is sold:
+    the plan rents, and says the phase runs past the horizon's end."""
+    text = BASE.format(hours=3000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    text = text.replace("start: 2027-01-04\n", "start: 2027-01-04\nhorizon: 2 months\n").replace(
+        "    deadline: 2027-12-31\n", "    from: 2027-04-01\n    deadline: 2027-12-31\n")
+    p = planner.plan(load(text), trials=0)
+    assert p.feasible and not p.purchases
+    assert {a.option for ph in p.phases for a in ph.assignments} == {"uni-cluster"}
+    assert p.cost_usd["rent"] == pytest.approx(3000 * 0.5, rel=1e-3)
+    assert any("train may run past the horizon's end (2027-03-05)" in w for w in p.warnings)
+    # a horizon that covers the phase: the card is bought and does it all
+    longer = planner.plan(load(text.replace("horizon: 2 months", "horizon: 12 months")), trials=0)
+    assert [b.offer for b in longer.purchases] == ["my-card"]

@@ -115,6 +115,7 @@ class Calendar:
     n_weeks: int
     edges: np.ndarray  # int days, increasing: edges[0] = 0, edges[-1] = 7 n_weeks
     windows: dict[str, tuple[int, int]]  # phase -> [first day, end day), clipped to the calendar
+    sold_day: int | None = None  # the horizon's end, where a phase's window runs past it: cards bought are sold then
 
     @classmethod
     def of(cls, s: Scenario, deadline_override: dict[str, dt.date] | None = None, resets: tuple[str, ...] = (),
@@ -135,7 +136,11 @@ class Calendar:
             cuts |= set(range(cls.reset_offset(s.start, day), total, 7))
         if monthly:
             cuts |= set(month_starts(s.start, total))
-        return cls(s.start, n_weeks, np.array(sorted(cuts), dtype=int), windows)
+        sold = (s.horizon_end - s.start).days  # a bucket ends there when a phase may run past it
+        past = any(e > sold for _, e in windows.values())
+        if past:
+            cuts.add(sold)
+        return cls(s.start, n_weeks, np.array(sorted(cuts), dtype=int), windows, sold if past else None)
 
     @staticmethod
     def reset_offset(start: dt.date, weekday: str | None) -> int:
@@ -586,7 +591,9 @@ def _shared(x: XTable, cal: Calendar, kinds: Sequence[str]) -> _Shared:
 
 def machine(x: XTable, cal: Calendar, buy_vars: tuple[BuyVar, ...]) -> Block:
     """A card runs one thing at a time: over each bucket, its wall hours over every phase <= 24 h
-    x the bucket's days (x the y of the card bought on a day no later than the bucket's first)."""
+    x the bucket's days (x the y of the card bought on a day no later than the bucket's first,
+    and before the horizon's end, when it is sold: a phase that runs past the horizon has no
+    card bought for this plan after it, only rented, free and your own)."""
     g = _shared(x, cal, ["own", "buy"])
     is_buy = g.kind == "buy"
     hours = HOURS_PER_DAY * g.days
@@ -594,7 +601,8 @@ def machine(x: XTable, cal: Calendar, buy_vars: tuple[BuyVar, ...]) -> Block:
     rows, cols, vals = [g.rid], [x.var[g.at]], [x.wall_conf_per_ref[g.at]]
     first = cal.first_day[g.bucket]
     for v in buy_vars:  # each purchase day's y gives the card's hours from that day on
-        owned = np.flatnonzero(is_buy & (g.option == v.option) & (first >= v.day))
+        owned = np.flatnonzero(is_buy & (g.option == v.option) & (first >= v.day)
+                               & (first < (cal.sold_day if cal.sold_day is not None else np.inf)))
         rows.append(owned)
         cols.append(np.full(len(owned), v.var))
         vals.append(-hours[owned])
@@ -1029,7 +1037,9 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     optimality: among plans of equal cost the documented order (:data:`TIE_BREAKS`) decides. A
     search that closes its gap (HiGHS reports 0) has proven that plan already and is not solved
     again (outputs of every shipped scenario's run, report, sensitivity, sweep, compare and explore
-    the same; 7 ms less a what-if plan).
+    the same; 7 ms less a what-if plan), unless a purchase came out a hair from whole (HiGHS
+    accepts 1e-6): a card bought 1e-9 times carried 2e-6 h of work, an assignment of "0.0 h"
+    on a card the plan does not buy.
     (Equal cards never reach the program: dominance pruning keeps the first by id.)
 
     The integer search runs without HiGHS's presolve: on these programs (hundreds of rows, a few
@@ -1056,8 +1066,9 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
         res = _on_cost_alone(program, constraints, options, res)
     if res.x is None:
         return Solution(False, np.zeros(program.n_vars), math.inf, res.message)
-    if res.status == 0 and program.integrality.any() and getattr(res, "mip_gap", 1.0) != 0.0:
-        fixed = program.integrality > 0
+    fixed = program.integrality > 0
+    if res.status == 0 and fixed.any() and (getattr(res, "mip_gap", 1.0) != 0.0
+                                             or not np.array_equal(res.x[fixed], np.round(res.x[fixed]))):
         lower, upper = program.bounds.lb.copy(), program.bounds.ub.copy()
         lower[fixed] = upper[fixed] = np.round(res.x[fixed])
         exact = milp(program.c, constraints=constraints, bounds=Bounds(lower, upper), options=options)

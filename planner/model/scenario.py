@@ -299,12 +299,14 @@ class Scenario:
     @property
     def buy_days(self) -> tuple[int, ...]:
         """The days (from the start) on which the plan may buy a card: the first day, and with
-        ``buy_later`` every so many weeks after it while a phase may still use a card bought then.
+        ``buy_later`` every so many weeks after it while a phase may still use a card bought then,
+        before the horizon's end (when bought cards are sold).
         Week starts, so a card is owned for whole buckets of the program (docs/model.md)."""
         if not self.buy_every_weeks:
             return (0,)
         last = max((self.window(ph)[1] - self.start).days for ph in self.phases)
-        return tuple(range(0, last, 7 * self.buy_every_weeks))
+        sold = (self.horizon_end - self.start).days  # a card bought then would be sold the same day
+        return tuple(range(0, min(last, sold), 7 * self.buy_every_weeks))
 
     @property
     def horizon_end(self) -> dt.date:
