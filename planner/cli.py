@@ -63,8 +63,19 @@ def scenario_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Date used as the scenario's start when it gives none (default: today).")(f)
     f = click.option("--set", "sets", multiple=True, metavar="KEY.PATH=VALUE",
                      help="Override a scenario value, e.g. --set workload.params=300M (repeatable).")(f)
-    f = click.option("--variant", metavar="NAME", help="Apply a named variant from the scenario's 'variants'.")(f)
+    f = click.option("--variant", metavar="NAME", multiple=True, callback=_one_variant,
+                     help="Apply a named variant from the scenario's 'variants'.")(f)
     return f
+
+
+def _one_variant(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    """One --variant: given twice, click would keep the last without a word and plan another
+    scenario than the one asked for."""
+    if len(value) > 1:
+        hint = ("; compare puts variants side by side with --variants " + ",".join(value)
+                if ctx.info_name == "compare" else "")
+        raise click.BadParameter(f"given {len(value)} times ({', '.join(value)}): one variant at a time{hint}")
+    return value[0] if value else None
 
 
 def _one_line_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
@@ -441,6 +452,9 @@ def compare(scenarios: tuple[str, ...], names: str | None, all_variants: bool, s
     from .api import check_scenario
     from .whatif.tables import compare as run_compare
 
+    if variant is not None:  # each row is the file's base or one variant of it, never one on top of another
+        raise InputError([Problem("--variant", 0, 0, variant, "compare puts a file's base and its variants side by "
+                                  f"side: name the variants with --variants {variant}[,...] (--all for every one)")])
     wanted = [n.strip() for n in names.split(",")] if names else []
     jobs, labels, title = [], [], None
     for path in scenarios:

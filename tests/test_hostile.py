@@ -343,6 +343,13 @@ def test_fuzz_names_give_a_plan_whose_json_reads_back(thesis_text, name):
     (["sweep", "{thesis}", "--vary", "electricity=0.1,,0.2"], "--vary: electricity: an empty value in '0.1,,0.2'"),
     # an empty --report exited 0 and wrote nothing
     (["run", "{thesis}", "--report", ""], "--report: expected a directory"),
+    # a second --variant silently replaced the first: another scenario than the one asked for
+    (["run", "{thesis}", "--variant", "cheap-power", "--variant", "bigger-model"],
+     "given 2 times (cheap-power, bigger-model): one variant at a time"),
+    # compare's "(base)" row took the variant, its variant rows did not: a table of two scenarios
+    (["compare", "{thesis}", "--variant", "bigger-model"],
+     "--variant: bigger-model: compare puts a file's base and its variants side by side: name the variants with "
+     "--variants bigger-model"),
 ])
 def test_what_if_options_answer_a_mistake_with_exit_2(args, says):
     result = run(*[a.format(thesis=SCENARIOS / "thesis.yaml") for a in args])
