@@ -789,6 +789,22 @@ def test_each_month_subscribed_is_paid_and_grants_its_own_units(load, catalog):
     assert sum(m.cost_usd for m in p.subscriptions) == pytest.approx(3 * 9.99)
 
 
+def test_the_answer_names_a_tiers_months_once_with_their_stretches_and_total(load, catalog):
+    """Two phases two months apart on colab-pro at 12 USD/h on the box: the months from 4 Jan and
+    from 4 Mar are subscribed, not the one between, and the answer says so in one clause with the
+    fees' total, not a clause a stretch."""
+    from planner.report.page import render_text
+
+    text = SUBSCRIPTION.format(hours=60, deadline="2027-01-20", box="12.00").replace(
+        "checkpoint_size: 0.36 GB}\n", "checkpoint_size: 0.36 GB}\n"
+        "  b: {gpu_hours: 60, from: 2027-03-04, deadline: 2027-03-20, checkpoint_every: 1 h, checkpoint_size: 0.36 GB}\n")
+    p, _ = planned(load(text), catalog)
+    assert [(m.start, m.end) for m in p.subscriptions] == [(dt.date(2027, 1, 4), dt.date(2027, 2, 3)),
+                                                           (dt.date(2027, 3, 4), dt.date(2027, 4, 3))]
+    assert ("subscribe to colab-pro from 2027-01-04 to 2027-02-03 and 2027-03-04 to 2027-04-03 (19.98 USD, the "
+            "monthly fees, whether their units are used or not)") in render_text(p)
+
+
 def test_months_start_on_the_start_day_of_the_month_or_the_months_last_day():
     # from 31 January: 28 February (2027 is no leap year), 31 March, 30 April
     assert milp.month_starts(dt.date(2027, 1, 31), 100) == [0, 28, 59, 89]

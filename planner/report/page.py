@@ -219,8 +219,12 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     buys += "".join(f"; commit to {n} x `{offer}` from {start} to {end} ({_money(cost, cur)}, paid whether used or not)"
                     for offer, n, start, end, cost in _terms(d.get("commitments", [])))
     months = [{**m, "offer": m["tier"], "count": 1} for m in d.get("subscriptions", [])]
-    buys += "".join(f"; subscribe to `{tier}` from {start} to {end} ({_money(cost, cur)}, the monthly fees, "
-                    "whether its units are used or not)" for tier, _, start, end, cost in _terms(months))
+    spans: dict[str, list[tuple[str, str, float]]] = {}  # per tier: its stretches of months, in order
+    for tier, _, start, end, cost in _terms(months):
+        spans.setdefault(tier, []).append((start, end, cost))
+    buys += "".join(f"; subscribe to `{tier}` from {_and([f'{a} to {b}' for a, b, _ in ts])} "
+                    f"({_money(sum(c for _, _, c in ts), cur)}, the monthly fees, whether "
+                    f"{'its' if len(ts) == 1 else 'their'} units are used or not)" for tier, ts in spans.items())
     # phases grouped by where they run: "a, b and c on `x`; d on `y` + `z`" (not `x` seven times)
     groups: dict[str, list[str]] = {}
     for ph in d["phases"]:
