@@ -491,3 +491,39 @@ def test_the_programs_variables_are_named_families_that_tile_its_columns(load):
     assert index.add("x", 2) == range(0, 2) and index.add("y", 3) == range(2, 5)
     with pytest.raises(ValueError, match="added twice"):
         index.add("x", 1)
+
+
+def _stretch_case(rows: list[tuple[str, int, str, float, float]]):
+    """A calendar of Monday-Wednesday and Thursday-Sunday from Monday 2027-01-04, and a schedule of
+    (phase, bucket, option, expected wall h, weekly capacity h) rows, one run a phase."""
+    import types
+
+    import pandas as pd
+
+    from planner.decide.milp import Calendar
+
+    cal = Calendar(dt.date(2027, 1, 4), 1, np.array([0, 3, 7]), {"a": (0, 7), "b": (0, 7)})
+    sched = pd.DataFrame(rows, columns=["phase", "bucket", "option", "wall_hours", "weekly_capacity_h"])
+    sched["wall_hours_conf"] = sched["wall_hours"] * 1.5
+    sched["open_capacity_h"], sched["parallel"] = 168.0, 1.0
+    s = types.SimpleNamespace(phase=lambda p: types.SimpleNamespace(runs=1))
+    return s, types.SimpleNamespace(calendar=cal), sched
+
+
+def test_work_that_the_calendar_alone_cuts_runs_on_without_a_break():
+    """By hand: 40 expected h booked Monday-Wednesday and 20 h Thursday-Sunday on a machine open
+    all week end 60 h after Monday 00:00, on Wednesday 2027-01-06, not 20 h after Thursday (the
+    program books each bucket at the confidence, so the first ends early in expectation). A tier
+    with a weekly quota, or a machine another phase also used then, keeps the bucket's start."""
+    s, program, sched = _stretch_case([("a", 0, "m", 40.0, 168.0), ("a", 1, "m", 20.0, 168.0)])
+    assert milp.finishes(s, program, sched) == {"a": dt.date(2027, 1, 6)}
+    begin, days, final = milp.finish_times(s, program, sched)["a"]
+    assert (begin, days, final) == (dt.date(2027, 1, 4), pytest.approx(60 / 24), dt.date(2027, 1, 10))
+    model = milp.finish_models(s, program, sched)["a"]
+    assert model.slack_h == 0.0 and model.last_slack_h == pytest.approx(30.0)  # both buckets' booked hours
+    quota = _stretch_case([("a", 0, "m", 40.0, 30.0), ("a", 1, "m", 20.0, 30.0)])
+    assert milp.finishes(*quota) == {"a": dt.date(2027, 1, 7)}  # 3 + 20/24 days: around the clock while its quota lasts
+    beside = _stretch_case([("a", 0, "m", 40.0, 168.0), ("a", 0, "tier", 10.0, 30.0), ("a", 1, "m", 20.0, 168.0)])
+    assert milp.finishes(*beside) == {"a": dt.date(2027, 1, 7)}  # a tier with a quota beside it before
+    shared = _stretch_case([("a", 0, "m", 40.0, 168.0), ("b", 0, "m", 20.0, 168.0), ("a", 1, "m", 20.0, 168.0)])
+    assert milp.finishes(*shared)["a"] == dt.date(2027, 1, 7)  # 3 + 20/24 days

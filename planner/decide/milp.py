@@ -1169,25 +1169,62 @@ def days_needed(wall_h: np.ndarray, weekly_capacity_h: np.ndarray, parallel: np.
     return float(max(wall_h.sum() / (runs * HOURS_PER_DAY), per_option.max(initial=0.0)))
 
 
+def last_stretch(phase: np.ndarray, bucket: np.ndarray, option: np.ndarray, capacity_h: np.ndarray, p: str
+                 ) -> tuple[np.ndarray, int]:  # capacity_h: each row's weekly capacity, its quota included
+    """The rows of phase ``p``'s last stretch, and its first bucket: its last bucket, and before it
+    each adjacent bucket the phase also works in on the same options, every one of them open all
+    week (a rented or bought machine, not a tier with a quota) and doing no other phase's work
+    there. Only the calendar cuts such a
+    stretch (a week, a quota reset or a subscription month of an option the plan does not use), so
+    its work runs on without a break: the program books each bucket at the confidence, and the
+    expected hours of a bucket end before it does (1-3 June holds 216 h booked, 155 expected).
+    Read bucket by bucket, the thesis's final phase ended on 4 June in the hybrid plan and on
+    3 June in the rent-only plan, the same Vast hours."""
+    mine = phase == p
+    b = int(bucket[mine].max())
+    stretch = mine & (bucket == b)
+    full_week = HOURS_PER_DAY * 7 - 1e-6
+    while b > 0 and (capacity_h[stretch] >= full_week).all():
+        before = mine & (bucket == b - 1)
+        shared = ~mine & (bucket == b - 1) & np.isin(option, option[before])  # another phase's hours there
+        if not before.any() or not (capacity_h[before] >= full_week).all() \
+                or not set(option[stretch]) <= set(option[before]) or shared.any():
+            break
+        b -= 1
+        stretch = stretch | before
+    return stretch, b
+
+
 def finish_times(s: Scenario, program: Program, sched: pd.DataFrame, wall: str = "wall_hours") -> dict[str, tuple[dt.date,
                  float, dt.date]]:
-    """When each phase's last scheduled hour ends, as (first day of its last bucket, days from
-    00:00 of that day, the bucket's last day): its last bucket's work starts on that bucket's
-    first day and takes :func:`days_needed`. ``wall``: the expected wall hours, or
-    ``wall_hours_conf``, those not exceeded at the scenario's confidence."""
+    """When each phase's last scheduled hour ends, as (first day of its last stretch of buckets
+    (:func:`last_stretch`), days from 00:00 of that day, the last bucket's last day): the
+    stretch's work starts on its first day and takes :func:`days_needed`, each option's hours
+    summed over it, and ends no later than the last bucket's own work read alone would.
+    ``wall``: the expected wall hours, or ``wall_hours_conf``, those not exceeded at the scenario's
+    confidence."""
     out: dict[str, tuple[dt.date, float, dt.date]] = {}
     cal = program.calendar
     if sched.empty:
         return out
     phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
+    option = sched["option"].to_numpy()
     wall_h, cap = sched[wall].to_numpy(dtype=float), sched["open_capacity_h"].to_numpy(dtype=float)
     parallel = sched["parallel"].to_numpy(dtype=float)
+    weekly = sched["weekly_capacity_h"].to_numpy(dtype=float)  # with its quota
     for p in sorted(set(phase)):
-        mine = phase == p
-        b = int(bucket[mine].max())
-        last = mine & (bucket == b)
-        days = days_needed(wall_h[last], cap[last], parallel[last], s.phase(p).runs)
-        out[str(p)] = (cal.date(cal.edges[b]), days, cal.date(cal.edges[b + 1] - 1))
+        stretch, first = last_stretch(phase, bucket, option, weekly, p)
+        b = int(bucket[stretch].max())
+        last = stretch & (bucket == b)
+        runs = s.phase(p).runs
+        alone = float(cal.edges[b] - cal.edges[first]) + days_needed(wall_h[last], cap[last], parallel[last], runs)
+        if first < b:  # each option once, its hours over the stretch
+            names = list(dict.fromkeys(option[stretch].tolist()))
+            at = {o: int(np.flatnonzero(stretch & (option == o))[0]) for o in names}
+            hours = np.array([wall_h[stretch & (option == o)].sum() for o in names])
+            whole = days_needed(hours, cap[[at[o] for o in names]], parallel[[at[o] for o in names]], runs)
+            alone = min(alone, whole)
+        out[str(p)] = (cal.date(cal.edges[first]), alone, cal.date(cal.edges[b + 1] - 1))
     return out
 
 
@@ -1206,9 +1243,10 @@ def finish_models(s: Scenario, program: Program, sched: pd.DataFrame,
     slack = (sched["wall_hours_conf"] - sched["wall_hours"]).to_numpy(dtype=float)
     rate = sched["weekly_capacity_h"].to_numpy(dtype=float) * sched["parallel"].to_numpy(dtype=float) / 7.0
     at_conf = times_conf if times_conf is not None else finish_times(s, program, sched, wall="wall_hours_conf")
+    option, capacity = sched["option"].to_numpy(), sched["weekly_capacity_h"].to_numpy(dtype=float)
     for p, (begin, days, final) in (times if times is not None else finish_times(s, program, sched)).items():
         mine = phase == p
-        last = mine & (bucket == bucket[mine].max())
+        last, _ = last_stretch(phase, bucket, option, capacity, p)  # as finish_times reads it
         fastest = float(np.where(rate[mine] > 0, rate[mine], 0.0).max(initial=0.0))
         # the last bucket's booked hours end by the finish at the confidence, never past the bucket
         # (as finishes(..., wall="wall_hours_conf") reads it: the end the plan promises)

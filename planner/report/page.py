@@ -420,9 +420,11 @@ def _schedule_section(plan: Plan, figure: Callable[[str], Any]) -> view.Section 
     phases = {ph.name: ph for ph in plan.phases}
     for (phase, option), sel in plan.schedule.groupby(["phase", "option"], sort=False):
         ph, n = phases[str(phase)], len(sel)
-        # the days worked, not the weeks' Mondays: never before the phase starts or after it ends
+        # the days booked, not the weeks' Mondays: never before the phase starts or after the end the
+        # plan books at the confidence (the expected end can come a bucket earlier: milp.last_stretch)
         first = max(sel["week_start"].min(), ph.start)
-        last = min(d for d in (sel["week_start"].max() + dt.timedelta(days=6), ph.finish_expected, ph.deadline) if d)
+        last = min(d for d in (sel["week_start"].max() + dt.timedelta(days=6),
+                               ph.finish_confident or ph.finish_expected, ph.deadline) if d)
         span = f"{'1 week' if n == 1 else f'{n} weeks'}, {first} to {last}"
         weeks.append(f"{phase} on `{option}`: {span}, {sel['gpu_hours'].sum() / n:,.1f} reference GPU-h "
                      "a week on average")
