@@ -715,3 +715,27 @@ def test_emissions_chart_names_every_plan_once_and_never_two_labels_on_one_spot(
         for b in ax.texts[i + 1:]:
             assert (abs(a.xy[0] - b.xy[0]) >= charts.LABEL_NEAR_X * span_x
                     or abs(a.xy[1] - b.xy[1]) >= charts.LABEL_NEAR_Y * span_y), (a.get_text(), b.get_text())
+
+
+def test_a_report_another_writer_puts_in_place_while_the_directory_is_read_is_not_taken_for_foreign(
+        tmp_path, monkeypatch):
+    """The six-writer race, made to happen: a writer reads no marker (no directory yet), another
+    puts its report in place, then the listing shows that report's files. The directory is read
+    again, and they are the planner's: no refusal ("holds files the planner did not write")."""
+    from planner.report import writer as w
+
+    out, real, calls = tmp_path / "rep", w._planner_files, []
+
+    def racing(target):
+        calls.append(target)
+        if len(calls) == 1:  # read before the other writer's report lands
+            ours = real(target)
+            out.mkdir()
+            (out / "report.md").write_text("the other writer's\n")
+            (out / w.MARKER).write_text(json.dumps(["report.md", w.MARKER]))
+            return ours
+        return real(target)
+
+    monkeypatch.setattr(w, "_planner_files", racing)
+    assert w.check_target(out) == (out, []) and len(calls) == 2
+    assert w.write_files({"report.md": b"mine\n"}, out) == [w.MARKER, "report.md"]

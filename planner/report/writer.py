@@ -122,14 +122,35 @@ def check_target(directory: str | Path, force: bool = False) -> tuple[Path, list
     if target.exists() and not target.is_dir():
         raise InputError([Problem(str(target), 0, 0, "--report", "exists and is not a directory")])
     _check_writable(target)
-    ours = _planner_files(target)
-    foreign = sorted(p.name for p in target.iterdir() if p.name not in ours) if target.exists() else []
+    for _ in range(CONSISTENT_READS):  # the marker and the listing of one and the same directory
+        before = _identity(target)
+        ours = _planner_files(target)
+        names = sorted(p.name for p in target.iterdir()) if target.exists() else []
+        if _identity(target) == before:
+            break  # else another writer put its report there meanwhile (made or swapped the directory)
+    foreign = [name for name in names if name not in ours]
     if foreign and not force:
         shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
         raise InputError([Problem(str(target), 0, 0, "--report",
                                   f"holds files the planner did not write ({shown}); choose another directory "
                                   "or add --force to write the report among them")])
     return target, foreign
+
+
+#: How often :func:`check_target` reads a directory again that another writer replaced while it
+#: read it. Six processes writing one directory at once: a reader saw no directory, hence no
+#: marker, then the first writer's report, and took its files for somebody else's.
+CONSISTENT_READS = 20
+
+
+def _identity(target: Path) -> tuple[int, int] | None:
+    """The directory at ``target`` as the file system knows it (device, inode); None where none is.
+    A writer swaps a whole directory in, so a new one means a new report."""
+    try:
+        st = target.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _check_writable(target: Path) -> None:
