@@ -1170,16 +1170,16 @@ def days_needed(wall_h: np.ndarray, weekly_capacity_h: np.ndarray, parallel: np.
 
 
 def last_stretch(phase: np.ndarray, bucket: np.ndarray, option: np.ndarray, capacity_h: np.ndarray, p: str
-                 ) -> tuple[np.ndarray, int]:  # capacity_h: each row's weekly capacity, its quota included
+                 ) -> tuple[np.ndarray, int]:
     """The rows of phase ``p``'s last stretch, and its first bucket: its last bucket, and before it
     each adjacent bucket the phase also works in on the same options, every one of them open all
-    week (a rented or bought machine, not a tier with a quota) and doing no other phase's work
-    there. Only the calendar cuts such a
-    stretch (a week, a quota reset or a subscription month of an option the plan does not use), so
-    its work runs on without a break: the program books each bucket at the confidence, and the
-    expected hours of a bucket end before it does (1-3 June holds 216 h booked, 155 expected).
-    Read bucket by bucket, the thesis's final phase ended on 4 June in the hybrid plan and on
-    3 June in the rent-only plan, the same Vast hours."""
+    week (``capacity_h``, each row's weekly capacity with its quota, is a whole week's: a rented
+    or bought machine, not a tier with a quota) and doing no other phase's work there. Only the
+    calendar cuts such a stretch (a week, a quota reset or a subscription month of an option the
+    plan does not use), so its work runs on without a break: the program books each bucket at
+    the confidence, and the expected hours of a bucket end before it does (1-3 June holds 216 h
+    booked, 155 expected). Read bucket by bucket, the thesis's final phase ended on 4 June in the
+    hybrid plan and on 3 June in the rent-only plan, the same Vast hours."""
     mine = phase == p
     b = int(bucket[mine].max())
     stretch = mine & (bucket == b)
@@ -1217,14 +1217,14 @@ def finish_times(s: Scenario, program: Program, sched: pd.DataFrame, wall: str =
         b = int(bucket[stretch].max())
         last = stretch & (bucket == b)
         runs = s.phase(p).runs
-        alone = float(cal.edges[b] - cal.edges[first]) + days_needed(wall_h[last], cap[last], parallel[last], runs)
-        if first < b:  # each option once, its hours over the stretch
+        # the last bucket read alone, in days from the stretch's first day
+        days = float(cal.edges[b] - cal.edges[first]) + days_needed(wall_h[last], cap[last], parallel[last], runs)
+        if first < b:  # the stretch as one: each option once, with its hours over it
             names = list(dict.fromkeys(option[stretch].tolist()))
-            at = {o: int(np.flatnonzero(stretch & (option == o))[0]) for o in names}
+            at = [int(np.flatnonzero(stretch & (option == o))[0]) for o in names]
             hours = np.array([wall_h[stretch & (option == o)].sum() for o in names])
-            whole = days_needed(hours, cap[[at[o] for o in names]], parallel[[at[o] for o in names]], runs)
-            alone = min(alone, whole)
-        out[str(p)] = (cal.date(cal.edges[first]), alone, cal.date(cal.edges[b + 1] - 1))
+            days = min(days, days_needed(hours, cap[at], parallel[at], runs))
+        out[str(p)] = (cal.date(cal.edges[first]), days, cal.date(cal.edges[b + 1] - 1))
     return out
 
 
