@@ -424,7 +424,7 @@ def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q:
             taken = by_name.get(f"unavailable {option}")
             if taken is not None:  # the device taken more often than planned: as a smaller quota, the same way
                 over[phase] = over[phase] + wall * share * r * np.maximum(
-                    1.0 - (1.0 - taken.draws) / (1.0 - taken.base), 0.0)
+                    1.0 - (1.0 - taken.draws) / max(1.0 - taken.base, 1e-9), 0.0)
         co2_hour, _ = _co2_factors(by_name, opts.loc[option], n)
         co2 = co2 + wall * share * r * float_or(opts.loc[option, "co2_kg_per_wall_h"]) * co2_hour
         parts = quotes.money_by_part(
