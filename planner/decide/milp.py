@@ -136,11 +136,10 @@ class Calendar:
             cuts |= set(range(cls.reset_offset(s.start, day), total, 7))
         if monthly:
             cuts |= set(month_starts(s.start, total))
-        sold = (s.horizon_end - s.start).days  # a bucket ends there when a phase may run past it
-        past = any(e > sold for _, e in windows.values())
-        if past:
-            cuts.add(sold)
-        return cls(s.start, n_weeks, np.array(sorted(cuts), dtype=int), windows, sold if past else None)
+        past = any(e > s.sold_day for _, e in windows.values())
+        if past:  # a bucket ends where bought cards are sold, when a phase may run past it
+            cuts.add(s.sold_day)
+        return cls(s.start, n_weeks, np.array(sorted(cuts), dtype=int), windows, s.sold_day if past else None)
 
     @staticmethod
     def reset_offset(start: dt.date, weekday: str | None) -> int:
@@ -842,8 +841,7 @@ def bought_kg(s: Scenario, opts: pd.DataFrame, buy_vars: tuple[BuyVar, ...]) -> 
     the card's service life for the years from its day to the horizon's end, when it is sold
     (planner.model.carbon.embodied_share_kg)."""
     made = dict(zip(opts["option"], pd.to_numeric(opts["embodied_kg"], errors="coerce").fillna(0.0)))
-    days = (s.horizon_end - s.start).days
-    return [carbon.embodied_share_kg(float(made.get(v.option, 0.0)), (days - v.day) / units.DAYS_PER_YEAR)
+    return [carbon.embodied_share_kg(float(made.get(v.option, 0.0)), (s.sold_day - v.day) / units.DAYS_PER_YEAR)
             for v in buy_vars]
 
 

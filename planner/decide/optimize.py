@@ -1207,8 +1207,7 @@ def _warnings(s: Scenario, opts: pd.DataFrame, catalog: pricing.Catalog) -> list
     out += [f"{note} (workload)" for note in ref.need.notes if "trainable" in note]
     past = [ph.name for ph in s.phases if s.window(ph)[1] > s.horizon_end]
     if past and (opts["kind"] == "buy").any():
-        names = past[0] if len(past) == 1 else ", ".join(past[:-1]) + " and " + past[-1]
-        out.append(f"{names} may run past the horizon's end ({s.horizon_end}): a card bought for the "
+        out.append(f"{units.format_and(past)} may run past the horizon's end ({s.horizon_end}): a card bought for the "
                    "plan is sold then, so work after it runs on rented or free machines or cards you own; a longer "
                    "'horizon' keeps a card")
     return out

@@ -305,13 +305,17 @@ class Scenario:
         if not self.buy_every_weeks:
             return (0,)
         last = max((self.window(ph)[1] - self.start).days for ph in self.phases)
-        sold = (self.horizon_end - self.start).days  # a card bought then would be sold the same day
-        return tuple(range(0, min(last, sold), 7 * self.buy_every_weeks))
+        return tuple(range(0, min(last, self.sold_day), 7 * self.buy_every_weeks))  # never on the day of sale
 
     @property
     def horizon_end(self) -> dt.date:
         """The day after the horizon: bought cards are sold then (exclusive end)."""
         return self.start + dt.timedelta(days=self.horizon_months * units.HOURS_PER_MONTH / 24)
+
+    @property
+    def sold_day(self) -> int:
+        """Days from the start to the horizon's end, when bought cards are sold."""
+        return (self.horizon_end - self.start).days
 
     def names_card(self, offer: str) -> bool:
         """A card you own or list in ``consider.buy`` (by id or pattern): one a break-even is about."""

@@ -239,6 +239,11 @@ def format_count(x: float) -> str:
     return f"{x:.3g}"
 
 
+def format_and(names: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def format_share(x: float) -> str:
     """A share as written by a user: 90 %, 97.5 % (a confidence, a trend)."""
     return f"{round(100.0 * x, 1):g} %"

@@ -52,11 +52,6 @@ LINES_PER_PHASE_UP_TO = 12
 CHANCE_COLUMNS = {"p_cheapest", "p_meets_deadlines", "on_time_chance"}
 
 
-def _and(names: list[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def _significant(x: float, digits: int = 4) -> str:
     """``x`` to ``digits`` significant digits with thousands separators (units.format_significant)."""
     return units.format_significant(x, digits, thousands=True)
@@ -222,7 +217,7 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     spans: dict[str, list[tuple[str, str, float]]] = {}  # per tier: its stretches of months, in order
     for tier, _, start, end, cost in _terms(months):
         spans.setdefault(tier, []).append((start, end, cost))
-    buys += "".join(f"; subscribe to `{tier}` from {_and([f'{a} to {b}' for a, b, _ in ts])} "
+    buys += "".join(f"; subscribe to `{tier}` from {units.format_and([f'{a} to {b}' for a, b, _ in ts])} "
                     f"({_money(sum(c for _, _, c in ts), cur)}, the monthly fees, whether "
                     f"{'its' if len(ts) == 1 else 'their'} units are used or not)" for tier, ts in spans.items())
     # phases grouped by where they run: "a, b and c on `x`; d on `y` + `z`" (not `x` seven times)
@@ -231,14 +226,14 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
         if ph["assignments"]:
             groups.setdefault(" + ".join(f"`{a['option']}`" for a in ph["assignments"]), []).append(ph["name"])
     nowhere = [ph["name"] for ph in d["phases"] if not ph["assignments"]]  # no option can run them
-    where = "; ".join([f"{_and(names)} on {options}" for options, names in groups.items()]
-                      + ([f"{_and(nowhere)} on no option considered"] if nowhere else []))
+    where = "; ".join([f"{units.format_and(names)} on {options}" for options, names in groups.items()]
+                      + ([f"{units.format_and(nowhere)} on no option considered"] if nowhere else []))
     conf = s.you.confidence
     by_chance: dict[str, list[str]] = {}
     for ph in d["phases"]:
         if ph["on_time_chance"] is not None:
             by_chance.setdefault(_percent(ph["on_time_chance"]), []).append(ph["name"])
-    chances = ", ".join(f"{_and(names)} {chance}" for chance, names in by_chance.items())
+    chances = ", ".join(f"{units.format_and(names)} {chance}" for chance, names in by_chance.items())
     verdict = (f"meets every deadline at {_confidence(conf)} confidence (the chance each phase ends in time: {chances})"
                if d["feasible"] else "**cannot meet every deadline**")
     time_part = d["cost_breakdown"]["your_time"]
@@ -333,7 +328,7 @@ def _choice_section(d: dict, figures: bool, figure: Callable[[str], Any]) -> vie
             f"{late['strategy']}: no plan meets every deadline; the best leaves "
             f"{units.format_significant(late['undone_gpu_hours'], 3, thousands=True)} reference GPU-h undone"
             + (f" (on {', '.join(f'`{o}`' for o in late['options'])})" if late["options"] else "")
-            for late in d.get("late_strategies", ()))),
+            for late in d["late_strategies"])),
         "Totals include your time; the chart shows the money alone." if figures else None,
         figure("cumulative_cost"),
         figure("emissions"))
@@ -754,4 +749,4 @@ def _grouped_plan(plan: str) -> str:
             groups.setdefault(where, []).append(name)
     if len(groups) == 1 and len(parts) > 1 and len(next(iter(groups.values()))) == len(parts):
         return f"every phase on {next(iter(groups))}"
-    return "; ".join(f"{_and(names)} on {where}" for where, names in groups.items()) or str(plan)
+    return "; ".join(f"{units.format_and(names)} on {where}" for where, names in groups.items()) or str(plan)
