@@ -711,3 +711,27 @@ def test_a_card_bought_is_not_used_after_the_horizon_when_it_is_sold(load):
     # a horizon that covers the phase: the card is bought and does it all
     longer = planner.plan(load(text.replace("horizon: 2 months", "horizon: 12 months")), trials=0)
     assert [b.offer for b in longer.purchases] == ["my-card"]
+
+
+def test_a_phase_a_bought_card_cannot_finish_before_it_is_sold_says_the_horizon_would_fix_it(load):
+    """By hand: 100 h on my-card (the reference's speed, 0.02 h of checkpoint writes) from
+    2027-03-01, a two-month horizon: the card is sold on 2027-03-05, so it works 1-4 March,
+    96 h, and 4 h stay undone. Alone it would finish on 5 March, the day it is sold: the answer
+    names the sale, not a later deadline (the deadline is already after it, and no other phase
+    shares the card), and each fix it names does fix it when planned again. Alone it costs its
+    electricity: 100.02 h x (350 + 100 W) x 0.20 USD/kWh = 9.00 USD."""
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="", free="")
+    text = text.replace("start: 2027-01-04\n", "start: 2027-01-04\nhorizon: 2 months\n").replace(
+        "    deadline: 2027-12-31\n", "    from: 2027-03-01\n    deadline: 2027-12-31\n")
+    p = planner.plan(load(text), trials=0)
+    assert not p.feasible
+    (ph,) = p.phases
+    assert ph.shortfall == (
+        "no plan finishes 'train' (100 reference GPU-h) by 2027-12-31: 4 h stay undone. The fastest option, my-card, "
+        "finishes 2027-03-05, costing 9.00 USD, after the horizon's end "
+        "(2027-03-05), when a card bought for the plan is sold. A 'horizon' that runs past 2027-03-05 (the card is kept "
+        "until then), an earlier 'from' or fewer GPU-hours would fix it.")
+    quote = p.quotes[(p.quotes["phase"] == "train") & (p.quotes["option"] == "my-card")].iloc[0]
+    assert quote["reason"] == "finishes 2027-03-05, after the horizon's end 2027-03-05, when a card bought for the plan is sold"
+    assert planner.plan(load(text.replace("horizon: 2 months", "horizon: 3 months")), trials=0).feasible
+    assert planner.plan(load(text.replace("from: 2027-03-01", "from: 2027-02-28")), trials=0).feasible

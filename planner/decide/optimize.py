@@ -1000,14 +1000,21 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
     conf = units.format_share(s.you.confidence)
     uncertain = bool((q["wall_hours_conf"].to_numpy(dtype=float) > q["wall_hours"].to_numpy(dtype=float) + 1e-9).any())
     alone = fastest["finish"]
-    shared = isinstance(alone, dt.date) and alone <= end  # alone in time: the other phases share what it needs
-    fix = (f"A deadline on or after {later}" if later is not None
+    # a card bought is sold at the horizon's end (milp.Calendar): a window running past it ends there for the card
+    sold = fastest["kind"] == "buy" and end >= s.horizon_end
+    own_end = s.horizon_end - dt.timedelta(days=1) if sold else end
+    shared = isinstance(alone, dt.date) and alone <= own_end  # alone in time: the other phases share what it needs
+    fix = ("A 'horizon' that runs past " + str(alone) + " (the card is kept until then), an earlier 'from'"
+           if sold and not shared
+           else f"A deadline on or after {later}" if later is not None
            else f"A deadline on or after {alone}" if not shared else "A later deadline for it or for the phases it shares with")
     return (f"no plan finishes '{ph.name}' ({ph.gpu_hours:,.0f} reference GPU-h) by {end}"
             + (f" at {conf} confidence" if uncertain else "") + f": {unmet_h:,.0f} h stay undone. "
             + (f"The fastest option, {fastest['option']}, would finish it alone by {alone}{cost}, but the other "
                "phases need it too" if shared else
-               f"The fastest option, {fastest['option']}, finishes {alone}{cost}") + f". {fix}"
+               f"The fastest option, {fastest['option']}, finishes {alone}{cost}"
+               + (f", after the horizon's end ({s.horizon_end}), when a card bought for the plan is sold"
+                  if sold else "")) + f". {fix}"
             + (f", fewer GPU-hours or a lower you.confidence (now {conf})" if uncertain else " or fewer GPU-hours")
             + " would fix it.")
 

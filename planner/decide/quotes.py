@@ -211,6 +211,7 @@ class QuoteInputs:
     work_range: tuple[float, float] | None  # the phase's gpu_hours written as a range
     phase_confidence: float
     step: Step | None = None  # the workload's step: the range of its fixed time widens the planned hours
+    sold_on: dt.date | None = None  # the horizon's end, where the phase's window runs past it: a card bought is sold then
 
     def __hash__(self) -> int:
         """Hashed once (the fields' hash, as the dataclass's would be): a plan looks its quotes
@@ -225,7 +226,8 @@ class QuoteInputs:
     def of(cls, s: Scenario, ph: Phase, step: Step | None = None) -> QuoteInputs:
         begin, end = s.window(ph)
         return cls(ph, begin, end, s.workload, s.electricity_usd_per_kwh, s.you,
-                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), s.phase_confidence, step)
+                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), s.phase_confidence, step,
+                   s.horizon_end if end > s.horizon_end else None)
 
     def window(self, ph: Phase) -> tuple[dt.date, dt.date]:
         assert ph == self.phase, "a quote's inputs answer for their own phase"
@@ -258,9 +260,13 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Ste
 
 
 def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
-    """Price one usable option ``r`` for phase ``ph``."""
+    """Price one usable option ``r`` for phase ``ph``. A card bought works until it is sold at the
+    horizon's end (``QuoteInputs.sold_on``), as the program books it (milp.Calendar): where the
+    phase's window runs past that day, the card's own window ends there."""
     begin, end = s.window(ph)
-    last_day = s.last_day(ph)
+    sold = r.kind == "buy" and s.sold_on is not None and s.sold_on < end
+    end = s.sold_on if sold and s.sold_on is not None else end
+    last_day = end - dt.timedelta(days=1)
     checkpoint_gb = checkpoint_gb_of(s, ph)
     rented = r.kind == "rent"
     proc = process_for(ph, r, s, checkpoint_gb)
@@ -301,7 +307,7 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     finish = sessions.finish_day(begin, weeks * 7)
     disk_problem = too_big(ph, r, checkpoint_gb)
     fits_disk = not disk_problem  # ok: finishes alone in time; usable: may take a share
-    reason = _why_not_alone(ph, r, proc, disk_problem, wall, finish, last_day)
+    reason = _why_not_alone(ph, r, proc, disk_problem, wall, finish, last_day, end if sold else None)
     months_used = max(weeks * 7 / units.DAYS_PER_MONTH, 0.0)
     billed = ph.runs * sessions.billed_hours(proc, e.wall_h - e.wait_h, e.sessions, float_or(r.startup_min) / 60.0,
                                              (opt_float(r.billing_s) or 0.0) / 3600.0,
@@ -351,9 +357,11 @@ def _expected_run(proc: sessions.Process, window_h: float) -> tuple[sessions.Exp
 
 
 def _why_not_alone(ph: Phase, r: Option, proc: sessions.Process, disk_problem: str | None, wall_h: float,
-                   finish: dt.date | None, last_day: dt.date) -> str | None:
+                   finish: dt.date | None, last_day: dt.date, sold_on: dt.date | None = None) -> str | None:
     """Why the option cannot do the whole phase alone by its deadline (None: it can): sessions
-    too short for one checkpoint, no room on its disk, a one-off grant too small, too slow."""
+    too short for one checkpoint, no room on its disk, a one-off grant too small, too slow
+    (``sold_on``: the card is sold that day, the horizon's end, before the deadline; ``last_day``
+    is the day before)."""
     total_quota = opt_float(r.quota_h_total)
     if not proc.feasible():
         return (f"a {r.session_limit_h:g} h session cannot fit setup and one "
@@ -364,6 +372,8 @@ def _why_not_alone(ph: Phase, r: Option, proc: sessions.Process, disk_problem: s
         return f"needs {wall_h:.0f} h, the tier grants {total_quota:g} h in all"
     if finish is None or finish > last_day:
         when = f"finishes {finish}" if finish else "would run past the year 9999"
+        if sold_on is not None:
+            return f"{when}, after the horizon's end {sold_on}, when a card bought for the plan is sold"
         return f"{when}, after the {'deadline' if ph.deadline else 'horizon end'} {last_day}"
     return None
 
