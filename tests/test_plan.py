@@ -554,6 +554,22 @@ def test_a_gpu_often_unavailable_gives_the_share_it_has_at_your_confidence(tmp_p
     assert u.chosen is not None and u.chosen.meets.mean() == pytest.approx(0.9, abs=0.02)
 
 
+def test_a_share_drawn_by_the_uncertainty_analysis_is_shown_as_a_percentage(tmp_path):
+    # the tier's share not to be had is drawn as a fraction (JSON keeps it so, as every input's
+    # draws) and read as a percentage, the way the catalog and the answer write it
+    import re
+
+    cat = _catalog_with_tiers(tmp_path, SCARCE)
+    s = load_scenario_text(SCARCE_SCENARIO.format(free="[lab-notebook]"), cat.ids(), file="s.yaml", today=TODAY)
+    p = planner.plan(s, cat, trials=0, uncertainty=400)
+    [drawn] = [i for i in planner.to_dict(p)["uncertainty"]["inputs"] if i["input"] == "unavailable lab-notebook"]
+    assert 0.2 < drawn["low"] < drawn["base"] < drawn["high"] < 0.9 and drawn["unit"] == "of session starts"
+    [line] = [ln for ln in planner.report.render_text(p).splitlines() if "unavailable lab-notebook:" in ln]
+    low, high = map(float, re.search(r"unavailable lab-notebook: ([\d.]+) % to ([\d.]+) % of session starts", line).groups())
+    assert (low, high) == (pytest.approx(100 * drawn["low"], abs=0.05), pytest.approx(100 * drawn["high"], abs=0.05))
+    assert "triangular over 20 %-90 % about 50 %; planned at 73.3 %" in line
+
+
 def test_the_triangular_quantile_is_scipys():
     """options.triangular_quantile against scipy.stats.triang (an independent implementation)."""
     from scipy import stats

@@ -44,7 +44,7 @@ import pandas as pd
 
 from pricing.values import float_or, missing, opt_float
 
-from ..model import carbon, workload
+from ..model import carbon, units, workload
 from ..model.costs import NOT_CASH
 from ..model.sessions import at_rates, triangular_ppf
 from . import quotes
@@ -225,8 +225,9 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
         r = opts.loc[o]
         low, mode, high = (float(r[c]) for c in ("unavailable_low", "unavailable_estimate", "unavailable_high"))
         out.append(Input(f"unavailable {o}", rng.triangular(low, mode, high, n), float(r["unavailable_share"]),
-                         "of session starts", f"an estimate from users' reports, triangular over {low:.0%}-{high:.0%} "
-                         f"about {mode:.0%}; the plan counts on {float(r['unavailable_share']):.1%}"))
+                         SHARE_UNIT, f"an estimate from users' reports, triangular over "
+                         f"{units.format_share(low)}-{units.format_share(high)} about {units.format_share(mode)}; "
+                         f"planned at {units.format_share(float(r['unavailable_share']))}"))
     for path, (low, high) in sorted(s.ranges.items()):
         if _sampled(path):
             mid = (low + high) / 2
@@ -346,6 +347,9 @@ def _co2_factors(by_name: dict[str, Input], r: pd.Series, n: int) -> tuple[np.nd
 #: (triangular between low and high, most likely the central), so a draw is a whole price path
 #: and the market moves as one.
 TREND_INPUT = "rent price trend"
+#: The unit of an input that is a share (a device not to be had at a share of session starts):
+#: drawn and written to JSON as a fraction, shown as a percentage.
+SHARE_UNIT = "of session starts"
 TREND_COLUMNS = ("rent_trend_per_year", "rent_trend_low_per_year", "rent_trend_high_per_year")
 
 

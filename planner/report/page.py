@@ -57,6 +57,14 @@ def _significant(x: float, digits: int = 4) -> str:
     return units.format_significant(x, digits, thousands=True)
 
 
+def _input_figure(x: float, unit: str) -> str:
+    """An uncertain input's value: a share as a percentage (9.7 %, not 0.0974), else four
+    significant digits."""
+    from ..decide.uncertainty import SHARE_UNIT
+
+    return units.format_share(x) if unit == SHARE_UNIT else f"{x:,.4g}"
+
+
 def _confidence(x: float) -> str:
     """A confidence as written: 90 %, 97.5 % (units.format_share)."""
     return units.format_share(x)
@@ -476,7 +484,7 @@ def uncertainty_section(plan: Plan, d: dict, chart: Any) -> view.Section:
                            "within its range")
         else:
             said = (f"{dr['input']} (rank correlation {dr['importance']:.2f}): {dr['wins_above']} wins above "
-                    f"{dr['flips_at']:,.4g} {dr['unit']} with the plans' assignments fixed")
+                    f"{_input_figure(dr['flips_at'], dr['unit'])} {dr['unit']} with the plans' assignments fixed")
             again = dr.get("replanned")
             if again is None:
                 said += " (re-priced, not re-planned)"
@@ -486,7 +494,8 @@ def uncertainty_section(plan: Plan, d: dict, chart: Any) -> view.Section:
                 said += (f"; planned again either side of it, the plan {again['below']} on both: "
                          "it does not flip there ('planner sensitivity' finds where it does)")
             drivers.append(said)
-    spreads = [f"{i['input']}: {i['low']:,.4g} to {i['high']:,.4g} {i['unit']} (5th to 95th percentile; "
+    spreads = [f"{i['input']}: {_input_figure(i['low'], i['unit'])} to {_input_figure(i['high'], i['unit'])} "
+               f"{i['unit']} (5th to 95th percentile; "
                f"{i['source']})" for i in u["inputs"]]
     return view.section(
         "How sure is the answer", lead,
