@@ -38,6 +38,11 @@ class Kept:
             hit = self._entries[k] = (tables, make())
         return hit[1]
 
+    def alike(self, key: tuple) -> list[tuple[tuple, Any]]:
+        """What is kept under an equal ``key``, newest first, with the tables it came from
+        ((tables, result) pairs): for a caller that derives a new result from an old one."""
+        return [hit for (_, k), hit in reversed(self._entries.items()) if k == key]
+
 
 class ByValue:
     """Results by an equal key alone: the key holds every value a result depends on (a row of

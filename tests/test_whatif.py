@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 
 import pytest
@@ -688,3 +689,53 @@ def test_a_plan_that_moves_hours_between_the_same_options_is_the_same_plan(catal
     back = dataclasses.replace(p, phases=(dataclasses.replace(ph, assignments=two[::-1]), *p.phases[1:]))
     assert whatif.summarize(swapped)["plan"] == whatif.summarize(back)["plan"]
     assert whatif.summarize(swapped)["plan"].startswith(f"{ph.name}: aaa:first-by-name+")
+
+
+PATCH_SCENARIO = BASE.format(hours=100, deadline="2027-12-31", buy="my-card, rtx-4090",
+                             rent='"aws:g4dn.xlarge*", "aws:g5.xlarge-spot", uni-cluster', free="my-free").replace(
+    "consider:\n", "consider:\n  spot: true\n")
+
+
+@pytest.mark.parametrize("edit, patched", [
+    ({"rent": [{"id": "aws:g4dn.xlarge", "usd_per_hour": 0.61}]}, True),  # a price
+    ({"rent": [{"id": "aws:g4dn.xlarge-spot", "interruptions_per_h": 0.02}]}, True),  # a default rate replaced
+    ({"rent": [{"id": "uni-cluster", "usd_per_hour": 0.40, "billing_s": 60}]}, True),  # the scenario's own offer
+    ({"buy": [{"id": "rtx-4090", "price_usd": 1500.0}]}, True),
+    ({"buy": [{"id": "my-card", "resale_fraction": 0.5}]}, True),
+    ({"rent": [{"id": "aws:p3.2xlarge-spot", "usd_per_hour": 0.1}]}, True),  # an offer not considered: nothing to set
+    ({"rent": [{"id": "aws:g4dn.xlarge", "count": 2}]}, False),  # its count: a whole build
+    ({"buy": [{"id": "rtx-4090", "as_of": dt.date(2026, 6, 1)}]}, False),  # a date decides which offers are current
+])
+def test_an_edited_price_sets_its_options_cells_as_a_whole_build_makes_them(catalog, load, monkeypatch, edit, patched):
+    """What-ifs edit one catalog row hundreds of times; its options are set cell by cell from the
+    options before the edit (options._patched), and must be what building them all gives, cell
+    for cell and type for type, both ways (the edit and back: a default rate the edit replaced
+    comes back with its range and text)."""
+    import pandas as pd
+
+    from planner.decide import options
+    from pricing import memo
+
+    s = load(PATCH_SCENARIO)
+    base = catalog.with_entries(s.catalog_entries)
+    entries = {t: [dict(r) for r in rows] for t, rows in s.catalog_entries.items()}
+    for table, rows in edit.items():
+        mine = {r["id"]: r for r in entries.setdefault(table, [])}
+        for row in rows:
+            if row["id"] in mine:
+                mine[row["id"]].update(row)
+            else:
+                entries[table].append(dict(row))
+    edited = catalog.with_entries(entries)
+    built = []
+    whole = options._build_options
+    monkeypatch.setattr(options, "_build_options", lambda *a: built.append(1) or whole(*a))
+    memo.clear_all()
+    options.build_options(s, base)
+    for cat in (edited, catalog.with_entries(s.catalog_entries)):  # the edit, and back
+        got = options.build_options(s, cat)
+        want = whole(options.OptionInputs.of(s), cat)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        for c in want:  # blanks of the same kind (None is not NaN to a later isinstance)
+            assert [type(v) for v in got[c].astype(object)] == [type(v) for v in want[c].astype(object)], c
+    assert len(built) == (1 if patched else 2)  # back to the rows before: the options before

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -132,7 +133,111 @@ def build_options(s: Scenario, catalog: pricing.Catalog) -> pd.DataFrame:
     tables = (catalog.devices, catalog.buy, catalog.rent, catalog.free, catalog.interruptions, catalog.trends,
               catalog.tables["grid"], catalog.tables["pue"], catalog.tables["embodied"])
     inputs = OptionInputs.of(s)
-    return _OPTIONS.get(tables, (inputs,), lambda: _build_options(inputs, catalog))
+
+    def make() -> pd.DataFrame:
+        for old_tables, old in _OPTIONS.alike((inputs,)):  # an edited price: set its cells
+            patched = _patched(catalog, tables, old_tables, old)
+            if patched is not None:
+                return patched
+        return _build_options(inputs, catalog)
+
+    return _OPTIONS.get(tables, (inputs,), make)
+
+
+#: Option columns that are a buy or rent row's cell as it is (catalog column: option column): an
+#: edit of these cells alone (a what-if's price) changes the option's own cells alone.
+COPIED = {
+    "buy": {"price_usd": "purchase_usd", "resale_usd": "resale_usd", "resale_fraction": "resale_fraction",
+            "price_low_usd": "purchase_low_usd", "price_high_usd": "purchase_high_usd", "source": "source",
+            "layer": "price_source"},
+    "rent": {"usd_per_hour": "usd_per_hour", "usd_per_hour_low": "usd_per_hour_low",
+             "usd_per_hour_high": "usd_per_hour_high", "billing_s": "billing_s", "startup_min": "startup_min",
+             "session_limit_h": "session_limit_h", "setup_min": "setup_min", "transfer_gb_per_h": "transfer_gb_per_h",
+             "storage_usd_per_gb_month": "storage_usd_per_gb_month", "egress_usd_per_gb": "egress_usd_per_gb",
+             "supply": "supply", "term_days": "term_days", "source": "source", "layer": "price_source"},
+}
+#: A rent row's interruption rate, which its option takes through :func:`with_interruption_defaults`.
+_RATE = "interruptions_per_h"
+
+
+def _patched(catalog: pricing.Catalog, tables: tuple, old_tables: tuple, old: pd.DataFrame) -> pd.DataFrame | None:
+    """The options of ``catalog`` made from ``old``, those of ``old_tables`` for the same
+    scenario, where the two catalogs differ only in buy and rent cells that an option copies
+    (:data:`COPIED`: a price, a rate of billing) or in a rent row's interruption rate: those
+    options' cells are set, as :func:`_build_options` would make them; None where the catalogs
+    differ otherwise (another table, a row added, a device, a date), or a cell changes its type:
+    the caller builds every option.
+
+    A sensitivity run or explore plans one scenario with one price edited, hundreds of times,
+    and building the options takes a fifth of a plan: pandas costs the same for one row as for
+    all of them, so an edited option is set cell by cell (tests/test_whatif.py checks the
+    result against a whole build)."""
+    if any(a is not b and _edited_cells(b, a) != {} for k, (a, b) in enumerate(zip(tables, old_tables))
+           if k not in (1, 2)):  # a scenario's own free tier is a new table of the same rows
+        return None
+    at = {o: i for i, o in enumerate(old["option"])}
+    cells: dict[str, dict[int, Any]] = {}
+    for k, table in ((1, "buy"), (2, "rent")):
+        edited = _edited_cells(old_tables[k], tables[k])
+        if edited is None:
+            return None
+        allowed = {*COPIED[table], "_line"} | ({_RATE} if table == "rent" else set())
+        for row, changed in edited.items():
+            if not changed <= allowed:
+                return None
+            option = tables[k]["id"].iat[row]
+            if option not in at:  # not an option: no cell that decides whether it is one changed
+                continue
+            i = at[option]
+            for c in changed & set(COPIED[table]):
+                cells.setdefault(COPIED[table][c], {})[i] = tables[k][c].iat[row]
+            if _RATE in changed:  # its row gives no range or text: those come from a default, or not at all
+                fields = _interruption_fields(str(old["kind"].iat[i]), old["spot"].iat[i], option, tables[k][_RATE].iat[row],
+                                              (math.nan, math.nan, math.nan), catalog.interruptions.to_dict("records"))
+                for c, v in zip(_INTERRUPTION_COLUMNS, fields):
+                    cells.setdefault(c, {})[i] = v
+    if not cells:
+        return old
+    data = {}
+    for c in old.columns:
+        if c not in cells:
+            data[c] = old[c]
+            continue
+        values = old[c].to_numpy(dtype=object if old[c].dtype == object else None, copy=True)
+        for i, v in cells[c].items():
+            # a column of numbers stays one, and with_interruption_defaults sets its columns' types;
+            # elsewhere a cell of another kind might give the whole column another type: build it all
+            if not (_same_kind(values[i], v) or c in _INTERRUPTION_COLUMNS
+                    or (values.dtype.kind == "f" and isinstance(v, float))):
+                return None
+            values[i] = v
+        data[c] = pd.Series(values, index=old.index, dtype=old[c].dtype, name=c)
+    return pd.DataFrame(data, index=old.index)
+
+
+def _edited_cells(old: pd.DataFrame, new: pd.DataFrame) -> dict[int, set[str]] | None:
+    """{row position: the columns whose cells differ} between two versions of a catalog table;
+    None where they differ in shape, columns, types or index."""
+    if old is new:
+        return {}
+    if (old.shape != new.shape or not old.columns.equals(new.columns) or not old.index.equals(new.index)
+            or not old.dtypes.equals(new.dtypes)):
+        return None
+    out: dict[int, set[str]] = {}
+    for c in old.columns:
+        if old[c].equals(new[c]):
+            continue
+        a, b = old[c].to_numpy(), new[c].to_numpy()
+        for i in np.flatnonzero([not (x is y or (_same_kind(x, y) and (x == y or (x != x and y != y))))
+                                 for x, y in zip(a, b)]):
+            out.setdefault(int(i), set()).add(c)
+    return out
+
+
+def _same_kind(x: Any, y: Any) -> bool:
+    """Two cells of one type, blanks (None, NaN) alike."""
+    blank = (x is None or (isinstance(x, float) and math.isnan(x)), y is None or (isinstance(y, float) and math.isnan(y)))
+    return blank[0] == blank[1] and (blank[0] or type(x) is type(y))
 
 
 def _build_options(s: OptionInputs, catalog: pricing.Catalog) -> pd.DataFrame:
@@ -155,23 +260,17 @@ def _build_options(s: OptionInputs, catalog: pricing.Catalog) -> pd.DataFrame:
     power = buy["power_w"].where(buy["power_w"].notna(), buy["device"].map(devices["board_power_w"]) * buy["count"])
     frames = [pd.DataFrame(owned, columns=OPTION_COLUMNS), pd.DataFrame(dict(
         option=buy["id"], kind="buy", offer=buy["id"], device=buy["device"], count=buy["count"].astype(int),
-        purchase_usd=buy["price_usd"], resale_usd=buy["resale_usd"], resale_fraction=buy["resale_fraction"],
-        purchase_low_usd=buy["price_low_usd"] if "price_low_usd" in buy else np.nan,
-        purchase_high_usd=buy["price_high_usd"] if "price_high_usd" in buy else np.nan,
-        condition=buy["condition"], power_w=power, as_of=buy["as_of"], source=buy["source"],
-        price_source=buy["layer"]))]
+        **{o: buy[c] if c in buy else np.nan for c, o in COPIED["buy"].items()},
+        condition=buy["condition"], power_w=power, as_of=buy["as_of"]))]
 
     rent = catalog.rent[_matches(catalog.rent["id"], s.consider.rent)]
     if not s.consider.spot:
         rent = rent[~rent["spot"].astype(bool)]
     frames.append(pd.DataFrame(dict(option=rent["id"], kind="rent", offer=rent["id"], **{c: rent[c] for c in (
-        "device", "count", "usd_per_hour", "spot", "billing_s", "startup_min", "session_limit_h",
-        "interruptions_per_h", "setup_min", "transfer_gb_per_h", "storage_usd_per_gb_month",
-        "egress_usd_per_gb", "frameworks", "as_of", "source", "supply", "usd_per_hour_low", "usd_per_hour_high",
-        "term_days")},
+        "device", "count", "spot", "interruptions_per_h", "frameworks", "as_of")},
+        **{o: rent[c] for c, o in COPIED["rent"].items()},
         persistent_storage=False, needs_person=False, operator=rent["provider"],
-        grid_zone=[f"{p}:{r}" if isinstance(r, str) and r else p for p, r in zip(rent["provider"], rent["region"])],
-        price_source=rent["layer"])))
+        grid_zone=[f"{p}:{r}" if isinstance(r, str) and r else p for p, r in zip(rent["provider"], rent["region"])])))
 
     tiers: list[dict] = []
     free = free_rows(catalog)
@@ -328,35 +427,45 @@ def with_interruption_defaults(opts: pd.DataFrame, defaults: pd.DataFrame) -> pd
     On-demand rent and your own cards are not interrupted."""
     opts = opts.copy()
     table = defaults.to_dict("records")
-    n = len(opts)
-    mode, wait = ["kill"] * n, [0.0] * n
-    rate = opts["interruptions_per_h"].to_numpy(dtype=object).copy()
-    low = opts["interruptions_low_per_h"].to_numpy(dtype=object).copy()
-    high = opts["interruptions_high_per_h"].to_numpy(dtype=object).copy()
-    named = list(opts["interruptions_default"].astype(object))
-    for i, (kind, spot, option, own_rate) in enumerate(zip(opts["kind"], opts["spot"], opts["option"],
-                                                          opts["interruptions_per_h"])):
-        interruptible = kind in NOTEBOOK_KINDS or (kind == "rent" and not missing(spot) and bool(spot))
-        if not interruptible:
-            continue
-        table_kind = "free" if kind in NOTEBOOK_KINDS else kind  # interruptions.csv: notebook tiers are 'free'
-        d = next((d for d in table if d["kind"] == table_kind and fnmatch.fnmatchcase(option, d["match"])), None)
-        if d is None:  # the catalog's check (pricing.loader.check_defaults) keeps this from happening
-            raise ValueError(f"{option}: no interruption default matches it; interruptions.csv needs a row of "
-                             f"kind {kind} matching '*'")
-        mode[i] = d["mode"]
-        wait[i] = float(d["resume_wait_h"]) if d["mode"] == "pause" else 0.0
-        if missing(own_rate):
-            rate[i], low[i], high[i] = float(d["interruptions_per_h"]), float(d["low_per_h"]), float(d["high_per_h"])
-            named[i] = (f"{option}: {d['interruptions_per_h']:g} interruptions/h assumed "
-                        f"(range {d['low_per_h']:g}-{d['high_per_h']:g}; {'an estimate, ' if d['estimate'] else ''}"
-                        f"no rate in the catalog; default '{d['id']}': {d['source']})")
+    rows = [_interruption_fields(kind, spot, option, own_rate, (low, high, named), table)
+            for kind, spot, option, own_rate, low, high, named
+            in zip(opts["kind"], opts["spot"], opts["option"], opts["interruptions_per_h"],
+                   opts["interruptions_low_per_h"], opts["interruptions_high_per_h"],
+                   opts["interruptions_default"].astype(object))]
+    mode, wait, rate, low, high, named = (list(c) for c in zip(*rows)) if rows else ([], [], [], [], [], [])
     opts["interruption_mode"], opts["resume_wait_h"] = pd.Series(mode, index=opts.index, dtype=object), wait
     for col, values in (("interruptions_per_h", rate), ("interruptions_low_per_h", low),
                         ("interruptions_high_per_h", high)):
         opts[col] = pd.to_numeric(pd.Series(values, index=opts.index), errors="coerce")
     opts["interruptions_default"] = pd.Series(named, index=opts.index, dtype=object)
     return opts
+
+
+#: The option columns :func:`_interruption_fields` gives, in its order.
+_INTERRUPTION_COLUMNS = ("interruption_mode", "resume_wait_h", "interruptions_per_h", "interruptions_low_per_h",
+                         "interruptions_high_per_h", "interruptions_default")
+
+
+def _interruption_fields(kind: str, spot: Any, option: str, own_rate: Any, given: tuple[Any, Any, Any],
+                         table: list[dict[Any, Any]]) -> tuple[str, float, Any, Any, Any, Any]:
+    """One option's :data:`_INTERRUPTION_COLUMNS` (:func:`with_interruption_defaults`), from its
+    own rate and what its row gave of the rest (range low, high, the default's text)."""
+    low, high, named = given
+    interruptible = kind in NOTEBOOK_KINDS or (kind == "rent" and not missing(spot) and bool(spot))
+    if not interruptible:
+        return "kill", 0.0, own_rate, low, high, named
+    table_kind = "free" if kind in NOTEBOOK_KINDS else kind  # interruptions.csv: notebook tiers are 'free'
+    d = next((d for d in table if d["kind"] == table_kind and fnmatch.fnmatchcase(option, d["match"])), None)
+    if d is None:  # the catalog's check (pricing.loader.check_defaults) keeps this from happening
+        raise ValueError(f"{option}: no interruption default matches it; interruptions.csv needs a row of "
+                         f"kind {kind} matching '*'")
+    wait = float(d["resume_wait_h"]) if d["mode"] == "pause" else 0.0
+    if not missing(own_rate):
+        return d["mode"], wait, own_rate, low, high, named
+    return (d["mode"], wait, float(d["interruptions_per_h"]), float(d["low_per_h"]), float(d["high_per_h"]),
+            f"{option}: {d['interruptions_per_h']:g} interruptions/h assumed "
+            f"(range {d['low_per_h']:g}-{d['high_per_h']:g}; {'an estimate, ' if d['estimate'] else ''}"
+            f"no rate in the catalog; default '{d['id']}': {d['source']})")
 
 
 def stale_rows(options: pd.DataFrame, on: dt.date, days: int = STALE_AFTER_DAYS) -> pd.DataFrame:
