@@ -739,3 +739,38 @@ def test_an_edited_price_sets_its_options_cells_as_a_whole_build_makes_them(cata
         for c in want:  # blanks of the same kind (None is not NaN to a later isinstance)
             assert [type(v) for v in got[c].astype(object)] == [type(v) for v in want[c].astype(object)], c
     assert len(built) == (1 if patched else 2)  # back to the rows before: the options before
+
+
+def test_a_quote_is_kept_under_what_its_option_reads(catalog, load, thesis_text):
+    """issue 36: a quote is kept under its option and the inputs its kind reads
+    (quotes.QuoteInputs.key), so a what-if on your time re-prices the free tiers, not the rented
+    machines. Every input a kind's key leaves blank, moved, leaves that option's quote as it was,
+    on the thesis's cards, rented machines and notebook tiers (started by hand) alike."""
+    from planner.decide.options import build_options
+    from planner.decide.quotes import QuoteInputs, _phase_row, exclusions
+    from planner.model.records import options_of
+
+    s = load(thesis_text)
+    cat = catalog.with_entries(s.catalog_entries)
+    opts = build_options(s, cat)
+    feas = exclusions(s, opts, cat.devices, cat.throughput)
+    merged = opts.merge(feas, on="option")
+    usable = options_of(merged[merged["reason"].isna()])
+    assert {"buy", "rent", "free"} <= {r.kind for r in usable} and any(r.needs_person for r in usable)
+    checked = 0
+    for ph in s.phases:
+        inputs = QuoteInputs.of(s, ph)
+        you = inputs.you
+        for moved in (dataclasses.replace(inputs, electricity_usd_per_kwh=inputs.electricity_usd_per_kwh * 3),
+                      dataclasses.replace(inputs, sold_on=inputs.begin),  # a card sold on the phase's first day
+                      dataclasses.replace(inputs, you=dataclasses.replace(you, host_power_w=you.host_power_w + 300)),
+                      dataclasses.replace(inputs, you=dataclasses.replace(
+                          you, time_value_usd_per_hour=you.time_value_usd_per_hour * 3)),
+                      dataclasses.replace(inputs, you=dataclasses.replace(
+                          you, attention_starts_per_day=you.attention_starts_per_day / 10))):
+            for r in usable:
+                same = repr(_phase_row(moved, ph, r)) == repr(_phase_row(inputs, ph, r))
+                if inputs.key(r) == moved.key(r):
+                    assert same, (ph.name, r.option, moved)
+                    checked += 1
+    assert checked > 3 * len(usable)

@@ -195,39 +195,63 @@ def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Step | None
 
 
 @dataclass(frozen=True)
+class QuoteYou:
+    """What a quote reads of ``you``: the rest (your budget, credits, cards, grid) is the
+    options' and the program's."""
+
+    host_power_w: float  # read for cards at home
+    time_value_usd_per_hour: float  # read where sessions are started by hand
+    attention_starts_per_day: float  # likewise
+    carbon_usd_per_kg: float | None
+
+    @classmethod
+    def of(cls, you: You) -> QuoteYou:
+        return cls(you.host_power_w, you.time_value_usd_per_hour, you.attention_starts_per_day, you.carbon_usd_per_kg)
+
+
+@dataclass(frozen=True)
 class QuoteInputs:
-    """Everything a quote reads of its scenario, whole and frozen: the key it is kept under in a
-    process (pricing.memo). A quote is priced from this record and its option's alone, so a
-    scenario field it would read and this record leaves out is an AttributeError in every plan,
-    never a stale price in a sweep. It answers the Scenario's questions a quote asks (``window``,
-    ``last_day``, ``ranges``) for its one phase."""
+    """Everything a quote reads of its scenario, whole and frozen. A quote is priced from this
+    record and its option's alone, so a scenario field it would read and this record leaves out
+    is an AttributeError in every plan, never a stale price in a sweep. It answers the Scenario's
+    questions a quote asks (``window``, ``last_day``, ``ranges``) for its one phase, and says
+    what an option's quote is kept under (:meth:`key`)."""
 
     phase: Phase
     begin: dt.date
     end: dt.date  # exclusive, as Scenario.window
     workload: Workload
     electricity_usd_per_kwh: float
-    you: You
+    you: QuoteYou
     work_range: tuple[float, float] | None  # the phase's gpu_hours written as a range
     phase_confidence: float
     step: Step | None = None  # the workload's step: the range of its fixed time widens the planned hours
     sold_on: dt.date | None = None  # the horizon's end, where the phase's window runs past it: a card bought is sold then
 
-    def __hash__(self) -> int:
-        """Hashed once (the fields' hash, as the dataclass's would be): a plan looks its quotes
-        up under (these inputs, each option), dozens of times per phase."""
-        h: int | None = self.__dict__.get("_hash")
-        if h is None:
-            h = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
-            object.__setattr__(self, "_hash", h)
-        return h
-
     @classmethod
     def of(cls, s: Scenario, ph: Phase, step: Step | None = None) -> QuoteInputs:
         begin, end = s.window(ph)
-        return cls(ph, begin, end, s.workload, s.electricity_usd_per_kwh, s.you,
+        return cls(ph, begin, end, s.workload, s.electricity_usd_per_kwh, QuoteYou.of(s.you),
                    s.ranges.get(f"phases.{ph.name}.gpu_hours"), s.phase_confidence, step,
                    s.horizon_end if end > s.horizon_end else None)
+
+    @functools.cached_property
+    def _every_option_reads(self) -> _HashedOnce:
+        return _HashedOnce((self.phase, self.begin, self.end, self.workload, self.work_range, self.phase_confidence,
+                            self.step, self.you.carbon_usd_per_kg))
+
+    def key(self, r: Option) -> tuple:
+        """What option ``r``'s quote is kept under in a process (pricing.memo), with ``r``: these
+        inputs less those its kind never reads, blank. Electricity and the host's power are read
+        for cards at home, your time and attention where sessions are started by hand, the day
+        cards are sold for a card bought; so a what-if that moves your time re-prices the free
+        tiers, not the rented machines (tests/test_plan.py changes each blank field and finds the
+        quote the same)."""
+        home, by_hand = r.kind in ("own", "buy"), bool(r.needs_person)
+        return (self._every_option_reads,
+                (self.electricity_usd_per_kwh, self.you.host_power_w) if home else None,
+                (self.you.time_value_usd_per_hour, self.you.attention_starts_per_day) if by_hand else None,
+                self.sold_on if r.kind == "buy" else None)
 
     def window(self, ph: Phase) -> tuple[dt.date, dt.date]:
         assert ph == self.phase, "a quote's inputs answer for their own phase"
@@ -241,12 +265,27 @@ class QuoteInputs:
         return {} if self.work_range is None else {f"phases.{self.phase.name}.gpu_hours": self.work_range}
 
 
+class _HashedOnce:
+    """Values hashed once: a phase's part of the key of each of its options' quotes."""
+
+    __slots__ = ("_hash", "values")
+
+    def __init__(self, values: tuple):
+        self.values, self._hash = values, hash(values)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _HashedOnce) and self._hash == other._hash and self.values == other.values
+
+
 def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Step | None = None) -> list[Quote]:
     """Price every (phase, usable option): expected hours, dates and cost parts [USD].
 
     A quote is priced from its :class:`QuoteInputs` and the option's own record alone, and kept
-    per process under those two frozen records (pricing.memo): a what-if that moves one of them
-    prices again what it touches, never less."""
+    per process under the option and what of those inputs it reads (:meth:`QuoteInputs.key`):
+    a what-if that moves one of them prices again what it touches, never less."""
     def usable_rows() -> list[Option]:
         merged = opts.merge(feas, on="option")
         return options_of(merged[merged["reason"].isna()])
@@ -255,7 +294,7 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Ste
     out = []
     for ph in s.phases:
         inputs = QuoteInputs.of(s, ph, step)
-        out += [_ROWS.get((inputs, r), functools.partial(_phase_row, inputs, ph, r)) for r in options]
+        out += [_ROWS.get((inputs.key(r), r), functools.partial(_phase_row, inputs, ph, r)) for r in options]
     return out
 
 
