@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from planner.model import costs, sessions, workload
@@ -28,6 +29,19 @@ def test_offer_resale_overrides_the_model():
     assert costs.resale_usd(1000, 24, "new", resale_fraction_given=0.4) == pytest.approx(400)
     # the default model's market value, less eBay's 12.9 % final value fee
     assert costs.resale_usd(1000, 24, "new", math.nan, math.nan) == pytest.approx(1000 * 0.81 * 0.81 * 0.871)
+
+
+def test_a_multiple_of_the_resale_model_scales_it_up_to_what_a_new_card_brings():
+    # resale: 0.5x on a new 1,000 USD card held 24 months: half of 1000 x 0.81 x 0.81 x 0.871
+    assert costs.resale_usd(1000, 24, "new", None, None, 0.5) == pytest.approx(0.5 * 1000 * 0.81 * 0.81 * 0.871)
+    # 1.2x on one held a week would bring 1.2 x 1000 x (1 - 0.19 x 7/365.25) x 0.871 = 1,041 USD, more than it
+    # cost: capped at what one sold the day it is bought brings, 871 USD (arrays alike)
+    assert costs.resale_usd(1000, 7 / 365.25 * 12, "new", None, None, 1.2) == pytest.approx(871.0)
+    months = [7 / 365.25 * 12, 24.0]
+    assert list(costs.resale_usd(1000, np.array(months), "new", None, None, 1.2)) == pytest.approx(
+        [871.0, 1.2 * 1000 * 0.81 * 0.81 * 0.871])
+    # a share or money the offer gives wins over the multiple
+    assert costs.resale_usd(1000, 24, "new", None, 0.4, 0.5) == pytest.approx(400)
 
 
 def test_electricity():

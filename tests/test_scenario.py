@@ -100,6 +100,20 @@ def test_scenario_catalog_entries_in_catalog_columns(load):
     assert rent["session_limit_h"] == 24 and rent["startup_min"] == 10 and rent["interruptions_per_h"] == 0.02
 
 
+def test_a_resale_may_be_a_multiple_of_the_model_and_a_wrong_one_says_what_it_expects(load):
+    # what a sensitivity moves where the model gives a card's resale: --set takes the figure it states
+    row = "    - {id: card, device: rtx-3090, condition: used, price: 650 USD, resale: RESALE}\n"
+    s = load(MINIMAL + "catalog:\n  buy:\n" + row.replace("RESALE", "0.9x"))
+    assert s.catalog_entries["buy"][0]["resale_model_factor"] == pytest.approx(0.9)
+    s = load(MINIMAL + "catalog:\n  buy:\n" + row.replace("RESALE", "40%"), sets=["catalog.buy.card.resale=1.1x"])
+    assert s.catalog_entries["buy"][0]["resale_model_factor"] == pytest.approx(1.1)
+    assert "resale_fraction" not in s.catalog_entries["buy"][0]
+    with pytest.raises(InputError, match=r"expected a multiple of the resale model such as 0\.9x, got 'abcx'"):
+        load(MINIMAL + "catalog:\n  buy:\n" + row.replace("RESALE", "abcx"))
+    with pytest.raises(InputError, match="expected a multiple of the resale model of zero or more"):
+        load(MINIMAL + "catalog:\n  buy:\n" + row.replace("RESALE", "-0.5x"))
+
+
 def test_consider_patterns_may_name_the_scenarios_own_offers(load):
     text = MINIMAL + ("catalog:\n  rent:\n    - {id: uni-cluster, device: a100-40gb, price: 0.40 USD/h}\n"
                       "consider:\n  rent: [uni-*]\n")

@@ -774,3 +774,31 @@ def test_a_quote_is_kept_under_what_its_option_reads(catalog, load, thesis_text)
                     assert same, (ph.name, r.option, moved)
                     checked += 1
     assert checked > 3 * len(usable)
+
+
+def test_a_resale_from_the_model_is_moved_as_a_multiple_of_it_and_its_value_as_given_is_the_plan():
+    """A card whose resale is the default model, bought later than the first day (buy_later: sold
+    younger, for more): the sensitivity moved it as the share a card bought on the first day
+    fetches, and --set at that very share, stated as the value as given, planned otherwise (a
+    fixed share loses the model's dependence on age). It is moved as a multiple of the model:
+    1x re-planned is the plan as given, and a stated flip re-planned either side changes as said."""
+    from .test_contract import LATER
+
+    text = LATER.format(later="buy_later: 4 weeks\nbuy_price_trend: -50%/year", rent=0.35).replace(
+        ", resale: 50%", "")
+    base = whatif.run_one(job(text))
+    assert " on 2027-" in base["buy"]  # bought later than the first day
+    df = whatif.sensitivity(job(text), 0.2).set_index("input")
+    row = df.loc["catalog.buy[card-x].resale"]
+    assert (row["value"], row["low_value"], row["high_value"]) == ("1x", "0.8x", "1.2x")
+    as_given = whatif.run_one(job(text, sets=("catalog.buy[card-x].resale=1x",)))
+    assert (as_given["buy"], as_given["plan"], as_given["total_cost"]) == (base["buy"], base["plan"], base["total_cost"])
+    for side in ("down", "up"):
+        kept, at = row[f"flip_{side}_kept"], row[f"flip_{side}_at"]
+        if not kept:
+            continue
+        same = whatif.run_one(job(text, sets=(f"catalog.buy[card-x].resale={kept}",)))
+        other = whatif.run_one(job(text, sets=(f"catalog.buy[card-x].resale={at}",)))
+        assert (same["buy"], same["plan"]) == (base["buy"], base["plan"])
+        assert (other["buy"], other["plan"]) != (base["buy"], base["plan"])
+    assert row["decision_flips"]  # the test reads a flip

@@ -92,7 +92,8 @@ class Pair:
     buy_fixed_usd: float
     buy_usd_per_hour: float
     rent_usd_per_hour: float
-    resale: tuple = ()  # costs.resale_usd's arguments after the months: (price, condition, given USD, given fraction)
+    resale: tuple = ()  # costs.resale_usd's arguments after the months: (price, condition, given USD, given
+    # fraction, multiple of the model)
     rent_curve: RentCurve | None = None  # a rent price that moves: what H hours cost (rent_usd_per_hour: at the break-even)
 
     def resale_usd(self, months: np.ndarray) -> np.ndarray:
@@ -101,8 +102,8 @@ class Pair:
 
 def _resale_usd(args: tuple, months: np.ndarray) -> np.ndarray:
     """What selling the card after each of ``months`` brings (the one resale model, costs.resale_usd)."""
-    price, condition, given_usd, given_fraction = args
-    return costs.resale_usd(price, months, condition, given_usd, given_fraction) + np.zeros_like(months)
+    price, condition, given_usd, given_fraction, model_factor = args
+    return costs.resale_usd(price, months, condition, given_usd, given_fraction, model_factor) + np.zeros_like(months)
 
 
 @dataclass(frozen=True)
@@ -261,8 +262,8 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
     edges, months = np.array([0.0, np.inf]), np.array([float(s.horizon_months)])  # kept for the horizon
     rows = opts.drop_duplicates("option").set_index("option")
     devices = rows["device"].to_dict()
-    cards = rows[rows["kind"] == "buy"][["device", "purchase_usd", "condition", "resale_usd", "resale_fraction"]
-                                        ].to_dict("index")  # one read of the table, not a row lookup per card
+    cards = rows[rows["kind"] == "buy"][["device", "purchase_usd", "condition", "resale_usd", "resale_fraction",
+                                         "resale_model_factor"]].to_dict("index")  # one read, not a lookup per card
     by_rate = sorted(rent_rate, key=lambda r: (r == FREE_MIX, rent_rate[r], r))
     for b in quotes.loc[quotes["kind"] == "buy", "option"].unique():
         if b not in rate:
@@ -275,7 +276,7 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
         device = o["device"]
         order = sorted(by_rate, key=lambda r: r == FREE_MIX or devices.get(r) != device)
         resale_args = (float(o["purchase_usd"]), o["condition"], opt_float(o["resale_usd"]),
-                       opt_float(o["resale_fraction"]))
+                       opt_float(o["resale_fraction"]), opt_float(o["resale_model_factor"]))
         resale = _resale_usd(resale_args, months)
         h_max = SEARCH_MULTIPLE * max(total, 1.0)
         hours = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]), h_max)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 OPTION_COLUMNS = [
     "option", "kind", "offer", "device", "count", "usd_per_hour", "usd_per_month", "purchase_usd",
-    "resale_usd", "resale_fraction", "condition", "power_w", "session_limit_h", "idle_timeout_min",
+    "resale_usd", "resale_fraction", "resale_model_factor", "condition", "power_w", "session_limit_h", "idle_timeout_min",
     "quota_h_per_week", "quota_h_total", "cap_h_per_month", "units_per_hour", "needs_person", "setup_min",
     "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
@@ -148,6 +148,7 @@ def build_options(s: Scenario, catalog: pricing.Catalog) -> pd.DataFrame:
 #: edit of these cells alone (a what-if's price) changes the option's own cells alone.
 COPIED = {
     "buy": {"price_usd": "purchase_usd", "resale_usd": "resale_usd", "resale_fraction": "resale_fraction",
+            "resale_model_factor": "resale_model_factor",
             "price_low_usd": "purchase_low_usd", "price_high_usd": "purchase_high_usd", "source": "source",
             "layer": "price_source"},
     "rent": {"usd_per_hour": "usd_per_hour", "usd_per_hour_low": "usd_per_hour_low",

@@ -579,5 +579,6 @@ def card_path(s: Scenario | CardInputs, opt: pd.Series) -> CardPath:
     months = s.horizon_months - days * 24.0 / units.HOURS_PER_MONTH
     return tuple((int(d), float(p), float(costs.resale_usd(float(p), float(m), opt["condition"],
                                                            opt_float(opt["resale_usd"]),
-                                                           opt_float(opt["resale_fraction"]))))
+                                                           opt_float(opt["resale_fraction"]),
+                                                           opt_float(opt.get("resale_model_factor")))))
                  for d, p, m in zip(days, prices, months))

@@ -68,23 +68,32 @@ def resale_fraction(months: float | np.ndarray, condition: str) -> Any:
 
 @overload
 def resale_usd(price_usd: float, months: float, condition: str, resale_usd_given: float | None = None,
-               resale_fraction_given: float | None = None) -> float: ...
+               resale_fraction_given: float | None = None, model_factor: float | None = None) -> float: ...
 
 
 @overload
 def resale_usd(price_usd: float, months: np.ndarray, condition: str, resale_usd_given: float | None = None,
-               resale_fraction_given: float | None = None) -> float | np.ndarray: ...
+               resale_fraction_given: float | None = None, model_factor: float | None = None
+               ) -> float | np.ndarray: ...
 
 
 def resale_usd(price_usd: float, months: float | np.ndarray, condition: str, resale_usd_given: float | None = None,
-               resale_fraction_given: float | None = None) -> Any:
-    """What selling the card brings: the offer's own figure, else the default model's market
-    value less the selling fee (scalars, or an array of ``months``)."""
+               resale_fraction_given: float | None = None, model_factor: float | None = None) -> Any:
+    """What selling the card brings: the offer's own figure (money, else a share of the price),
+    else the default model's market value less the selling fee, times ``model_factor`` where
+    the offer gives one (``resale: 0.9x``: the model's figure for the card's age, a tenth less;
+    at most what a new card brings) (scalars, or an array of ``months``)."""
     if resale_usd_given is not None and not math.isnan(resale_usd_given):
         return resale_usd_given
     if resale_fraction_given is not None and not math.isnan(resale_fraction_given):
         return price_usd * resale_fraction_given
-    return price_usd * resale_fraction(months, condition) * (1.0 - RESALE_SELLING_FEE)
+    model = price_usd * resale_fraction(months, condition) * (1.0 - RESALE_SELLING_FEE)
+    if model_factor is None or math.isnan(model_factor):
+        return model
+    # never more than a card sold the day it is bought brings: a multiple above 1 would otherwise
+    # pay for a card bought days before the horizon's end and sold at more than its price
+    most = price_usd * (1.0 - RESALE_SELLING_FEE)
+    return np.minimum(model * model_factor, most) if isinstance(model, np.ndarray) else min(model * model_factor, most)
 
 
 def path_factor(days: float | np.ndarray | list[int], priced_day: float, trend_per_year: float,
@@ -125,7 +134,7 @@ def resale_rows(offer: Mapping[str, Any]) -> list[tuple[str, str]]:
     """A buy offer's resale after one, two and three years, as ``planner pricing show`` lists it."""
     def after(months: int) -> float:
         return resale_usd(offer["price_usd"], months, offer["condition"], opt_float(offer["resale_usd"]),
-                          opt_float(offer["resale_fraction"]))
+                          opt_float(offer["resale_fraction"]), opt_float(offer.get("resale_model_factor")))
 
     return [(f"resale after {months} months (offer's figure, else default model less fees)", f"{after(months):,.0f} USD")
             for months in (12, 24, 36)]

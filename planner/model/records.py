@@ -44,6 +44,7 @@ class Option:
     purchase_usd: float | None
     resale_usd: float | None
     resale_fraction: float | None
+    resale_model_factor: float | None  # a multiple of the resale model (resale: 0.9x)
     condition: str | None
     power_w: float | None
     usd_per_hour_low: float | None

@@ -542,12 +542,25 @@ def _confidence(v: Any, ctx: _Context) -> Any:
 
 
 def _money_or_fraction(v: Any, ctx: _Context) -> Any:
-    """Resale: money ("300 USD") or a share of the price ("40%")."""
+    """Resale: money ("300 USD"), a share of the price ("40%"), or a multiple of the resale
+    model's figure ("0.9x": what a sensitivity moves where the model gives a card's resale)."""
     if isinstance(v, str) and v.strip().endswith("%"):
         return ("fraction", units.parse_fraction(v))
+    if isinstance(v, str) and v.strip().lower().endswith("x"):
+        try:
+            factor = float(v.strip()[:-1])
+        except ValueError:
+            raise ValueError(f"expected a multiple of the resale model such as 0.9x, got {v!r}") from None
+        if not (math.isfinite(factor) and factor >= 0):
+            raise ValueError(f"expected a multiple of the resale model of zero or more, got {v!r}")
+        return ("model", factor)
     if isinstance(v, float) and 0 <= v <= 1:
         return ("fraction", v)
-    return ("usd", _q(_money)(v, ctx))
+    try:
+        return ("usd", _q(_money)(v, ctx))
+    except ValueError as exc:
+        raise ValueError(f"{exc} (or a share of the price such as 40%, or a multiple of the resale model such "
+                         "as 0.9x)") from None
 
 
 def _patterns(kind: str) -> Callable[[Any, _Context], Any]:
@@ -716,9 +729,10 @@ def _entry(table: str, keys: Mapping[str, Any]) -> dict[str, tuple[str, Field]]:
 ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
     "buy": _entry("buy", {
         "count": "count", "condition": "condition", "price": "price_usd",
-        # money or a share of the price: one key for two columns (resale_usd, resale_fraction)
-        "resale": ("resale", Field(_money_or_fraction, doc="money, or a share of the price (60%); default: "
-                                   "the resale model (planner pricing show ID)")),
+        # money, a share of the price or a multiple of the model: one key for three columns
+        "resale": ("resale", Field(_money_or_fraction, doc="money, a share of the price (60%), or a multiple "
+                                   "of the resale model's figure (0.9x); default: the resale model (planner "
+                                   "pricing show ID)")),
         "power": "power_w",
     }),
     "rent": _entry("rent", {

@@ -474,9 +474,9 @@ class _Validator:
                 row = {columns[k][0]: val for k, val in values.items()}
                 if "resale" in row:
                     how, amount = row.pop("resale")
-                    row["resale_fraction" if how == "fraction" else "resale_usd"] = amount
+                    row[{"fraction": "resale_fraction", "model": "resale_model_factor"}.get(how, "resale_usd")] = amount
                     price = row.get("price_usd")
-                    if how != "fraction" and isinstance(price, (int, float)) and amount > price:
+                    if how == "usd" and isinstance(price, (int, float)) and amount > price:
                         self.add(path + ("resale",), f"resale {amount:,.2f} USD is above the price {price:,.2f} "
                                  "USD: a card does not sell for more than it cost; give the resale as money or a %")
                 row.setdefault("source", f"scenario file ({self.doc.file})")

@@ -506,15 +506,20 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
 def _resale(r: Any, card: tuple[float, float], money: dict[str, Any]) -> Amount | None:
     """A card's resale as a what-if moves it: as the row gives it, a share of the price paid
     (``resale: 50%``, moved as a share, so a card bought later at another price keeps it) or money;
-    from the default model, the share of the price the plan's card sells for (as the plan has it:
-    on the first day). None when it sells for nothing."""
-    share = opt_float(r["resale_fraction"])
-    if share is None and opt_float(r["resale_usd"]) is None and card[0] > 0 and card[1] > 0:
-        share = card[1] / card[0]
+    from the default model, as a multiple of the model (``resale: 1x``, moved to 0.8x and 1.2x),
+    which keeps the model's dependence on the card's age: a share of the price would stand for
+    the model only on the first day, and a plan that buys the card later (``buy_later``: sold
+    younger, for more) changed at the very share the table called 'as given'. None when it sells
+    for nothing."""
+    share, usd = opt_float(r["resale_fraction"]), opt_float(r["resale_usd"])
     if share is not None:
         return Amount(share, ("buy", str(r["offer"]), "resale_fraction"), 0.01, " %")
-    usd = opt_float(r["resale_usd"])
-    return Amount(usd, ("buy", str(r["offer"]), "resale_usd"), **money) if usd else None
+    if usd is not None:
+        return Amount(usd, ("buy", str(r["offer"]), "resale_usd"), **money) if usd else None
+    if card[1] <= 0:
+        return None
+    factor = opt_float(r.get("resale_model_factor"))
+    return Amount(1.0 if factor is None else factor, ("buy", str(r["offer"]), "resale_model_factor"), unit="x")
 
 
 def own_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
