@@ -1,7 +1,8 @@
 """Speed of what-if commands as a lab meeting runs them: `planner sensitivity` (with the flip
 values it bisects) and a 20-value `planner sweep` on thesis.yaml and over the whole catalog, and
 on bench/lab-boxes.yaml (two boxes against renting A100/H100 over two years: seven phases of
-twenty runs) `run`, `sensitivity`, a 7 x 5 sweep and `explore` (343 plans).
+twenty runs) `run`, `sensitivity`, a 7 x 5 sweep and `explore` (343 plans); and `run` and
+`sensitivity` on bench/lab-two-years.yaml, whose cards may be bought later (buy_later).
 
     python bench/whatif.py [--repeat 3] [--only lab]
 
@@ -25,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 THESIS = str(ROOT / "scenarios" / "thesis.yaml")
 LAB = str(ROOT / "bench" / "lab-boxes.yaml")
+LATER = str(ROOT / "bench" / "lab-two-years.yaml")
 WHOLE = ["--set", 'consider.rent=["*"]', "--set", 'consider.buy=["*"]', "--set", 'consider.free=["*"]']
 CASES = {
     "sensitivity, thesis": ["sensitivity", THESIS],
@@ -37,6 +39,8 @@ CASES = {
     "lab: sweep 7 x 5": ["sweep", LAB, "--vary", "catalog.rent[vast:a100-40gb-interruptible].price=0.25:0.55:7 EUR/h",
                          "--vary", "phases.paper-d.gpu_hours=60:100:5"],
     "lab: explore (343 plans)": ["explore", LAB, "--report", "{tmp}", "--force"],
+    "lab, buying later: run": ["run", LATER],
+    "lab, buying later: sensitivity": ["sensitivity", LATER],
 }
 
 

@@ -1043,7 +1043,7 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     The integer search runs without HiGHS's presolve: on these programs (hundreds of rows, a few
     binaries) presolve costs more than it saves (36 -> 24 ms on the lab box, 32 -> 17 ms on the
     thesis; bench/optimize.py), and the hours come from the second solve, with presolve, so the
-    plan is the same. Nor does it run HiGHS's feasibility-jump heuristic (:data:`SEARCH_OPTIONS`).
+    plan is the same. Nor does it run HiGHS's heuristics that find what its root finds (:data:`SEARCH_OPTIONS`).
     The linear relaxation is not tried first: it bought whole cards in 8 of the 126 programs of
     `planner sensitivity bench/lab-boxes.yaml`, and in 2 of 119 where the box is the plan (its price
     set to 2,000 EUR), so it cost 7 ms a plan far more often than it saved 11.
@@ -1076,14 +1076,20 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     return Solution(res.status == 0, x, float(program.c @ x), res.message)
 
 
-#: Options of HiGHS's branch and bound beyond :func:`solve`'s own. Feasibility jump (Luteberget
-#: and Sartor 2023, *Feasibility Jump: an LP-free Lagrangian MIP heuristic*; HiGHS from 1.11)
-#: looks for a first integer plan before the root LP; here the root LP of a few binaries (a box
-#: bought or not) finds one anyway, so the heuristic is pure cost: 26 -> 18 ms a search on the
-#: lab box and 15 -> 10 ms on the thesis, with the same plans (bench/searches.py: every search
-#: of `planner sensitivity bench/lab-boxes.yaml`). A HiGHS without it (scipy before 1.17) has
-#: nothing to switch off and ignores it (:func:`_search`).
-SEARCH_OPTIONS = {"mip_heuristic_run_feasibility_jump": False}
+#: Options of HiGHS's branch and bound beyond :func:`solve`'s own: primal heuristics that look
+#: for integer plans the search itself finds at its root. Feasibility jump (Luteberget and
+#: Sartor 2023, *Feasibility Jump: an LP-free Lagrangian MIP heuristic*; HiGHS from 1.11) runs
+#: before the root LP; here the root LP of a few binaries (a box bought or not) finds a plan
+#: anyway: 26 -> 18 ms a search on the lab box and 15 -> 10 ms on the thesis. RINS and RENS
+#: (sub-MIPs around the LP's solution; Danna et al. 2005, Berthold 2014) and the root
+#: reduced-cost heuristic took most of a search with ``buy_later`` (a binary per card and buy
+#: day: 54 of them on a lab's two years), whose root closes the gap with cuts: 236 -> 94 ms a
+#: search, and 458 -> 128 ms on a sweep of it, the other searches as fast as before; the same
+#: purchases and cost in all 161 searches of six commands (bench/searches.py for one). The
+#: search still proves its plan optimal within its gap. A HiGHS without an option (scipy
+#: before 1.17) ignores it (:func:`_search`).
+SEARCH_OPTIONS = {"mip_heuristic_run_feasibility_jump": False, "mip_heuristic_run_rins": False,
+                  "mip_heuristic_run_rens": False, "mip_heuristic_run_root_reduced_cost": False}
 
 
 def _search(c: np.ndarray, **kwargs: Any) -> Any:
