@@ -802,3 +802,32 @@ def test_a_resale_from_the_model_is_moved_as_a_multiple_of_it_and_its_value_as_g
         assert (same["buy"], same["plan"]) == (base["buy"], base["plan"])
         assert (other["buy"], other["plan"]) != (base["buy"], base["plan"])
     assert row["decision_flips"]  # the test reads a flip
+
+
+def test_a_default_rates_flip_is_stated_between_known_rates_and_holds_when_planned_again():
+    """A spot offer without a rate takes a default with a range (other-spot: 0.2/h, 0.02-0.74),
+    and the plan pays the hours the range adds on average: at 0.45 USD/h the spot offer loses to
+    the on-demand one (0.50). Any rate set is known: 0.2/h set loses nothing to the range and the
+    spot offer wins, so a flip stated 'below 0.2/h' (the bisection started at the default) failed
+    when planned again at 0.2. The search runs between known rates from the end of the range
+    that keeps the plan (0.74), and the sentence says what the value as given is."""
+    from planner.report.page import whatif_page
+
+    spot = "    - {id: cheap-spot, device: rtx-3090, price: 0.45 USD/h, spot: true, billing: 1 s, startup: 0 min, " \
+           "setup: 0 min}\n"
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster, cheap-spot", free="").replace(
+        "consider:\n", "consider:\n  spot: true\n").replace("  free:\n", spot + "  free:\n")
+    base = whatif.run_one(job(text))
+    assert base["plan"] == "train: uni-cluster"
+    assert whatif.run_one(job(text, sets=("catalog.rent[cheap-spot].interruptions=0.2/h",)))["plan"] == "train: cheap-spot"
+    df = whatif.sensitivity(job(text), 0.2)
+    row = df.set_index("input").loc["catalog.rent[cheap-spot].interruptions"]
+    assert (row["value"], row["default_range"], row["decision_flips"]) == ("0.2/h", "0.02-0.74/h", "down")
+    kept, at = row["flip_down_kept"], row["flip_down_at"]
+    assert float(kept.removesuffix("/h")) > 0.2  # between known rates, above the default's central figure
+    assert whatif.run_one(job(text, sets=(f"catalog.rent[cheap-spot].interruptions={kept}",)))["plan"] == base["plan"]
+    assert whatif.run_one(job(text, sets=(f"catalog.rent[cheap-spot].interruptions={at}",)))["plan"] == "train: cheap-spot"
+    said = "\n".join(whatif_page(df, "t").sections[0].blocks[0].items)
+    assert (f"catalog.rent[cheap-spot].interruptions: 0.2/h is a default with a range (0.02-0.74/h), whose hours the "
+            f"plan pays on average; a rate you give is known, and one below {kept} ({at} changes it) changes the plan: "
+            "buy nothing; train on cheap-spot") in said

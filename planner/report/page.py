@@ -719,7 +719,7 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
 
 
 #: Sensitivity's flip columns (whatif.sensitivity): said in sentences above the table, kept in CSV and JSON.
-FLIP_COLUMNS = ("flip_down_kept", "flip_down_at", "flip_up_kept", "flip_up_at", "shipped_value")
+FLIP_COLUMNS = ("flip_down_kept", "flip_down_at", "flip_up_kept", "flip_up_at", "shipped_value", "default_range")
 
 
 def _number(text: object) -> float | None:
@@ -737,7 +737,14 @@ def _flip_lines(df: pd.DataFrame) -> list[str]:
     for r in df.itertuples(index=False):
         for side, word, buy, plan in (("down", "below", r.buy_low, r.plan_low), ("up", "above", r.buy_high, r.plan_high)):
             at, kept = getattr(r, f"flip_{side}_at"), getattr(r, f"flip_{side}_kept")
-            if at:
+            if at and getattr(r, "default_range", ""):
+                # as given, a default's range is priced; a rate set is known: where known rates change it
+                where = (f"one of {r.value} or {word}" if _number(kept) == _number(r.value)
+                         else f"one {word} {kept} ({at} changes it)")
+                out.append(f"{r.input}: {r.value} is a default with a range ({r.default_range}), whose hours the plan "
+                           f"pays on average; a rate you give is known, and {where} changes the plan: buy {buy}; "
+                           f"{_grouped_plan(str(plan))}")
+            elif at:
                 out.append(f"{r.input} {word} {kept} ({at} changes it): buy {buy}; {_grouped_plan(str(plan))}")
                 was, at_x = _number(getattr(r, "shipped_value", "")), _number(at)
                 if was is not None and at_x is not None and (was >= at_x if side == "up" else was <= at_x):

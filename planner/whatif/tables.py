@@ -70,6 +70,9 @@ class Amount:
     unit: str = ""
     digits: int = 4
     shipped: float | None = None  # the shipped catalog's figure, where a refreshed layer changed it
+    #: a default's sourced range (low, high), where the value as given is one: the plan as given
+    #: prices the hours the range adds on average, and any value set is taken as known
+    default_range: tuple[float, float] | None = None
 
     def __str__(self) -> str:
         return f"{_figure(self.value / self.per, self.digits)}{self.unit}"
@@ -487,7 +490,8 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
             amount = Amount(rate, (table, offer, "interruptions_per_h"), unit="/h")
             low, high = opt_float(r["interruptions_low_per_h"]), opt_float(r["interruptions_high_per_h"])
             if isinstance(r["interruptions_default"], str) and low is not None and high is not None and low < high:
-                out.append((path, amount, amount.at(low), amount.at(high)))  # a default: its sourced range
+                given = dataclasses.replace(amount, default_range=(low, high))
+                out.append((path, given, amount.at(low), amount.at(high)))  # a default: its sourced range
             else:
                 moved(path, amount)
         if kind in ("free", "subscription") and opt_float(r["quota_h_per_week"]):
@@ -700,7 +704,12 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: Wo
         for side in sides:
             at_row = {"buy": r.buy_low if side == "down" else r.buy_high,
                       "plan": r.plan_low if side == "down" else r.plan_high}
-            tasks.append((base, str(r.input), value, low if side == "down" else high, at_row, _signature(ref)))
+            start = value
+            if isinstance(value, Amount) and value.default_range is not None and len(sides) == 1:
+                # a default is priced over its range as given, and a rate set is known: the search
+                # runs between known rates, from the end of the range that keeps the plan
+                start = high if side == "down" else low
+            tasks.append((base, str(r.input), start, low if side == "down" else high, at_row, _signature(ref)))
             keys.append((str(r.input), side))
         if "down" not in sides and isinstance(low, Amount) and _unchanged(str(r.input), "up", ref) \
                 and str(r.input).endswith(".price"):
@@ -748,6 +757,9 @@ def sensitivity(base: Job, span: float, workers: Workers = 1, progress: Callable
     df["shipped_value"] = [str(dataclasses.replace(typed[p][0], value=typed[p][0].shipped))
                            if isinstance(typed[p][0], Amount) and typed[p][0].shipped is not None else ""
                            for p in df["input"]]
+    df["default_range"] = ["-".join(str(typed[p][0].at(x)).removesuffix(typed[p][0].unit) for x in rng)
+                           + typed[p][0].unit if isinstance(typed[p][0], Amount)
+                           and (rng := typed[p][0].default_range) is not None else "" for p in df["input"]]
     if find_flips:
         for side in ("down", "up"):
             df[f"flip_{side}_kept"], df[f"flip_{side}_at"] = "", ""
