@@ -568,6 +568,10 @@ def test_a_share_drawn_by_the_uncertainty_analysis_is_shown_as_a_percentage(tmp_
     low, high = map(float, re.search(r"unavailable lab-notebook: ([\d.]+) % to ([\d.]+) % of session starts", line).groups())
     assert (low, high) == (pytest.approx(100 * drawn["low"], abs=0.05), pytest.approx(100 * drawn["high"], abs=0.05))
     assert "triangular over 20 %-90 % about 50 %; planned at 73.3 %" in line
+    # an input without a unit (a PUE) reads '1.132 to 1.582 (5th ...', 'pue.csv: 1.56, range': no stray space
+    drawn_lines = [ln for ln in planner.report.render_text(p).splitlines() if "5th to 95th percentile" in ln]
+    assert any(ln.startswith("  - pue ") for ln in drawn_lines)
+    assert not [ln for ln in drawn_lines if "  (" in ln or " ," in ln]
 
 
 def test_the_triangular_quantile_is_scipys():

@@ -314,7 +314,7 @@ def _carbon_inputs(opts: pd.DataFrame, used: list[str], rng: np.random.Generator
         for key, (low, central, high) in sorted(table.items()):
             if high > low:
                 out.append(Input(f"{kind} {key}", rng.triangular(low, central, high, n), central, unit,
-                                 f"{why}: {central:g} {unit}, range {low:g}-{high:g}, triangular".replace("  ", " ")))
+                                 f"{why}: {central:g}{' ' + unit if unit else ''}, range {low:g}-{high:g}, triangular"))
     return out
 
 

@@ -65,6 +65,11 @@ def _input_figure(x: float, unit: str) -> str:
     return units.format_share(x) if unit == SHARE_UNIT else f"{x:,.4g}"
 
 
+def _unit(unit: str) -> str:
+    """A unit after its figure: ' h/week', or nothing for a ratio without one (a PUE)."""
+    return f" {unit}" if unit else ""
+
+
 def _confidence(x: float) -> str:
     """A confidence as written: 90 %, 97.5 % (units.format_share)."""
     return units.format_share(x)
@@ -484,7 +489,7 @@ def uncertainty_section(plan: Plan, d: dict, chart: Any) -> view.Section:
                            "within its range")
         else:
             said = (f"{dr['input']} (rank correlation {dr['importance']:.2f}): {dr['wins_above']} wins above "
-                    f"{_input_figure(dr['flips_at'], dr['unit'])} {dr['unit']} with the plans' assignments fixed")
+                    f"{_input_figure(dr['flips_at'], dr['unit'])}{_unit(dr['unit'])} with the plans' assignments fixed")
             again = dr.get("replanned")
             if again is None:
                 said += " (re-priced, not re-planned)"
@@ -494,8 +499,8 @@ def uncertainty_section(plan: Plan, d: dict, chart: Any) -> view.Section:
                 said += (f"; planned again either side of it, the plan {again['below']} on both: "
                          "it does not flip there ('planner sensitivity' finds where it does)")
             drivers.append(said)
-    spreads = [f"{i['input']}: {_input_figure(i['low'], i['unit'])} to {_input_figure(i['high'], i['unit'])} "
-               f"{i['unit']} (5th to 95th percentile; "
+    spreads = [f"{i['input']}: {_input_figure(i['low'], i['unit'])} to {_input_figure(i['high'], i['unit'])}"
+               f"{_unit(i['unit'])} (5th to 95th percentile; "
                f"{i['source']})" for i in u["inputs"]]
     return view.section(
         "How sure is the answer", lead,
