@@ -572,3 +572,22 @@ def test_the_fp8_gain_widens_the_planned_wall_hours(load, catalog):
                          trials=0, alternatives=False)
     m = mixed.quotes.set_index("option").loc["runpod:h100-sxm"]
     assert spread_h / q["wall_hours"] > (m["wall_hours_conf"] - m["wall_hours"]) / m["wall_hours"]
+
+
+def test_a_resale_drawn_from_the_model_never_brings_more_than_a_new_cards_sale(load):
+    """A used card (1,000 USD) kept three months: the model gives 1000 x 0.81^0.25 x 0.871 = 826.3
+    USD, and the analysis draws it within +-23 % (up to 1,016: more than the card cost). A draw
+    brings at most what the card sold the day it is bought brings, 871 USD at the price drawn
+    (costs.resale_usd caps a multiple of the model so): the card's net cost is never below 12.9 %
+    of its price, and the plan's cost in every draw is at least that."""
+    text = BASE.format(hours=100, deadline="2027-03-31", buy="my-card", rent="", free="").replace(
+        ", resale: 40%", "").replace("start: 2027-01-04\n", "start: 2027-01-04\nhorizon: 3 months\n")
+    p = planner.plan(load(text), trials=0, uncertainty=2000)
+    assert [b.offer for b in p.purchases] == ["my-card"]
+    assert p.purchases[0].resale_usd == pytest.approx(1000 * 0.81 ** 0.25 * 0.871, abs=0.01)
+    drawn = {i.name: i for i in p.uncertainty.inputs}
+    factor = drawn["resale my-card"].draws / drawn["resale my-card"].base
+    assert (826.3 * factor > 871).any()  # the spread reaches past a new card's sale
+    price = drawn["price my-card"].draws if "price my-card" in drawn else np.full(2000, 1000.0)
+    chosen = by_strategy(p)["buy-only"]
+    assert (chosen.cost_usd >= 0.129 * price - 1e-6).all()

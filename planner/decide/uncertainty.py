@@ -17,7 +17,9 @@ Every uncertain input gets a distribution from its source (:func:`inputs`):
 - an interruption rate taken from a default: triangular over the default's
   sourced range, its mode the rate the plan used;
 - resale by the default model: uniform within +-23 % of it (the 500-800 USD spread of used
-  RTX 3090 prices in 2026 around its 650 USD middle, local-llm.net);
+  RTX 3090 prices in 2026 around its 650 USD middle, local-llm.net), never above what the card
+  sold the day it is bought brings (a short horizon's card would otherwise sell for more than
+  its price);
 - the scenario's own ranges (docs/scenario.md, ``200..300`` or ``250 h +- 20%``):
   uniform over the range, for GPU-hours, electricity and the value of your time.
 
@@ -45,7 +47,7 @@ import pandas as pd
 from pricing.values import float_or, missing, opt_float
 
 from ..model import carbon, units, workload
-from ..model.costs import NOT_CASH
+from ..model.costs import NOT_CASH, RESALE_SELLING_FEE
 from ..model.sessions import at_rates, triangular_ppf
 from . import quotes
 from .options import commitments_of, subscriptions_of
@@ -445,7 +447,13 @@ def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q:
     for b in alt.bought:
         price_usd, resale_usd = bought.get(b, cards[b])
         pf = _factor(by_name, f"price {b}", n)
-        cost += price_usd * pf - resale_usd * pf * _factor(by_name, f"resale {b}", n)
+        # a resale drawn above the model's figure brings at most what a card sold the day it is
+        # bought brings (costs.resale_usd's cap): a short horizon's card is otherwise sold for more
+        # than its price in the draws at the top of the spread
+        resale = resale_usd * _factor(by_name, f"resale {b}", n)
+        if f"resale {b}" in by_name:  # drawn: the model's figure (a resale you give is yours, as given)
+            resale = np.minimum(resale, price_usd * (1.0 - RESALE_SELLING_FEE))
+        cost += price_usd * pf - resale * pf
         made = dict(alt.bought_kg).get(b, 0.0)
         made_draws = made * _co2_factors(by_name, opts.loc[b], n)[1]
         co2 = co2 + made_draws
