@@ -113,7 +113,7 @@ phases:
     ("you.attention=.nan", "you.attention: expected a rate such as 2 restarts/day (a finite number), got nan"),
     ("you.attention=.inf", "(a finite number), got inf"),
     ("catalog.rent=[{id: x1, device: t4, price: 0.1 USD/h, interruptions: .nan}]",
-     "catalog.rent.0.interruptions: expected a rate such as 0.02/h (a finite number), got nan"),
+     "catalog.rent[x1].interruptions: expected a rate such as 0.02/h (a finite number), got nan"),
     ("phases.final.gpu_hours=1e308", "phases.final.gpu_hours: expected at most 1,000,000 h"),
     ("phases.final.runs=1000000000", "phases.final.runs: expected at most 10,000 runs"),
     ("phases.final.deadline=9999-12-30", "expected a date between 1990-01-01 and 2100-12-31, got 9999-12-30"),

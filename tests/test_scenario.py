@@ -108,7 +108,8 @@ def test_a_resale_may_be_a_multiple_of_the_model_and_a_wrong_one_says_what_it_ex
     s = load(MINIMAL + "catalog:\n  buy:\n" + row.replace("RESALE", "40%"), sets=["catalog.buy.card.resale=1.1x"])
     assert s.catalog_entries["buy"][0]["resale_model_factor"] == pytest.approx(1.1)
     assert "resale_fraction" not in s.catalog_entries["buy"][0]
-    with pytest.raises(InputError, match=r"expected a multiple of the resale model such as 0\.9x, got 'abcx'"):
+    with pytest.raises(InputError, match=r"catalog\.buy\[card\]\.resale: expected a multiple of the resale model "
+                       r"such as 0\.9x, got 'abcx'"):  # the entry by its id, as --set names it
         load(MINIMAL + "catalog:\n  buy:\n" + row.replace("RESALE", "abcx"))
     with pytest.raises(InputError, match="expected a multiple of the resale model of zero or more"):
         load(MINIMAL + "catalog:\n  buy:\n" + row.replace("RESALE", "-0.5x"))

@@ -211,9 +211,22 @@ class _Validator:
         for n in range(len(path), 0, -1):
             o = self.origin.get(path[:n])
             if o is not None:
-                self.problems.append(Problem(o.file, o.line, o.column, dotted(path), message))
+                self.problems.append(Problem(o.file, o.line, o.column, self.named(path), message))
                 return
-        self.problems.append(self.doc.problem(path, message, at_key))
+        line, column = self.doc.position(path, at_key)
+        self.problems.append(Problem(self.doc.file, line, column, self.named(path), message))
+
+    def named(self, path: tuple) -> str:
+        """A key path as --set takes it: a scenario's catalog entry by its id where it has one
+        ('catalog.buy[card].resale', not 'catalog.buy.0.resale')."""
+        if len(path) >= 3 and path[0] == "catalog" and isinstance(path[2], int):
+            rows = self.doc.data.get("catalog") if isinstance(self.doc.data, dict) else None
+            rows = rows.get(path[1]) if isinstance(rows, dict) else None
+            row = rows[path[2]] if isinstance(rows, list) and 0 <= path[2] < len(rows) else None
+            if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"].strip():
+                rest = dotted(path[3:])
+                return f"catalog.{path[1]}[{row['id']}]" + (f".{rest}" if rest else "")
+        return dotted(path)
 
     # -- sections
     def convert(self, f: Field, value: Any, path: tuple) -> Any:
