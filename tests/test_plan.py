@@ -755,3 +755,17 @@ def test_a_phase_a_bought_card_cannot_finish_before_it_is_sold_says_the_horizon_
     assert quote["reason"] == "finishes 2027-03-05, after the horizon's end 2027-03-05, when a card bought for the plan is sold"
     assert planner.plan(load(text.replace("horizon: 2 months", "horizon: 3 months")), trials=0).feasible
     assert planner.plan(load(text.replace("from: 2027-03-01", "from: 2027-02-28")), trials=0).feasible
+
+
+def test_a_horizon_the_file_does_not_give_is_said_to_be_the_default(load, catalog):
+    # blank is never zero: a 10-day job read "over a 24-month horizon" as if the file had said so
+    from planner.model.edits import with_value
+
+    s = load(BASE.format(hours=100, deadline="2027-03-01", buy="", rent="uni-cluster", free=""))
+    text = planner.report.render_text(planner.plan(s, trials=0, alternatives=False, breakevens=False))
+    assert "over a 24-month horizon (the default: 'horizon' sets it)." in text
+    for given in (load(BASE.format(hours=100, deadline="2027-03-01", buy="", rent="uni-cluster", free="").replace(
+            "start: 2027-01-04\n", "start: 2027-01-04\nhorizon: 24 months\n")),
+                  with_value(s, "horizon", "6 months", planner.api.scenario_ids(catalog))):
+        text = planner.report.render_text(planner.plan(given, trials=0, alternatives=False, breakevens=False))
+        assert "-month horizon." in text and "the default: 'horizon'" not in text

@@ -285,6 +285,7 @@ class Scenario:
     buy_every_weeks: int | None = None
     buy_trend_per_year: float = 0.0  # buy prices move by this share a year from their catalog date
     buy_price_points: tuple[tuple[dt.date, float], ...] = ()  # or reach these levels by these dates
+    horizon_is_default: bool = False  # the file gives no 'horizon': the answer says the one it took
 
     @property
     def rent_trend_of_catalog(self) -> bool:

@@ -320,6 +320,7 @@ class _Validator:
             currency=currency,
             usd_per_currency=self.ctx.ids.usd_per_unit[currency],
             horizon_months=top.get("horizon", SCHEMA["horizon"].default),
+            horizon_is_default="horizon" not in top,
             electricity_usd_per_kwh=elec,
             electricity_is_default=elec_default,
             framework=top.get("framework", SCHEMA["framework"].default),

@@ -259,7 +259,8 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
                      f"**{buys[0].upper() + buys[1:]}; {where}.** The plan {verdict}.",
                      f"Total cost: **{_money(d['total_cost'], cur)}**"
                      + (f" (of which your time {_money(time_part, cur)})" if time_part else "")
-                     + f" over a {s.horizon_months:g}-month horizon.",
+                     + f" over a {s.horizon_months:g}-month horizon"
+                     + (" (the default: 'horizon' sets it)." if s.horizon_is_default else "."),
                      _emissions_line(plan, d),
                      "It rests on figures no provider publishes (defaults with their range):"
                      if d["assumed_figures"] else None,
