@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import math
 
 import pytest
 from click.testing import CliRunner
@@ -495,8 +496,11 @@ def test_sensitivity_finds_where_the_plan_flips_and_plain_runs_agree(load):
     for (path, side), value in truth.items():
         kept, at = df.at[path, f"flip_{side}_kept"], df.at[path, f"flip_{side}_at"]
         low, high = sorted(float(str(v).split()[0]) for v in (kept, at))
-        # six halvings: within 1/64 of the distance moved (and the rounding of the figures shown)
-        assert low <= value <= high and (high - low) <= 1.02 * 0.8 * abs(float(str(df.at[path, "value"]).split()[0])) / 64, path
+        # six halvings: within 1/64 of the distance moved, and each figure shown rounded away from
+        # the flip by less than a unit of its fourth digit
+        unit = 10 ** (math.floor(math.log10(high)) - 3)
+        assert low <= value <= high and (high - low) <= 0.8 * abs(float(str(df.at[path, "value"]).split()[0])) / 64 \
+            + 2 * unit, path
         # plain runs of the scenario with that one input set, on both sides of the flip
         assert whatif.run_one(job(text, sets=(f"{path}={kept}",)))["buy"] == "my-card", path
         assert whatif.run_one(job(text, sets=(f"{path}={at}",)))["buy"] == "nothing", path
@@ -831,3 +835,40 @@ def test_a_default_rates_flip_is_stated_between_known_rates_and_holds_when_plann
     assert (f"catalog.rent[cheap-spot].interruptions: 0.2/h is a default with a range (0.02-0.74/h), whose hours the "
             f"plan pays on average; a rate you give is known, and one below {kept} ({at} changes it) changes the plan: "
             "buy nothing; train on cheap-spot") in said
+
+
+def test_a_default_rate_that_changes_the_plan_both_ways_states_both_flips_between_known_rates():
+    """100 h due in five days, a spot offer (0.40 USD/h, a default rate 0.2/h over 0.02-0.74) and
+    an on-demand one: as given the spot offer takes what its range leaves room for and the
+    on-demand one the rest; known at 0.2/h, the default's own figure, the spot offer does it all,
+    at 0.74/h none. The down side's search could not leave the default (its first known rate
+    already changes the plan); it searches again from the known rate the up side found to keep
+    the plan. Both stated flips hold when planned again."""
+    spot = "    - {id: cheap-spot, device: rtx-3090, price: 0.40 USD/h, spot: true, billing: 1 s, startup: 0 min, " \
+           "setup: 0 min}\n"
+    text = BASE.format(hours=100, deadline="2027-01-08", buy="", rent="uni-cluster, cheap-spot", free="").replace(
+        "consider:\n", "consider:\n  spot: true\n").replace("  free:\n", spot + "  free:\n")
+    base = whatif.run_one(job(text))
+    assert base["plan"] == "train: cheap-spot+uni-cluster"
+    row = whatif.sensitivity(job(text), 0.2).set_index("input").loc["catalog.rent[cheap-spot].interruptions"]
+    assert row["decision_flips"] == "down,up"
+    for side, plan in (("down", "train: cheap-spot"), ("up", "train: uni-cluster")):
+        kept, at = row[f"flip_{side}_kept"], row[f"flip_{side}_at"]
+        assert kept != "0.2/h"  # a known rate, not the default's own figure
+        assert whatif.run_one(job(text, sets=(f"catalog.rent[cheap-spot].interruptions={kept}",)))["plan"] == base["plan"]
+        assert whatif.run_one(job(text, sets=(f"catalog.rent[cheap-spot].interruptions={at}",)))["plan"] == plan
+
+
+def test_a_flips_values_are_written_no_nearer_the_flip_than_they_were_planned():
+    """later.yaml's runner-up price: the plan kept at 0.27374 EUR/h and changed at 0.27281, and
+    the flip was written 'below 0.2737 (0.2728 changes it)': --set reads the text, and 0.2737,
+    rounded towards the flip, changed the plan too. Each value is now rounded away from the
+    other, the kept one towards the value as given: 0.2738 and 0.2728 (by hand)."""
+    from planner.whatif.tables import Amount, _shown_pair
+
+    def eur(x):  # a price in EUR, kept in USD as the catalog keeps it
+        return Amount(x * 1.08, ("rent", "o", "usd_per_hour"), 1.08, " EUR/h")
+
+    assert _shown_pair(eur(0.27374), eur(0.27281)) == ("0.2738 EUR/h", "0.2728 EUR/h")
+    assert _shown_pair(eur(0.2728), eur(0.2737)) == ("0.2728 EUR/h", "0.2737 EUR/h")  # going up, exact figures stay
+    assert _shown_pair(eur(0.27379), eur(0.27381)) == ("0.2737 EUR/h", "0.2739 EUR/h")  # going up: down, up

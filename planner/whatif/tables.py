@@ -632,13 +632,27 @@ def _shown(value: Any) -> Any:
 
 
 def _shown_pair(kept: Any, at: Any) -> tuple[str, str]:
-    """Two values either side of a flip, written with the digits that tell them apart."""
+    """Two values either side of a flip, written with the digits that tell them apart, and none
+    written nearer the flip than the value the search planned: --set reads the text, so a last
+    digit rounded towards the flip could cross it (later.yaml: 0.27374 EUR/h kept the plan,
+    0.2737 written did not)."""
     if isinstance(kept, Amount) and isinstance(at, Amount):
-        for digits in range(4, 9):
-            a, b = dataclasses.replace(kept, digits=digits), dataclasses.replace(at, digits=digits)
-            if str(a) != str(b):
-                return str(a), str(b)
+        k, a = kept.value / kept.per, at.value / at.per
+        for digits in range(4, 13):  # each rounded away from the other: kept towards the value as given
+            sk, sa = (dataclasses.replace(x, value=_rounded(v, digits, up=v > w) * x.per, digits=digits)
+                      for x, v, w in ((kept, k, a), (at, a, k)))
+            if str(sk) != str(sa):
+                return str(sk), str(sa)
     return str(kept), str(at)
+
+
+def _rounded(x: float, digits: int, up: bool) -> float:
+    """``x`` to ``digits`` significant digits, rounded up or down (as units.format_significant
+    counts them; a figure already that short stays as it is)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    scale = 10.0 ** max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    return (math.ceil(x * scale - 1e-9) if up else math.floor(x * scale + 1e-9)) / scale
 
 
 def _signature(row: dict[str, Any]) -> tuple[str, str]:
@@ -716,6 +730,21 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: Wo
             tasks.append((base, str(r.input), low, low.scaled(0.01), None, _signature(ref)))
             keys.append((str(r.input), "down"))
     found = run_all(_bisect, tasks, workers if isinstance(workers, str) else min(workers, max(len(tasks), 1)))
+    # a default whose range changes the plan both ways: a side whose search could not leave the
+    # default (its first known rate already changes the plan) searches again between known rates,
+    # from the rate the other side found to keep the plan
+    again, where = [], []
+    for k, ((path, side), (kept, at, row)) in enumerate(zip(keys, found)):
+        given = tasks[k][2]
+        other = next((f for (p, s), f in zip(keys, found) if p == path and s != side), None)
+        if (row is not None and other is not None and isinstance(given, Amount) and given.default_range is not None
+                and isinstance(kept, Amount) and kept.value == given.value and isinstance(other[0], Amount)
+                and other[0].value != given.value):
+            again.append((base, path, dataclasses.replace(other[0], default_range=None), at, row, tasks[k][5]))
+            where.append(k)
+    for k, result in zip(where, run_all(_bisect, again, workers if isinstance(workers, str) else
+                                        min(workers, max(len(again), 1))) if again else []):
+        found[k] = result
     return [Flip(path, side, kept, at, row["buy"], row["plan"]) for (path, side), (kept, at, row) in zip(keys, found)
             if row is not None]
 
