@@ -808,6 +808,15 @@ def test_a_resale_from_the_model_is_moved_as_a_multiple_of_it_and_its_value_as_g
     assert row["decision_flips"]  # the test reads a flip
 
 
+def _with_cheap_spot(usd_per_hour: float, deadline: str) -> str:
+    """BASE's 100 h on uni-cluster (0.50 USD/h) or cheap-spot, a spot offer at ``usd_per_hour``
+    without a rate (a default with a range)."""
+    spot = (f"    - {{id: cheap-spot, device: rtx-3090, price: {usd_per_hour:.2f} USD/h, spot: true, billing: 1 s, "
+            "startup: 0 min, setup: 0 min}\n")
+    return BASE.format(hours=100, deadline=deadline, buy="", rent="uni-cluster, cheap-spot", free="").replace(
+        "consider:\n", "consider:\n  spot: true\n").replace("  free:\n", spot + "  free:\n")
+
+
 def test_a_default_rates_flip_is_stated_between_known_rates_and_holds_when_planned_again():
     """A spot offer without a rate takes a default with a range (other-spot: 0.2/h, 0.02-0.74),
     and the plan pays the hours the range adds on average: at 0.45 USD/h the spot offer loses to
@@ -817,10 +826,7 @@ def test_a_default_rates_flip_is_stated_between_known_rates_and_holds_when_plann
     that keeps the plan (0.74), and the sentence says what the value as given is."""
     from planner.report.page import whatif_page
 
-    spot = "    - {id: cheap-spot, device: rtx-3090, price: 0.45 USD/h, spot: true, billing: 1 s, startup: 0 min, " \
-           "setup: 0 min}\n"
-    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster, cheap-spot", free="").replace(
-        "consider:\n", "consider:\n  spot: true\n").replace("  free:\n", spot + "  free:\n")
+    text = _with_cheap_spot(0.45, "2027-12-31")
     base = whatif.run_one(job(text))
     assert base["plan"] == "train: uni-cluster"
     assert whatif.run_one(job(text, sets=("catalog.rent[cheap-spot].interruptions=0.2/h",)))["plan"] == "train: cheap-spot"
@@ -844,10 +850,7 @@ def test_a_default_rate_that_changes_the_plan_both_ways_states_both_flips_betwee
     at 0.74/h none. The down side's search could not leave the default (its first known rate
     already changes the plan); it searches again from the known rate the up side found to keep
     the plan. Both stated flips hold when planned again."""
-    spot = "    - {id: cheap-spot, device: rtx-3090, price: 0.40 USD/h, spot: true, billing: 1 s, startup: 0 min, " \
-           "setup: 0 min}\n"
-    text = BASE.format(hours=100, deadline="2027-01-08", buy="", rent="uni-cluster, cheap-spot", free="").replace(
-        "consider:\n", "consider:\n  spot: true\n").replace("  free:\n", spot + "  free:\n")
+    text = _with_cheap_spot(0.40, "2027-01-08")
     base = whatif.run_one(job(text))
     assert base["plan"] == "train: cheap-spot+uni-cluster"
     row = whatif.sensitivity(job(text), 0.2).set_index("input").loc["catalog.rent[cheap-spot].interruptions"]
