@@ -177,6 +177,7 @@ def _patched(catalog: pricing.Catalog, tables: tuple, old_tables: tuple, old: pd
            if k not in (1, 2)):  # a scenario's own free tier is a new table of the same rows
         return None
     at = {o: i for i, o in enumerate(old["option"])}
+    defaults = catalog.interruptions.to_dict("records")
     cells: dict[str, dict[int, Any]] = {}
     for k, table in ((1, "buy"), (2, "rent")):
         edited = _edited_cells(old_tables[k], tables[k])
@@ -194,7 +195,7 @@ def _patched(catalog: pricing.Catalog, tables: tuple, old_tables: tuple, old: pd
                 cells.setdefault(COPIED[table][c], {})[i] = tables[k][c].iat[row]
             if _RATE in changed:  # its row gives no range or text: those come from a default, or not at all
                 fields = _interruption_fields(str(old["kind"].iat[i]), old["spot"].iat[i], option, tables[k][_RATE].iat[row],
-                                              (math.nan, math.nan, math.nan), catalog.interruptions.to_dict("records"))
+                                              (math.nan, math.nan, math.nan), defaults)
                 for c, v in zip(_INTERRUPTION_COLUMNS, fields):
                     cells.setdefault(c, {})[i] = v
     if not cells:

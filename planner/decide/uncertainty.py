@@ -46,8 +46,8 @@ import pandas as pd
 
 from pricing.values import float_or, missing, opt_float
 
-from ..model import carbon, units, workload
-from ..model.costs import NOT_CASH, RESALE_SELLING_FEE
+from ..model import carbon, costs, units, workload
+from ..model.costs import NOT_CASH
 from ..model.sessions import at_rates, triangular_ppf
 from . import quotes
 from .options import commitments_of, subscriptions_of
@@ -447,12 +447,11 @@ def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q:
     for b in alt.bought:
         price_usd, resale_usd = bought.get(b, cards[b])
         pf = _factor(by_name, f"price {b}", n)
-        # a resale drawn above the model's figure brings at most what a card sold the day it is
-        # bought brings (costs.resale_usd's cap): a short horizon's card is otherwise sold for more
-        # than its price in the draws at the top of the spread
+        # a resale drawn above the model's figure brings at most what the model may (the cap of
+        # costs.resale_usd): a short horizon's card is otherwise sold for more than its price
         resale = resale_usd * _factor(by_name, f"resale {b}", n)
         if f"resale {b}" in by_name:  # drawn: the model's figure (a resale you give is yours, as given)
-            resale = np.minimum(resale, price_usd * (1.0 - RESALE_SELLING_FEE))
+            resale = np.minimum(resale, costs.most_resale_usd(price_usd))
         cost += price_usd * pf - resale * pf
         made = dict(alt.bought_kg).get(b, 0.0)
         made_draws = made * _co2_factors(by_name, opts.loc[b], n)[1]

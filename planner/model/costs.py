@@ -90,10 +90,15 @@ def resale_usd(price_usd: float, months: float | np.ndarray, condition: str, res
     model = price_usd * resale_fraction(months, condition) * (1.0 - RESALE_SELLING_FEE)
     if model_factor is None or math.isnan(model_factor):
         return model
-    # never more than a card sold the day it is bought brings: a multiple above 1 would otherwise
-    # pay for a card bought days before the horizon's end and sold at more than its price
-    most = price_usd * (1.0 - RESALE_SELLING_FEE)
+    # a multiple above 1 would otherwise pay for a card bought days before the horizon's end
+    most = most_resale_usd(price_usd)
     return np.minimum(model * model_factor, most) if isinstance(model, np.ndarray) else min(model * model_factor, most)
+
+
+def most_resale_usd(price_usd: Any) -> Any:
+    """The most a resale from the model may bring: what the card sold the day it is bought
+    brings, its price less the selling fee (a resale above it would pay for buying a card)."""
+    return price_usd * (1.0 - RESALE_SELLING_FEE)
 
 
 def path_factor(days: float | np.ndarray | list[int], priced_day: float, trend_per_year: float,
