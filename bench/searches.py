@@ -3,7 +3,7 @@
     python bench/searches.py [planner arguments]     # default: sensitivity bench/lab-boxes.yaml
 
 Runs the planner command in this process (one worker), keeps every branch-and-bound search it
-asks scipy's ``milp`` for, then solves each again with HiGHS's defaults and with the options,
+asks HiGHS for (``milp.highs``), then solves each again with HiGHS's defaults and with the options,
 and prints the mean time of a search each way and how many give the same x to the last bit.
 Figures for notes, not pass/fail: a new HiGHS may change them.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scipy import optimize
-
 from planner import cli
 from planner.decide import milp
 
@@ -30,20 +27,20 @@ from planner.decide import milp
 def searches(args: list[str]) -> list[dict[str, Any]]:
     """The keyword arguments of every integer search the command made."""
     kept: list[dict[str, Any]] = []
-    plain = optimize.milp
+    plain = milp.highs
 
-    def keep(c: np.ndarray, **kwargs: Any) -> Any:
-        if kwargs.get("integrality") is not None and np.asarray(kwargs["integrality"]).any():
-            kept.append({"c": c, **kwargs})
-        return plain(c, **kwargs)
+    def keep(c: np.ndarray, rows: milp.Rows, bounds: milp.Bounds, integrality: np.ndarray, options: Any) -> Any:
+        if integrality.any():
+            kept.append({"c": c, "rows": rows, "bounds": bounds, "integrality": integrality, "options": options})
+        return plain(c, rows, bounds, integrality, options)
 
-    optimize.milp = keep
+    milp.highs = keep  # type: ignore[assignment]
     try:
         cli.main(args, standalone_mode=False)
     except SystemExit:
         pass
     finally:
-        optimize.milp = plain
+        milp.highs = plain  # type: ignore[assignment]
     return kept
 
 
@@ -53,7 +50,7 @@ def timed(calls: list[dict[str, Any]], extra: dict[str, Any]) -> tuple[float, li
     t = time.perf_counter()
     for kwargs in calls:
         options = {k: v for k, v in kwargs["options"].items() if k not in milp.SEARCH_OPTIONS}
-        xs.append(optimize.milp(**{**kwargs, "options": {**options, **extra}}).x)
+        xs.append(milp.highs(**{**kwargs, "options": {**options, **extra}}).x)
     return (time.perf_counter() - t) / max(len(calls), 1), xs
 
 
@@ -63,10 +60,8 @@ def main() -> None:
     sys.stdout = open("/dev/null", "w")  # the command's own answer
     calls = searches(args)
     sys.stdout = sys.__stdout__
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # scipy's note on options it passes to HiGHS verbatim
-        plain_s, plain_x = timed(calls, {})
-        ours_s, ours_x = timed(calls, milp.SEARCH_OPTIONS)
+    plain_s, plain_x = timed(calls, {})
+    ours_s, ours_x = timed(calls, milp.SEARCH_OPTIONS)
     same = sum((a is not None and b is not None and np.array_equal(a, b)) or (a is None and b is None)
                for a, b in zip(plain_x, ours_x))
     close = sum(a is not None and b is not None and not np.array_equal(a, b) and np.abs(a - b).max() < 1e-9

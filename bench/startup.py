@@ -4,7 +4,7 @@
 
 Goals (issue 14): ``planner --help`` and ``planner validate`` within 1.3x a bare
 ``python -c "import yaml, click"``; ``planner run`` within 1.5x the bare import of its own
-dependencies (pandas, numpy, scipy.optimize, matplotlib, yaml, click). Prints medians; the
+dependencies (pandas, numpy, highspy, matplotlib, yaml, click). Prints medians; the
 figures go into notes, never into tests.
 """
 
@@ -26,7 +26,7 @@ def main() -> None:
     py = sys.executable
     planner = [py, "-m", "planner.cli"]
     light = wall([py, "-c", "import yaml, click"], n)
-    deps = wall([py, "-c", "import yaml, click, pandas, numpy, scipy.optimize, matplotlib"], n)
+    deps = wall([py, "-c", "import yaml, click, pandas, numpy, highspy, matplotlib"], n)
     rows = [
         ("planner --help", wall(planner + ["--help"], n), light, 1.3),
         ("planner validate thesis", wall(planner + ["validate", "scenarios/thesis.yaml"], n), light, 1.3),

@@ -16,7 +16,7 @@ __all__ = ["__version__", "load_scenario", "plan", "to_dict"]
 
 def __getattr__(name: str) -> object:
     """The entry points load on first use, so ``planner --help`` and ``import pricing`` stay quick
-    (the engine brings pandas and scipy)."""
+    (the engine brings pandas and HiGHS)."""
     if name in ("load_scenario", "plan", "to_dict"):
         from . import api
 

@@ -288,7 +288,7 @@ def solver_output_silenced() -> Iterator[None]:
     """Point file descriptor 1 at the null device while a plan is solved.
 
     HiGHS prints MIP progress lines (``HighsMipSolverData::...``) from C++ straight to the
-    process's stdout, whatever scipy's ``disp`` says, which would corrupt ``--format json``;
+    process's stdout, whatever its options say (its banner, once a process), which would corrupt ``--format json``;
     nothing but the answer may reach stdout. Python-level output is flushed around the swap."""
     with _FD_LOCK:
         sys.stdout.flush()

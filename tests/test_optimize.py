@@ -356,85 +356,106 @@ def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatc
     tie-break), and a card to buy or not: the mixed-integer search may stop within its gap at
     the worse of the two (simulated here); the hours are then solved exactly, purchases fixed."""
     import pandas as pd
-    from scipy import optimize
-    from scipy.optimize import Bounds
 
-    from planner.decide.milp import Block, Calendar
+    from planner.decide.milp import Block, Bounds, Calendar
 
     c = np.array([1.0 + 1e-4, 1.0 + 2e-4, 0.0])  # equal cost, tie-breaks 1e-4 and 2e-4 an hour; a card, unused
     work = Block.of("work", ["a"], [0, 0], [0, 1], [1.0, 1.0], 10.0, 10.0)
     program = milp.Program(c, [work], np.array([0, 0, 1]), Bounds(np.zeros(3), np.array([np.inf, np.inf, 1.0])),
                            pd.DataFrame(), {}, {}, None, Calendar(dt.date(2027, 1, 4), 1, np.array([0, 7]), {}))
-    real = optimize.milp
+    real = milp.highs
     calls = []
 
-    def gap_stop(c, **kw):  # the search ends at the worse tie, within its relative gap (and says so)
-        res = real(c, **kw)
-        calls.append(kw.get("integrality"))
+    def gap_stop(c, rows, bounds, integrality, options):  # the search ends at the worse tie, within its gap
+        res = real(c, rows, bounds, integrality, options)
+        calls.append(integrality.any())
         if len(calls) == 1:
-            res.x = np.array([0.0, 10.0, 0.0])
-            res.mip_gap = 1e-8
+            res = dataclasses.replace(res, x=np.array([0.0, 10.0, 0.0]), mip_gap=1e-8)
         return res
 
-    monkeypatch.setattr(optimize, "milp", gap_stop)
+    monkeypatch.setattr(milp, "highs", gap_stop)
     sol = milp.solve(program)
     assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0])
-    assert len(calls) == 2 and calls[1] is None  # the second solve is a linear program
+    assert calls == [True, False]  # the second solve is a linear program
+
+
+def test_a_commitments_search_stopped_at_its_node_limit_keeps_its_terms_and_places_the_hours_again(monkeypatch):
+    """With commitments, the search with the tie-breaks may stop at its node limit (simulated:
+    the worse of two equal ways to do 10 h); the integers are then proven on cost alone, the
+    ordered search's terms kept when they cost no more, and the hours solved again with them
+    fixed: the documented order decides the hours, as in a proven search."""
+    import pandas as pd
+
+    from planner.decide.milp import Block, Bounds, Calendar, CommitVar
+
+    ties = np.array([1e-4, 2e-4, 0.0])
+    work = Block.of("work", ["a"], [0, 0], [0, 1], [1.0, 1.0], 10.0, 10.0)
+    program = milp.Program(np.array([1.0, 1.0, 0.0]) + ties, [work], np.array([0, 0, 1]),
+                           Bounds(np.zeros(3), np.array([np.inf, np.inf, 1.0])), pd.DataFrame(), {}, {}, None,
+                           Calendar(dt.date(2027, 1, 4), 1, np.array([0, 7]), {}),
+                           commit_vars=(CommitVar(2, "term", 0, 7.0, 0.0),), ties=ties)
+    real, calls = milp.highs, []
+
+    def node_limit(c, rows, bounds, integrality, options):
+        res = real(c, rows, bounds, integrality, options)
+        calls.append(integrality.any())
+        if len(calls) == 1:
+            assert options["mip_max_nodes"] == milp.ORDERED_NODES
+            res = dataclasses.replace(res, optimal=False, x=np.array([0.0, 10.0, 0.0]))
+        return res
+
+    monkeypatch.setattr(milp, "highs", node_limit)
+    sol = milp.solve(program)
+    assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0]) and calls == [True, True, False]
 
 
 def test_a_search_that_proves_its_plan_exactly_is_not_solved_again(monkeypatch):
     """A search that closes its gap (HiGHS reports 0) has the documented order's plan already:
     the hours are not solved a second time (issue 36: a what-if plan's second solve cost 7 ms)."""
     import pandas as pd
-    from scipy import optimize
-    from scipy.optimize import Bounds
 
-    from planner.decide.milp import Block, Calendar
+    from planner.decide.milp import Block, Bounds, Calendar
 
     c = np.array([1.0 + 1e-4, 1.0 + 2e-4, 0.0])
     work = Block.of("work", ["a"], [0, 0], [0, 1], [1.0, 1.0], 10.0, 10.0)
     program = milp.Program(c, [work], np.array([0, 0, 1]), Bounds(np.zeros(3), np.array([np.inf, np.inf, 1.0])),
                            pd.DataFrame(), {}, {}, None, Calendar(dt.date(2027, 1, 4), 1, np.array([0, 7]), {}))
-    real = optimize.milp
+    real = milp.highs
     calls = []
 
-    def counted(c, **kw):
-        calls.append(kw.get("integrality"))
-        return real(c, **kw)
+    def counted(c, rows, bounds, integrality, options):
+        calls.append(integrality.any())
+        return real(c, rows, bounds, integrality, options)
 
-    monkeypatch.setattr(optimize, "milp", counted)
+    monkeypatch.setattr(milp, "highs", counted)
     sol = milp.solve(program)
-    assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0]) and len(calls) == 1
+    assert sol.ok and sol.x[:2] == pytest.approx([10.0, 0.0]) and calls == [True]
 
 
 def test_a_proven_search_with_a_purchase_a_hair_from_whole_is_solved_again_without_the_dust(monkeypatch):
     """HiGHS accepts an integer within 1e-6 of whole: a proven search (gap 0) that buys a card
     1e-9 times puts 2e-6 h of work on it. The purchases are rounded and the hours solved again,
     so no plan shows "0.0 h" on a card it does not buy (renting wins by hand: 20 against 1,005)."""
-    from scipy import optimize
+    real, calls = milp.highs, []
 
-    real, calls = optimize.milp, []
-
-    def dusty(c, **kw):
-        res = real(c, **kw)
-        calls.append(kw.get("integrality"))
+    def dusty(c, rows, bounds, integrality, options):
+        res = real(c, rows, bounds, integrality, options)
+        calls.append(integrality.any())
         if len(calls) == 1:
-            res.x = np.array([10.0 - 2e-6, 2e-6, 1e-9])
-            res.mip_gap = 0.0
+            res = dataclasses.replace(res, x=np.array([10.0 - 2e-6, 2e-6, 1e-9]), mip_gap=0.0)
         return res
 
-    monkeypatch.setattr(optimize, "milp", dusty)
+    monkeypatch.setattr(milp, "highs", dusty)
     sol = milp.solve(_card_or_rent(1000.0))
-    assert sol.ok and list(sol.x) == [10.0, 0.0, 0.0] and len(calls) == 2
+    assert sol.ok and list(sol.x) == [10.0, 0.0, 0.0] and calls == [True, False]
 
 
 def _card_or_rent(card_usd: float) -> milp.Program:
     """10 h of work, rented at 2 USD/h or run on a card (0.5 USD/h, 100 h a card) bought whole at
     ``card_usd``: columns rent hours, card hours, cards bought (0 or 1)."""
     import pandas as pd
-    from scipy.optimize import Bounds
 
-    from planner.decide.milp import Block, Calendar
+    from planner.decide.milp import Block, Bounds, Calendar
 
     work = Block.of("work", ["a"], [0, 0], [0, 1], [1.0, 1.0], 10.0, 10.0)
     capacity = Block.of("card", ["c"], [0, 0], [1, 2], [1.0, -100.0], -np.inf, 0.0)
@@ -451,27 +472,32 @@ def _card_or_rent(card_usd: float) -> milp.Program:
 def test_the_search_buys_whole_cards_without_feasibility_jump_and_says_nothing(card_usd, plan, cost):
     """A purchase is whole, never the relaxation's fraction; the search runs without HiGHS's
     feasibility jump, RINS, RENS and root reduced-cost heuristics (milp.SEARCH_OPTIONS, issue 36:
-    26 -> 18 ms a lab-box search, 236 -> 94 ms one with buy_later), and scipy's warnings about
-    options it passes to HiGHS verbatim (four of them, named in any order) never reach the user."""
+    26 -> 18 ms a lab-box search, 236 -> 94 ms one with buy_later), and no warning reaches the user."""
     import warnings
 
-    from scipy import optimize
+    real, options = milp.highs, []
 
-    real, options = optimize.milp, []
-
-    def seen(c, **kw):
-        options.append(kw["options"])
-        return real(c, **kw)
+    def seen(c, rows, bounds, integrality, opts):
+        options.append(opts)
+        return real(c, rows, bounds, integrality, opts)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(optimize, "milp", seen)
+            mp.setattr(milp, "highs", seen)
             sol = milp.solve(_card_or_rent(card_usd))
     assert sol.ok and sol.x == pytest.approx(plan) and sol.objective == pytest.approx(cost)
     assert [options[0][f"mip_heuristic_run_{h}"] for h in ("feasibility_jump", "rins", "rens", "root_reduced_cost")
             ] == [False] * 4
     assert [str(w.message) for w in caught] == []
+
+
+def test_an_option_highs_lacks_is_an_error_not_a_silent_default():
+    """A misspelt option (or one an older HiGHS lacks) would leave HiGHS's default in place with
+    no sign: it stops the solve instead."""
+    with pytest.raises(ValueError, match="no option mip_heuristic_run_rinse"):
+        program = _card_or_rent(1.0)
+        milp.highs(program.c, program.rows(), program.bounds, program.integrality, {"mip_heuristic_run_rinse": False})
 
 
 def test_the_programs_variables_are_named_families_that_tile_its_columns(load):
@@ -529,3 +555,20 @@ def test_work_that_the_calendar_alone_cuts_runs_on_without_a_break():
     assert milp.finishes(*beside) == {"a": dt.date(2027, 1, 7)}  # a tier with a quota beside it before
     shared = _stretch_case([("a", 0, "m", 40.0, 168.0), ("b", 0, "m", 20.0, 168.0), ("a", 1, "m", 20.0, 168.0)])
     assert milp.finishes(*shared)["a"] == dt.date(2027, 1, 7)  # 3 + 20/24 days
+
+
+def test_the_rows_handed_to_highs_are_the_blocks_entries_summed_where_they_meet():
+    """Program.rows stacks the blocks' (row, column, value) entries by columns for HiGHS: read back
+    as a dense matrix it equals the entries added up one by one (np.add.at), duplicates included."""
+    rng = np.random.default_rng(7)
+    row, col = rng.integers(0, 6, 60), rng.integers(0, 9, 60)  # 60 entries on 54 places: some meet
+    val = rng.normal(size=60)
+    rows = milp.Rows.of(row, col, val, 9, np.zeros(6), np.ones(6))
+    dense = np.zeros((6, 9))
+    for j in range(9):
+        for k in range(rows.start[j], rows.start[j + 1]):
+            dense[rows.index[k], j] += rows.value[k]
+    expected = np.zeros((6, 9))
+    np.add.at(expected, (row, col), val)
+    assert dense == pytest.approx(expected)
+    assert all(np.all(np.diff(rows.index[rows.start[j]:rows.start[j + 1]]) > 0) for j in range(9))  # each place once

@@ -2,7 +2,7 @@
 
 Staged as in PyPSA: :func:`build` makes the program (testable without
 solving) from one function per constraint family, each returning a
-:class:`Block` of named rows; :func:`solve` runs ``scipy.optimize.milp``;
+:class:`Block` of named rows; :func:`solve` runs HiGHS (:func:`highs`);
 :func:`schedule` and :func:`finishes` read the solution back.
 
 Time is cut into buckets (:class:`Calendar`): at every week from the scenario's
@@ -51,12 +51,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-import re
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,9 +64,6 @@ from ..model.records import NOTEBOOK_KINDS
 from ..model.scenario import WEEKDAYS, Credit, Scenario
 from ..model.sessions import Finish, finish_day, parallel_runs
 from .options import commitments_of, subscriptions_of
-
-if TYPE_CHECKING:  # scipy loads only when a plan is built
-    from scipy.optimize import Bounds, LinearConstraint
 
 UNMET_PENALTY_USD_PER_H = 1e7
 #: Plans of equal cost are told apart, in this order of weight, by: fewer commitment terms, fewer
@@ -203,6 +198,40 @@ class Calendar:
 
 
 @dataclass(frozen=True)
+class Bounds:
+    """Each variable's lower and upper bound (``np.inf`` for none)."""
+
+    lb: np.ndarray
+    ub: np.ndarray
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Constraint rows ``lower <= A x <= upper`` with ``A`` stored by columns (compressed sparse
+    column, as HiGHS takes it): column j's entries are ``value[start[j]:start[j + 1]]`` in rows
+    ``index[...]``, rows ascending."""
+
+    start: np.ndarray  # int32, one more than the columns
+    index: np.ndarray  # int32
+    value: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+    @classmethod
+    def of(cls, row: np.ndarray, col: np.ndarray, val: np.ndarray, n_cols: int, lower: np.ndarray,
+           upper: np.ndarray) -> Rows:
+        """From entries (row, column, value) in any order; entries at one place add up."""
+        order = np.lexsort((row, col))
+        row, col, val = row[order], col[order], np.asarray(val, dtype=float)[order]
+        if len(row):
+            first = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (col[1:] != col[:-1])])
+            row, col, val = row[first], col[first], np.add.reduceat(val, first)
+        start = np.zeros(n_cols + 1, dtype=np.int32)
+        np.cumsum(np.bincount(col, minlength=n_cols), out=start[1:])
+        return cls(start, row.astype(np.int32), val, np.asarray(lower, dtype=float), np.asarray(upper, dtype=float))
+
+
+@dataclass(frozen=True)
 class Block:
     """Rows of one constraint family: lower <= A[rows] x <= upper, one label per row."""
 
@@ -311,19 +340,17 @@ class Program:
     def block(self, family: str) -> Block | None:
         return next((b for b in self.blocks if b.family == family), None)
 
-    def constraints(self) -> list[LinearConstraint]:
+    def rows(self) -> Rows:
+        """Every block's rows, stacked in order, as HiGHS takes them (:class:`Rows`); entries at
+        the same row and column add up."""
         if not self.blocks:
-            return []
+            return Rows.of(np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0), self.n_vars, np.zeros(0),
+                           np.zeros(0))
         offsets = np.cumsum([0] + [len(b.labels) for b in self.blocks])
-        rows = np.concatenate([b.row + off for b, off in zip(self.blocks, offsets)])
-        from scipy import sparse
-        from scipy.optimize import LinearConstraint
-
-        a = sparse.csr_array((np.concatenate([b.val for b in self.blocks]),
-                              (rows, np.concatenate([b.col for b in self.blocks]))),
-                             shape=(int(offsets[-1]), self.n_vars))
-        return [LinearConstraint(a, np.concatenate([b.lower for b in self.blocks]),
-                                 np.concatenate([b.upper for b in self.blocks]))]
+        return Rows.of(np.concatenate([b.row + off for b, off in zip(self.blocks, offsets)]),
+                       np.concatenate([b.col for b in self.blocks]), np.concatenate([b.val for b in self.blocks]),
+                       self.n_vars, np.concatenate([b.lower for b in self.blocks]),
+                       np.concatenate([b.upper for b in self.blocks]))
 
 
 # --------------------------------------------------------------------------- variables
@@ -1012,8 +1039,6 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     for z in months:  # one subscription of a tier at a time
         integrality[z.var], ub[z.var] = 1, 1
     lb = np.zeros(n)
-    from scipy.optimize import Bounds  # scipy loads only when a plan is built
-
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
                    tuple(credit_index), buy_vars, (*commits, *months), tuple(paid_terms), ties, dict(var.ranges))
 
@@ -1048,32 +1073,35 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     `planner sensitivity bench/lab-boxes.yaml`, and in 2 of 119 where the box is the plan (its price
     set to 2,000 EUR), so it cost 7 ms a plan far more often than it saved 11.
 
+    HiGHS runs on one thread. The what-ifs run a process per core, forked from the one that
+    planned the base, and HiGHS's worker threads do not survive a fork: the forked processes
+    spun (`planner sensitivity bench/lab-two-years.yaml`: over 5 minutes instead of 16 s). One
+    thread also takes less CPU: 16 against 26 ms a lab-box search, the second thread's spinning.
+
     ``ok`` is false when HiGHS returns no proven optimum (time limit, numerical trouble):
     the caller must not read such a solution as a plan.
     """
     if program.n_vars == 0:
         return Solution(True, np.zeros(0), 0.0, "empty")
-    from scipy.optimize import Bounds, milp
-
-    constraints = program.constraints()
-    options = {"time_limit": time_limit_s, "mip_rel_gap": 1e-7}
-    search = {**options, "presolve": not program.integrality.any()}
-    res = _search(program.c, constraints=constraints, integrality=program.integrality, bounds=program.bounds,
-                  options=search if not program.commit_vars else {**search, "node_limit": ORDERED_NODES})
-    if program.commit_vars and program.ties is not None and res.status != 0:
-        res = _on_cost_alone(program, constraints, options, res)
+    rows = program.rows()
+    options: dict[str, Any] = {"time_limit": time_limit_s, "mip_rel_gap": 1e-7, "presolve": "on", "threads": 1}
+    search = {**options, **SEARCH_OPTIONS, "presolve": "off" if program.integrality.any() else "on"}
+    res = highs(program.c, rows, program.bounds, program.integrality,
+                search if not program.commit_vars else {**search, "mip_max_nodes": ORDERED_NODES})
+    if program.commit_vars and program.ties is not None and not res.optimal:
+        res = _on_cost_alone(program, rows, options, res)
     if res.x is None:
         return Solution(False, np.zeros(program.n_vars), math.inf, res.message)
+    found = res.x
     fixed = program.integrality > 0
-    if res.status == 0 and fixed.any() and (getattr(res, "mip_gap", 1.0) != 0.0
-                                             or not np.array_equal(res.x[fixed], np.round(res.x[fixed]))):
+    if res.optimal and fixed.any() and (res.mip_gap != 0.0 or not np.array_equal(found[fixed], np.round(found[fixed]))):
         lower, upper = program.bounds.lb.copy(), program.bounds.ub.copy()
-        lower[fixed] = upper[fixed] = np.round(res.x[fixed])
-        exact = milp(program.c, constraints=constraints, bounds=Bounds(lower, upper), options=options)
-        if exact.status == 0 and exact.x is not None:
-            res = exact
-    x = np.where(np.abs(res.x) < 1e-7, 0.0, res.x)
-    return Solution(res.status == 0, x, float(program.c @ x), res.message)
+        lower[fixed] = upper[fixed] = np.round(found[fixed])
+        exact = highs(program.c, rows, Bounds(lower, upper), np.zeros(program.n_vars), options)
+        if exact.optimal and exact.x is not None:
+            res, found = exact, exact.x
+    x = np.where(np.abs(found) < 1e-7, 0.0, found)
+    return Solution(res.optimal, x, float(program.c @ x), res.message)
 
 
 #: Options of HiGHS's branch and bound beyond :func:`solve`'s own: primal heuristics that look
@@ -1086,24 +1114,55 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
 #: day: 54 of them on a lab's two years), whose root closes the gap with cuts: 236 -> 94 ms a
 #: search, and 458 -> 128 ms on a sweep of it, the other searches as fast as before; the same
 #: purchases and cost in all 161 searches of six commands (bench/searches.py for one). The
-#: search still proves its plan optimal within its gap. A HiGHS without an option (scipy
-#: before 1.17) ignores it (:func:`_search`).
+#: search still proves its plan optimal within its gap.
 SEARCH_OPTIONS = {"mip_heuristic_run_feasibility_jump": False, "mip_heuristic_run_rins": False,
                   "mip_heuristic_run_rens": False, "mip_heuristic_run_root_reduced_cost": False}
 
 
-def _search(c: np.ndarray, **kwargs: Any) -> Any:
-    """``scipy.optimize.milp`` with :data:`SEARCH_OPTIONS` added to ``kwargs["options"]``. scipy
-    hands options beyond its own five to HiGHS verbatim, with a RuntimeWarning each time, and a
-    HiGHS without one (scipy before 1.17) ignores it with an OptimizeWarning: both expected here,
-    so neither reaches the user. Plans are solved one at a time (api.solver_output_silenced
-    holds a lock), so the warning filters are not raced."""
-    from scipy.optimize import milp
+@dataclass(frozen=True)
+class Solved:
+    """What one HiGHS run returned: ``optimal`` when it proved an optimum (within ``mip_gap`` for
+    a search); ``x`` its best solution, or None when it has no feasible one."""
 
-    with warnings.catch_warnings():
-        for key in SEARCH_OPTIONS:
-            warnings.filterwarnings("ignore", message=re.escape(f"Unrecognized options detected: {{'{key}'"))
-        return milp(c, **{**kwargs, "options": {**kwargs["options"], **SEARCH_OPTIONS}})
+    optimal: bool
+    x: np.ndarray | None
+    mip_gap: float
+    message: str
+
+
+def highs(c: np.ndarray, rows: Rows, bounds: Bounds, integrality: np.ndarray, options: Mapping[str, Any]) -> Solved:
+    """Minimise ``c @ x`` subject to ``rows`` and ``bounds``, the columns where ``integrality`` is 1
+    whole, with HiGHS (Huangfu and Hall 2018, *Parallelizing the dual revised simplex method*;
+    highs.dev) through highspy, its makers' Python interface: the one place the planner talks to
+    a solver. ``options`` are HiGHS's own (highs.dev: options), each checked: an option this
+    HiGHS lacks is an error, not a silent default.
+
+    A search stopped at a limit (time, ``mip_max_nodes``) with a feasible plan returns it, not
+    optimal; HiGHS's log stays off. Called directly rather than through ``scipy.optimize.milp``
+    (HiGHS 1.12 inside), whose Python around the same solver took 5.7 of a lab what-if's 18.8 ms
+    (the same solutions in all 424 programs of the thesis's, the lab's and the lab's two years'
+    sensitivities), and whose import took 0.4 s of every ``planner run``."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for key, value in options.items():
+        if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+            raise ValueError(f"HiGHS {h.version()} has no option {key}={value!r}")
+    n = len(c)
+    status = h.passModel(n, len(rows.lower), len(rows.value), int(highspy.MatrixFormat.kColwise),
+                         int(highspy.ObjSense.kMinimize), 0.0, np.asarray(c, dtype=float),
+                         np.asarray(bounds.lb, dtype=float), np.asarray(bounds.ub, dtype=float), rows.lower, rows.upper,
+                         rows.start, rows.index, rows.value, np.asarray(integrality, dtype=np.int32))
+    if status == highspy.HighsStatus.kError:
+        return Solved(False, None, math.inf, "HiGHS could not load the program")
+    h.run()
+    model = h.getModelStatus()
+    info = h.getInfo()
+    feasible = info.primal_solution_status == int(highspy.SolutionStatus.kSolutionStatusFeasible)
+    return Solved(model == highspy.HighsModelStatus.kOptimal,
+                  np.array(h.getSolution().col_value) if feasible else None,
+                  float(info.mip_gap) if np.any(integrality) else 0.0, h.modelStatusToString(model))
 
 
 #: Branch-and-bound nodes the search with the tie-breaks gets when the program has commitments
@@ -1111,21 +1170,20 @@ def _search(c: np.ndarray, **kwargs: Any) -> Any:
 ORDERED_NODES = 200
 
 
-def _on_cost_alone(program: Program, constraints: Any, options: dict, ordered: Any) -> Any:
+def _on_cost_alone(program: Program, rows: Rows, options: dict[str, Any], ordered: Solved) -> Solved:
     """Blocks of a commitment come in many plans of equal cost (which weeks), which the
     tie-breaks order: proving the best of them took HiGHS 12 s for 52 weekly blocks, and over 30 s
     with two offers. So where the search with the tie-breaks stops at its node limit, the integers
     are proven on cost alone (and, of plans that cost the same, the fewest terms): 0.2 s. The
     ordered search's plan is kept when it costs no more (its weeks come earliest); the hours are
     then placed with the tie-breaks (:func:`solve`)."""
-    from scipy.optimize import OptimizeResult, milp
-
+    assert program.ties is not None
     cost = program.c - program.ties
     cost[[z.var for z in program.commit_vars]] += TIE_BREAKS["term"]
-    best = milp(cost, constraints=constraints, integrality=program.integrality, bounds=program.bounds,
-                options=options)
-    if best.status == 0 and ordered.x is not None and float(cost @ ordered.x) <= best.fun + 1e-6:
-        return OptimizeResult(x=ordered.x, status=0, message=best.message)
+    best = highs(cost, rows, program.bounds, program.integrality, options)
+    if best.optimal and best.x is not None and ordered.x is not None \
+            and float(cost @ ordered.x) <= float(cost @ best.x) + 1e-6:
+        return Solved(True, ordered.x, math.inf, best.message)  # not proven as ordered: its hours are solved again
     return best
 
 

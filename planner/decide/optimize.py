@@ -1,7 +1,7 @@
 """Choose the cheapest plan that meets every deadline.
 
 A mixed-integer program over weekly buckets (:mod:`planner.decide.milp`, HiGHS via
-``scipy.optimize.milp``): which cards to buy, and how many reference
+highspy): which cards to buy, and how many reference
 GPU-hours of each phase each option does in each week, within capacities,
 quotas, deadlines and the budget. Overheads from the session model enter as
 per-option factors (wall, billed hours and money per reference GPU-hour), so
