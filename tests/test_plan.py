@@ -769,3 +769,16 @@ def test_a_horizon_the_file_does_not_give_is_said_to_be_the_default(load, catalo
                   with_value(s, "horizon", "6 months", planner.api.scenario_ids(catalog))):
         text = planner.report.render_text(planner.plan(given, trials=0, alternatives=False, breakevens=False))
         assert "-month horizon." in text and "the default: 'horizon'" not in text
+
+
+def test_money_that_rounds_to_zero_is_written_without_a_sign(load):
+    """A plan its credits pay to within -1e-9 USD costs 0.00, not "-0.00" (sensitivity rows of a
+    scenario with course credits read "-0.00 EUR"): every money figure of the JSON answer and the
+    what-if rows goes through Money."""
+    from planner.decide.result import Money
+
+    money = Money(make(load, rent="uni-cluster"))
+    for usd in (-1e-9, -0.004, -0.0, 0.0):
+        written = money(usd)
+        assert written == 0.0 and math.copysign(1.0, written) == 1.0 and json.dumps(written) == "0.0"
+    assert money(-0.006) == -0.01  # a real negative keeps its sign

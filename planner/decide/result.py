@@ -234,9 +234,11 @@ def _date(d: dt.date | None) -> str | None:
 
 
 def _num(x: float | None, ndigits: int = 2) -> float | None:
+    """``x`` rounded to ``ndigits`` places; None when not finite. A figure that rounds to zero
+    is written 0.0, never -0.0 (a plan whose credits pay all but -1e-9 USD read "-0.00 EUR")."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return None
-    return round(float(x), ndigits)
+    return round(float(x), ndigits) + 0.0
 
 
 class Money:
