@@ -1000,9 +1000,8 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
     conf = units.format_share(s.you.confidence)
     uncertain = bool((q["wall_hours_conf"].to_numpy(dtype=float) > q["wall_hours"].to_numpy(dtype=float) + 1e-9).any())
     alone = fastest["finish"]
-    # a card bought is sold at the horizon's end (milp.Calendar): a window running past it ends there for the card
-    sold = fastest["kind"] == "buy" and end >= s.horizon_end
-    own_end = s.horizon_end - dt.timedelta(days=1) if sold else end
+    own_end = s.card_window(ph)[1] - dt.timedelta(days=1) if fastest["kind"] == "buy" else end
+    sold = own_end < end  # a card bought is sold at the horizon's end, before the phase's last day
     shared = isinstance(alone, dt.date) and alone <= own_end  # alone in time: the other phases share what it needs
     fix = ("A 'horizon' that runs past " + str(alone) + " (the card is kept until then), an earlier 'from'"
            if sold and not shared

@@ -226,14 +226,15 @@ class QuoteInputs:
     work_range: tuple[float, float] | None  # the phase's gpu_hours written as a range
     phase_confidence: float
     step: Step | None = None  # the workload's step: the range of its fixed time widens the planned hours
-    sold_on: dt.date | None = None  # the horizon's end, where the phase's window runs past it: a card bought is sold then
+    sold_on: dt.date | None = None  # the horizon's end, where the phase's window runs past it (Scenario.card_window)
 
     @classmethod
     def of(cls, s: Scenario, ph: Phase, step: Step | None = None) -> QuoteInputs:
         begin, end = s.window(ph)
+        sold = s.card_window(ph)[1]
         return cls(ph, begin, end, s.workload, s.electricity_usd_per_kwh, QuoteYou.of(s.you),
                    s.ranges.get(f"phases.{ph.name}.gpu_hours"), s.phase_confidence, step,
-                   s.horizon_end if end > s.horizon_end else None)
+                   sold if sold < end else None)
 
     @functools.cached_property
     def _every_option_reads(self) -> _HashedOnce:
@@ -303,8 +304,8 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     horizon's end (``QuoteInputs.sold_on``), as the program books it (milp.Calendar): where the
     phase's window runs past that day, the card's own window ends there."""
     begin, end = s.window(ph)
-    sold = r.kind == "buy" and s.sold_on is not None and s.sold_on < end
-    end = s.sold_on if sold and s.sold_on is not None else end
+    sold = s.sold_on if r.kind == "buy" else None  # a card bought works until then
+    end = sold or end
     last_day = end - dt.timedelta(days=1)
     checkpoint_gb = checkpoint_gb_of(s, ph)
     rented = r.kind == "rent"
@@ -346,7 +347,7 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     finish = sessions.finish_day(begin, weeks * 7)
     disk_problem = too_big(ph, r, checkpoint_gb)
     fits_disk = not disk_problem  # ok: finishes alone in time; usable: may take a share
-    reason = _why_not_alone(ph, r, proc, disk_problem, wall, finish, last_day, end if sold else None)
+    reason = _why_not_alone(ph, r, proc, disk_problem, wall, finish, last_day, sold)
     months_used = max(weeks * 7 / units.DAYS_PER_MONTH, 0.0)
     billed = ph.runs * sessions.billed_hours(proc, e.wall_h - e.wait_h, e.sessions, float_or(r.startup_min) / 60.0,
                                              (opt_float(r.billing_s) or 0.0) / 3600.0,

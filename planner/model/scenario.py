@@ -334,6 +334,12 @@ class Scenario:
         last = deadline or ph.deadline
         return ph.start, (last + dt.timedelta(days=1)) if last else self.horizon_end
 
+    def card_window(self, ph: Phase) -> tuple[dt.date, dt.date]:
+        """The phase's window as a card bought for the plan sees it: it is sold at the horizon's
+        end (the program's calendar books it so), so a window running past that day ends there."""
+        begin, end = self.window(ph)
+        return begin, min(end, self.horizon_end)
+
     def last_day(self, ph: Phase) -> dt.date:
         """The last day work of ``ph`` may use (its deadline, or the horizon's last day)."""
         return self.window(ph)[1] - dt.timedelta(days=1)
