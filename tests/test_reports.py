@@ -72,6 +72,24 @@ def test_breakeven_date_at_the_scenarios_pace(load):
     assert pair.date == dt.date(2027, 1, 4) + dt.timedelta(days=math.ceil(days) - 1)
 
 
+def test_a_break_even_after_the_horizons_end_has_no_date_and_the_chart_stops_at_the_sale(load):
+    """The same 2,000 h to 31 December with a 6-month horizon: the card is sold on 5 July, before
+    the pace reaches the break-even's hours (25 September, as with the default horizon: the resale
+    is 40 % whatever the months). No date is given, the table says why, and both curves end at
+    the sale: past it the work is not the card's."""
+    text = BASE.format(hours=2000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    (kept,) = planner.plan(load(text), trials=0).breakeven
+    s = load(text.replace("electricity:", "horizon: 6 months\nelectricity:"))
+    p = planner.plan(s, trials=0)
+    (pair,) = p.breakeven
+    sold = s.horizon_end
+    assert kept.date == dt.date(2027, 9, 25) > sold == dt.date(2027, 7, 5)
+    assert pair.gpu_hours == pytest.approx(kept.gpu_hours) and pair.date is None
+    c = breakeven.curves(s, pair)
+    assert c.dates[-1] == sold - dt.timedelta(days=1) and c.first_crossing() is None
+    assert f"after the horizon's end ({sold}: the card is sold)" in planner.report.render_text(p)
+
+
 def test_breakeven_with_falling_resale_matches_a_fine_grid():
     # resale from the default model, kept 1/100 month per started hour (a step every hour);
     # the exact piecewise answer against brute force on a grid 200 times finer than the steps

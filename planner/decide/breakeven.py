@@ -123,9 +123,12 @@ class Curves:
 
 
 def curves(s: Scenario, pair: Pair, p: Pace | None = None) -> Curves:
-    """The pair's cost curves over the scenario's work (see :class:`Curves`)."""
+    """The pair's cost curves over the scenario's work (see :class:`Curves`), up to the horizon's
+    end: the card is sold then, so work past it (a phase due later) is no longer the card's."""
     p = pace(s) if p is None else p
     day, hours = p.daily(s)
+    owned = day <= s.sold_day
+    day, hours = day[owned], hours[owned]
     buy = pair.buy_fixed_usd - pair.resale_usd(np.full_like(day, s.horizon_months)) + pair.buy_usd_per_hour * hours
     # the knot at day d is 24:00 of the day before (the start's knot: nothing done yet, the day before)
     rent = pair.rent_curve(hours) if pair.rent_curve is not None else pair.rent_usd_per_hour * hours
@@ -284,7 +287,8 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
             if r in moving:
                 curve = moving[r]
                 hours[k] = first_below(_gap(fixed - float(resale[0]), buy_rate, curve), curve.hours, h_max)
-        dates = p.dates_of(s, hours)
+        dates = [when if when is None or when < s.horizon_end else None  # the card is sold then
+                 for when in p.dates_of(s, hours)]
         for r, h, when in zip(order, hours, dates):
             h = None if math.isnan(h) else float(h)
             why = None

@@ -382,6 +382,14 @@ def _candidates_section(d: dict) -> view.Section | None:
         "'never': not even free).")
 
 
+def _after_the_card(plan: Plan, gpu_hours: float) -> str:
+    """Why a break-even has no date at the scenario's pace: the pace never gets there, or gets
+    there only after the horizon's end, when the card is already sold (a phase due later)."""
+    s = plan.scenario
+    (when,) = breakeven.pace(s).dates_of(s, np.array([gpu_hours]))
+    return f"after the horizon's end ({s.horizon_end}: the card is sold)" if when is not None else "past the plan's work"
+
+
 def _breakeven_section(plan: Plan, d: dict, figure: Callable[[str], Any]) -> view.Section:
     """When buying each card beats renting: hours and the date at the scenario's pace."""
     shown = breakeven_shown(plan, d) if d["breakeven"] else []
@@ -392,7 +400,7 @@ def _breakeven_section(plan: Plan, d: dict, figure: Callable[[str], Any]) -> vie
                     "Why never"),
                    tuple((f"`{b['buy']}`", f"`{b['rent']}`" if b["rent"] != FREE_MIX else b["rent"],
                           f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] is not None else "never",
-                          b["date"] or ("—" if b["gpu_hours"] is None else "past the plan's work"),
+                          b["date"] or ("—" if b["gpu_hours"] is None else _after_the_card(plan, b["gpu_hours"])),
                           b["why_not"] or "") for b in shown), frozenset({2})),
         "No card to buy is considered." if not d["breakeven"] else None,
         (f"Each card you own or consider against the rent offers "
