@@ -113,3 +113,52 @@ def test_a_scenario_named_like_a_placeholder_is_a_title():
     # a default interruption rate on a slider: the page says the cost steps at its value as given
     rate = {**data, "inputs": [{"key": "catalog.rent[spot].interruptions", "values": ["0.05/h", "0.1/h"], "given": 1}]}
     assert "as given, the plan costs the hours its range adds on average" in explore.page(rate, "t")
+
+
+def test_every_position_a_neighbour_stands_for_is_the_plan_a_plain_run_gives(monkeypatch):
+    """A position one step from a planned neighbour that only makes an offer that plan leaves out
+    worse (the card dearer while renting wins, the rent dearer while the card wins) takes the
+    neighbour's plan unplanned: every position of the grid, copied or planned, is checked here
+    against a plain run of its own (brute force), and some were copied."""
+    import itertools
+
+    from planner.whatif import explore, tables
+
+    planned = []
+
+    class Counted:  # the grid's runs, counted (the sensitivity's own runs are not)
+        def __getattr__(self, name):
+            return getattr(tables, name)
+
+        def run_many(self, jobs, *args, **kwargs):
+            planned.extend(jobs)
+            return tables.run_many(jobs, *args, **kwargs)
+
+    monkeypatch.setattr(explore, "whatif", Counted())
+    data = explore.explore(whatif.Job(TEXT, "s.yaml", TODAY), 0.2, workers=1, n_inputs=3, points=3)
+    keys = [i["key"] for i in data["inputs"]]
+    assert len(keys) == 3 and any(tables.worse_side(k) for k in keys)
+    for combo in itertools.product(*(range(len(i["values"])) for i in data["inputs"])):
+        sets = tuple(f"{k}={i['values'][c]}" for k, i, c in zip(keys, data["inputs"], combo) if c != i["given"])
+        row = tables.run_one(whatif.Job(TEXT, "s.yaml", TODAY, sets=sets, breakevens=False))
+        assert data["plans"][",".join(map(str, combo))] == explore._shown(row), (combo, sets)
+    assert 0 < len(planned) < len(data["plans"]) == 27  # some positions were copied
+
+
+@pytest.mark.parametrize("default, planned", [(None, [(0,)]), (1, [(0,), (1,), (2,)])])
+def test_no_step_to_or_from_a_default_rate_with_a_range_is_copied(monkeypatch, default, planned):
+    """An interruption rate left at its default is planned over its range, so it is no known rate
+    to order against the slider's others (lab-boxes: the default 0.1/h keeps the plan as a known
+    0.45/h would): a position one step from it is planned, never copied. Known rates that only
+    make an unused offer worse are copied (here every plan rents 'y', never 'x')."""
+    from planner.whatif import explore, tables
+
+    ran = []
+
+    def run_many(jobs, workers, progress):
+        ran.extend(jobs)
+        return [{"plan": "a: y", "buy": "nothing"} for _ in jobs]
+
+    monkeypatch.setattr(tables, "run_many", run_many)
+    rows = explore._grid({(i,): (i,) for i in range(3)}, [("catalog.rent[x].interruptions", 3, default)], 1, None)
+    assert ran == planned and set(rows) == {(0,), (1,), (2,)}

@@ -3,7 +3,8 @@
 The inputs are the sensitivity's (:func:`planner.whatif.sensitivity`): first those that change
 the plan, then those that move the cost most. Each slider runs over values from the input's
 low to its high value (the sensitivity's span, with the flip values found), and every
-combination is planned beforehand (plain runs of the scenario with those inputs set), so
+combination is planned beforehand (plain runs of the scenario with those inputs set, or the
+plan of a neighbour that provably stands for one: :func:`_grid`), so
 moving a slider only looks a plan up: the page needs no server and asks the network for
 nothing (its Content-Security-Policy forbids any request).
 """
@@ -131,10 +132,13 @@ def explore(base: whatif.Job, span: float, workers: whatif.Workers = 1, n_inputs
     axes = [(r["input"], slider_values(r, points), r["value"]) for r in rows]
     grid = list(itertools.product(*(range(len(values)) for _, values, _ in axes)))
     # an input at its value as given is left as it is (the value shown is rounded; the plan is not)
-    jobs = [dataclasses.replace(whatif.with_values(base, [(key, values[i]) for (key, values, given), i in zip(axes, combo)
-                                                          if values[i] != given]), breakevens=False)
-            for combo in grid]
-    results = whatif.run_many(jobs, workers, progress)
+    jobs = {combo: dataclasses.replace(whatif.with_values(base, [(key, values[i]) for (key, values, given), i
+                                                                 in zip(axes, combo) if values[i] != given]),
+                                       breakevens=False) for combo in grid}
+    defaults = [bool(r.get("default_range")) for r in rows]
+    planned_at = _grid(jobs, [(key, len(values), values.index(given) if d and given in values else None)
+                              for (key, values, given), d in zip(axes, defaults)], workers, progress)
+    results = [planned_at[combo] for combo in grid]
     return {
         "currency": ref["currency"],
         "base": _shown(ref),
@@ -143,6 +147,46 @@ def explore(base: whatif.Job, span: float, workers: whatif.Workers = 1, n_inputs
         "plans": {",".join(map(str, combo)): _shown(r) for combo, r in zip(grid, results)},
         "sensitivity": table,
     }
+
+
+def _grid(jobs: dict[tuple[int, ...], whatif.Job], axes: list[tuple[str, int, int | None]],
+          workers: whatif.Workers, progress: Callable[[int], None] | None) -> dict[tuple[int, ...], dict[str, Any]]:
+    """The row of every position: a plain run, or the row of a neighbour from which this position
+    only makes an offer that neighbour's plan does not use worse (:func:`planner.whatif.tables.unchanged`:
+    provably the same plan and cost). ``axes``: per slider its input, its number of values, and
+    the index of a default with a range as given (planned over its range, it is no known rate to
+    order against the others: no step to or from it is copied).
+
+    Positions go in waves, by how many steps each lies from the sliders' best ends (a price's
+    lowest, a resale's highest), so a neighbour one step better is always planned first. On
+    the lab's boxes 326 of 343 positions copy a neighbour: the cheap box stays unbought as its
+    price rises, and the plan's rent offers stay as the others grow dearer."""
+    sides = [whatif.worse_side(key) for key, _, _ in axes]
+
+    def rank(combo: tuple[int, ...]) -> int:
+        return sum(i if side == "up" else n - 1 - i if side == "down" else 0
+                   for i, side, (_, n, _) in zip(combo, sides, axes))
+
+    def neighbour(combo: tuple[int, ...], rows: dict[tuple[int, ...], dict[str, Any]]) -> tuple[int, ...] | None:
+        for k, (side, (key, n, default)) in enumerate(zip(sides, axes)):
+            step = -1 if side == "up" else 1 if side == "down" else 0
+            j = combo[k] + step
+            if step and 0 <= j < n and default not in (j, combo[k]):
+                better = (*combo[:k], j, *combo[k + 1:])
+                if whatif.unchanged(key, side or "", rows[better]):
+                    return better
+        return None
+
+    rows: dict[tuple[int, ...], dict[str, Any]] = {}
+    for level in sorted({rank(c) for c in jobs}):
+        wave = [c for c in jobs if rank(c) == level]
+        copied = {c: b for c in wave if (b := neighbour(c, rows)) is not None}
+        todo = [c for c in wave if c not in copied]
+        rows.update(zip(todo, whatif.run_many([jobs[c] for c in todo], workers, progress)))
+        rows.update({c: rows[b] for c, b in copied.items()})
+        if progress and copied:
+            progress(len(copied))
+    return rows
 
 
 def _shown(row: dict[str, Any]) -> dict[str, Any]:

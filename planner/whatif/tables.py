@@ -548,20 +548,27 @@ def sensitivity_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tup
 _CATALOG_PATH = re.compile(r"^catalog\.(rent|buy)\[(.+)\]\.(price|interruptions|resale)$")
 
 
-def _unchanged(path: str, side: str, ref: dict[str, Any]) -> bool:
-    """Whether moving the input this way provably leaves the plan and its cost as they are, so
-    that no run is needed: an offer the plan does not use made dearer or worse (its price or
-    interruption rate up, a card's resale down). The plan stays feasible at the same cost and
-    every other plan gets no cheaper (the order a lower price never raises the optimum, turned
-    round), and the program's tie-breaks keep it the one chosen."""
+def worse_side(path: str) -> str | None:
+    """The way moving a catalog input makes its offer worse for every plan that uses it and no
+    better for any other: "up" for a price or an interruption rate, "down" for a card's resale;
+    None for any other input."""
     m = _CATALOG_PATH.match(path)
-    if not m:
+    return None if not m else "down" if m.group(3) == "resale" else "up"
+
+
+def unchanged(path: str, side: str, row: dict[str, Any]) -> bool:
+    """Whether moving the input this way from where ``row`` (a plain run's row) was planned
+    provably leaves that plan and its cost as they are, so that no run is needed: an offer the
+    plan does not use made dearer or worse (:func:`worse_side`). The plan stays feasible at the
+    same cost and every other plan gets no cheaper (the order a lower price never raises the
+    optimum, turned round), and the program's tie-breaks keep it the one chosen."""
+    m = _CATALOG_PATH.match(path)
+    if not m or worse_side(path) != side:
         return False
-    table, offer, field = m.groups()
-    used = ({o for part in str(ref["plan"]).split("; ") for o in part.split(": ", 1)[-1].split("+")}
-            if table == "rent" else bought_offers(str(ref["buy"])))
-    worse = side == ("down" if field == "resale" else "up")
-    return worse and offer not in used
+    table, offer, _ = m.groups()
+    used = ({o for part in str(row["plan"]).split("; ") for o in part.split(": ", 1)[-1].split("+")}
+            if table == "rent" else bought_offers(str(row["buy"])))
+    return offer not in used
 
 #: Halvings of the interval between a value that keeps the plan and one that changes it: the flip
 #: value is found to 1/64 of the distance moved (a whole step for counts, a day for dates).
@@ -725,7 +732,7 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: Wo
                 start = high if side == "down" else low
             tasks.append((base, str(r.input), start, low if side == "down" else high, at_row, _signature(ref)))
             keys.append((str(r.input), side))
-        if "down" not in sides and isinstance(low, Amount) and _unchanged(str(r.input), "up", ref) \
+        if "down" not in sides and isinstance(low, Amount) and unchanged(str(r.input), "up", ref) \
                 and str(r.input).endswith(".price"):
             tasks.append((base, str(r.input), low, low.scaled(0.01), None, _signature(ref)))
             keys.append((str(r.input), "down"))
@@ -758,7 +765,7 @@ def sensitivity(base: Job, span: float, workers: Workers = 1, progress: Callable
     (``buy_low``/``plan_low``, ``buy_high``/``plan_high``).
     ``planned``: what :func:`sensitivity_inputs` returned, when the caller asked it first."""
     ref, inputs = planned or sensitivity_inputs(base, span)
-    sides = [(path, value, _unchanged(path, side, ref)) for path, _, low, high in inputs
+    sides = [(path, value, unchanged(path, side, ref)) for path, _, low, high in inputs
              for side, value in (("down", low), ("up", high))]
     jobs = [dataclasses.replace(with_value(base, path, value), breakevens=False)  # cost and decision
             for path, value, same in sides if not same]
