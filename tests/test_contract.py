@@ -805,6 +805,19 @@ def test_the_answer_names_a_tiers_months_once_with_their_stretches_and_total(loa
             "monthly fees, whether their units are used or not)") in render_text(p)
 
 
+def test_the_answers_fees_are_the_exact_months_summed_then_rounded(load, catalog):
+    """In EUR a month of colab-pro is 9.99 USD / 1.0705 USD per EUR (the test catalog's rate) =
+    9.3321 EUR; three months are 27.996, so 28.00 EUR, as the cost breakdown sums them. The answer
+    summed the rounded months: 27.99 (a Colab Pro thesis read 25.47 beside the breakdown's 25.48)."""
+    from planner.report.page import render_text
+
+    s = load(SUBSCRIPTION.format(hours=200, deadline="2027-03-10", box="12.00").replace(
+        "start: 2027-01-04", "start: 2027-01-04\ncurrency: EUR"))
+    p, _ = planned(s, catalog)
+    assert len(p.subscriptions) == 3 and s.usd_per_currency == pytest.approx(1.0705)
+    assert "subscribe to colab-pro from 2027-01-04 to 2027-04-03 (28.00 EUR, the monthly fees" in render_text(p)
+
+
 def test_months_start_on_the_start_day_of_the_month_or_the_months_last_day():
     # from 31 January: 28 February (2027 is no leap year), 31 March, 30 April
     assert milp.month_starts(dt.date(2027, 1, 31), 100) == [0, 28, 59, 89]

@@ -224,9 +224,14 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     buys = ", ".join(f"buy {p['offer']}{' on ' + p['bought_on'] if p.get('bought_on') else ''} "
                      f"({_money(p['price'], cur)}, resale {_money(p['resale'], cur)})"
                      for p in d["purchases"]) or "buy nothing"
+    # the exact amounts, summed then rounded, as the cost breakdown is: three months of 8.4935 EUR
+    # read 25.47 (3 x 8.49) beside the breakdown's 25.48
+    per = 1.0 / s.usd_per_currency
+    terms = [{**c, "cost": x.cost_usd * per} for c, x in zip(d.get("commitments", []), plan.commitments)]
     buys += "".join(f"; commit to {n} x `{offer}` from {start} to {end} ({_money(cost, cur)}, paid whether used or not)"
-                    for offer, n, start, end, cost in _terms(d.get("commitments", [])))
-    months = [{**m, "offer": m["tier"], "count": 1} for m in d.get("subscriptions", [])]
+                    for offer, n, start, end, cost in _terms(terms))
+    months = [{**m, "offer": m["tier"], "count": 1, "cost": x.cost_usd * per}
+              for m, x in zip(d.get("subscriptions", []), plan.subscriptions)]
     spans: dict[str, list[tuple[str, str, float]]] = {}  # per tier: its stretches of months, in order
     for tier, _, start, end, cost in _terms(months):
         spans.setdefault(tier, []).append((start, end, cost))
