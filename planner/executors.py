@@ -74,3 +74,17 @@ def run_all(function: Callable[[Any], Any], items: Sequence[Any], workers: Worke
             if progress:
                 progress(1)
     return results
+
+
+@contextlib.contextmanager
+def rounds(workers: Workers) -> Iterator[Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]]:
+    """A ``run(function, items) -> results in order`` for many rounds of runs on one pool: here
+    for one worker, else ``workers`` local processes (started once, not a round) or the Dask
+    cluster whose scheduler address ``workers`` is. For work that comes in small rounds, each
+    waiting on the last (explore's grid): :func:`run_all` runs fewer than four items here, so
+    rounds of one or two would leave the other cores idle."""
+    if isinstance(workers, int) and workers <= 1:
+        yield lambda function, items: [function(item) for item in items]
+        return
+    with executor(workers if isinstance(workers, int) else 1, workers if isinstance(workers, str) else None) as mapped:
+        yield lambda function, items: list(mapped(function, items))

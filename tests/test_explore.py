@@ -130,9 +130,9 @@ def test_every_position_a_neighbour_stands_for_is_the_plan_a_plain_run_gives(mon
         def __getattr__(self, name):
             return getattr(tables, name)
 
-        def run_many(self, jobs, *args, **kwargs):
-            planned.extend(jobs)
-            return tables.run_many(jobs, *args, **kwargs)
+        def run_one(self, job):
+            planned.append(job)
+            return tables.run_one(job)
 
     monkeypatch.setattr(explore, "whatif", Counted())
     data = explore.explore(whatif.Job(TEXT, "s.yaml", TODAY), 0.2, workers=1, n_inputs=3, points=3)
@@ -155,10 +155,10 @@ def test_no_step_to_or_from_a_default_rate_with_a_range_is_copied(monkeypatch, d
 
     ran = []
 
-    def run_many(jobs, workers, progress):
-        ran.extend(jobs)
-        return [{"plan": "a: y", "buy": "nothing"} for _ in jobs]
+    def run_one(job):
+        ran.append(job)
+        return {"plan": "a: y", "buy": "nothing"}
 
-    monkeypatch.setattr(tables, "run_many", run_many)
+    monkeypatch.setattr(tables, "run_one", run_one)
     rows = explore._grid({(i,): (i,) for i in range(3)}, [("catalog.rent[x].interruptions", 3, default)], 1, None)
     assert ran == planned and set(rows) == {(0,), (1,), (2,)}

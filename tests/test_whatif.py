@@ -642,8 +642,9 @@ def test_a_what_if_never_reads_a_stale_quote(thesis_text, edit):
 
 
 def test_a_sweep_on_a_dask_cluster_is_the_sweep_on_local_processes(tmp_path):
-    """issue 39: what-ifs on a cluster. A sweep and a sensitivity run on a LocalCluster of two worker
-    processes print byte for byte what they print on local processes."""
+    """issue 39: what-ifs on a cluster. A sweep, a sensitivity and an explore page (its grid planned
+    in rounds on one pool) made on a LocalCluster of two worker processes are byte for byte what
+    local processes make."""
     distributed = pytest.importorskip("distributed")
     text = BASE.format(hours=1500, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
     path = tmp_path / "s.yaml"
@@ -659,6 +660,12 @@ def test_a_sweep_on_a_dask_cluster_is_the_sweep_on_local_processes(tmp_path):
         ranged.write_text(text.replace("gpu_hours: 1500", "gpu_hours: 1300..1700"), encoding="utf-8")
         run = ["run", str(ranged), "--uncertainty", "300", "--trials", "10", "--today", TODAY.isoformat()]
         run_remote = CliRunner().invoke(main, [*run, "--scheduler", cluster.scheduler_address])
+        explore = ["explore", str(path), "--inputs", "2", "--points", "3", "--today", TODAY.isoformat()]
+        explore_remote = CliRunner().invoke(main, [*explore, "--report", str(tmp_path / "remote"), "--scheduler",
+                                                   cluster.scheduler_address])
+    explore_local = CliRunner().invoke(main, [*explore, "--report", str(tmp_path / "local"), "--workers", "2"])
+    assert explore_remote.exit_code == explore_local.exit_code == 0, explore_remote.output
+    assert (tmp_path / "remote" / "explore.json").read_bytes() == (tmp_path / "local" / "explore.json").read_bytes()
     sens_local = CliRunner().invoke(main, [*sens, "--workers", "2"])
     run_local = CliRunner().invoke(main, run)
     assert local.exit_code == remote.exit_code == 0, remote.output

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..executors import rounds
 from . import tables as whatif
 
 #: Sliders at most (a grid of their values is planned beforehand: 7 x 7 x 7 = 343 plans).
@@ -157,35 +158,46 @@ def _grid(jobs: dict[tuple[int, ...], whatif.Job], axes: list[tuple[str, int, in
     the index of a default with a range as given (planned over its range, it is no known rate to
     order against the others: no step to or from it is copied).
 
-    Positions go in waves, by how many steps each lies from the sliders' best ends (a price's
-    lowest, a resale's highest), so a neighbour one step better is always planned first. On
-    the lab's boxes 326 of 343 positions copy a neighbour: the cheap box stays unbought as its
-    price rises, and the plan's rent offers stay as the others grow dearer."""
+    A position waits for its better neighbours (one step towards a price's lowest, a resale's
+    highest): it is copied as soon as one of them stands for it, and planned once all are known
+    and none does. Each round plans every position so decided, on one pool for the whole grid.
+    On the lab's boxes 326 of 343 positions copy a neighbour (the cheap box stays unbought as
+    its price rises, the plan's rent offers stay as the others grow dearer), and the 17 others
+    are planned in 12 rounds (three at a time at first, then one by one along a chain)."""
     sides = [whatif.worse_side(key) for key, _, _ in axes]
 
-    def rank(combo: tuple[int, ...]) -> int:
-        return sum(i if side == "up" else n - 1 - i if side == "down" else 0
-                   for i, side, (_, n, _) in zip(combo, sides, axes))
-
-    def neighbour(combo: tuple[int, ...], rows: dict[tuple[int, ...], dict[str, Any]]) -> tuple[int, ...] | None:
+    def better(combo: tuple[int, ...]) -> list[tuple[str, str, tuple[int, ...]]]:
+        """(input, the side that makes it worse, the neighbour one step better) per slider with one."""
+        out = []
         for k, (side, (key, n, default)) in enumerate(zip(sides, axes)):
-            step = -1 if side == "up" else 1 if side == "down" else 0
-            j = combo[k] + step
-            if step and 0 <= j < n and default not in (j, combo[k]):
-                better = (*combo[:k], j, *combo[k + 1:])
-                if whatif.unchanged(key, side or "", rows[better]):
-                    return better
-        return None
+            j = combo[k] + (-1 if side == "up" else 1 if side == "down" else 0)
+            if side and j != combo[k] and 0 <= j < n and default not in (j, combo[k]):
+                out.append((key, side, (*combo[:k], j, *combo[k + 1:])))
+        return out
 
     rows: dict[tuple[int, ...], dict[str, Any]] = {}
-    for level in sorted({rank(c) for c in jobs}):
-        wave = [c for c in jobs if rank(c) == level]
-        copied = {c: b for c in wave if (b := neighbour(c, rows)) is not None}
-        todo = [c for c in wave if c not in copied]
-        rows.update(zip(todo, whatif.run_many([jobs[c] for c in todo], workers, progress)))
-        rows.update({c: rows[b] for c, b in copied.items()})
-        if progress and copied:
-            progress(len(copied))
+    waiting = sorted(jobs)
+    with rounds(workers) as run:
+        while waiting:
+            copied = True
+            while copied:  # a copy may decide positions beyond it
+                copied = False
+                for combo in waiting:
+                    source = next((b for key, side, b in better(combo) if b in rows
+                                   and whatif.unchanged(key, side, rows[b])), None)
+                    if source is not None:
+                        rows[combo] = rows[source]
+                        copied = True
+                if progress and copied:
+                    progress(sum(c in rows for c in waiting))
+                waiting = [c for c in waiting if c not in rows]
+            if not waiting:
+                break
+            ready = [c for c in waiting if all(b in rows for _, _, b in better(c))]
+            rows.update(zip(ready, run(whatif.run_one, [jobs[c] for c in ready])))
+            if progress:
+                progress(len(ready))
+            waiting = [c for c in waiting if c not in rows]
     return rows
 
 
