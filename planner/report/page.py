@@ -224,7 +224,7 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     buys = ", ".join(f"buy {p['offer']}{' on ' + p['bought_on'] if p.get('bought_on') else ''} "
                      f"({_money(p['price'], cur)}, resale {_money(p['resale'], cur)})"
                      for p in d["purchases"]) or "buy nothing"
-    # the exact amounts, summed then rounded, as the cost breakdown is: three months of 8.4935 EUR
+    # the exact amounts, summed then rounded, as the cost breakdown is: three months of 8.4942 EUR
     # read 25.47 (3 x 8.49) beside the breakdown's 25.48
     per = 1.0 / s.usd_per_currency
     terms = [{**c, "cost": x.cost_usd * per} for c, x in zip(d.get("commitments", []), plan.commitments)]
