@@ -227,7 +227,8 @@ li code,td code{font-size:.95em}.scale{display:flex;justify-content:space-betwee
 </style></head><body>
 <h1>__TITLE__</h1>
 <p class="note">Move a slider: the plan shown is the cheapest that meets every deadline with the inputs at those
-values, planned beforehand for every position (plain runs of the scenario). Money in __CURRENCY__.__DEFAULTS__</p>
+values, planned beforehand for every position (a plain run of the scenario, or the plan of a neighbouring position
+that only makes an offer its plan leaves out dearer or worse: provably the same). Money in __CURRENCY__.__DEFAULTS__</p>
 <div id="sliders"></div>
 <p class="note" id="none" hidden>No input moved this far changes the plan or its cost: there is nothing to slide.</p>
 <div class="answer" id="answer"><div class="cost" id="cost"></div><p id="decision"></p><ul id="where"></ul>
