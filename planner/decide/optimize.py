@@ -1211,7 +1211,7 @@ def _warnings(s: Scenario, opts: pd.DataFrame, catalog: pricing.Catalog) -> list
                    f"({ref.fit.reason}), yet the phase hours were measured on it: either the workload "
                    "(params, method, batch, sequence, sharding) or the reference GPU is wrong")
     out += [f"{note} (workload)" for note in ref.need.notes if "trainable" in note]
-    past = [ph.name for ph in s.phases if s.window(ph)[1] > s.horizon_end]
+    past = [ph.name for ph in s.phases if s.card_window(ph) != s.window(ph)]  # a card bought is sold before its end
     if past and (opts["kind"] == "buy").any():
         out.append(f"{units.format_and(past)} may run past the horizon's end ({s.horizon_end}): a card bought for the "
                    "plan is sold then, so work after it runs on rented or free machines or cards you own; a longer "
