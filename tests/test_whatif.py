@@ -102,6 +102,25 @@ def test_sensitivity_flags_the_input_that_flips_buy_versus_rent(load):
     assert f"{row['cost_high']:,.2f}" in page
 
 
+def test_a_price_flip_is_found_where_the_two_plans_costs_cross_in_three_runs(load, monkeypatch):
+    """A card's cost is a line in its price (600 + 0.09 H at 1,000 USD, 40 % back), renting's is
+    flat: the flip lies where they cross, worked out from the table's own three costs. Halvings
+    took six runs to narrow 1,000-1,800 USD to 1/64 of it; the lines take one run for the
+    second point of renting's and two either side of the crossing."""
+    text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    df = whatif.sensitivity(job(text), 0.8, find_flips=False).set_index("input")
+    card = df.loc["catalog.buy[my-card].price"]
+    slope = (card["cost_base"] - card["cost_low"]) / (1000 - 200)  # the card's line, 0.6 USD a USD
+    crossing = 1000 + (card["cost_high"] - card["cost_base"]) / slope  # renting's: flat at cost_high
+    ref, runs = whatif.run_one(job(text)), []
+    plain = whatif.tables.run_one
+    monkeypatch.setattr(whatif.tables, "run_one", lambda j: runs.append(j) or plain(j))
+    (flip,) = whatif.tables.flip_points(job(text), ref, df.loc[["catalog.buy[my-card].price"]].reset_index())
+    kept, at = (float(str(v).split()[0]) for v in (flip.kept, flip.at))
+    assert kept < crossing < at and at - kept <= 800 / 2 ** whatif.tables.FLIP_STEPS
+    assert flip.buy == "nothing" and len(runs) == 3
+
+
 def test_a_sensitivity_page_without_flips_leaves_out_the_decision_columns():
     import pandas as pd
 
@@ -828,7 +847,7 @@ def test_a_default_rates_flip_is_stated_between_known_rates_and_holds_when_plann
     """A spot offer without a rate takes a default with a range (other-spot: 0.2/h, 0.02-0.74),
     and the plan pays the hours the range adds on average: at 0.45 USD/h the spot offer loses to
     the on-demand one (0.50). Any rate set is known: 0.2/h set loses nothing to the range and the
-    spot offer wins, so a flip stated 'below 0.2/h' (the bisection started at the default) failed
+    spot offer wins, so a flip stated 'below 0.2/h' (the search started at the default) failed
     when planned again at 0.2. The search runs between known rates from the end of the range
     that keeps the plan (0.74), and the sentence says what the value as given is."""
     from planner.report.page import whatif_page
