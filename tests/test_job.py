@@ -401,3 +401,29 @@ def test_the_speed_model_sets_the_rate_and_the_cards_own_peak_bounds_it(load, ca
     assert peak(s.workload, spec, specs, lambda *_: (0.5, True), 0.9) == (pytest.approx(125.0 / 0.9), "a100-80gb")
     assert peak(s.workload, spec, specs, lambda *_: (0.2, False), 0.8) == (pytest.approx(62.4), "a100-80gb")
     assert peak(s.workload, spec, specs, lambda *_: None, 0.8) == (125.0, None)
+
+
+def test_a_job_with_no_reference_gpu_is_estimated_on_the_a100_and_the_answer_says_so(load, catalog):
+    """Who describes the job has timed nothing, on no card: phases that give tokens or samples
+    alone need no reference GPU, and take the A100 80GB, on which the data-centre utilisation was
+    measured. The scenario and its plan equal those of a file that names it; the answer says the
+    reference was taken."""
+    import planner
+
+    given = load_job(load, GPT2, "tokens: 1B")
+    taken = load_job(load, "model: gpt2\nmethod: pretrain", "tokens: 1B")
+    assert taken.reference_gpu_is_default and not given.reference_gpu_is_default
+    assert (taken.workload, taken.phases) == (given.workload, given.phases)
+    plans = [planner.plan(s, catalog, trials=0, alternatives=False) for s in (given, taken)]
+    assert plans[1].total_usd == plans[0].total_usd
+    said = [a for a in plans[1].assumed_figures if "reference_gpu" in a]
+    assert len(said) == 1 and said[0].startswith("workload.reference_gpu not given: the jobs' hours are estimated on "
+                                                 "a100-80gb")
+    assert not any("reference_gpu" in a for a in plans[0].assumed_figures)
+
+
+@pytest.mark.parametrize("phase", ["gpu_hours: 50", "gpu_hours: 50\ntokens: 1B"])
+def test_hours_with_no_card_they_were_measured_on_are_a_located_error(tmp_path, phase):
+    out = bad(tmp_path, "family: transformer\nparams: 100M\nsequence_length: 512", phase)
+    assert ("s.yaml:4:1: workload: missing required key 'workload.reference_gpu': the card the phases' gpu_hours "
+            in out), out

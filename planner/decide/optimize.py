@@ -796,8 +796,13 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
 
 def job_notes(s: Scenario) -> list[str]:
     """What the answer says up front of each phase described as a job: hours estimated, not
-    measured (their FLOPs, utilisation and range), or your gpu_hours used instead of the job."""
+    measured (their FLOPs, utilisation and range), or your gpu_hours used instead of the job; and
+    the reference GPU the planner took where the file names none."""
     out = []
+    if s.reference_gpu_is_default:
+        out.append(f"workload.reference_gpu not given: the jobs' hours are estimated on {s.workload.reference_gpu}, "
+                   "the card the utilisation of data-centre GPUs was measured on, and every other device's follow from "
+                   "the speed model (name the card you will time runs on to read the hours in its terms)")
     for ph in s.phases:
         e = ph.job_estimate
         if e is None:

@@ -286,6 +286,8 @@ class Scenario:
     buy_trend_per_year: float = 0.0  # buy prices move by this share a year from their catalog date
     buy_price_points: tuple[tuple[dt.date, float], ...] = ()  # or reach these levels by these dates
     horizon_is_default: bool = False  # the file gives no 'horizon': the answer says the one it took
+    #: the file names no workload.reference_gpu (its phases describe their jobs): the answer says which it took
+    reference_gpu_is_default: bool = False
 
     @property
     def rent_trend_of_catalog(self) -> bool:

@@ -580,6 +580,12 @@ def _patterns(kind: str) -> Callable[[Any, _Context], Any]:
     return convert
 
 
+#: The card a job described by its tokens or samples is estimated on when the workload names none:
+#: the one the utilisation of data-centre GPUs was measured on (planner.model.job's
+#: UTILISATION_MEASURED_ON), whose hours people quote ("A100-hours"). Every other device's hours
+#: follow from the speed model; a reference given reads them through its own ratio instead.
+DEFAULT_REFERENCE_GPU = "a100-80gb"
+
 WORKLOAD = {
     "model": Field(_model, doc="a named model (llama-3.1-8b, gpt2, resnet-50: `planner pricing list --models`); "
                    "fills family, params, and the shape a job's FLOPs need"),
@@ -595,7 +601,9 @@ WORKLOAD = {
                                doc="measured at batch_size; estimated when absent"),
     "sequence_length": Field(_int_at_most(10_000_000), doc="tokens per sample (transformer, rnn)"),
     "image_size": Field(_int_at_most(100_000), doc="pixels per side (cnn; a named vision transformer's tokens follow it)"),
-    "reference_gpu": Field(_device, required=True, doc="the GPU on which the phases' gpu_hours were measured"),
+    "reference_gpu": Field(_device, doc="the GPU on which the phases' gpu_hours were measured; required where a phase "
+                                        "gives gpu_hours. Phases that describe their job (tokens, samples) alone: "
+                                        f"their hours are estimated on {DEFAULT_REFERENCE_GPU} when not given"),
     "method": Field(_enum(METHODS), default="full",
                     doc="full | pretrain (both train every weight) | lora | qlora (adapters on a frozen base)"),
     "trainable_params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"),

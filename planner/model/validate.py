@@ -19,6 +19,7 @@ from .overrides import Override, _catalog_entry_for, _flatten, _resolve_path, _s
 from .scenario import Consider, Phase, Scenario, Workload, You
 from .schema import (
     CONSIDER,
+    DEFAULT_REFERENCE_GPU,
     ENTRY_COLUMNS,
     MAX_GPU_HOURS,
     MAX_PHASES,
@@ -301,7 +302,10 @@ class _Validator:
 
         # user catalog entries come before 'consider' and 'you', whose ids may name them
         entries = self.catalog(data.get("catalog"))
-        wl = self.workload(data.get("workload")) if "workload" in data else {}
+        phases_raw = data.get("phases")
+        timed = not isinstance(phases_raw, dict) or any(
+            not isinstance(p, dict) or "gpu_hours" in p or not ("tokens" in p or "samples" in p) for p in phases_raw.values())
+        wl = self.workload(data.get("workload"), timed=timed) if "workload" in data else {}
         phases = self.phases(data.get("phases"), start, wl) if "phases" in data else ()
         you = self.section(data.get("you"), ("you",), YOU, "you")
         consider = self.section(data.get("consider"), ("consider",), CONSIDER, "consider")
@@ -321,6 +325,7 @@ class _Validator:
             usd_per_currency=self.ctx.ids.usd_per_unit[currency],
             horizon_months=top.get("horizon", SCHEMA["horizon"].default),
             horizon_is_default="horizon" not in top,
+            reference_gpu_is_default="reference_gpu" not in (data.get("workload") or {}),
             electricity_usd_per_kwh=elec,
             electricity_is_default=elec_default,
             framework=top.get("framework", SCHEMA["framework"].default),
@@ -340,10 +345,19 @@ class _Validator:
             buy_price_points=buy_trend if isinstance(buy_trend, tuple) else (),
         )
 
-    def workload(self, raw: Any) -> dict[str, Any]:
+    def workload(self, raw: Any, timed: bool = True) -> dict[str, Any]:
         """The workload's values, a named model filling what it fixes (its family and parameters,
-        and its sequence length or image size where the model fixes one) unless given."""
+        and its sequence length or image size where the model fixes one) unless given.
+        ``timed``: some phase gives gpu_hours (or no job), which are hours on ``reference_gpu``, so
+        it is required; else a missing one is :data:`DEFAULT_REFERENCE_GPU`."""
         wl = self.section(raw, ("workload",), WORKLOAD, "workload")
+        if isinstance(raw, dict) and "reference_gpu" not in raw:
+            if timed or "measured_speed" in raw:
+                self.add(("workload",), "missing required key 'workload.reference_gpu': the card the phases' gpu_hours "
+                         "(and bare measured_speed factors) were measured on, e.g. 'reference_gpu: rtx-3090'; phases "
+                         "that give tokens or samples instead need none", at_key=True)
+            else:
+                wl["reference_gpu"] = DEFAULT_REFERENCE_GPU
         card = self.ctx.ids.models.get(wl.get("model", ""))
         if card is not None:
             wl.setdefault("family", card.family)
