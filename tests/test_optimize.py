@@ -572,3 +572,41 @@ def test_the_rows_handed_to_highs_are_the_blocks_entries_summed_where_they_meet(
     np.add.at(expected, (row, col), val)
     assert dense == pytest.approx(expected)
     assert all(np.all(np.diff(rows.index[rows.start[j]:rows.start[j + 1]]) > 0) for j in range(9))  # each place once
+
+
+SHARED_ACCOUNT = """\
+name: share
+start: 2027-01-04
+electricity: 0.20 USD/kWh
+workload: {{family: transformer, params: 100M, reference_gpu: rtx-3090}}
+phases:
+  sweep: {{gpu_hours: 1, runs: {runs}, deadline: {deadline}, checkpoint_every: 30 min}}
+  final: {{gpu_hours: {hours}, from: 2027-01-18, deadline: 2027-01-21, checkpoint_every: 1 h}}
+you: {{time_value: 0 USD/h}}
+consider: {{free: [my-free], rent: [uni-cluster], buy: []}}
+catalog:
+  rent:
+    - {{id: uni-cluster, device: rtx-3090, price: 0.50 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+  free:
+    - {{id: my-free, device: rtx-3090, quota: 30 h/week, session_limit: 12 h, setup: 0 min, needs_person: true,
+       interruptions: 0}}
+"""
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(runs=st.integers(2, 8), hours=st.integers(8, 24), days=st.integers(1, 4))
+def test_a_phase_of_short_runs_does_not_cap_another_phases_long_sessions_on_one_account(load, catalog, runs,
+                                                                                        hours, days):
+    """A sweep of 1-hour runs (one 1-hour session each, 2 starts a day by hand: 2 h a day) done by
+    17 January, then a final phase of 12-hour sessions on 18-21 January (24 h a day, 2 starts):
+    its hours fit on the free tier. Moving the sweep's deadline into the final's days, where the
+    sweep places nothing, must not change that: the account's rows counted every phase at the
+    slowest rate among them, so the sweep's 2 h a day capped the final (24 h: 8 h free, 16
+    rented for 8 USD)."""
+    plans = [planner.plan(load(SHARED_ACCOUNT.format(runs=runs, hours=hours, deadline=d)), catalog, trials=0,
+                          alternatives=False)
+             for d in ("2027-01-17", (dt.date(2027, 1, 17) + dt.timedelta(days=days)).isoformat())]
+    for p in plans:
+        final = next(ph for ph in p.phases if ph.name == "final")
+        assert p.feasible and [a.option for a in final.assignments] == ["my-free"]
+    assert plans[1].total_usd <= plans[0].total_usd + 1e-9

@@ -29,7 +29,8 @@ Constraint families (wall hours come from the session model as factors per refer
     machine       a card you own or buy: per bucket, wall hours of every phase <= 24 h x the
                   bucket's days (x the y[b, d] of days d up to the bucket's first, for a card bought)
     buy once      sum_d y[b, d] <= 1 (= 1 or 0 where the candidates side by side force it)
-    account       a free tier's account: per bucket, what its sessions and your starts allow
+    account       a free tier's account: per bucket, the days each phase's hours take at the rate
+                  its sessions and your starts allow <= the bucket's days
     quota         a free tier's weekly quota, per quota week (the provider's reset day where
                   known); a week the plan covers in part keeps its whole quota
     subscription  a tier's compute units per month <= its month's units x m[t, month] (m in {0, 1}:
@@ -592,9 +593,6 @@ class _Shared:
     labels: list[str]  # each row's "group YYYY-MM-DD..YYYY-MM-DD"
     kind: np.ndarray  # each row's kind and option (of its first x)
     option: np.ndarray
-    cap: np.ndarray  # largest and smallest open weekly capacity of the row's x
-    cap_min: np.ndarray
-    units_known: np.ndarray  # every x of the row has its compute units a hour
     days: np.ndarray  # the bucket's days
     bucket: np.ndarray  # each row's bucket
 
@@ -604,15 +602,8 @@ def _shared(x: XTable, cal: Calendar, kinds: Sequence[str]) -> _Shared:
     at = np.flatnonzero(np.isin(x.kind, kinds))
     codes, names = _codes(x.group[at])
     rid, first, group_code, bucket = _rows(codes, x.bucket[at])
-    cap = x.open_capacity_h[at]
-    cap_max, cap_min = np.full(len(first), -np.inf), np.full(len(first), np.inf)
-    np.maximum.at(cap_max, rid, cap)
-    np.minimum.at(cap_min, rid, cap)
-    missing_units = np.zeros(len(first), dtype=bool)
-    np.logical_or.at(missing_units, rid, np.isnan(x.units_per_hour[at]))
     return _Shared(at, rid, [f"{names[c]} {cal.bucket_label(b)}" for c, b in zip(group_code, bucket)],
-                   x.kind[at][first], x.option[at][first], cap_max, cap_min,
-                   ~missing_units, cal.days[bucket].astype(float), bucket)
+                   x.kind[at][first], x.option[at][first], cal.days[bucket].astype(float), bucket)
 
 
 def machine(x: XTable, cal: Calendar, buy_vars: tuple[BuyVar, ...]) -> Block:
@@ -658,11 +649,18 @@ def with_forced(program: Program, forced: dict[str, int]) -> Program:
 
 
 def account(x: XTable, cal: Calendar) -> Block:
-    """A free tier's account runs one session at a time: over each bucket, what its sessions and
-    your starts allow, pro rata to the bucket's days."""
+    """A free tier's account runs one session at a time: over each bucket, each phase's sessions
+    on each of its options take the days their hours need at the rate those sessions and your
+    starts allow (``open_capacity_h`` a week), and the days add up to the bucket's at most.
+
+    A rate shared by every x of the bucket (the smallest, as before) let a phase of short runs
+    that placed nothing there (a sweep of 1-hour runs: 2 starts a day, 14 h a week) cap the
+    final phase's 12-hour sessions at its 14 h: a sweep's deadline moved later made the final
+    phase miss its own (buy nothing and Kaggle, 0 EUR; then a Vast rental, 0.62 EUR)."""
     g = _shared(x, cal, NOTEBOOK_KINDS)
-    cap = np.where(g.units_known, g.cap, g.cap_min).astype(float)
-    return Block.of("account", g.labels, g.rid, x.var[g.at], x.wall_conf_per_ref[g.at], -np.inf, cap * g.days / 7.0)
+    rate = x.open_capacity_h[g.at] / 7.0  # wall hours a day
+    days = np.where(rate > 0, x.wall_conf_per_ref[g.at] / np.where(rate > 0, rate, 1.0), 0.0)  # none: x is 0
+    return Block.of("account", g.labels, g.rid, x.var[g.at], days, -np.inf, g.days)
 
 
 def quota(x: XTable, cal: Calendar) -> Block:
