@@ -122,10 +122,10 @@ def reference_optimum(s, catalog) -> tuple[float, set[str]] | None:
             if supply == supply and supply is not None:
                 rows.append(({j: wall(xs[j][3]) for j in mine}, float(supply) * 24.0))
         groups = {q.iloc[xs[j][3]]["quota_group"] for j in today if q.iloc[xs[j][3]]["kind"] == "free"}
-        for g in groups:  # an account: one session at a time
+        for g in groups:  # an account: one session at a time, each phase's hours at its own sessions' rate
             mine = [j for j in today if q.iloc[xs[j][3]]["kind"] == "free" and q.iloc[xs[j][3]]["quota_group"] == g]
-            cap = max(float(q.iloc[xs[j][3]]["open_capacity_h"]) for j in mine)
-            rows.append(({j: wall(xs[j][3]) for j in mine}, cap / 7.0))
+            rate = {j: float(q.iloc[xs[j][3]]["open_capacity_h"]) / 7.0 for j in mine}
+            rows.append(({j: wall(xs[j][3]) / rate[j] for j in mine if rate[j] > 0}, 1.0))
         by_hand = {j: per_ref(xs[j][3], "sessions") for j in today if bool(q.iloc[xs[j][3]]["needs_person"])}
         if by_hand:
             rows.append((by_hand, s.you.attention_starts_per_day))
