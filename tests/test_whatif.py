@@ -901,3 +901,26 @@ def test_a_flips_values_are_written_no_nearer_the_flip_than_they_were_planned():
     assert _shown_pair(eur(0.27374), eur(0.27281)) == ("0.2738 EUR/h", "0.2728 EUR/h")
     assert _shown_pair(eur(0.2728), eur(0.2737)) == ("0.2728 EUR/h", "0.2737 EUR/h")  # going up, exact figures stay
     assert _shown_pair(eur(0.27379), eur(0.27381)) == ("0.2737 EUR/h", "0.2739 EUR/h")  # going up: down, up
+
+
+def test_a_number_written_whole_moves_by_its_share_and_a_count_by_whole_steps():
+    """Under a +/-20 % header, 1 epoch moves to 0.8 and 1.2 (it moved to 1 and 2, a 100 % step),
+    3 GPU-hours to 2.4 and 3.6; runs and batch sizes count whole things: 3 runs move to 2 and 4.
+    explore types a slider value like the value as given, without cutting 0.8 epochs to 0."""
+    from planner.whatif import explore
+
+    text = """\
+name: whole
+start: 2027-01-04
+workload: {model: gpt2, method: pretrain, batch_size: 32, reference_gpu: a100-80gb}
+phases:
+  a: {tokens: 100M, epochs: 1, runs: 3, deadline: 2027-03-31}
+  b: {gpu_hours: 3, deadline: 2027-03-31}
+"""
+    moved = {path: (value, low, high) for path, value, low, high in whatif.tables.own_inputs(job(text), 0.2)}
+    assert moved["phases.a.epochs"] == (1, 0.8, 1.2) and moved["phases.b.gpu_hours"] == (3, 2.4, 3.6)
+    assert moved["phases.a.runs"] == (3, 2, 4) and moved["workload.batch_size"] == (32, 26, 38)
+    assert explore._typed_like("0.8", 1) == 0.8 and explore._typed_like("2", 1) == 2
+    # a flip between two such values is written with the digits that tell them apart, each
+    # rounded away from the other (3.384375 epochs changed the plan: 3.385 does too)
+    assert whatif.tables._shown_pair(3.375, 3.384375) == ("3.375", "3.385")

@@ -107,9 +107,11 @@ def _towards(a: Any, b: Any, t: float) -> Any | None:
 
 
 def _typed_like(v: Any, like: Any) -> Any:
-    """A table cell (text in a CSV) as the input's own type (a count stays a count)."""
+    """A table cell (text in a CSV) as the input's own type (a count stays a count; a number
+    written whole, such as 1 epoch, may move to a fraction)."""
     if isinstance(like, int) and not isinstance(like, bool):
-        return int(float(v))
+        x = float(v)
+        return int(x) if x.is_integer() else x
     if isinstance(like, float):
         return float(v)
     return str(v)

@@ -376,11 +376,20 @@ SENSITIVE = ["electricity", "horizon", "workload.params", "workload.batch_size",
              "you.host_power", "you.time_value", "you.attention", "you.budget", "you.carbon_price", "you.max_co2"]
 
 
-def scaled(value: Any, factor: float) -> Any | None:
+#: Inputs that count whole things: they move by whole steps. Every other number moves by its
+#: share, though written whole (1 epoch -> 0.8 and 1.2, not 1 and 2; 3 GPU-hours -> 2.4 and 3.6).
+COUNTS = ("workload.batch_size", "phases.*.runs")
+
+
+def scaled(value: Any, factor: float, whole: bool = True) -> Any | None:
     """A value with its number multiplied by ``factor``, unit kept (None when not numeric).
-    Whole numbers move by at least one whole step (3 runs -> 2 and 4, never 3 and 3)."""
+    Whole numbers of a count (``whole``) move by at least one whole step (3 runs -> 2 and 4,
+    never 3 and 3); others by the factor, written whole where they come out whole."""
     if isinstance(value, bool):
         return None
+    if isinstance(value, int) and not whole:
+        x = float(f"{value * factor:.6g}")
+        return int(x) if x.is_integer() else x
     if isinstance(value, int):
         moved = round(value * factor)
         if moved == value:
@@ -528,7 +537,10 @@ def _resale(r: Any, card: tuple[float, float], money: dict[str, Any]) -> Amount 
 
 def own_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
     """(path, value, low, high) for the scenario file's own numbers (SENSITIVE)."""
-    return _moving([(path, raw, scaled(raw, 1 - span), scaled(raw, 1 + span))
+    def whole(path: str) -> bool:
+        return any(re.fullmatch(c.replace(".", r"\.").replace("*", r"[^.]+"), path) for c in COUNTS)
+
+    return _moving([(path, raw, scaled(raw, 1 - span, whole(path)), scaled(raw, 1 + span, whole(path)))
                     for path, raw in numeric_inputs(base.text, base.file)])
 
 
@@ -640,6 +652,12 @@ def _shown_pair(kept: Any, at: Any) -> tuple[str, str]:
                       for x, v, w in ((kept, k, a), (at, a, k)))
             if str(sk) != str(sa):
                 return str(sk), str(sa)
+    if isinstance(kept, float) or isinstance(at, float):  # a number written whole moved to a fraction (epochs)
+        k, a = float(kept), float(at)
+        for digits in range(4, 13):
+            sk, sa = (_figure(_rounded(v, digits, up=v > w), digits) for v, w in ((k, a), (a, k)))
+            if sk != sa:
+                return sk, sa
     return str(kept), str(at)
 
 
