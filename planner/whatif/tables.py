@@ -655,9 +655,9 @@ def _shown_pair(kept: Any, at: Any) -> tuple[str, str]:
     if isinstance(kept, float) or isinstance(at, float):  # a number written whole moved to a fraction (epochs)
         k, a = float(kept), float(at)
         for digits in range(4, 13):
-            sk, sa = (_figure(_rounded(v, digits, up=v > w), digits) for v, w in ((k, a), (a, k)))
-            if sk != sa:
-                return sk, sa
+            tk, ta = (_figure(_rounded(v, digits, up=v > w), digits) for v, w in ((k, a), (a, k)))
+            if tk != ta:
+                return tk, ta
     return str(kept), str(at)
 
 
