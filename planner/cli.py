@@ -351,7 +351,8 @@ def _estimate_header(s: Any, ph: Any) -> str:
     data = f"{count(e.tokens)} tokens" if e.tokens is not None else f"{count((ph.samples or 0) * (ph.epochs or 1))} samples"
     low, high = e.hours_range
     lines = [f"{data}, {e.flops:.3g} training FLOPs a run ({s.workload.method}, {count(s.workload.params)} parameters)",
-             f"  on {ref} at {e.mfu_low:.1%}-{e.mfu_high:.1%} of {e.rate_basis_tflops:,.0f} TFLOPS (typical {e.mfu:.1%}, "
+             f"  on {ref}{' (workload.reference_gpu not given)' if s.reference_gpu_is_default else ''} at "
+             f"{e.mfu_low:.1%}-{e.mfu_high:.1%} of {e.rate_basis_tflops:,.0f} TFLOPS (typical {e.mfu:.1%}, "
              f"{e.device_class} devices): {low:,.1f}-{high:,.1f} h, {e.hours_typical:,.1f} h at the typical "
              f"utilisation, {e.hours_planned:,.1f} h on average (what the plan counts on)",
              f"  utilisation from: {e.utilisation_source}",

@@ -420,6 +420,10 @@ def test_a_job_with_no_reference_gpu_is_estimated_on_the_a100_and_the_answer_say
     assert len(said) == 1 and said[0].startswith("workload.reference_gpu not given: the jobs' hours are estimated on "
                                                  "a100-80gb")
     assert not any("reference_gpu" in a for a in plans[0].assumed_figures)
+    from planner.cli import _estimate_header
+
+    assert "on a100-80gb (workload.reference_gpu not given) at" in _estimate_header(taken, taken.phases[0])
+    assert "on a100-80gb at" in _estimate_header(given, given.phases[0])
 
 
 @pytest.mark.parametrize("phase", ["gpu_hours: 50", "gpu_hours: 50\ntokens: 1B"])
