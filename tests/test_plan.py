@@ -469,6 +469,40 @@ def test_what_it_would_take_a_card_to_win_agrees_with_planning_at_that_price(loa
     assert ("rtx-3090-used" in {b.offer for b in p.purchases}) == (side < 0)
 
 
+LATER = """\
+name: later
+start: 2027-01-04
+electricity: 0.20 USD/kWh
+horizon: 24 months
+buy_later: 1 month
+workload: {{family: transformer, params: 100M, reference_gpu: rtx-3090}}
+phases:
+  y1: {{gpu_hours: 1500, deadline: 2027-12-20}}
+  y2: {{gpu_hours: 1500, from: 2028-01-03, deadline: 2028-12-20}}
+consider: {{buy: [my-card, fast-card], rent: [uni-cluster], free: []}}
+catalog:
+  buy:
+    - {{id: my-card, device: rtx-3090, condition: used, price: 1000 USD, power: 350 W}}
+    - {{id: fast-card, device: rtx-4090, condition: new, price: {price}, power: 450 W}}
+  rent:
+    - {{id: uni-cluster, device: rtx-3090, price: 0.50 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+@pytest.mark.parametrize("side", [0.99, 1.01])
+def test_what_a_card_bought_later_would_take_to_win_holds_when_planned_at_that_price(load, catalog, side):
+    """With buy_later a card's plan depends on its price: at 4,000 USD the fast card's own plan
+    buys it in October 2028 (little of it lost by the resale model, little of it used), and the
+    line of that plan said no price makes it win ("never"). Bought sooner at a lower price it
+    does: a hundredth below the price the candidates table gives the plan buys it, a hundredth
+    above it does not (plain planning, the card's price set)."""
+    base = planner.plan(load(LATER.format(price="4000 USD")), catalog, trials=0)
+    row = next(c for c in base.candidates if c.bought == ("fast-card",))
+    assert row.bought_costs[0][1] > 365 and row.wins_below_usd is not None
+    p = planner.plan(load(LATER.format(price=f"{row.wins_below_usd * side:.2f} USD")), catalog, trials=0)
+    assert ("fast-card" in {b.offer for b in p.purchases}) == (side < 1)
+
+
 def test_a_tier_left_out_for_its_framework_points_to_the_one_that_runs_it(load):
     """'Kaggle cannot run PyTorch' was how the P100's exclusion read: it names the tier on the
     same account that runs the framework, and what the catalog row says about it."""

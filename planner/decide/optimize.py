@@ -897,7 +897,10 @@ def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards
             continue
         if not unbounded.unmet:  # in time only past the budget: what it would need
             out.append(dataclasses.replace(_alternative(name, unbounded, paths=False), needs_budget_usd=unbounded.cash_usd))
-    return _wins_below(out, opts)
+    out = _wins_below(out, opts)
+    if s.buy_every_weeks:
+        out = _wins_below_later(s, quotes, opts, out)
+    return out
 
 
 def _wins_below(rows: list[Alternative], opts: pd.DataFrame) -> list[Alternative]:
@@ -912,19 +915,77 @@ def _wins_below(rows: list[Alternative], opts: pd.DataFrame) -> list[Alternative
     if not within:
         return rows
     best = min(within)
-    buy = opts[opts["kind"].eq("buy")].set_index("option")
     out = []
     for r in rows:
         if len(r.bought_costs) != 1 or r.needs_budget_usd is not None:  # no price makes it fit the budget
             out.append(r)
             continue
-        card, _, price, resale = r.bought_costs[0]
-        listed = float_or(buy.loc[card, "purchase_usd"])
-        factor = price / listed if listed > 0 else 1.0
-        fixed_resale = opt_float(buy.loc[card, "resale_usd"]) is not None
-        slope = factor * (1.0 if fixed_resale or price <= 0 else 1.0 - resale / price)
+        listed, slope = _price_line(r, opts)
         flip = listed - (r.total_cost_usd - best) / slope if slope > 0 else None
         out.append(dataclasses.replace(r, wins_below_usd=flip if flip is not None and flip > 0 else None))
+    return out
+
+
+def _price_line(r: Alternative, opts: pd.DataFrame) -> tuple[float, float]:
+    """(The catalog price of the one card candidate ``r`` buys, what its plan's cost moves by per
+    unit of it) [USD]: the price on the day it is bought is the catalog price times its path
+    factor, less the resale that moves with it (a share; a resale given in money stays)."""
+    card, _, price, resale = r.bought_costs[0]
+    buy = opts[opts["kind"].eq("buy")].set_index("option")
+    listed = float_or(buy.loc[card, "purchase_usd"])
+    factor = price / listed if listed > 0 else 1.0
+    fixed_resale = opt_float(buy.loc[card, "resale_usd"]) is not None
+    return listed, factor * (1.0 if fixed_resale or price <= 0 else 1.0 - resale / price)
+
+
+#: Plans a candidate's price search may make where the plan chooses when to buy (``buy_later``).
+WIN_PRICE_SOLVES = 8
+
+
+def _wins_below_later(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: list[Alternative]
+                      ) -> list[Alternative]:
+    """:func:`_wins_below` where the plan chooses when to buy (``buy_later``): there a
+    candidate's plan depends on its price, a dear card bought late (less of it lost), a cheap
+    one early (it runs more), so the line of the plan at the catalog price says "never" for a
+    card a lower price would have bought months sooner (a 5090 bought two weeks before the
+    horizon's end: never; re-planned at 500 EUR, bought in March and the cheapest plan).
+
+    The candidate's cost is the least over its plans of lines in the price: concave. Newton's
+    method on plans made with the card at a price (each solved like the candidate's own) finds
+    where it meets the best candidate's cost: a concave cost lies below each line, so every
+    price a step reaches has the card's plan no dearer than the best, and from there the prices
+    rise to the flip, a plan's line a step (Newton-Raphson on a concave function; a piecewise
+    linear one ends in as many steps as it has pieces). None where even an almost free card (1 %
+    of its price) loses."""
+    within = [r.total_cost_usd for r in rows if r.needs_budget_usd is None]
+    if not within:
+        return rows
+    best = min(within)
+    buys = sorted({b for r in rows for b, *_ in r.bought_costs})
+    out = []
+    for r in rows:
+        if len(r.bought_costs) != 1 or r.needs_budget_usd is not None or r.total_cost_usd <= best:
+            out.append(r)
+            continue
+        card = r.bought_costs[0][0]
+        at, found, moved = r, None, opts
+        floor = 0.01 * _price_line(r, opts)[0]  # almost free (a free card has no resale share to move)
+        for _ in range(WIN_PRICE_SOLVES):
+            listed, slope = _price_line(at, moved)
+            price = max(listed - (at.total_cost_usd - best) / slope, floor) if slope > 0 else floor
+            moved = opts.copy()
+            moved.loc[moved["option"].eq(card), "purchase_usd"] = price
+            try:
+                solved = _solve(s, quotes, moved, STRATEGIES["hybrid"], card_costs(s, moved),
+                                forced={b: int(b == card) for b in buys})
+            except SolverError:
+                break
+            if solved.unmet or solved.total_usd > best + 1e-6:  # even a free card loses
+                break
+            at, found = _alternative(r.strategy, solved, paths=False), price
+            if best - at.total_cost_usd < 0.005 or len(at.bought_costs) != 1:
+                break
+        out.append(dataclasses.replace(r, wins_below_usd=found if found else None))
     return out
 
 
