@@ -899,7 +899,7 @@ def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards
             out.append(dataclasses.replace(_alternative(name, unbounded, paths=False), needs_budget_usd=unbounded.cash_usd))
     out = _wins_below(out, opts)
     if s.buy_every_weeks:
-        out = _wins_below_later(s, quotes, opts, out)
+        out = _wins_below_later(s, quotes, opts, out, buys)
     return out
 
 
@@ -942,8 +942,8 @@ def _price_line(r: Alternative, opts: pd.DataFrame) -> tuple[float, float]:
 WIN_PRICE_SOLVES = 8
 
 
-def _wins_below_later(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: list[Alternative]
-                      ) -> list[Alternative]:
+def _wins_below_later(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: list[Alternative],
+                      buys: list[str]) -> list[Alternative]:
     """:func:`_wins_below` where the plan chooses when to buy (``buy_later``): there a
     candidate's plan depends on its price, a dear card bought late (less of it lost), a cheap
     one early (it runs more), so the line of the plan at the catalog price says "never" for a
@@ -956,12 +956,11 @@ def _wins_below_later(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, row
     price a step reaches has the card's plan no dearer than the best, and from there the prices
     rise to the flip, a plan's line a step (Newton-Raphson on a concave function; a piecewise
     linear one ends in as many steps as it has pieces). None where even an almost free card (1 %
-    of its price) loses."""
+    of its price) loses. ``buys``: every card the candidates choose among (the others not bought)."""
     within = [r.total_cost_usd for r in rows if r.needs_budget_usd is None]
     if not within:
         return rows
     best = min(within)
-    buys = sorted({b for r in rows for b, *_ in r.bought_costs})
     out = []
     for r in rows:
         if len(r.bought_costs) != 1 or r.needs_budget_usd is not None or r.total_cost_usd <= best:
@@ -980,12 +979,12 @@ def _wins_below_later(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, row
                                 forced={b: int(b == card) for b in buys})
             except SolverError:
                 break
-            if solved.unmet or solved.total_usd > best + 1e-6:  # even a free card loses
+            if solved.unmet or solved.total_usd > best + 1e-6:  # even an almost free card loses
                 break
             at, found = _alternative(r.strategy, solved, paths=False), price
             if best - at.total_cost_usd < 0.005 or len(at.bought_costs) != 1:
                 break
-        out.append(dataclasses.replace(r, wins_below_usd=found if found else None))
+        out.append(dataclasses.replace(r, wins_below_usd=found))
     return out
 
 
