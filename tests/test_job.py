@@ -431,3 +431,16 @@ def test_hours_with_no_card_they_were_measured_on_are_a_located_error(tmp_path, 
     out = bad(tmp_path, "family: transformer\nparams: 100M\nsequence_length: 512", phase)
     assert ("s.yaml:4:1: workload: missing required key 'workload.reference_gpu': the card the phases' gpu_hours "
             in out), out
+
+
+def test_a_job_that_cannot_end_in_time_says_to_cut_its_data_not_its_gpu_hours(load, catalog):
+    """Who gave tokens gave no GPU-hours: what would fix a phase that cannot end in time names
+    what they wrote (fewer tokens or epochs), where hours they measured read 'fewer GPU-hours'."""
+    import planner
+
+    short = text(GPT2, "tokens: 200B").replace("deadline: 2027-03-31", "deadline: 2027-01-06")
+    said = planner.plan(load(short), catalog, trials=0, alternatives=False).phases[0].shortfall
+    assert said is not None and said.endswith("fewer tokens or epochs or a lower you.confidence (now 90 %) would fix it.")
+    timed = short.replace("tokens: 200B", "gpu_hours: 400")
+    said = planner.plan(load(timed), catalog, trials=0, alternatives=False).phases[0].shortfall
+    assert said is not None and "fewer GPU-hours" in said and "tokens" not in said

@@ -1061,6 +1061,9 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
                 "catalog).")
     fastest = q.sort_values(["finish", "cost_usd"]).iloc[0]
     cost = (f", costing {s.money(fastest['cost_usd'])}" if math.isfinite(fastest["cost_usd"]) else "")
+    # less work, as the phase gives it: its job's data where its hours come from it
+    less = (f"fewer {'tokens' if ph.tokens is not None else 'samples'} or epochs" if ph.hours_from_job
+            else "fewer GPU-hours")
     # where interruptions make wall hours uncertain, the capacity was planned at the confidence: say so
     conf = units.format_share(s.you.confidence)
     uncertain = bool((q["wall_hours_conf"].to_numpy(dtype=float) > q["wall_hours"].to_numpy(dtype=float) + 1e-9).any())
@@ -1079,7 +1082,7 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
                f"The fastest option, {fastest['option']}, finishes {alone}{cost}"
                + (f", after the horizon's end ({s.horizon_end}), when a card bought for the plan is sold"
                   if sold else "")) + f". {fix}"
-            + (f", fewer GPU-hours or a lower you.confidence (now {conf})" if uncertain else " or fewer GPU-hours")
+            + (f", {less} or a lower you.confidence (now {conf})" if uncertain else f" or {less}")
             + " would fix it.")
 
 
