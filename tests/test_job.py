@@ -261,6 +261,13 @@ def test_bad_job_input_is_located(tmp_path, phase, where, message):
     assert f": {where}: " in out and message in out, out
 
 
+def test_samples_it_cannot_read_are_one_problem_not_two(tmp_path):
+    """'50k images' is samples written wrong, not epochs without samples: one message."""
+    out = bad(tmp_path, "model: gpt2\nmethod: pretrain\nreference_gpu: a100-80gb", "samples: 50k images\nepochs: 3")
+    assert "phases.train.samples: expected a count of samples such as 40M or 1.2T, got '50k images'" in out
+    assert "epochs multiply" not in out, out
+
+
 def test_tokens_take_a_suffix_and_the_word():
     from planner.model import units
 

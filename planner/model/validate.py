@@ -377,14 +377,15 @@ class _Validator:
                      "method: full")
         return wl
 
-    def job(self, p: dict[str, Any], path: tuple, wl: Mapping[str, Any]) -> Any:
+    def job(self, p: dict[str, Any], path: tuple, wl: Mapping[str, Any], given: Any = ()) -> Any:
         """A phase's job estimate (planner.model.job) where it gives tokens or samples, else None;
-        its problems reported at the phase's keys."""
+        its problems reported at the phase's keys. ``given``: the keys the phase wrote (tokens or
+        samples it could not read are reported as such, not as missing)."""
         if "tokens" in p and "samples" in p:
             self.add(path + ("samples",), "give tokens or samples, not both")
             return None
         if "tokens" not in p and "samples" not in p:
-            if "epochs" in p:
+            if "epochs" in p and not {"tokens", "samples"} & set(given):
                 self.add(path + ("epochs",), "epochs multiply tokens or samples: give one of them")
             return None
         if not wl or "reference_gpu" not in wl or "params" not in wl:
@@ -421,7 +422,7 @@ class _Validator:
                 self.add(path, "a phase name uses letters, digits, '-' and '_' only", at_key=True)
                 continue
             p = self.section(body, path, PHASE, "phase")
-            estimate = self.job(p, path, wl or {})
+            estimate = self.job(p, path, wl or {}, body if isinstance(body, dict) else ())
             if "gpu_hours" not in p and estimate is not None:
                 p["gpu_hours"] = estimate.hours_planned  # the mean over the utilisation's range
                 if not MIN_HOURS <= p["gpu_hours"] <= MAX_GPU_HOURS:
