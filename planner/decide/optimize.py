@@ -897,20 +897,19 @@ def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards
             continue
         if not unbounded.unmet:  # in time only past the budget: what it would need
             out.append(dataclasses.replace(_alternative(name, unbounded, paths=False), needs_budget_usd=unbounded.cash_usd))
-    out = _wins_below(out, opts)
-    if s.buy_every_weeks:
-        out = _wins_below_later(s, quotes, opts, out, buys)
-    return out
+    return _wins_below(s, quotes, opts, out, buys)
 
 
-def _wins_below(rows: list[Alternative], opts: pd.DataFrame) -> list[Alternative]:
+def _wins_below(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: list[Alternative],
+                buys: list[str]) -> list[Alternative]:
     """What would it take: the catalog price below which each candidate card's plan is the
     cheapest of all. Its plan does not depend on its price (the card is bought whatever it
     costs), only its cost does, by the price on the day it is bought (the catalog price times
     its path factor, ``buy_price_trend``) less the resale that moves with it (a share of the
     price, by the offer's figure or the default model; a resale given in money does not move):
     so the flip is the catalog price less the gap to the best candidate over that slope. None
-    where even a free card loses."""
+    where even a free card loses. Where the plan chooses when to buy (``buy_later``) the plan
+    does depend on the price: :func:`_price_to_win` searches it."""
     within = [r.total_cost_usd for r in rows if r.needs_budget_usd is None]
     if not within:
         return rows
@@ -922,6 +921,8 @@ def _wins_below(rows: list[Alternative], opts: pd.DataFrame) -> list[Alternative
             continue
         listed, slope = _price_line(r, opts)
         flip = listed - (r.total_cost_usd - best) / slope if slope > 0 else None
+        if s.buy_every_weeks and r.total_cost_usd > best:
+            flip = _price_to_win(s, quotes, opts, r, best, buys)
         out.append(dataclasses.replace(r, wins_below_usd=flip if flip is not None and flip > 0 else None))
     return out
 
@@ -942,8 +943,8 @@ def _price_line(r: Alternative, opts: pd.DataFrame) -> tuple[float, float]:
 WIN_PRICE_SOLVES = 8
 
 
-def _wins_below_later(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: list[Alternative],
-                      buys: list[str]) -> list[Alternative]:
+def _price_to_win(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, r: Alternative, best: float,
+                  buys: list[str]) -> float | None:
     """:func:`_wins_below` where the plan chooses when to buy (``buy_later``): there a
     candidate's plan depends on its price, a dear card bought late (less of it lost), a cheap
     one early (it runs more), so the line of the plan at the catalog price says "never" for a
@@ -952,40 +953,31 @@ def _wins_below_later(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, row
 
     The candidate's cost is the least over its plans of lines in the price: concave. Newton's
     method on plans made with the card at a price (each solved like the candidate's own) finds
-    where it meets the best candidate's cost: a concave cost lies below each line, so every
-    price a step reaches has the card's plan no dearer than the best, and from there the prices
-    rise to the flip, a plan's line a step (Newton-Raphson on a concave function; a piecewise
-    linear one ends in as many steps as it has pieces). None where even an almost free card (1 %
-    of its price) loses. ``buys``: every card the candidates choose among (the others not bought)."""
-    within = [r.total_cost_usd for r in rows if r.needs_budget_usd is None]
-    if not within:
-        return rows
-    best = min(within)
-    out = []
-    for r in rows:
-        if len(r.bought_costs) != 1 or r.needs_budget_usd is not None or r.total_cost_usd <= best:
-            out.append(r)
-            continue
-        card = r.bought_costs[0][0]
-        at, found, moved = r, None, opts
-        floor = 0.01 * _price_line(r, opts)[0]  # almost free (a free card has no resale share to move)
-        for _ in range(WIN_PRICE_SOLVES):
-            listed, slope = _price_line(at, moved)
-            price = max(listed - (at.total_cost_usd - best) / slope, floor) if slope > 0 else floor
-            moved = opts.copy()
-            moved.loc[moved["option"].eq(card), "purchase_usd"] = price
-            try:
-                solved = _solve(s, quotes, moved, STRATEGIES["hybrid"], card_costs(s, moved),
-                                forced={b: int(b == card) for b in buys})
-            except SolverError:
-                break
-            if solved.unmet or solved.total_usd > best + 1e-6:  # even an almost free card loses
-                break
-            at, found = _alternative(r.strategy, solved, paths=False), price
-            if best - at.total_cost_usd < 0.005 or len(at.bought_costs) != 1:
-                break
-        out.append(dataclasses.replace(r, wins_below_usd=found))
-    return out
+    where it meets ``best``, the best candidate's cost: a concave cost lies below each line, so
+    every price a step reaches has the card's plan no dearer than the best, and from there the
+    prices rise to the flip, a plan's line a step (Newton-Raphson on a concave function; a
+    piecewise linear one ends in as many steps as it has pieces). None where even an almost
+    free card (1 % of its price) loses. ``buys``: every card the candidates choose among (the
+    others not bought)."""
+    card = r.bought_costs[0][0]
+    at, found, moved = r, None, opts
+    floor = 0.01 * _price_line(r, opts)[0]  # almost free (a free card has no resale share to move)
+    for _ in range(WIN_PRICE_SOLVES):
+        listed, slope = _price_line(at, moved)
+        price = max(listed - (at.total_cost_usd - best) / slope, floor) if slope > 0 else floor
+        moved = opts.copy()
+        moved.loc[moved["option"].eq(card), "purchase_usd"] = price
+        try:
+            solved = _solve(s, quotes, moved, STRATEGIES["hybrid"], card_costs(s, moved),
+                            forced={b: int(b == card) for b in buys})
+        except SolverError:
+            break
+        if solved.unmet or solved.total_usd > best + 1e-6:  # even an almost free card loses
+            break
+        at, found = _alternative(r.strategy, solved, paths=False), price
+        if best - at.total_cost_usd < 0.005 or len(at.bought_costs) != 1:
+            break
+    return found
 
 
 def _pareto(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]]) -> list[ParetoPoint]:
