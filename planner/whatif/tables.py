@@ -595,31 +595,19 @@ FLIP_MAX_STEPS = 16
 
 def _between(a: Any, b: Any, decimals: int = 6) -> Any | None:
     """The value halfway between two values of one input, written as the input is (a number with
-    its unit to ``decimals`` places, a whole count, a date); None when no value lies strictly
-    between them."""
+    its unit to ``decimals`` places, a whole count rounded down, a date to the day: :func:`_toward`
+    at the middle); None when no value lies strictly between them."""
     if isinstance(a, bool) or isinstance(b, bool):
         return None
-    if isinstance(a, Amount) and isinstance(b, Amount):
-        mid_value = (a.value + b.value) / 2
-        return a.at(mid_value) if min(a.value, b.value) < mid_value < max(a.value, b.value) else None
+    if isinstance(a, str) and isinstance(b, str) and DATE.fullmatch(a) and DATE.fullmatch(b):
+        first, last = dt.date.fromisoformat(a), dt.date.fromisoformat(b)
+        mid_date = first + (last - first) // 2
+        return mid_date.isoformat() if mid_date not in (first, last) else None
     if isinstance(a, int) and isinstance(b, int):
         whole = (a + b) // 2
         return whole if whole not in (a, b) else None
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return (a + b) / 2
-    if isinstance(a, str) and isinstance(b, str):
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", a) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", b):
-            first, last = dt.date.fromisoformat(a), dt.date.fromisoformat(b)
-            mid_date = first + (last - first) // 2
-            return mid_date.isoformat() if mid_date not in (first, last) else None
-        ma, mb = _NUMBER.match(a), _NUMBER.match(b)
-        if ma and mb and ma.group(2).strip() == mb.group(2).strip():
-            x, y = float(ma.group(1)), float(mb.group(1))
-            mid = round((x + y) / 2, decimals)
-            if mid in (x, y) or not min(x, y) < mid < max(x, y):
-                return None
-            return _written(mid, ma.group(2), decimals)
-    return None
+    ends = _magnitudes(a, b)
+    return None if ends is None else _toward(a, b, (ends[0] + ends[1]) / 2, decimals)
 
 
 @dataclass(frozen=True)
