@@ -924,3 +924,14 @@ phases:
     # a flip between two such values is written with the digits that tell them apart, each
     # rounded away from the other (3.384375 epochs changed the plan: 3.385 does too)
     assert whatif.tables._shown_pair(3.375, 3.384375) == ("3.375", "3.385")
+
+
+def test_the_inputs_a_sensitivity_moves_are_the_scenarios_as_its_variant_and_set_leave_it(thesis_text):
+    """`--variant bigger-model --set phases.final.gpu_hours=300` plans 304M parameters, 800 and
+    300 h (the --set over the variant's 600): those are the values moved (the file's 86M, 250
+    and 180 were, while the base was planned at the others)."""
+    moved = {path: (value, low, high) for path, value, low, high in whatif.tables.own_inputs(
+        job(thesis_text, variant="bigger-model", sets=("phases.final.gpu_hours=300",)), 0.2)}
+    assert moved["phases.prototyping.gpu_hours"] == (800, 640, 960)
+    assert moved["phases.final.gpu_hours"] == (300, 240, 360)
+    assert moved["workload.params"][0] == "304M"

@@ -59,6 +59,25 @@ def load_scenario_text(
     ``today`` is the default ``start`` (the core never reads the clock).
     ``variant`` names an entry of ``variants``; ``sets`` are ``key.path=value``.
     """
+    v, data, applied, variant_names = _overridden(text, ids, file, today, variant, sets)
+    scenario = v.scenario(data)
+    if v.problems or scenario is None:
+        raise InputError(v.problems)
+    return _replace(scenario, variant=variant, overrides=tuple(applied), file=file, variant_names=variant_names)
+
+
+def overridden_data(text: str, ids: CatalogIds, *, file: str = "<scenario>", today: dt.date,
+                    variant: str | None = None, sets: Sequence[str] = ()) -> dict:
+    """The scenario file's parsed data as the variant and ``--set`` leave it (before the schema
+    types it): what a what-if reads for the file's own numbers. Raises InputError as
+    :func:`load_scenario_text` does for the overrides."""
+    return _overridden(text, ids, file, today, variant, sets)[1]
+
+
+def _overridden(text: str, ids: CatalogIds, file: str, today: dt.date, variant: str | None,
+                sets: Sequence[str]) -> tuple[_Validator, dict, list[str], tuple[str, ...]]:
+    """The file parsed, with the variant's and --set changes applied: (its validator, the data,
+    what changed, the variants' names)."""
     doc = parse_document(text, file)
     if doc.data is None:
         raise InputError([Problem(file, 1, 1, "", "the file is empty: expected a scenario mapping with "
@@ -78,11 +97,7 @@ def load_scenario_text(
     applied = _apply_overrides(v, data, overrides, ids)
     if v.problems:
         raise InputError(v.problems)
-
-    scenario = v.scenario(data)
-    if v.problems or scenario is None:
-        raise InputError(v.problems)
-    return _replace(scenario, variant=variant, overrides=tuple(applied), file=file, variant_names=variant_names)
+    return v, data, applied, variant_names
 
 
 def _variants(v: _Validator, data: dict) -> dict | None:
