@@ -1123,7 +1123,7 @@ SEARCH_OPTIONS = {"mip_heuristic_run_feasibility_jump": False, "mip_heuristic_ru
 
 
 @dataclass(frozen=True)
-class Solved:
+class HighsRun:
     """What one HiGHS run returned: ``optimal`` when it proved an optimum (within ``mip_gap`` for
     a search); ``x`` its best solution, or None when it has no feasible one."""
 
@@ -1133,7 +1133,7 @@ class Solved:
     message: str
 
 
-def highs(c: np.ndarray, rows: Rows, bounds: Bounds, integrality: np.ndarray, options: Mapping[str, Any]) -> Solved:
+def highs(c: np.ndarray, rows: Rows, bounds: Bounds, integrality: np.ndarray, options: Mapping[str, Any]) -> HighsRun:
     """Minimise ``c @ x`` subject to ``rows`` and ``bounds``, the columns where ``integrality`` is 1
     whole, with HiGHS (Huangfu and Hall 2018, *Parallelizing the dual revised simplex method*;
     highs.dev) through highspy, its makers' Python interface: the one place the planner talks to
@@ -1158,12 +1158,12 @@ def highs(c: np.ndarray, rows: Rows, bounds: Bounds, integrality: np.ndarray, op
                          np.asarray(bounds.lb, dtype=float), np.asarray(bounds.ub, dtype=float), rows.lower, rows.upper,
                          rows.start, rows.index, rows.value, np.asarray(integrality, dtype=np.int32))
     if status == highspy.HighsStatus.kError:
-        return Solved(False, None, math.inf, "HiGHS could not load the program")
+        return HighsRun(False, None, math.inf, "HiGHS could not load the program")
     h.run()
     model = h.getModelStatus()
     info = h.getInfo()
     feasible = info.primal_solution_status == int(highspy.SolutionStatus.kSolutionStatusFeasible)
-    return Solved(model == highspy.HighsModelStatus.kOptimal,
+    return HighsRun(model == highspy.HighsModelStatus.kOptimal,
                   np.array(h.getSolution().col_value) if feasible else None,
                   float(info.mip_gap) if np.any(integrality) else 0.0, h.modelStatusToString(model))
 
@@ -1173,7 +1173,7 @@ def highs(c: np.ndarray, rows: Rows, bounds: Bounds, integrality: np.ndarray, op
 ORDERED_NODES = 200
 
 
-def _on_cost_alone(program: Program, rows: Rows, options: dict[str, Any], ordered: Solved) -> Solved:
+def _on_cost_alone(program: Program, rows: Rows, options: dict[str, Any], ordered: HighsRun) -> HighsRun:
     """Blocks of a commitment come in many plans of equal cost (which weeks), which the
     tie-breaks order: proving the best of them took HiGHS 12 s for 52 weekly blocks, and over 30 s
     with two offers. So where the search with the tie-breaks stops at its node limit, the integers
@@ -1186,7 +1186,7 @@ def _on_cost_alone(program: Program, rows: Rows, options: dict[str, Any], ordere
     best = highs(cost, rows, program.bounds, program.integrality, options)
     if best.optimal and best.x is not None and ordered.x is not None \
             and float(cost @ ordered.x) <= float(cost @ best.x) + 1e-6:
-        return Solved(True, ordered.x, math.inf, best.message)  # not proven as ordered: its hours are solved again
+        return HighsRun(True, ordered.x, math.inf, best.message)  # not proven as ordered: its hours are solved again
     return best
 
 
