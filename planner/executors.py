@@ -58,7 +58,7 @@ def _client(scheduler: str) -> Any:
 def run_all(function: Callable[[Any], Any], items: Sequence[Any], workers: Workers,
             progress: Callable[[int], None] | None = None) -> list[Any]:
     """``function`` over ``items``, in order: here (one worker, few items), on ``workers`` local
-    processes, or on the Dask cluster whose scheduler address ``workers`` is."""
+    processes (no more than the items), or on the Dask cluster whose scheduler address ``workers`` is."""
     scheduler = workers if isinstance(workers, str) else None
     if isinstance(workers, int) and (workers <= 1 or len(items) < 4):
         out = []
@@ -68,7 +68,7 @@ def run_all(function: Callable[[Any], Any], items: Sequence[Any], workers: Worke
                 progress(1)
         return out
     results = []
-    with executor(workers if isinstance(workers, int) else 1, scheduler) as mapped:
+    with executor(min(workers, len(items)) if isinstance(workers, int) else 1, scheduler) as mapped:
         for row in mapped(function, items):
             results.append(row)
             if progress:

@@ -859,7 +859,7 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: Wo
                 and str(r.input).endswith(".price"):
             tasks.append(FlipSearch(base, str(r.input), low, low.scaled(0.01), None, _signature(ref), known))
             keys.append((str(r.input), "down"))
-    found = run_all(_search, tasks, workers if isinstance(workers, str) else min(workers, max(len(tasks), 1)))
+    found = run_all(_search, tasks, workers)
     # a default whose range changes the plan both ways: a side whose search could not leave the
     # default (its first known rate already changes the plan) searches again between known rates,
     # from the rate the other side found to keep the plan
@@ -873,8 +873,7 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: Wo
             again.append(FlipSearch(base, path, dataclasses.replace(other[0], default_range=None), at, row,
                                     tasks[k].signature))
             where.append(k)
-    for k, result in zip(where, run_all(_search, again, workers if isinstance(workers, str) else
-                                        min(workers, max(len(again), 1))) if again else []):
+    for k, result in zip(where, run_all(_search, again, workers) if again else []):
         found[k] = result
     return [Flip(path, side, kept, at, row["buy"], row["plan"]) for (path, side), (kept, at, row) in zip(keys, found)
             if row is not None]
