@@ -319,15 +319,16 @@ def test_compute_unit_tiers_cost_units_times_their_price(load):
     assert a.option == "colab-payg:t4"
     # units burn for every hour the runtime is up (setup and checkpoint writes included): the mean
     # hours over the tier's default interruption range (the cost counts the hours that range adds on
-    # average, quotes.rate_shift_h), at 1.86 units an hour and 0.0999 USD a unit
-    from planner.decide.quotes import rate_shift_h
-
-    q = next(q for q in p.quotes.itertuples() if q.option == "colab-payg:t4")
+    # average, sessions.wall_over_rate_h over the hours at the range's ends), at 1.86 units an
+    # hour and 0.0999 USD a unit
+    from planner.model import sessions
     from planner.model.records import options_of
 
+    q = next(q for q in p.quotes.itertuples() if q.option == "colab-payg:t4")
     option = next(o for o in options_of(p.options) if o.option == "colab-payg:t4")
-    shift = rate_shift_h(q, option)
-    assert shift > 0  # a default rate, skewed up: 0.02-0.05-0.3
+    rates = (option.interruptions_low_per_h, option.interruptions_per_h, option.interruptions_high_per_h)
+    shift, _ = sessions.wall_over_rate_h(rates, (q.wall_hours_rate_low, q.wall_hours, q.wall_hours_rate_high))
+    assert shift > 0 and q.wall_hours_rate_shift == shift  # a default rate, skewed up: 0.02-0.05-0.3
     assert a.cost_usd["rent"] == pytest.approx((a.wall_hours + shift) * 1.86 * 0.0999, rel=1e-6)
     assert a.wall_hours >= 10  # at least the work itself, on the reference device
 

@@ -353,7 +353,7 @@ def test_a_plans_cost_is_the_mean_its_own_draws_find(load, catalog):
     # One spot box at your own price on the reference card: only its interruption rate, a default
     # (the test catalog's 0.2 in 0.02-0.74: a mean of 0.32), is drawn. The plan costed its hours at
     # 0.2, 8 % below the mean of its 4,000 draws; it costs the mean hours the range adds
-    # (quotes.rate_shift_h). Independently, 4,000 rates through the session model give 371.8 USD
+    # (Quote.wall_hours_rate_shift). Independently, 4,000 rates through the session model give 371.8 USD
     s = load(SPOT_BOX)
     p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0)
     u = uncertainty.analyse(p, 4000, seed=1)

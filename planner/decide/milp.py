@@ -1260,25 +1260,32 @@ def last_stretch(phase: np.ndarray, bucket: np.ndarray, option: np.ndarray, capa
     return stretch, b
 
 
-def finish_times(s: Scenario, program: Program, sched: pd.DataFrame, wall: str = "wall_hours") -> dict[str, tuple[dt.date,
-                 float, dt.date]]:
+def last_stretches(sched: pd.DataFrame) -> dict[str, tuple[np.ndarray, int]]:
+    """Each phase's :func:`last_stretch` in the schedule ``sched``: the finishes read them at
+    the expected wall hours and at the confidence alike (the stretch does not depend on them)."""
+    if sched.empty:
+        return {}
+    phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
+    option, weekly = sched["option"].to_numpy(), sched["weekly_capacity_h"].to_numpy(dtype=float)  # with its quota
+    return {str(p): last_stretch(phase, bucket, option, weekly, p) for p in sorted(set(phase))}
+
+
+def finish_times(s: Scenario, program: Program, sched: pd.DataFrame, wall: str = "wall_hours",
+                 stretches: dict[str, tuple[np.ndarray, int]] | None = None) -> dict[str, tuple[dt.date, float, dt.date]]:
     """When each phase's last scheduled hour ends, as (first day of its last stretch of buckets
     (:func:`last_stretch`), days from 00:00 of that day, the last bucket's last day): the
     stretch's work starts on its first day and takes :func:`days_needed`, each option's hours
     summed over it, and ends no later than the last bucket's own work read alone would.
     ``wall``: the expected wall hours, or ``wall_hours_conf``, those not exceeded at the scenario's
-    confidence."""
+    confidence; ``stretches``: :func:`last_stretches` of ``sched``, where the caller has them."""
     out: dict[str, tuple[dt.date, float, dt.date]] = {}
     cal = program.calendar
     if sched.empty:
         return out
-    phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
-    option = sched["option"].to_numpy()
+    bucket, option = sched["bucket"].to_numpy(), sched["option"].to_numpy()
     wall_h, cap = sched[wall].to_numpy(dtype=float), sched["open_capacity_h"].to_numpy(dtype=float)
     parallel = sched["parallel"].to_numpy(dtype=float)
-    weekly = sched["weekly_capacity_h"].to_numpy(dtype=float)  # with its quota
-    for p in sorted(set(phase)):
-        stretch, first = last_stretch(phase, bucket, option, weekly, p)
+    for p, (stretch, first) in (stretches if stretches is not None else last_stretches(sched)).items():
         b = int(bucket[stretch].max())
         last = stretch & (bucket == b)
         runs = s.phase(p).runs
@@ -1295,7 +1302,8 @@ def finish_times(s: Scenario, program: Program, sched: pd.DataFrame, wall: str =
 
 def finish_models(s: Scenario, program: Program, sched: pd.DataFrame,
                   times: dict[str, tuple[dt.date, float, dt.date]] | None = None,
-                  times_conf: dict[str, tuple[dt.date, float, dt.date]] | None = None) -> dict[str, Finish]:
+                  times_conf: dict[str, tuple[dt.date, float, dt.date]] | None = None,
+                  stretches: dict[str, tuple[np.ndarray, int]] | None = None) -> dict[str, Finish]:
     """Each phase's end as planned (:func:`finish_times`, or ``times``) and what moves it
     (:class:`sessions.Finish`): the wall hours its buckets before the last keep beyond the
     expected ones, its last bucket's and the finish at the confidence (``times_conf``, else read
@@ -1304,14 +1312,15 @@ def finish_models(s: Scenario, program: Program, sched: pd.DataFrame,
     out: dict[str, Finish] = {}
     if sched.empty:
         return out
-    phase, bucket = sched["phase"].to_numpy(), sched["bucket"].to_numpy()
+    phase = sched["phase"].to_numpy()
     slack = (sched["wall_hours_conf"] - sched["wall_hours"]).to_numpy(dtype=float)
     rate = sched["weekly_capacity_h"].to_numpy(dtype=float) * sched["parallel"].to_numpy(dtype=float) / 7.0
-    at_conf = times_conf if times_conf is not None else finish_times(s, program, sched, wall="wall_hours_conf")
-    option, capacity = sched["option"].to_numpy(), sched["weekly_capacity_h"].to_numpy(dtype=float)
-    for p, (begin, days, final) in (times if times is not None else finish_times(s, program, sched)).items():
+    stretches = stretches if stretches is not None else last_stretches(sched)
+    at_conf = times_conf if times_conf is not None else finish_times(s, program, sched, "wall_hours_conf", stretches)
+    for p, (begin, days, final) in (times if times is not None else finish_times(s, program, sched,
+                                                                                 stretches=stretches)).items():
         mine = phase == p
-        last, _ = last_stretch(phase, bucket, option, capacity, p)  # as finish_times reads it
+        last, _ = stretches[p]  # as finish_times reads it
         fastest = float(np.where(rate[mine] > 0, rate[mine], 0.0).max(initial=0.0))
         # the last bucket's booked hours end by the finish at the confidence, never past the bucket
         # (as finishes(..., wall="wall_hours_conf") reads it: the end the plan promises)

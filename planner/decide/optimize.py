@@ -43,7 +43,6 @@ from .quotes import (
     money_by_part,
     process_for,
     quote_records,
-    rate_shift_h,
 )
 from .result import Alternative, Assignment, Commitment, ParetoPoint, PhasePlan, Plan, Purchase, Subscription
 
@@ -208,7 +207,7 @@ class Solved:
     def finish_models(self) -> dict[str, sessions.Finish]:
         """Each phase's end as planned and what an overrun does to it (:func:`milp.finish_models`)."""
         return milp.finish_models(self.s, self.program, self.schedule, times=self.finish_times,
-                                  times_conf=self.finish_times_conf)
+                                  times_conf=self.finish_times_conf, stretches=self.stretches)
 
     @cached_property
     def finishes_conf(self) -> dict[str, dt.date]:
@@ -217,12 +216,17 @@ class Solved:
         return milp.finishes(self.s, self.program, self.schedule, times=self.finish_times_conf)
 
     @cached_property
+    def stretches(self) -> dict[str, tuple[np.ndarray, int]]:
+        """Each phase's last stretch of buckets (:func:`milp.last_stretches`), read once."""
+        return milp.last_stretches(self.schedule)
+
+    @cached_property
     def finish_times(self) -> dict[str, tuple[dt.date, float, dt.date]]:
-        return milp.finish_times(self.s, self.program, self.schedule)
+        return milp.finish_times(self.s, self.program, self.schedule, stretches=self.stretches)
 
     @cached_property
     def finish_times_conf(self) -> dict[str, tuple[dt.date, float, dt.date]]:
-        return milp.finish_times(self.s, self.program, self.schedule, wall="wall_hours_conf")
+        return milp.finish_times(self.s, self.program, self.schedule, "wall_hours_conf", self.stretches)
 
     @cached_property
     def bought(self) -> list[str]:
@@ -635,7 +639,7 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
     spread: list[float] = []  # each option's standard deviation of wall hours
     common: list[float] = []  # the part of it that the phase's work moves on every option alike
     work_rel_sd = _work_rel_sd(s, ph)
-    shifts = 0.0  # wall hours a default interruption rate's range adds on average (quotes.rate_shift_h)
+    shifts = 0.0  # wall hours a default interruption rate's range adds on average (Quote.wall_hours_rate_shift)
     over_p50 = over_p90 = 0.0  # wall hours over the expected ones, each option at its P50 / P90
     for option, hours in placed.sort_values(ascending=False).items():
         c, o = by_key[(ph.name, str(option))], options[str(option)]
@@ -652,7 +656,7 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
         if c.weekly_capacity_h > 0:
             over_p50 += max((a.wall_hours_p50 or a.wall_hours) - a.wall_hours, 0.0)
             over_p90 += max((a.wall_hours_p90 or a.wall_hours) - a.wall_hours, 0.0)
-            shift = rate_shift_h(c, o) * f
+            shift = float_or(c.wall_hours_rate_shift) * f
             shifts += shift
             spread.append(_wall_sd(s, c, f, shift))
             common.append(min(c.wall_hours * f * work_rel_sd, spread[-1]))

@@ -373,7 +373,7 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
         units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group,
         needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
         wall_hours_rate_low=low, wall_hours_rate_high=high, billed_hours_rate_low=billed_low,
-        billed_hours_rate_high=billed_high, storage_months=months_used,
+        billed_hours_rate_high=billed_high, wall_hours_rate_shift=shift, storage_months=months_used,
         ok=reason is None, usable=fits_disk, reason=reason, energy_kwh=energy,
         co2_kg=(wall + shift) * float_or(r.co2_kg_per_wall_h), cost_usd=sum(parts.values()),
         **{f"{k}_usd": v for k, v in parts.items()},
@@ -464,14 +464,6 @@ def _over_rate(r: Any, walls: tuple[float, float, float]) -> tuple[float, float]
         return 0.0, 0.0
     return sessions.wall_over_rate_h((float_or(r.interruptions_low_per_h), float_or(r.interruptions_per_h),
                                       float_or(r.interruptions_high_per_h)), walls)
-
-
-def rate_shift_h(c: Quote, r: Option) -> float:
-    """The wall hours of quote ``c`` (a whole phase on option ``r``) that a default interruption
-    rate's range adds on average: the planned capacity holds them (wall_hours_conf), and the
-    chance of ending in time counts them."""
-    return _over_rate(r, (float_or(c.wall_hours_rate_low, math.nan), c.wall_hours,
-                          float_or(c.wall_hours_rate_high, math.nan)))[0]
 
 
 def _at_range_ends(proc: sessions.Process, r: Any, scale: float, runs: int) -> tuple[float, float, float, float]:

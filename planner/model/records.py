@@ -196,6 +196,9 @@ class Quote:
     supply: float | None
     billed_hours_rate_low: float | None
     billed_hours_rate_high: float | None
+    #: the wall hours a default interruption rate's range adds on average (0 for a published
+    #: rate): the planned capacity holds them, the chance of ending in time counts them
+    wall_hours_rate_shift: float | None
     storage_months: float | None
     finish: dt.date | None
     ok: bool
