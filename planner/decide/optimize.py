@@ -408,7 +408,8 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     (on by default) solves once more per strategy. Without ``detail`` (a what-if row needs no
     more), break-even is found only against the rent offers the plan chose (if none, the cheapest
     per phase: :func:`cheapest_rents`) and the free tiers, options are excluded only for not
-    being able to run, not phase by phase, and there is no week-by-week schedule.
+    being able to run, not phase by phase, and there is no week-by-week schedule, no statement
+    of the figures the plan rests on (``assumed_figures``) and none of the warnings they bring.
     Without ``breakevens`` there is no break-even table (a sensitivity row reads none).
     """
     # stage 1: the options, what the workload makes of each, and every (phase, option) priced
@@ -453,11 +454,13 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     pairs = breakeven.breakeven(s, opts, all_quotes, free_rate, rents=chosen) if breakevens else []
     front = _pareto(s, quotes, opts, cards) if pareto else ()
     candidates = _candidates(s, all_quotes, opts, cards, rents_dominated) if detail and alternatives and cards else []
-    # stage 5: what the answer rests on
+    # stage 5: what the answer rests on (a what-if row, without ``detail``, states none)
     used = {a.option for ph in phases for a in ph.assignments} | set(best.bought)
-    assumed = _assumed_figures(s, [o for o in options.values() if o.option in used], warnings)
-    assumed += _catalog_trends(s, catalog, opts, used)  # where rent goes: a default with its range, said up front
-    assumed += _step_note(s, step, [o for o in options.values() if o.option in used])
+    assumed = []
+    if detail:
+        assumed = _assumed_figures(s, [o for o in options.values() if o.option in used], warnings)
+        assumed += _catalog_trends(s, catalog, opts, used)  # where rent goes: a default with its range, said up front
+        assumed += _step_note(s, step, [o for o in options.values() if o.option in used])
     return Plan(
         scenario=s,
         feasible=all(ph.meets_deadline for ph in phases),
