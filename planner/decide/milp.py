@@ -512,8 +512,7 @@ def price_path(s: Scenario, cal: Calendar, kind: np.ndarray, option: np.ndarray,
     if not rent.any():
         return PricePath(factor, years)
     middle = (cal.first_day[bucket] + cal.days[bucket] / 2.0)
-    names, code = np.unique(option, return_inverse=True)
-    code = code.reshape(-1)
+    code, names = _codes(option)
     dated = np.array([cal.day_of(as_of.get(o)) for o in names], dtype=float)[code]
     trend = np.array([trends.get(o, 0.0) for o in names], dtype=float)[code]
     years = np.where(rent, (middle - dated) / 365.25, 0.0)
@@ -569,9 +568,10 @@ def _rows(codes: np.ndarray, period: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(each value's code, the distinct values sorted): codes number the sorted values."""
-    names, codes = np.unique(values, return_inverse=True)
-    return codes.reshape(-1), names
+    """(each value's code, the distinct values sorted): codes number the sorted values (as
+    ``np.unique(values, return_inverse=True)``, by hashing: names are few, rows many)."""
+    codes, names = pd.factorize(values, sort=True)
+    return codes.astype(np.int64), np.asarray(names)
 
 
 def concurrency(x: XTable, cal: Calendar) -> Block:
@@ -812,10 +812,10 @@ def starts(x: XTable, cal: Calendar, starts_per_day: float) -> Block:
 def once(x: XTable) -> Block:
     """A tier's hours granted once, over the whole plan."""
     at = np.flatnonzero(~np.isnan(x.quota_h_total))
-    groups, rid = np.unique(x.group[at], return_inverse=True)
+    rid, groups = _codes(x.group[at])
     limit = np.full(len(groups), np.inf)
-    np.minimum.at(limit, rid.reshape(-1), x.quota_h_total[at])
-    return Block.of("once", list(groups), rid.reshape(-1), x.var[at], x.wall_conf_per_ref[at], -np.inf, limit)
+    np.minimum.at(limit, rid, x.quota_h_total[at])
+    return Block.of("once", list(groups), rid, x.var[at], x.wall_conf_per_ref[at], -np.inf, limit)
 
 
 def host(x: XTable, s: Scenario, buy_vars: tuple[BuyVar, ...], host_index: int) -> Block:
