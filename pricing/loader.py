@@ -602,23 +602,24 @@ def check_utilisation(tables: Tables, files: Mapping[str, str]) -> list[Problem]
     out: list[Problem] = []
     if table.empty:
         return out
-    for r in table.to_dict("records"):
+    records = table.to_dict("records")
+    tiles: dict[tuple[str, Any, Any], list[dict[Any, Any]]] = {}  # (family, kind, method) -> its rows, in order
+    for r in records:
         if not 0 < r["mfu_low"] <= r["mfu"] <= r["mfu_high"] <= 1:
             out.append(Problem(files["utilisation"], int(r["_line"]), 1, f"utilisation.{r['device_class']}.mfu",
                                f"expected 0 < mfu_low <= mfu <= mfu_high <= 1, got {r['mfu_low']:g}, {r['mfu']:g}, "
                                f"{r['mfu_high']:g}"))
-    family = pd.Series(["" if _blank_cell(v) else str(v) for v in table["family"]] if "family" in table
-                       else "", index=table.index)
-    for fam in sorted(set(family)):  # the rows for every family (blank) and each family's own, if any
+        fam = "" if _blank_cell(r.get("family")) else str(r["family"])
+        tiles.setdefault((fam, r["device_class"], r["methods"]), []).append(r)
+    for fam in sorted({f for f, _, _ in tiles}):  # the rows for every family (blank) and each family's own, if any
         for cls in UTILISATION_CLASSES:
             for method in UTILISATION_METHODS:
-                rows = table[(family == fam) & (table["device_class"] == cls)
-                             & (table["methods"] == method)].sort_values("params_from")
-                if fam and rows.empty:  # a family's own rows need not cover every kind: the blank ones do
+                rows = sorted(tiles.get((fam, cls, method), []), key=lambda r: r["params_from"])
+                if fam and not rows:  # a family's own rows need not cover every kind: the blank ones do
                     continue
                 what = f"{method} on {cls} devices" + (f" for {fam}" if fam else "")
                 at = UTILISATION_SPAN[0]
-                for r in rows.to_dict("records"):
+                for r in rows:
                     if r["params_from"] != at:
                         out.append(Problem(files["utilisation"], int(r["_line"]), 1, f"utilisation.{cls}.params_from",
                                            f"{what}: expected a row from {at:g} parameters, got one from "
