@@ -598,11 +598,10 @@ def _subscriptions(s: Scenario, best: Solved, parts: dict[str, float]) -> list[S
 def _commitments(s: Scenario, best: Solved, opts: pd.DataFrame, parts: dict[str, float]) -> list[Commitment]:
     """The commitments the plan makes, their cost added to the rent (each phase's hours on them
     carry none: the term is paid whether used or not)."""
-    rows = opts.set_index("option")
+    terms = [(z, k) for z, k in best.committed if not z.subscription]
+    rows = opts.set_index("option") if terms else opts
     out = []
-    for z, k in best.committed:
-        if z.subscription:
-            continue
+    for z, k in terms:
         r = rows.loc[z.option]
         layer = r.get("price_source")
         out.append(Commitment(z.option, str(r["device"]), k, s.start + dt.timedelta(days=z.day), z.days, z.usd * k,
@@ -617,7 +616,7 @@ def _credits(s: Scenario, opts: pd.DataFrame, best: Solved, parts: dict[str, flo
     off the cost parts; a warning for a credit no considered offer can use."""
     used = best.credits_used
     parts["credits"] = -sum(used)
-    rent_providers = {o.split(":", 1)[0] for o in opts.loc[opts["kind"] == "rent", "option"]}
+    rent_providers = {o.split(":", 1)[0] for o in opts.loc[opts["kind"] == "rent", "option"]} if s.you.credits else set()
     for c in s.you.credits:
         if not set(c.providers) & rent_providers:
             warnings.append(f"{c.name}: no rent offer of {', '.join(c.providers)} is considered, so it pays for "

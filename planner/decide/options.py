@@ -65,7 +65,7 @@ def subscriptions_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float]]:
     """The options of tiers paid by the month: {option: (tier, fee [USD a month], compute units a
     month)}. The fee buys the month's units whether used or not; an hour on the tier burns its
     device's units an hour (``units_per_hour``), so its hours carry no price of their own."""
-    if "usd_per_month" not in opts:
+    if "usd_per_month" not in opts or not (opts["kind"].to_numpy() == "subscription").any():
         return {}
     fee = pd.to_numeric(opts["usd_per_month"], errors="coerce").to_numpy(dtype=float)
     hours = pd.to_numeric(opts["cap_h_per_month"], errors="coerce").to_numpy(dtype=float)
