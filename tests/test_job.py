@@ -262,10 +262,20 @@ def test_bad_job_input_is_located(tmp_path, phase, where, message):
 
 
 def test_samples_it_cannot_read_are_one_problem_not_two(tmp_path):
-    """'50k images' is samples written wrong, not epochs without samples: one message."""
-    out = bad(tmp_path, "model: gpt2\nmethod: pretrain\nreference_gpu: a100-80gb", "samples: 50k images\nepochs: 3")
-    assert "phases.train.samples: expected a count of samples such as 40M or 1.2T, got '50k images'" in out
+    """'50k imgs' is samples written wrong, not epochs without samples: one message, with the word meant."""
+    out = bad(tmp_path, "model: gpt2\nmethod: pretrain\nreference_gpu: a100-80gb", "samples: 50k imgs\nepochs: 3")
+    assert "phases.train.samples: expected a count of samples such as 40M or 1.2T, got '50k imgs' (did you mean " \
+           "'images'" in out, out
     assert "epochs multiply" not in out, out
+
+
+@pytest.mark.parametrize("written", ["sequences", "images", "examples"])
+def test_a_dataset_counted_under_its_own_word_is_one_problem(tmp_path, written):
+    """'sequences: 50k' is samples under another name: one message naming 'samples', not also a
+    missing reference GPU, missing gpu_hours and epochs without samples."""
+    out = bad(tmp_path, "model: gpt2\nmethod: pretrain", f"{written}: 50k\nepochs: 3")
+    assert f"phases.train.{written}: unknown key (did you mean 'samples'" in out, out
+    assert out.count("\n") == 1, out
 
 
 def test_tokens_take_a_suffix_and_the_word():
@@ -274,8 +284,27 @@ def test_tokens_take_a_suffix_and_the_word():
     assert units.parse_amount("40M tokens", "tokens") == 40e6
     assert units.parse_amount("1.2T", "tokens") == 1.2e12
     assert units.parse_amount(5000, "tokens") == 5000
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"got '40M samples' \(samples are counted under samples:\)"):
         units.parse_amount("40M samples", "tokens")
+    with pytest.raises(ValueError, match=r"got '40 GB'$"):
+        units.parse_amount("40 GB", "tokens")
+
+
+@pytest.mark.parametrize("written", ["50k images", "50k sequences", "50 k examples", "50000 samples", "50k"])
+def test_samples_take_the_words_a_dataset_counts_them_in(written):
+    # a dataset card counts images, sequences or examples: each is a sample
+    from planner.model import units
+
+    assert units.parse_amount(written, "samples") == 50_000
+
+
+def test_a_misspelt_unit_gets_the_unit_meant():
+    from planner.model import units
+
+    with pytest.raises(ValueError, match=r"got '1 mnth' \(did you mean 'month'"):
+        units.parse_duration_h("1 mnth")
+    with pytest.raises(ValueError, match=r"got '5 GB' \(a size\)$"):  # another kind of quantity says which
+        units.parse_duration_h("5 GB")
 
 
 def test_a_cnn_job_needs_the_flops_of_a_sample(tmp_path):

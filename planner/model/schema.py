@@ -622,7 +622,8 @@ PHASE = {
                        "tokens or samples); wins where both are given"),
     "tokens": Field(_amount("tokens"), doc="the job's tokens per epoch (40M, 1.2T): its hours are estimated from the "
                     "workload's model, method and precision (`planner estimate`)"),
-    "samples": Field(_amount("samples"), doc="or its samples per epoch (images, sequences of sequence_length)"),
+    "samples": Field(_amount("samples"), doc="or its samples per epoch: images, sequences of sequence_length or "
+                     "examples (50k, or 50k images)"),
     "epochs": Field(_q(_epochs, positive=True, maximum=100_000), doc="passes over the tokens or samples (3, or "
                     "'3 epochs'); default 1"),
     "runs": Field(_runs, default=1, doc="independent runs of gpu_hours each (seeds, folds)"),

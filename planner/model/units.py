@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+
+from pricing.errors import did_you_mean
 
 DAYS_PER_YEAR = 365.25
 DAYS_PER_MONTH = DAYS_PER_YEAR / 12  # 30.4375 days (docs/scenario.md): a year is 12 months exactly
@@ -131,9 +133,11 @@ def split_range(value: object) -> tuple[str, str] | None:
     return None
 
 
-def _wrong_unit(value: object, expected: str, unit: str) -> QuantityError:
+def _wrong_unit(value: object, expected: str, unit: str, units: Iterable[str] = ()) -> QuantityError:
+    """The error for a value in a unit the key does not take: the kind of quantity it is (a size
+    where a duration belongs), else the units of ``units`` it comes close to ("1 mnth")."""
     kind = _kind_of(unit)
-    note = f" (a {kind})" if kind else ""
+    note = f" (a {kind})" if kind else did_you_mean(unit, units)
     return QuantityError(f"expected {expected}, got {value!r}{note}")
 
 
@@ -149,7 +153,7 @@ def _in_units(value: object, expected: str, table: Mapping[str, float], default_
     unit = unit or default_unit
     factor = table.get(unit, table.get(unit.lower()))
     if factor is None:
-        raise _wrong_unit(value, expected, unit)
+        raise _wrong_unit(value, expected, unit, table)
     return _finite(number * factor, value, expected)
 
 
@@ -172,17 +176,26 @@ def parse_count(value: object) -> float:
 
 #: A data size in tokens or samples: the count suffixes and T (a trillion tokens).
 AMOUNT_SUFFIX = {**COUNT_SUFFIX, "t": 1e12}
+#: The words a count of tokens or samples may end with: a sample is an image, a sequence (of
+#: the workload's sequence_length) or an example, as a dataset card counts them.
+AMOUNT_WORDS = {"tokens": ("tokens", "token"),
+                "samples": ("samples", "sample", "images", "image", "sequences", "sequence", "examples", "example")}
 
 
 def parse_amount(value: object, word: str) -> float:
-    """A count of tokens or samples ("40M", "1.2T", "40M tokens"): the count suffixes and T, the
-    word (``tokens``, ``samples``) allowed after it; another unit ("40 GB") is an error."""
+    """A count of tokens or samples ("40M", "1.2T", "40M tokens", "50k images"): the count
+    suffixes and T, one of the word's AMOUNT_WORDS allowed after it; another unit ("40 GB") or
+    the other word ("40M samples" as tokens) is an error."""
+    words = AMOUNT_WORDS.get(word, (word,))
     if isinstance(value, str):
         text = value.strip()
-        for w in (word, word.rstrip("s")):
-            if text.lower().endswith(w):
-                text = text[: -len(w)].strip()
-                break
+        m = re.fullmatch(r"(.*?\d\s*[kmbtKMBT]?)\s*([A-Za-z]+)", text)
+        if m and m.group(2).lower() in words:
+            text = m.group(1).strip()
+        elif m and m.group(2).lower() not in AMOUNT_SUFFIX:
+            other = next((w for w, said in AMOUNT_WORDS.items() if m.group(2).lower() in said), None)
+            hint = f" ({other} are counted under {other}:)" if other else did_you_mean(m.group(2), words)
+            raise QuantityError(f"expected a count of {word} such as 40M or 1.2T, got {value!r}{hint}")
         value = text
     return _in_units(value, f"a count of {word} such as 40M or 1.2T", AMOUNT_SUFFIX, "")
 

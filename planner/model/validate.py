@@ -198,6 +198,30 @@ def _tokens_at(card: Any, image_size: int | None) -> int:
     return (int(image_size) // patch) ** 2 + 1
 
 
+#: Keys a user writes for one the schema names otherwise: a dataset counted in images,
+#: sequences or examples is samples; a phase's hours are GPU-hours on the reference GPU.
+SYNONYMS = {"images": "samples", "sequences": "samples", "examples": "samples", "hours": "gpu_hours"}
+
+
+def _meant(key: Any, schema: Mapping[str, Any]) -> str:
+    """' (did you mean ...?)' for an unknown key: a close spelling of a key of ``schema``, or the
+    key a synonym stands for (SYNONYMS), with what it means there; else ''."""
+    close = did_you_mean(key, schema)
+    if close or not isinstance(key, str) or SYNONYMS.get(key.lower()) not in schema:
+        return close
+    meant = SYNONYMS[key.lower()]
+    return f" (did you mean '{meant}'? {key} are counted as {meant})" if meant == "samples" else \
+        f" (did you mean '{meant}'?)"
+
+
+def _keys_meant(body: Any) -> set[Any]:
+    """The keys a phase wrote, each synonym (SYNONYMS) as the key it stands for: a phase that
+    wrote ``sequences`` is told that once, not also that it lacks samples or gpu_hours."""
+    if not isinstance(body, dict):
+        return set()
+    return {SYNONYMS.get(k.lower(), k) if isinstance(k, str) else k for k in body}
+
+
 def _belongs_elsewhere(key: Any, path: tuple) -> str:
     """' (it belongs under workload: workload.method)' where a key unknown at ``path`` is a key of
     another section (a phase's `method`, a top-level `budget`), else ''."""
@@ -276,7 +300,7 @@ class _Validator:
         for key, value in raw.items():
             child = path + (key,)
             if key not in schema:
-                self.add(child, f"unknown key{did_you_mean(key, schema) or _belongs_elsewhere(key, path)}; "
+                self.add(child, f"unknown key{_meant(key, schema) or _belongs_elsewhere(key, path)}; "
                                 f"expected one of: {', '.join(schema)}", at_key=True)
                 continue
             f = schema[key]
@@ -319,7 +343,8 @@ class _Validator:
         entries = self.catalog(data.get("catalog"))
         phases_raw = data.get("phases")
         timed = not isinstance(phases_raw, dict) or any(
-            not isinstance(p, dict) or "gpu_hours" in p or not ("tokens" in p or "samples" in p) for p in phases_raw.values())
+            not isinstance(p, dict) or "gpu_hours" in (k := _keys_meant(p)) or not ("tokens" in k or "samples" in k)
+            for p in phases_raw.values())
         wl = self.workload(data.get("workload"), timed=timed) if "workload" in data else {}
         phases = self.phases(data.get("phases"), start, wl) if "phases" in data else ()
         you = self.section(data.get("you"), ("you",), YOU, "you")
@@ -437,7 +462,7 @@ class _Validator:
                 self.add(path, "a phase name uses letters, digits, '-' and '_' only", at_key=True)
                 continue
             p = self.section(body, path, PHASE, "phase")
-            estimate = self.job(p, path, wl or {}, body if isinstance(body, dict) else ())
+            estimate = self.job(p, path, wl or {}, _keys_meant(body))
             if "gpu_hours" not in p and estimate is not None:
                 p["gpu_hours"] = estimate.hours_planned  # the mean over the utilisation's range
                 if not MIN_HOURS <= p["gpu_hours"] <= MAX_GPU_HOURS:
@@ -447,7 +472,7 @@ class _Validator:
                     continue
                 p["hours_from_job"] = True
             if "gpu_hours" not in p:
-                if body is None or (isinstance(body, dict) and not {"gpu_hours", "tokens", "samples"} & set(body)):
+                if body is None or (isinstance(body, dict) and not {"gpu_hours", "tokens", "samples"} & _keys_meant(body)):
                     self.add(path, f"missing required key '{dotted(path + ('gpu_hours',))}' (or describe the job: "
                              "tokens or samples)", at_key=True)
                 continue
