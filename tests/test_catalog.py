@@ -33,6 +33,16 @@ def test_every_row_is_dated_and_sourced(shipped):
         assert table["source"].str.len().gt(10).all(), name
 
 
+def test_every_rent_row_prices_its_storage():
+    # blank is never zero: a blank storage price loads as the column's default, 0, and a 120 GB
+    # data set on a rented machine would be kept for free (Vast's and Azure's rows were)
+    import csv
+
+    with open(pricing.DATA_DIR / "rent.csv", newline="", encoding="utf-8") as f:
+        blank = [r["id"] for r in csv.DictReader(f) if not r["storage_usd_per_gb_month"].strip()]
+    assert not blank, blank
+
+
 def test_reference_and_example_ids_exist(shipped):
     ids = set(shipped.devices["id"])
     for device in ("gtx-1060-6gb", "gtx-1080-ti", "rtx-2080-ti", "titan-rtx", "quadro-rtx-8000", "rtx-3060-12gb",
