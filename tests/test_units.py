@@ -82,6 +82,12 @@ def test_unknown_currency_lists_known_ones():
         units.parse_money_usd("5 XYZ", "USD", RATES)
 
 
+def test_a_currency_written_out_gets_the_code_meant():
+    # "2500 EURO" is EUR written out: the code it comes close to, and the known ones
+    with pytest.raises(QuantityError, match=r"unknown currency 'EURO' \(did you mean 'EUR'\?\) \(known: "):
+        units.parse_money_usd("2500 EURO", "USD", RATES)
+
+
 def test_money_is_shown_with_its_currencys_precision():
     from planner.model.units import format_money
 
