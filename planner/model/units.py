@@ -301,7 +301,7 @@ def parse_money_usd(value: object, currency: str, usd_per_unit: Mapping[str, flo
     number, unit = _split(value, expected)
     rate = money_unit(unit or currency, usd_per_unit)
     if rate is None:
-        if unit.isalpha() and _kind_of(unit) is None:  # a currency written wrong: "EURO", "usd's" aside
+        if unit.isalpha() and _kind_of(unit) is None:  # a currency written wrong ("EURO")
             known = ", ".join(sorted(usd_per_unit))
             raise QuantityError(f"expected {expected}: unknown currency {unit!r}"
                                 f"{did_you_mean(unit.upper(), usd_per_unit)} (known: {known})")
