@@ -599,7 +599,9 @@ def _commitments(s: Scenario, best: Solved, opts: pd.DataFrame, parts: dict[str,
     """The commitments the plan makes, their cost added to the rent (each phase's hours on them
     carry none: the term is paid whether used or not)."""
     terms = [(z, k) for z, k in best.committed if not z.subscription]
-    rows = opts.set_index("option") if terms else opts
+    if not terms:
+        return []
+    rows = opts.set_index("option")
     out = []
     for z, k in terms:
         r = rows.loc[z.option]

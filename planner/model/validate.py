@@ -214,12 +214,13 @@ def _meant(key: Any, schema: Mapping[str, Any]) -> str:
         f" (did you mean '{meant}'?)"
 
 
-def _keys_meant(body: Any) -> set[Any]:
-    """The keys a phase wrote, each synonym (SYNONYMS) as the key it stands for: a phase that
-    wrote ``sequences`` is told that once, not also that it lacks samples or gpu_hours."""
+def _work_given(body: Any) -> set[str]:
+    """Which of the keys that give a phase's work (gpu_hours, or a job's tokens or samples) it
+    wrote, a synonym (SYNONYMS) counting as the key it stands for: a phase that wrote
+    ``sequences`` is told that once, not also that it lacks samples or gpu_hours."""
     if not isinstance(body, dict):
         return set()
-    return {SYNONYMS.get(k.lower(), k) if isinstance(k, str) else k for k in body}
+    return {"gpu_hours", "tokens", "samples"} & {SYNONYMS.get(k.lower(), k) if isinstance(k, str) else k for k in body}
 
 
 def _belongs_elsewhere(key: Any, path: tuple) -> str:
@@ -343,7 +344,7 @@ class _Validator:
         entries = self.catalog(data.get("catalog"))
         phases_raw = data.get("phases")
         timed = not isinstance(phases_raw, dict) or any(
-            not isinstance(p, dict) or "gpu_hours" in (k := _keys_meant(p)) or not ("tokens" in k or "samples" in k)
+            not isinstance(p, dict) or "gpu_hours" in (w := _work_given(p)) or not {"tokens", "samples"} & w
             for p in phases_raw.values())
         wl = self.workload(data.get("workload"), timed=timed) if "workload" in data else {}
         phases = self.phases(data.get("phases"), start, wl) if "phases" in data else ()
@@ -462,7 +463,7 @@ class _Validator:
                 self.add(path, "a phase name uses letters, digits, '-' and '_' only", at_key=True)
                 continue
             p = self.section(body, path, PHASE, "phase")
-            estimate = self.job(p, path, wl or {}, _keys_meant(body))
+            estimate = self.job(p, path, wl or {}, _work_given(body))
             if "gpu_hours" not in p and estimate is not None:
                 p["gpu_hours"] = estimate.hours_planned  # the mean over the utilisation's range
                 if not MIN_HOURS <= p["gpu_hours"] <= MAX_GPU_HOURS:
@@ -472,7 +473,7 @@ class _Validator:
                     continue
                 p["hours_from_job"] = True
             if "gpu_hours" not in p:
-                if body is None or (isinstance(body, dict) and not {"gpu_hours", "tokens", "samples"} & _keys_meant(body)):
+                if body is None or (isinstance(body, dict) and not _work_given(body)):
                     self.add(path, f"missing required key '{dotted(path + ('gpu_hours',))}' (or describe the job: "
                              "tokens or samples)", at_key=True)
                 continue

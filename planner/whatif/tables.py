@@ -403,9 +403,9 @@ def scaled(value: Any, factor: float, whole: bool = True) -> Any | None:
     return None
 
 
-def numeric_inputs(data: dict) -> list[tuple[str, Any]]:
-    """(dotted path, raw value) of the numeric inputs the scenario file's ``data`` sets (as its
-    variant and --set leave them: :func:`own_inputs`)."""
+def numeric_inputs(data: dict) -> list[tuple[str, Any, str]]:
+    """(dotted path, raw value, the SENSITIVE pattern it matched) of the numeric inputs the
+    scenario file's ``data`` sets (as its variant and --set leave them: :func:`own_inputs`)."""
     out = []
     for pattern in SENSITIVE:
         parts = pattern.split(".")
@@ -418,7 +418,7 @@ def numeric_inputs(data: dict) -> list[tuple[str, Any]]:
                 keys = list(node) if part == "*" else [part]
                 nxt += [(path + [k], node[k]) for k in keys if k in node]
             nodes = nxt
-        out += [(".".join(p), v) for p, v in nodes if scaled(v, 1.0) is not None]
+        out += [(".".join(p), v, pattern) for p, v in nodes if scaled(v, 1.0) is not None]
     return out
 
 
@@ -538,16 +538,13 @@ def own_inputs(base: Job, span: float) -> list[tuple[str, Any, Any, Any]]:
     """(path, value, low, high) for the scenario file's own numbers (SENSITIVE), as its variant
     and --set leave them (they were read from the file alone: `--set phases.final.gpu_hours=300`
     planned 300 h, and the table moved 180 h, the file's, to 144 and 216)."""
-    def whole(path: str) -> bool:
-        return any(re.fullmatch(c.replace(".", r"\.").replace("*", r"[^.]+"), path) for c in COUNTS)
-
     from .. import api
     from ..model.validate import overridden_data
 
     ids = api.scenario_ids(api.load_catalog(base.catalog_files, base.today))
     data = overridden_data(base.text, ids, file=base.file, today=base.today, variant=base.variant, sets=base.sets)
-    return _moving([(path, raw, scaled(raw, 1 - span, whole(path)), scaled(raw, 1 + span, whole(path)))
-                    for path, raw in numeric_inputs(data)])
+    return _moving([(path, raw, scaled(raw, 1 - span, pattern in COUNTS), scaled(raw, 1 + span, pattern in COUNTS))
+                    for path, raw, pattern in numeric_inputs(data)])
 
 
 def _moving(inputs: list[tuple[str, Any, Any, Any]]) -> list[tuple[str, Any, Any, Any]]:
