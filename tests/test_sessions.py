@@ -8,9 +8,13 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner.model import sessions
 from planner.model.sessions import Process, expected, recommended_interval, simulate, weekly_capacity_h, young_interval_h
+
+from .conftest import examples
 
 
 def test_one_uninterrupted_session_by_hand():
@@ -166,7 +170,7 @@ def test_high_interruption_rates_match_the_closed_form_and_the_simulation(lam):
 def test_recursion_with_vanishing_interruptions_counts_whole_sessions(work_h, every_h, limit_h):
     # an independent closed form: without interruptions each session runs whole segments up to its
     # limit (sessions._deterministic counts them); the recursion at 1e-9 interruptions per hour,
-    # whose middle segments run as one repeated affine map, must agree to a hair
+    # whose middle segments share their coefficients, must agree to a hair
     p = Process(work_h, every_h, 0.02, 0.4, 0.3, limit_h, 1e-9)
     seg = p.segments() + p.checkpoint_write_h
     exact = sessions._deterministic(dataclasses.replace(p, interruptions_per_h=0.0), seg)
@@ -174,6 +178,65 @@ def test_recursion_with_vanishing_interruptions_counts_whole_sessions(work_h, ev
     assert len(seg) > 30  # long enough for the repeated steps to matter
     for field in ("wall_h", "sessions", "setup_h", "checkpoint_h"):
         assert getattr(e, field) == pytest.approx(getattr(exact, field), rel=1e-6)
+
+
+def test_runs_of_every_length_across_a_block_count_whole_sessions():
+    # the rows of the recursion in the middle of a run share one block inverse, the last
+    # sessions' worth have their own: runs of 48 consecutive lengths (every way the run's end can
+    # fall across a block of 48 segments) against the whole-session count, as above
+    for n in range(760, 808):
+        p = Process((n - 1) * 0.5 + 0.3, 0.5, 0.02, 0.4, 0.3, 12, 1e-9)
+        seg = p.segments() + p.checkpoint_write_h
+        exact = sessions._deterministic(dataclasses.replace(p, interruptions_per_h=0.0), seg)
+        e = sessions._recursion(p, seg)
+        for field in ("wall_h", "sessions", "setup_h", "checkpoint_h"):
+            assert getattr(e, field) == pytest.approx(getattr(exact, field), rel=1e-6), (n, field)
+
+
+def _by_states(p: Process, seg: np.ndarray) -> tuple[float, ...]:
+    """The process's expectation by plain backward recursion over every state (segment i, k
+    segments done in this session), written from the definition in sessions' docstring: an
+    independent method for the banded solution. F(i, k) = alpha + beta V(i), with V(i) a fresh
+    session at i (its setup retried when interrupted); rewards: wall, sessions, setup, writes."""
+    lam, step, n = p.interruptions_per_h, p.checkpoint_every_h + p.checkpoint_write_h, len(seg)
+
+    def wall(x: float) -> float:  # E[min(T, x)], T ~ Exp(lam)
+        return -math.expm1(-lam * x) / lam
+
+    after: dict[int, np.ndarray] = {}  # F(i + 1, k) by k; past the run's end nothing is left
+    for i in reversed(range(n)):
+        a, ok = float(seg[i]), math.exp(-lam * float(seg[i]))
+        parts = {}
+        for k in range(i + 1):
+            setup = p.setup_first_h if i - k == 0 else p.setup_resume_h
+            if p.session_limit_h is None or p.session_limit_h - setup - k * step >= a - 1e-12:
+                rest = after.get(k + 1, np.zeros(4)) if i < n - 1 else np.zeros(4)
+                parts[k] = (np.array([wall(a), 0, 0, ok * p.checkpoint_write_h]) + ok * rest, 1 - ok)
+            else:  # stopped at its last checkpoint: a fresh session takes over here
+                parts[k] = (np.zeros(4), 1.0)
+        s = p.setup_first_h if i == 0 else p.setup_resume_h
+        s_ok = math.exp(-lam * s)
+        alpha0, beta0 = parts[0]
+        v = (np.array([wall(s), 1, wall(s), 0]) + s_ok * alpha0) / (s_ok * (1 - beta0))
+        after = {k: alpha + beta * v for k, (alpha, beta) in parts.items()}
+    return tuple(float(x) for x in v)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(n=st.integers(1, 170), every=st.sampled_from([0.25, 0.5, 1.0]), last=st.floats(0.05, 1.0),
+       write=st.floats(0.0, 0.1), first=st.floats(0.0, 1.0), resume=st.floats(0.0, 1.0),
+       limit=st.floats(2.5, 12.0), lam=st.floats(0.01, 1.0))
+def test_the_banded_solution_equals_a_plain_recursion_over_every_state(n, every, last, write, first, resume, limit,
+                                                                       lam):
+    # runs of up to 170 segments in sessions of 2.5 to 12 h: across several blocks of 48 rows,
+    # the middle ones sharing an inverse, with a last segment of any length
+    p = Process((n - 1) * every + last * every, every, write, first, resume, limit, lam)
+    if not p.feasible():
+        return
+    seg = p.segments() + p.checkpoint_write_h
+    e = sessions._recursion(p, seg)
+    for got, want in zip((e.wall_h, e.sessions, e.setup_h, e.checkpoint_h), _by_states(p, seg)):
+        assert got == pytest.approx(want, rel=1e-9)
 
 
 def test_a_free_checkpoint_write_is_never_recommended_more_often_than_a_minute():

@@ -17,12 +17,13 @@ The process, for one training run of ``work_h`` device hours on one option:
 * an interruption loses the work since the last checkpoint; either way a
   new session starts from the last checkpoint.
 
-:func:`expected` computes the exact expectation of this process by backward
+:func:`expected` computes the exact expectation of this process by the
 recursion over (segment, segments done in the session): each state's
 expected remaining time is affine in the expected time of a fresh session at
 the same segment, which closes the recursion (the renewal argument of Daly,
 "A higher order estimate of the optimum checkpoint interval for restart
-dumps", FGCS 2006, generalised to hard session limits). :func:`simulate`
+dumps", FGCS 2006, generalised to hard session limits), so it is solved as a
+banded triangular system over the fresh sessions alone. :func:`simulate`
 samples the same process (vectorised, seeded) for its distribution.
 :func:`recommended_interval` is Young's first-order optimum sqrt(2 C / lambda)
 (Young, CACM 1974), fitted so that a checkpoint lands exactly before a known
@@ -288,106 +289,99 @@ def _renewal(p: Process, seg: np.ndarray) -> Expectation:
     return Expectation(float(v0[0]), float(v0[1]), float(v0[2]), float(v0[3]), p.work_h)
 
 
-def _coefficients(p: Process, i: int, a: float, kmax: int) -> tuple | None:
-    """The recursion's step at segment ``i`` (``a`` hours of training and its write), for every
-    count k of segments this session already ran: F(i, k) = alpha + beta V(i) with
-    alpha = C + D F(i+1, k+1), and V(i), a fresh session at segment i (whose setup may itself be
-    interrupted), = cv + sv alpha[:, 0]. Rows of C and F are the rewards: wall time, sessions,
-    setup time, checkpoint time. None when V(i) diverges (a session can never get past i).
-
-    The step does not depend on the run's length, and past segment ``kmax`` not on ``i``
-    either: it is kept per process for every run of the same option and phase (a what-if that
-    moves the GPU-hours, the two shorter runs of a long one). The arrays are shared: read only."""
-    return _step(p.setup_first_h, p.setup_resume_h, p.session_limit_h, p.interruptions_per_h, p.checkpoint_every_h,
-                 p.checkpoint_write_h, min(i, kmax), a, kmax)
-
-
-#: Steps kept per process: each holds a few arrays of ``kmax`` floats (about 46 kB at a
-#: 1-minute checkpoint in 12-h sessions), so 2,048 stay under 100 MB; 65,536 took 1.1 GB on the
-#: thesis at 1-minute checkpoints, and ran slower (bench: 3.6 s against 3.4 s).
-STEPS_KEPT = 2048
-
-
-@functools.lru_cache(maxsize=STEPS_KEPT)
-def _step(setup_first_h: float, setup_resume_h: float, session_limit_h: float | None, lam: float,
-          checkpoint_every_h: float, checkpoint_write_h: float, i: int, a: float, kmax: int) -> tuple | None:
-    k = np.arange(kmax)
-    first = (i - k) == 0  # a session that reached segment i after k segments started at segment i-k
-    setup = np.where(first, setup_first_h, setup_resume_h)
-    if session_limit_h is None:
-        room = np.full(kmax, np.inf)
-    else:
-        room = session_limit_h - setup - k * (checkpoint_every_h + checkpoint_write_h)  # time left
-    fits = room >= a - 1e-12
-    ok = math.exp(-lam * a)
-    c_step = np.zeros((4, kmax))
-    c_step[0] = np.where(fits, _min_exp(lam, a), 0.0)  # a segment that does not fit: stopped at the checkpoint
-    c_step[3] = np.where(fits, ok * checkpoint_write_h, 0.0)
-    d_step = np.where(fits, ok, 0.0)
-    beta = np.where(fits, 1.0 - ok, 1.0)
-    s = setup_first_h if i == 0 else setup_resume_h
-    s_ok = math.exp(-lam * s)
-    denom = 1.0 - (1.0 - s_ok) - s_ok * beta[0]  # F(i, 0) is a session that started at segment i
-    if denom <= 1e-15:
-        return None
-    cv = np.array([_min_exp(lam, s), 1.0, _min_exp(lam, s), 0.0]) / denom
-    for array in (c_step, d_step, beta, cv):
-        array.flags.writeable = False  # shared between calls
-    return c_step, d_step, beta, cv, s_ok / denom
+#: Fresh-session starts solved together (see :func:`_recursion`): a block's triangular system is
+#: solved at once, and the identical blocks in the middle of a run share its inverse.
+BLOCK_SEGMENTS = 48
 
 
 def _recursion(p: Process, seg: np.ndarray) -> Expectation:
-    """Backward recursion over (segment, segments done in this session): see the module docstring.
+    """The exact expectation by the recursion over (segment, segments done in the session) of the
+    module docstring, solved through the fresh sessions it closes on.
 
-    Between the first ``kmax`` segments (where a session may still be the run's first) and the
-    last (shorter) one, every step has the same coefficients (:func:`_coefficients`), so those
-    steps are one affine map of F(i+1, .) applied repeatedly: a small matrix product each."""
+    A session that starts afresh at segment i (its setup ``setup_first_h`` at i = 0, else
+    ``setup_resume_h``) runs i, i+1, ... while each next segment fits before the limit; it ends
+    at an interruption (resuming at the segment it was in), at a segment that does not fit
+    (resuming there) or at the run's end. So V(i), the expected rest of the run from a fresh
+    session at i, is const(i) + sum over m >= 1 of weight(i, m) V(i + m): const(i) the rewards of
+    that session (wall time, sessions, setup, checkpoint writes), weight(i, m) the expected number
+    of times it ends by handing over to a fresh session at i + m (Daly 2006's renewal argument;
+    a session interrupted in its setup or its first segment starts again at i, which divides
+    both by the chance that it does not). The system is triangular with
+    as many bands as segments fit in a session; the run's expectation V(0) is the starts of fresh
+    sessions at each segment (forward, from a single start at 0) times const.
+
+    Every segment but the last is as long as the others, so every row between the first and the
+    last sessions' worth has the same coefficients: those are computed once, and their blocks of
+    :data:`BLOCK_SEGMENTS` share one inverse. ``seg``: each segment's wall hours (its write included)."""
     n = len(seg)
-    inf = Expectation(math.inf, math.inf, math.inf, math.inf, p.work_h)
+    lam, write = p.interruptions_per_h, p.checkpoint_write_h
+    step = p.checkpoint_every_h + write
     if p.session_limit_h is None:
-        kmax = 1  # no limit: the position in a session does not matter
+        width, limit = n, math.inf  # no limit: a session runs to an interruption or the end
     else:
-        step = p.checkpoint_every_h + p.checkpoint_write_h
-        kmax = int((p.session_limit_h - min(p.setup_first_h, p.setup_resume_h)) // step) + 2
-    nxt = np.zeros((4, kmax + 1))  # F(i+1, k) for k = 0..kmax (beyond the end of the run: 0)
-    v = np.zeros(4)
-    lo, hi = max(kmax, 1), n - 2  # the steps with equal coefficients
-    i = n - 1
-    while i >= 0:
-        if i == hi and hi - lo >= 2 and p.session_limit_h is not None and np.all(seg[lo: hi + 1] == seg[hi]):
-            co = _coefficients(p, hi, float(seg[hi]), kmax)
-            if co is None:
-                return inf
-            c_step, d_step, beta, cv, sv = co
-            # the affine map y -> y M + const with M = shift * d + sv d[0] e1 beta^T, applied
-            # through its structure (a shift and a rank-one term): O(kmax) a step, not O(kmax^2)
-            # (a 1-minute checkpoint in 12 h sessions is kmax = 722: 34 s of matrix products)
-            const = c_step + np.outer(cv + sv * c_step[:, 0], beta)
-            scaled_beta = sv * d_step[0] * beta
-            d_next = d_step[:-1]
-            y = nxt[:, :kmax].copy()
-            for _ in range(hi - lo + 1):
-                new = const + y[:, 1:2] * scaled_beta[None, :]
-                new[:, :-1] += y[:, 1:] * d_next[None, :]
-                y = new
-            nxt = np.concatenate([y, np.zeros((4, 1))], axis=1)
-            i = lo - 1
-            continue
-        co = _coefficients(p, i, float(seg[i]), kmax)
-        if co is None:
-            return inf
-        c_step, d_step, beta, cv, sv = co
-        if i == n - 1:
-            f_next = np.zeros((4, kmax))
-        elif p.session_limit_h is None:
-            f_next = nxt[:, 0:1]  # without a limit the position in the session does not matter
+        width, limit = min(int((p.session_limit_h - min(p.setup_first_h, p.setup_resume_h)) // step) + 2, n), \
+            p.session_limit_h
+    # the rows whose coefficients differ: the first; one for the middle (a session that cannot reach
+    # the last segment); each of the last `width`
+    middle = max(n - width - 1, 0) if np.all(seg[:-1] == seg[0]) else 0
+    rows = np.concatenate([np.arange(min(2, n)) if middle > 0 else np.arange(1), np.arange(middle + 1, n)])
+    coefficients = _fresh_sessions(p, seg, rows, width, limit, step, lam, write)
+    if coefficients is None:
+        return Expectation(math.inf, math.inf, math.inf, math.inf, p.work_h)
+    const, weight = coefficients
+    row_of = np.concatenate([np.zeros(1, dtype=int), np.ones(middle, dtype=int), np.arange(n - middle - 1) +
+                             (2 if middle > 0 else 1)])
+    starts = np.zeros(n + width + BLOCK_SEGMENTS)  # expected fresh-session starts at each segment
+    starts[0] = 1.0
+    shared: tuple[np.ndarray, np.ndarray] | None = None
+    span = np.arange(BLOCK_SEGMENTS)[:, None] + np.arange(width)[None, :]
+    for k0 in range(0, n, BLOCK_SEGMENTS):
+        nb = min(BLOCK_SEGMENTS, n - k0)
+        same = nb == BLOCK_SEGMENTS and k0 >= 1 and k0 + nb <= middle + 1  # every row a middle one
+        if same and shared is not None:
+            inverse, beyond = shared
         else:
-            f_next = nxt[:, 1: kmax + 1]
-        alpha = c_step + d_step[None, :] * f_next
-        v = cv + sv * alpha[:, 0]
-        nxt = np.concatenate([alpha + beta[None, :] * v[:, None], np.zeros((4, 1))], axis=1)
-        i -= 1
-    return Expectation(float(v[0]), float(v[1]), float(v[2]), float(v[3]), p.work_h)  # V(0): the run's start
+            band = np.zeros((nb, nb + width))
+            np.put_along_axis(band, span[:nb], weight[row_of[k0: k0 + nb]], axis=1)
+            inverse, beyond = np.linalg.inv(np.eye(nb) - band[:, :nb]), band[:, nb:]
+            if same:
+                shared = inverse, beyond
+        y = starts[k0: k0 + nb] @ inverse  # y (I - U) = what earlier blocks handed over
+        starts[k0: k0 + nb] = y
+        starts[k0 + nb: k0 + nb + width] += y @ beyond
+    total = np.bincount(row_of, weights=starts[:n], minlength=len(rows)) @ const
+    return Expectation(float(total[0]), float(total[1]), float(total[2]), float(total[3]), p.work_h)
+
+
+def _fresh_sessions(p: Process, seg: np.ndarray, rows: np.ndarray, width: int, limit: float, step: float, lam: float,
+                    write: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """For a fresh session at each segment of ``rows`` (see :func:`_recursion`): its rewards
+    (a row of wall time, sessions, setup, checkpoint writes) and the expected hand-overs to a
+    fresh session m = 0..width-1 segments later (column 0 is zero). None when a session can
+    never get past a segment (its setup and the segment do not fit)."""
+    n = len(seg)
+    m = np.arange(width)
+    j = rows[:, None] + m[None, :]  # the segment a session from row i reaches m segments in
+    there = j < n
+    j = np.minimum(j, n - 1)
+    setup = np.where(rows == 0, p.setup_first_h, p.setup_resume_h)
+    fits = (limit - setup[:, None] - m[None, :] * step >= seg[j] - 1e-12) & there
+    ok = np.exp(-lam * seg)[j]  # the segment and its write see no interruption
+    on = np.where(fits, ok, 0.0)
+    reach = np.ones_like(on)  # the chance the session gets to its m-th segment
+    np.cumprod(on[:, :-1], axis=1, out=reach[:, 1:])
+    ends = np.where(fits, 1.0 - ok, 1.0)  # ... and ends there, to resume (past the run's end: never counted)
+    setup_ok = np.exp(-lam * setup)
+    denom = setup_ok * (1.0 - ends[:, 0])  # the setup and the first segment succeed (else retried)
+    if np.any(denom <= 1e-15):
+        return None
+    wall = np.asarray(_min_exp(lam, seg))[j]
+    before = np.asarray(_min_exp(lam, setup))
+    const = np.stack([before + setup_ok * (reach * np.where(fits, wall, 0.0)).sum(axis=1), np.ones(len(rows)),
+                      before, setup_ok * (reach * np.where(fits, ok * write, 0.0)).sum(axis=1)], axis=1)
+    weight = setup_ok[:, None] * reach * ends
+    weight[:, 0] = 0.0
+    return const / denom[:, None], weight / denom[:, None]
 
 
 def _deterministic(p: Process, seg: np.ndarray) -> Expectation:
