@@ -395,6 +395,33 @@ def test_break_even_page_is_never_empty_when_no_card_can_do_the_work_alone():
     assert shown and {b["buy"] for b in shown} == set(cheapest["buy"])
 
 
+def test_break_even_page_is_never_empty_when_your_own_card_does_the_work():
+    """A student who owns a card that does the whole job alone (the best buy-only plan buys
+    nothing) and lists no cards to buy reads the card of the cheapest plan that buys one against
+    renting, not an empty table (the buy-only plan's own card was taken as the card to show)."""
+    s = planner.load_scenario(SCENARIOS / "lora.yaml", today=TODAY, sets=("you.own=[rtx-3090]",))
+    p = planner.plan(s, trials=0)
+    d = planner.to_dict(p)
+    assert s.consider.buy is None
+    assert [a["options"] for a in d["alternatives"] if a["strategy"] == "buy-only"] == [["own:rtx-3090"]]
+    cheapest = min((c for c in d["candidates"] if c["buy"]), key=lambda c: c["total_cost"])
+    shown = planner.report.breakeven_shown(p, d)
+    assert shown and {b["buy"] for b in shown} == set(cheapest["buy"])
+    assert "No plan that buys a card" not in planner.report.render_markdown(p)
+
+
+def test_a_break_even_page_without_a_pair_to_show_says_why():
+    """When no plan that buys a card meets the deadlines, the page says so and where every pair is."""
+    s = planner.load_scenario(SCENARIOS / "lora.yaml", today=TODAY, sets=("you.own=[rtx-3090]",))
+    p = planner.plan(s, trials=0)
+    d = planner.to_dict(p)
+    d["candidates"] = [c for c in d["candidates"] if not c["buy"]]
+    view = planner.report.page._breakeven_section(p, d, lambda name: None)
+    assert planner.report.breakeven_shown(p, d) == []
+    assert f"so none is set against renting here (breakeven.csv and result.json list all {len(d['breakeven'])} pairs)" \
+        in str(view)
+
+
 @pytest.mark.parametrize("name, sets", [
     ("thesis.yaml", ("phases.final.gpu_hours=9000", "phases.final.runs=4")),  # cards pay off inside the work
     ("lab.yaml", ()),  # none does

@@ -132,8 +132,9 @@ def layers_text(d: dict) -> str:
 
 def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
     """The break-even pairs that matter to this scenario (issue 15): each card you own or listed
-    in ``consider.buy`` (without such a list, the card of the best buy-only plan; without that, the
-    card of the cheapest plan that buys one) against the rent offers the plan chose (when it
+    in ``consider.buy`` (without such a list, the card the best buy-only plan buys; where it buys
+    none, for want of such a plan or because your own cards alone do it, the card of the cheapest
+    plan that buys one) against the rent offers the plan chose (when it
     rents nothing: those of the best rent-only plan, the way to rent it passed over), the best
     rent offer of the card's own device, and the free-tier mix.
     The full table stays in breakeven.csv and result.json. ``d`` is the plan's ``to_dict``."""
@@ -142,8 +143,8 @@ def breakeven_shown(plan: Plan, d: dict) -> list[dict]:
     cards = list(dict.fromkeys(b["buy"] for b in d["breakeven"]))
     wanted = {c for c in cards if s.names_card(c)}
     if not s.consider.buy:
-        wanted |= {o for a in d["alternatives"] if a["strategy"] == "buy-only" for o in a["options"]}
-    if not wanted:  # no buy-only plan meets the deadlines: the card of the cheapest plan that buys one
+        wanted |= {o for a in d["alternatives"] if a["strategy"] == "buy-only" for o in a["options"] if o in cards}
+    if not wanted:  # no buy-only plan meets the deadlines, or yours alone do: the card of the cheapest plan that buys one
         buying = sorted((c for c in d["candidates"] if c["buy"]), key=lambda c: c["total_cost"])
         wanted = set(buying[0]["buy"]) if buying else set()
     chosen = {a["option"] for ph in d["phases"] for a in ph["assignments"] if a["kind"] == "rent"}
@@ -408,6 +409,9 @@ def _breakeven_section(plan: Plan, d: dict, figure: Callable[[str], Any]) -> vie
                           b["date"] or ("—" if b["gpu_hours"] is None else _after_the_card(plan, b["gpu_hours"])),
                           b["why_not"] or "") for b in shown), frozenset({2})),
         "No card to buy is considered." if not d["breakeven"] else None,
+        (f"No plan that buys a card meets the deadlines, so none is set against renting here "
+         f"(breakeven.csv and result.json list all {len(d['breakeven'])} pairs).")
+        if d["breakeven"] and not shown else None,
         (f"Each card you own or consider against the rent offers "
          f"{'this plan chose' if rents else 'the best rent-only plan would use'}, the same card rented"
          f"{' and the free tiers' if any(b['rent'] == FREE_MIX for b in shown) else ''} "
