@@ -395,6 +395,24 @@ def test_break_even_page_is_never_empty_when_no_card_can_do_the_work_alone():
     assert shown and {b["buy"] for b in shown} == set(cheapest["buy"])
 
 
+def test_options_excluded_for_one_reason_share_a_line():
+    """Eighteen TPU options a PyTorch job cannot use read as one line naming six and counting the
+    rest, not eighteen copies of the reason; past the lines shown, the options left are counted."""
+    page = planner.report.page
+    tpu = "PyTorch runs on TPUs only through PyTorch/XLA"
+    excluded = ([{"option": f"gcp:tpu-{i}", "phase": None, "reason": tpu} for i in range(8)]
+                + [{"option": "kaggle", "phase": None, "reason": "runs tensorflow, jax only"},
+                   {"option": "gcp:tpu-0", "phase": "final", "reason": "finishes too late"}])
+    lines = str(page._excluded_section({"excluded": excluded}))
+    assert ("`gcp:tpu-0`, `gcp:tpu-1`, `gcp:tpu-2`, `gcp:tpu-3`, `gcp:tpu-4`, `gcp:tpu-5` and 2 more (8 options): "
+            + tpu) in lines
+    assert "`kaggle`: runs tensorflow, jax only" in lines and "too late" not in lines
+    assert lines.count(tpu) == 1
+    many = [{"option": f"o{i}-{j}", "phase": None, "reason": f"reason {i}"}
+            for i in range(page.EXCLUDED_SHOWN + 2) for j in range(2)]
+    assert "... and 4 more (result.json" in str(page._excluded_section({"excluded": many}))
+
+
 def test_break_even_page_is_never_empty_when_your_own_card_does_the_work():
     """A student who owns a card that does the whole job alone (the best buy-only plan buys
     nothing) and lists no cards to buy reads the card of the cheapest plan that buys one against

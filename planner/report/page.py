@@ -458,12 +458,21 @@ def _schedule_section(plan: Plan, figure: Callable[[str], Any]) -> view.Section 
 
 
 def _excluded_section(d: dict) -> view.Section:
-    """Options left out outright, and why (the first EXCLUDED_SHOWN)."""
-    general = [e for e in d["excluded"] if e["phase"] is None]
-    shown_excluded = [f"`{e['option']}`: {e['reason']}" for e in general[:EXCLUDED_SHOWN]]
-    if len(general) > EXCLUDED_SHOWN:
-        shown_excluded.append(f"... and {len(general) - EXCLUDED_SHOWN} more (result.json and --format json "
-                              "list all)")
+    """Options left out outright, and why: options left out for the same reason in one line (the
+    TPUs a PyTorch job cannot use), the first EXCLUDED_SHOWN reasons."""
+    by_reason: dict[str, list[str]] = {}
+    for e in d["excluded"]:
+        if e["phase"] is None:
+            by_reason.setdefault(e["reason"], []).append(e["option"])
+    shown_excluded = []
+    for reason, options in list(by_reason.items())[:EXCLUDED_SHOWN]:
+        names = ", ".join(f"`{o}`" for o in options[:NAMES_SHOWN])
+        if len(options) > NAMES_SHOWN:
+            names += f" and {len(options) - NAMES_SHOWN} more"
+        shown_excluded.append(f"{names}{f' ({len(options)} options)' if len(options) > 1 else ''}: {reason}")
+    if len(by_reason) > EXCLUDED_SHOWN:
+        left = sum(len(options) for options in list(by_reason.values())[EXCLUDED_SHOWN:])
+        shown_excluded.append(f"... and {left} more (result.json and --format json list all)")
     return view.section("Excluded and why", view.Bullets(tuple(shown_excluded))
                         if shown_excluded else "Nothing was excluded outright.")
 
@@ -538,6 +547,8 @@ def uncertainty_section(plan: Plan, d: dict, chart: Any) -> view.Section:
 
 #: General exclusions listed on a page (all of them are in result.json).
 EXCLUDED_SHOWN = 25
+#: Options named in a line of those excluded for one reason; the rest are counted.
+NAMES_SHOWN = 6
 
 
 def render_text(plan: Plan) -> str:
