@@ -188,6 +188,29 @@ def test_dataset_larger_than_the_tier_disk_is_excluded(load, catalog):
     assert "kaggle" not in reasons or "disk" not in reasons["kaggle"]
 
 
+def test_a_late_plan_says_when_more_disk_would_let_a_tier_finish_in_time(load, catalog):
+    # 120 GB of data, an old card of your own too slow for the deadline and Colab tiers whose
+    # 70 GB disk cannot hold the data though their GPUs would finish in time: the answer said only
+    # "a later deadline or fewer GPU-hours" (issue: what would fix it); it names the cheapest such
+    # tier, and re-planned with a dataset that fits, the deadline is met
+    text = SPOT.replace("dataset_size: 10 GB", "dataset_size: 120 GB").replace(
+        "free: []", "free: [colab-free, colab-pro, colab-payg]").replace('rent: ["aws:p3.2xlarge-spot"]', "rent: []").replace(
+        "gpu_hours: 300", "gpu_hours: 900") + "you: {own: [gtx-1060-6gb]}\n"
+    p = planner.plan(load(text), trials=0)
+    shortfall = p.phase("train").shortfall
+    assert not p.feasible and "The fastest option, own:gtx-1060-6gb" in shortfall
+    blocked = p.quotes[(p.quotes["phase"] == "train") & ~p.quotes["usable"].astype(bool)]
+    in_time = blocked[[f is not None and f <= p.scenario.last_day(p.scenario.phase("train")) for f in blocked["finish"]]]
+    cheapest = in_time.sort_values(["cost_usd", "finish", "option"]).iloc[0]
+    assert (f"So would room for the data: {cheapest['option']} would finish it alone by {cheapest['finish']}, "
+            f"costing {p.scenario.money(cheapest['cost_usd'])} (and {len(in_time) - 1} more options), but the dataset "
+            "(120 GB) and a checkpoint (1 GB) need 121 GB; the tier's disk holds 70 GB") in shortfall
+    assert planner.plan(load(text.replace("dataset_size: 120 GB", "dataset_size: 60 GB")), trials=0).feasible
+    # where no option left out for its disk would be in time, nothing is said of disks
+    slow = planner.plan(load(text.replace("free: [colab-free, colab-pro, colab-payg]", "free: []")), trials=0)
+    assert not slow.feasible and "room for the data" not in slow.phase("train").shortfall
+
+
 def test_a_phase_no_option_can_run_says_why_not_a_later_deadline(load, catalog):
     # 120 GB of data on Colab alone: no tier can hold it, so no deadline would help. The answer
     # named "the fastest option" (a tier that cannot run it) and a deadline two years on

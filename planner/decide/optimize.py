@@ -1083,7 +1083,23 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
                + (f", after the horizon's end ({s.horizon_end}), when a card bought for the plan is sold"
                   if sold else "")) + f". {fix}"
             + (f", {less} or a lower you.confidence (now {conf})" if uncertain else f" or {less}")
-            + " would fix it.")
+            + " would fix it." + _room_would(s, mine, end))
+
+
+def _room_would(s: Scenario, quotes: pd.DataFrame, end: dt.date) -> str:
+    """' So would room for the data: ...' where options left out for want of disk (a free tier's
+    70 GB against a 120 GB dataset) would finish the phase alone by its last day ``end``: the
+    cheapest of them, and how many more (empty when none would)."""
+    blocked = quotes[~quotes["usable"].to_numpy(dtype=bool) & quotes["finish"].notna().to_numpy()]
+    blocked = blocked[np.array([f <= end for f in blocked["finish"]], dtype=bool)].sort_values(
+        ["cost_usd", "finish", "option"])
+    if blocked.empty:
+        return ""
+    first = blocked.iloc[0]
+    more = f" (and {len(blocked) - 1} more options)" if len(blocked) > 1 else ""
+    return (f" So would room for the data: {first['option']} would finish it alone by {first['finish']}, costing "
+            f"{s.money(first['cost_usd'])}{more}, but {first['reason']}; a smaller dataset_size or checkpoint "
+            "would let it.")
 
 
 def _assumed_defaults(s: Scenario, base_catalog: pricing.Catalog) -> list[str]:
