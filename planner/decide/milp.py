@@ -1088,8 +1088,8 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
         search = {**search, "mip_max_nodes": ORDERED_NODES, "mip_heuristic_run_feasibility_jump":
                   program.n_vars >= JUMP_COLUMNS and all(b.family != "budget" for b in program.blocks)}
     res = highs(program.c, rows, program.bounds, program.integrality, search)
-    if program.commit_vars and program.ties is not None and not res.optimal:
-        res = _on_cost_alone(program, rows, options, res)
+    if program.commit_vars and program.ties is not None and not res.optimal and res.message != INFEASIBLE:
+        res = _on_cost_alone(program, rows, options, res)  # (a program proven infeasible is so on cost alone)
     if res.x is None:
         return Solution(False, np.zeros(program.n_vars), math.inf, res.message)
     found = res.x
@@ -1128,6 +1128,10 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
 SEARCH_OPTIONS = {"mip_heuristic_run_feasibility_jump": False, "mip_heuristic_run_rins": False,
                   "mip_heuristic_run_rens": False, "mip_heuristic_run_root_reduced_cost": False,
                   "mip_detect_symmetry": False, "mip_root_presolve_only": True}
+
+
+#: HiGHS's words for a program it proved to have no solution (``Highs.modelStatusToString``).
+INFEASIBLE = "Infeasible"
 
 
 @dataclass(frozen=True)
