@@ -183,6 +183,27 @@ def test_problem_is_built_without_solving(load, catalog):
     assert problem.integrality.sum() == 2  # the two purchases
 
 
+def test_a_program_without_its_budget_is_the_one_built_without_one(load, catalog):
+    # a candidate card past the budget is planned again without it (the cash it would need) from
+    # the candidates' one build, its budget row dropped: the very program a build without a budget makes
+    text = TEMPLATE.format(**{**DEFAULTS, "budget": ""}).replace("  attention: 2/day\n",
+                                                                "  attention: 2/day\n  budget: 20 USD\n")
+    s = load(text)
+    cat = catalog.with_entries(s.catalog_entries)
+    opts = build_options(s, cat)
+    q = quote(s, opts, exclusions(s, opts, cat.devices, cat.throughput))
+    forced = {"card-x": 1, "card-y": 0}
+    budgeted = milp.build(s, q, opts, card_costs(s, opts), STRATEGIES["hybrid"], forced=forced)
+    unbounded = milp.build(s, q, opts, card_costs(s, opts), STRATEGIES["hybrid"], budget_usd=math.inf, forced=forced)
+    dropped = milp.without_budget(budgeted)
+    assert "budget" in {b.family for b in budgeted.blocks} and budgeted.n_constraints == dropped.n_constraints + 1
+    a, b = dropped.rows(), unbounded.rows()
+    for field in ("lower", "upper", "start", "index", "value"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    assert np.array_equal(dropped.c, unbounded.c) and np.array_equal(dropped.integrality, unbounded.integrality)
+    assert np.array_equal(dropped.bounds.lb, unbounded.bounds.lb) and np.array_equal(dropped.bounds.ub, unbounded.bounds.ub)
+
+
 @settings(max_examples=examples(15), deadline=None)
 @given(hours_a=st.integers(50, 900), quota=st.sampled_from([5, 30]), factor=st.floats(0.3, 0.95))
 def test_a_lower_price_never_raises_the_optimum(load, catalog, hours_a, quota, factor):

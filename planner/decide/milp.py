@@ -648,6 +648,12 @@ def with_forced(program: Program, forced: dict[str, int]) -> Program:
     return dataclasses.replace(program, blocks=blocks)
 
 
+def without_budget(program: Program) -> Program:
+    """``program`` without its budget row: the program :func:`build` makes with an unbounded
+    budget (the same blocks in the same order, the budget last), without building it again."""
+    return dataclasses.replace(program, blocks=[b for b in program.blocks if b.family != "budget"])
+
+
 def account(x: XTable, cal: Calendar) -> Block:
     """A free tier's account runs one session at a time: over each bucket, each phase's sessions
     on each of its options take the days their hours need at the rate those sessions and your

@@ -900,7 +900,7 @@ def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards
         if s.you.budget_usd is None:
             continue
         try:
-            unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf, forced=forced)
+            unbounded = _solved(s, milp.without_budget(built), cards)
         except SolverError:  # its making alone is past the cap on emissions (you.max_co2)
             continue
         if not unbounded.unmet:  # in time only past the budget: what it would need
