@@ -395,6 +395,19 @@ def test_break_even_page_is_never_empty_when_no_card_can_do_the_work_alone():
     assert shown and {b["buy"] for b in shown} == set(cheapest["buy"])
 
 
+def test_a_plan_that_costs_nothing_draws_no_empty_cost_chart():
+    """A thesis on a free tier alone costs nothing: the table says 0.00 and no chart of empty
+    bars on an axis from -0.04 to 0.04 follows it; a plan that costs something has its chart."""
+    drawn: list[str] = []
+    page = planner.report.page
+    free = {"currency": "EUR", "total_cost": 0.0, "cost_breakdown": dict.fromkeys(costs.COST_PARTS, 0.0)}
+    text = str(page._cost_section(free, lambda name: drawn.append(name)))
+    assert "0.00" in text and drawn == []
+    paid = {**free, "total_cost": 1.28, "cost_breakdown": {**free["cost_breakdown"], "rent": 1.28}}
+    page._cost_section(paid, lambda name: drawn.append(name))
+    assert drawn == ["cost_breakdown"]
+
+
 def test_options_excluded_for_one_reason_share_a_line():
     """Eighteen TPU options a PyTorch job cannot use read as one line naming six and counting the
     rest, not eighteen copies of the reason; past the lines shown, the options left are counted."""

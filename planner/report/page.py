@@ -330,7 +330,7 @@ def _cost_section(d: dict, figure: Callable[[str], Any]) -> view.Section:
                    frozenset({1})),
         "Credits (they pay their providers' bills before cash does; what is left when they expire is lost):"
         if credit_lines else None, view.Bullets(credit_lines) if credit_lines else None,
-        figure("cost_breakdown"))
+        figure("cost_breakdown") if parts else None)  # a plan that costs nothing has no part to draw
 
 
 def _choice_section(d: dict, figures: bool, figure: Callable[[str], Any]) -> view.Section | None:
