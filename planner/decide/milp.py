@@ -1092,7 +1092,7 @@ def solve(program: Program, time_limit_s: float = 30.0) -> Solution:
     search = {**options, **SEARCH_OPTIONS, "presolve": "off" if program.integrality.any() else "on"}
     if program.commit_vars:  # the search with the tie-breaks; large and without a budget, from the feasibility jump's plan
         search = {**search, "mip_max_nodes": ORDERED_NODES, "mip_heuristic_run_feasibility_jump":
-                  program.n_vars >= JUMP_COLUMNS and all(b.family != "budget" for b in program.blocks)}
+                  program.integrality.sum() >= JUMP_INTEGERS and all(b.family != "budget" for b in program.blocks)}
     res = highs(program.c, rows, program.bounds, program.integrality, search)
     if program.commit_vars and program.ties is not None and not res.optimal and res.message != INFEASIBLE:
         res = _on_cost_alone(program, rows, options, res)  # (a program proven infeasible is so on cost alone)
@@ -1190,15 +1190,18 @@ def highs(c: np.ndarray, rows: Rows, bounds: Bounds, integrality: np.ndarray, op
 #: (a count, not a time: the same plan on every machine); about 0.5 s for 52 weekly blocks.
 ORDERED_NODES = 200
 
-#: Columns from which the search with the tie-breaks of a program without a budget also runs
-#: the feasibility jump (Luteberget and Sartor 2023; off in :data:`SEARCH_OPTIONS`), whose first
-#: plan bounds its nodes. Over the whole catalog (bench/growth.py), a card's plan without a
-#: budget (the cash its candidate row would need) took 5.0-5.2 s of search without it and
-#: 0.7-0.8 s with it at a 10-year horizon (43k columns, 1.9k integers), 1.2 and 0.4 s at 5 years
-#: (22k), 0.18 and 0.13 s at 2 (9k); the same integers, the hours within 6e-14 h. On the
-#: thesis's whole catalog (3.5k columns) it took 0.02 s more than it saved (0.024 -> 0.044-0.082 s),
-#: and under a budget it made searches slower at every size (2.6 -> 2.9 s, 0.07 -> 0.10 s).
-JUMP_COLUMNS = 8_000
+#: Integers (commitment blocks, mostly: one a week of a term's offer) from which the search with
+#: the tie-breaks of a program without a budget also runs the feasibility jump (Luteberget and
+#: Sartor 2023; off in :data:`SEARCH_OPTIONS`). Its plan starts the root LP near a vertex: over
+#: the whole catalog (bench/growth.py), a card's plan without a budget (the cash its candidate
+#: row would need) took 9,197 simplex iterations and 5.0-5.2 s at a 10-year horizon (43k columns,
+#: 1,857 integers), 20 iterations and 0.7-0.8 s with it; 1.2 and 0.4 s at 5 years (945
+#: integers). With few integers the root LP is quick anyway and the jump costs more than it
+#: saves: 0.07-0.09 s against 0.15-0.38 s with 20 to 100 phases (131 to 465 integers), 0.024
+#: against 0.044-0.082 s on the thesis's whole catalog; under a budget it made searches slower
+#: at every size (2.6 -> 2.9 s, 0.07 -> 0.10 s). The same integers with and without it, the hours
+#: within 6e-14 h.
+JUMP_INTEGERS = 600
 
 
 def _on_cost_alone(program: Program, rows: Rows, options: dict[str, Any], ordered: HighsRun) -> HighsRun:
