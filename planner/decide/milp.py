@@ -1192,11 +1192,11 @@ ORDERED_NODES = 200
 
 #: Integers (commitment blocks, mostly: one a week of a term's offer) from which the search with
 #: the tie-breaks of a program without a budget also runs the feasibility jump (Luteberget and
-#: Sartor 2023; off in :data:`SEARCH_OPTIONS`). Its plan starts the root LP near a vertex: over
-#: the whole catalog (bench/growth.py), a card's plan without a budget (the cash its candidate
-#: row would need) took 9,197 simplex iterations and 5.0-5.2 s at a 10-year horizon (43k columns,
-#: 1,857 integers), 20 iterations and 0.7-0.8 s with it; 1.2 and 0.4 s at 5 years (945
-#: integers). With few integers the root LP is quick anyway and the jump costs more than it
+#: Sartor 2023; off in :data:`SEARCH_OPTIONS`), which finds a plan before the root LP: over the
+#: whole catalog (bench/growth.py), a card's plan without a budget (the cash its candidate row
+#: would need) took a root LP of 9,197 simplex iterations and 5.0-5.2 s at a 10-year horizon (43k
+#: columns, 1,857 integers), with it one of 20 iterations and 0.7-0.8 s (HiGHS's log); 1.2 and
+#: 0.4 s at 5 years (945 integers). With few integers the root LP is quick anyway and the jump costs more than it
 #: saves: 0.07-0.09 s against 0.15-0.38 s with 20 to 100 phases (131 to 465 integers), 0.024
 #: against 0.044-0.082 s on the thesis's whole catalog; under a budget it made searches slower
 #: at every size (2.6 -> 2.9 s, 0.07 -> 0.10 s). The same integers with and without it, the hours
