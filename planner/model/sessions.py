@@ -324,13 +324,12 @@ def _recursion(p: Process, seg: np.ndarray) -> Expectation:
     # the rows whose coefficients differ: the first; one for the middle (a session that cannot reach
     # the last segment); each of the last `width`
     middle = max(n - width - 1, 0) if np.all(seg[:-1] == seg[0]) else 0
-    rows = np.concatenate([np.arange(min(2, n)) if middle > 0 else np.arange(1), np.arange(middle + 1, n)])
+    segment = np.arange(n)
+    rows, row_of = np.unique(np.where((segment >= 1) & (segment <= middle), 1, segment), return_inverse=True)
     coefficients = _fresh_sessions(p, seg, rows, width, limit, step, lam, write)
     if coefficients is None:
         return Expectation(math.inf, math.inf, math.inf, math.inf, p.work_h)
     const, weight = coefficients
-    row_of = np.concatenate([np.zeros(1, dtype=int), np.ones(middle, dtype=int), np.arange(n - middle - 1) +
-                             (2 if middle > 0 else 1)])
     starts = np.zeros(n + width + BLOCK_SEGMENTS)  # expected fresh-session starts at each segment
     starts[0] = 1.0
     shared: tuple[np.ndarray, np.ndarray] | None = None
