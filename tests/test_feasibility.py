@@ -307,7 +307,7 @@ def test_budget_names_the_electricity_of_a_card_you_own(load):
 
 
 def test_a_failed_solve_is_never_a_plan(load, monkeypatch, tmp_path):
-    def no_solution(program, time_limit_s=30.0):
+    def no_solution(program, time_limit_s=30.0, start=None):
         return milp.Solution(False, np.zeros(program.n_vars), math.inf, "Time limit reached")
 
     monkeypatch.setattr(milp, "solve", no_solution)

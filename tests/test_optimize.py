@@ -204,6 +204,81 @@ def test_a_program_without_its_budget_is_the_one_built_without_one(load, catalog
     assert np.array_equal(dropped.bounds.lb, unbounded.bounds.lb) and np.array_equal(dropped.bounds.ub, unbounded.bounds.ub)
 
 
+def _candidates_program(load, catalog, budget=None, host=True):
+    """The candidates' one program of the small scenario (both cards forced out) and its plan;
+    ``host``: whether you have a computer to put a card in (else the program may buy one)."""
+    text = TEMPLATE.format(**DEFAULTS).replace("you:\n", "you:\n" if host else "you:\n  host_machine: false\n"
+                                                                                 "  host_price: 700 USD\n")
+    if budget:
+        text = text.replace("  attention: 2/day\n", f"  attention: 2/day\n  budget: {budget}\n")
+    s = load(text)
+    cat = catalog.with_entries(s.catalog_entries)
+    opts = build_options(s, cat)
+    q = quote(s, opts, exclusions(s, opts, cat.devices, cat.throughput))
+    program = milp.build(s, q, opts, card_costs(s, opts), STRATEGIES["hybrid"], forced={"card-x": 0, "card-y": 0})
+    return program, milp.solve(program)
+
+
+@pytest.mark.parametrize("host", [True, False])
+def test_a_card_bought_unused_is_a_plan_of_its_candidates_program(load, catalog, host):
+    # each card's search starts from the plan that buys nothing with the card bought and left
+    # unused: a plan of the program with the card forced, dearer by the card (and a host computer
+    # where you have none)
+    nothing, sol = _candidates_program(load, catalog, host=host)
+    assert sol.ok and nothing.holds(sol.x) and (nothing.host_index is None) == host
+    forced = milp.with_forced(nothing, {"card-x": 1, "card-y": 0})
+    assert not forced.holds(sol.x)  # the card must be bought there
+    start = milp.bought_unused(forced, sol.x, "card-x")
+    assert forced.holds(start) and not nothing.holds(start)
+    extra = forced.c[forced.buy_index["card-x"]] + (0.0 if host else forced.c[forced.host_index])
+    assert float(forced.c @ start) == pytest.approx(float(forced.c @ sol.x) + extra, abs=1e-9)
+    assert np.array_equal(start[: len(forced.x_index)], sol.x[: len(forced.x_index)])  # the same hours: the card idle
+    assert host or forced.c[forced.host_index] == 700.0
+
+
+def test_a_plan_is_told_from_what_breaks_a_row_a_bound_or_a_whole_number(load, catalog):
+    program, sol = _candidates_program(load, catalog, host=False)
+    assert program.holds(sol.x) and program.host_index is not None
+    unit = np.eye(program.n_vars)
+    work = program.unmet_index["a"]
+    hours = sol.x[: len(program.x_index)]
+    busiest = int(np.argmax(hours))
+    idle = np.flatnonzero((program.x_index.phase == "a") & (program.x_index.kind == "rent") & (hours == 0))
+    shifted = sol.x + unit[idle[0]] - unit[work]  # an hour more rented and -1 h unmet: phase a's work as it was
+    assert sol.x[work] == 0
+    for broken in (sol.x + unit[work] * 1e-6,  # phase a's work past its GPU-hours (a row)
+                   sol.x - unit[busiest] * 2.0,  # and short of them
+                   np.where(np.arange(program.n_vars) == program.host_index, 0.5, sol.x),  # half a host: no row breaks
+                   np.where(np.arange(program.n_vars) == program.host_index, 2.0, sol.x),  # two: past its bound
+                   shifted):  # below a bound (unmet work), every row kept
+        assert not program.holds(broken)
+    assert program.holds(sol.x + unit[work] * 5e-8)  # within the tolerance, a tenth of HiGHS's
+
+
+@pytest.mark.parametrize("budget, handed", [(None, True), ("1000 USD", False)])
+def test_a_search_from_a_start_finds_the_plan_it_finds_without(load, catalog, monkeypatch, budget, handed):
+    # a start changes how fast HiGHS finds the plan, never which: the same purchases and cost; one
+    # that breaks a row (the card past the budget) is not handed to HiGHS, which would repair it
+    program, base = _candidates_program(load, catalog, budget)
+    forced = milp.with_forced(program, {"card-x": 0, "card-y": 1})
+    start = milp.bought_unused(forced, base.x, "card-y")
+    assert forced.holds(start) == handed
+    given = []  # the start each search is handed
+    real = milp.highs
+
+    def spy(c, rows, bounds, integrality, options, start=None):
+        if integrality.any():
+            given.append(start)
+        return real(c, rows, bounds, integrality, options, start)
+
+    monkeypatch.setattr(milp, "highs", spy)
+    cold, warm = milp.solve(forced), milp.solve(forced, start=start)
+    assert len(given) == 2 and given[0] is None and (given[1] is not None) == handed
+    assert cold.ok == warm.ok and warm.objective == pytest.approx(cold.objective, rel=1e-9)
+    whole = forced.integrality > 0
+    assert np.array_equal(cold.x[whole], warm.x[whole]) and np.allclose(cold.x, warm.x, atol=1e-9)
+
+
 @settings(max_examples=examples(15), deadline=None)
 @given(hours_a=st.integers(50, 900), quota=st.sampled_from([5, 30]), factor=st.floats(0.3, 0.95))
 def test_a_lower_price_never_raises_the_optimum(load, catalog, hours_a, quota, factor):
@@ -387,8 +462,8 @@ def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatc
     real = milp.highs
     calls = []
 
-    def gap_stop(c, rows, bounds, integrality, options):  # the search ends at the worse tie, within its gap
-        res = real(c, rows, bounds, integrality, options)
+    def gap_stop(c, rows, bounds, integrality, options, start=None):  # the search ends at the worse tie, within its gap
+        res = real(c, rows, bounds, integrality, options, start)
         calls.append(integrality.any())
         if len(calls) == 1:
             res = dataclasses.replace(res, x=np.array([0.0, 10.0, 0.0]), mip_gap=1e-8)
@@ -417,8 +492,8 @@ def test_a_commitments_search_stopped_at_its_node_limit_keeps_its_terms_and_plac
                            commit_vars=(CommitVar(2, "term", 0, 7.0, 0.0),), ties=ties)
     real, calls = milp.highs, []
 
-    def node_limit(c, rows, bounds, integrality, options):
-        res = real(c, rows, bounds, integrality, options)
+    def node_limit(c, rows, bounds, integrality, options, start=None):
+        res = real(c, rows, bounds, integrality, options, start)
         calls.append(integrality.any())
         if len(calls) == 1:
             assert options["mip_max_nodes"] == milp.ORDERED_NODES
@@ -444,9 +519,9 @@ def test_a_search_that_proves_its_plan_exactly_is_not_solved_again(monkeypatch):
     real = milp.highs
     calls = []
 
-    def counted(c, rows, bounds, integrality, options):
+    def counted(c, rows, bounds, integrality, options, start=None):
         calls.append(integrality.any())
-        return real(c, rows, bounds, integrality, options)
+        return real(c, rows, bounds, integrality, options, start)
 
     monkeypatch.setattr(milp, "highs", counted)
     sol = milp.solve(program)
@@ -459,8 +534,8 @@ def test_a_proven_search_with_a_purchase_a_hair_from_whole_is_solved_again_witho
     so no plan shows "0.0 h" on a card it does not buy (renting wins by hand: 20 against 1,005)."""
     real, calls = milp.highs, []
 
-    def dusty(c, rows, bounds, integrality, options):
-        res = real(c, rows, bounds, integrality, options)
+    def dusty(c, rows, bounds, integrality, options, start=None):
+        res = real(c, rows, bounds, integrality, options, start)
         calls.append(integrality.any())
         if len(calls) == 1:
             res = dataclasses.replace(res, x=np.array([10.0 - 2e-6, 2e-6, 1e-9]), mip_gap=0.0)
@@ -498,9 +573,9 @@ def test_the_search_buys_whole_cards_without_feasibility_jump_and_says_nothing(c
 
     real, options = milp.highs, []
 
-    def seen(c, rows, bounds, integrality, opts):
+    def seen(c, rows, bounds, integrality, opts, start=None):
         options.append(opts)
-        return real(c, rows, bounds, integrality, opts)
+        return real(c, rows, bounds, integrality, opts, start)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

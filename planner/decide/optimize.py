@@ -384,9 +384,11 @@ def _build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, kinds: set[str
                       card_paths(s, opts) if s.buy_every_weeks else None)
 
 
-def _solved(s: Scenario, program: milp.Program, cards: dict[str, tuple[float, float]]) -> Solved:
-    """The program solved, or SolverError where HiGHS proves no plan."""
-    sol = milp.solve(program)
+def _solved(s: Scenario, program: milp.Program, cards: dict[str, tuple[float, float]],
+            start: np.ndarray | None = None) -> Solved:
+    """The program solved (its search from ``start``, a plan of it: :func:`milp.solve`), or
+    SolverError where HiGHS proves no plan."""
+    sol = milp.solve(program, start=start)
     if not sol.ok:
         raise SolverError(
             f"the optimiser found no proven plan for '{s.name}' ({program.n_vars:,} variables, "
@@ -885,22 +887,26 @@ def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards
     buys = sorted(set(quotes.loc[quotes["kind"].to_numpy() == "buy", "option"]) & set(cards))
     out = []
     built: milp.Program | None = None  # one program; each candidate changes only which card is bought
+    nothing: np.ndarray | None = None  # its plan that buys nothing: each card's search starts from it, the card unused
     for candidate in [None, *buys]:
         forced = {b: int(b == candidate) for b in buys}
         built = (_build(s, quotes, opts, STRATEGIES["hybrid"], cards, forced=forced) if built is None
                  else milp.with_forced(built, forced))
         name = f"buy {candidate}" if candidate else "buy nothing"
+        start = None if nothing is None or candidate is None else milp.bought_unused(built, nothing, candidate)
         try:
-            solved: Solved | None = _solved(s, built, cards)
+            solved: Solved | None = _solved(s, built, cards, start)
         except SolverError:  # the card alone is past the budget, or its making past the cap on emissions
             solved = None
+        if candidate is None and solved is not None:
+            nothing = solved.sol.x
         if solved is not None and not solved.unmet:
             out.append(_alternative(name, solved, paths=False))
             continue
         if s.you.budget_usd is None:
             continue
         try:
-            unbounded = _solved(s, milp.without_budget(built), cards)
+            unbounded = _solved(s, milp.without_budget(built), cards, start)
         except SolverError:  # its making alone is past the cap on emissions (you.max_co2)
             continue
         if not unbounded.unmet:  # in time only past the budget: what it would need
