@@ -504,6 +504,34 @@ def test_what_a_card_bought_later_would_take_to_win_holds_when_planned_at_that_p
     assert ("fast-card" in {b.offer for b in p.purchases}) == (side < 1)
 
 
+def test_the_price_a_card_bought_later_needs_is_searched_from_its_own_plan(load, catalog, monkeypatch):
+    """The price search (optimize._price_to_win) starts each of its plans from the one before, the
+    candidate's own first: each search is handed a plan of its program, and the price found is
+    the one the same search finds from nothing."""
+    from planner.decide import milp, optimize
+
+    calls, starts, cold = [], [], []
+    real_search, real_solve = optimize._price_to_win, milp.solve
+
+    def search(*args):
+        before = len(starts)
+        price = real_search(*args)
+        calls.append((args, price, starts[before:]))
+        return price
+
+    def solve(program, time_limit_s=30.0, start=None):
+        starts.append(start is not None and program.holds(start))
+        return real_solve(program, time_limit_s, None if cold else start)
+
+    monkeypatch.setattr(optimize, "_price_to_win", search)
+    monkeypatch.setattr(milp, "solve", solve)
+    planner.plan(load(LATER.format(price="4000 USD")), catalog, trials=0)
+    [(args, warm, handed)] = [c for c in calls if c[0][3].bought == ("fast-card",)]
+    assert warm is not None and len(handed) >= 2 and all(handed)
+    cold.append(True)  # every search from nothing
+    assert real_search(*args[:-1], None) == pytest.approx(warm, rel=1e-9)
+
+
 def test_a_tier_left_out_for_its_framework_points_to_the_one_that_runs_it(load):
     """'Kaggle cannot run PyTorch' was how the P100's exclusion read: it names the tier on the
     same account that runs the framework, and what the catalog row says about it."""
