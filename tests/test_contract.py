@@ -15,6 +15,7 @@ optimum: never dearer (a pruned partner, a coarse bucket that forbids a mix) and
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import math
 
 import numpy as np
@@ -584,6 +585,55 @@ def test_two_credits_never_pay_the_same_bill_twice_and_are_not_cash(load, catalo
     said = over.phases[0].shortfall
     assert f"spends {over.scenario.money(cash)} in cash (" in said
     assert f", less {over.scenario.money(30.0)} your credits pay)" in said
+
+
+def test_a_credit_pays_only_the_bills_of_its_days_where_another_pays_any(load, catalog):
+    # B (200 USD) pays only work from 2027-03-29, the phase's last 3 days: one run, 72 wall-h at
+    # most, 72 USD of 'grant' bills (100 wall-h cost 100.1 USD); A (10 USD) pays any bill: 82 USD
+    # of 'grant' work paid by credits, the rest of the 100 h on 'cash', 128 USD of B lost. By hand
+    # from the quotes (the program pays credits by groups of hours the same credits may pay)
+    s = load(CREDIT.format(credits="{amount: 10 USD, providers: [grant], name: A}, "
+                                   "{amount: 200 USD, providers: [grant], from: 2027-03-29, name: B}", budget=""))
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0)
+    q = p.quotes.set_index("option")
+    per_h_cash, per_h_grant = q.at["cash:box", "cost_usd"] / 100, q.at["grant:box", "cost_usd"] / 100
+    late = 3 * 24 * q.at["grant:box", "cost_usd"] / q.at["grant:box", "wall_hours_conf"]  # B's 3 days of bills
+    assert late == pytest.approx(72.0)
+    assert p.credits == (("A", 10.0, pytest.approx(10.0), pytest.approx(0.0)),
+                         ("B", 200.0, pytest.approx(late), pytest.approx(200.0 - late)))
+    assert p.total_usd == pytest.approx((100 - (late + 10.0) / per_h_grant) * per_h_cash, abs=0.01)
+    # money over time: credits pay bills as they come, so the curve never falls, and ends at the total
+    (hybrid,) = [a for a in p.alternatives if a.strategy == "hybrid"]
+    spent = [usd for _, usd in hybrid.cumulative]
+    assert all(b >= a - 1e-9 for a, b in itertools.pairwise(spent)) and spent[-1] == pytest.approx(p.total_usd, abs=0.01)
+
+
+def test_a_credit_pays_the_bills_in_the_order_they_come(load, catalog):
+    # 300 h on 'grant' at 0.50 USD/h (cheaper than 'cash') over three weeks, 168 wall-h a week at
+    # most: 84 USD of bills in the first week, the rest in the second. A 100 USD credit pays the
+    # first week's bills and 16 USD of the second's: nothing spent by the end of the first week
+    text = CREDIT.format(credits="{amount: 100 USD, providers: [grant], name: G}", budget="")
+    s = load(text.replace("price: 1.00 USD/h", "price: 0.50 USD/h").replace("gpu_hours: 100", "gpu_hours: 300")
+             .replace("deadline: 2027-03-31", "deadline: 2027-01-24"))
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0)
+    q = p.quotes.set_index("option")
+    per_wall_h = q.at["grant:box", "cost_usd"] / q.at["grant:box", "wall_hours"]
+    weekly = p.schedule.groupby("week_start")["wall_hours"].sum() * per_wall_h
+    assert list(weekly.index) == [dt.date(2027, 1, 4), dt.date(2027, 1, 11)] and 0 < weekly.iloc[0] < 100
+    (hybrid,) = [a for a in p.alternatives if a.strategy == "hybrid"]
+    spent = dict(hybrid.cumulative)
+    assert spent[dt.date(2027, 1, 11)] == pytest.approx(0.0, abs=1e-9)  # the first week's bills, all paid
+    assert spent[dt.date(2027, 1, 18)] == pytest.approx(weekly.sum() - 100.0, abs=0.01) == p.total_usd
+
+
+def test_hours_are_grouped_by_the_credits_that_may_pay_them():
+    # credit 1 may pay x 0, 1, 2, 5; credit 2 x 2, 3, 5; x 4 and 6 neither: three groups, by hand
+    groups, paid = milp.credit_groups([np.array([0, 1, 2, 5]), np.array([2, 3, 5])], 7)
+    by_members = {tuple(g): g_id for g_id, g in enumerate(map(list, groups))}
+    assert set(by_members) == {(0, 1), (3,), (2, 5)}
+    assert sorted(by_members[g] for g in [(0, 1), (2, 5)]) == sorted(paid[0].tolist())
+    assert sorted(by_members[g] for g in [(3,), (2, 5)]) == sorted(paid[1].tolist())
+    assert milp.credit_groups([], 3) == ([], [])
 
 
 def test_a_credit_for_a_provider_not_considered_says_so(load, catalog):

@@ -286,6 +286,25 @@ class Solved:
         return [float(self.sol.x[u].sum() + self.sol.x[v].sum()) for (u, _), (v, _) in zip(self.program.credit_index, terms)]
 
     @cached_property
+    def credits_on_hours(self) -> np.ndarray:
+        """What the credits pay of each x's money [USD]: each group's payment (the program pays
+        by group: :func:`milp.credit_groups`) on its bills in date order, as a provider takes a
+        credit off its bills as they come."""
+        bills = self.running_usd
+        out = np.zeros(len(bills))
+        paid: dict[int, float] = {}
+        for u, gs in self.program.credit_index:
+            for var, g in zip(u, gs):
+                paid[int(g)] = paid.get(int(g), 0.0) + float(self.sol.x[var])
+        first_day = self.program.x_index.weeks_in
+        for g, usd in paid.items():
+            xs = self.program.credit_groups[g]
+            xs = xs[np.argsort(first_day[xs], kind="stable")]
+            before = np.cumsum(bills[xs]) - bills[xs]
+            out[xs] = np.clip(usd - before, 0.0, bills[xs])
+        return out
+
+    @cached_property
     def credit_reach(self) -> tuple[tuple[float, tuple[tuple[str, str, float], ...], tuple[tuple[str, int], ...]], ...]:
         """Per credit of ``you.credits``: its amount [USD], the share of each (phase, option)'s money
         as planned that it may pay (the buckets inside its days, its providers), and the
@@ -297,7 +316,9 @@ class Solved:
         terms = self.program.credit_terms or tuple((np.zeros(0, dtype=int), ()) for _ in self.program.credit_index)
         made = {(z.option, z.day) for z, k in self.committed if k > 0}
         out = []
-        for credit, (_, covered), (_, zs) in zip(self.s.you.credits, self.program.credit_index, terms):
+        groups = self.program.credit_groups
+        for credit, (_, paid), (_, zs) in zip(self.s.you.credits, self.program.credit_index, terms):
+            covered = np.sort(np.concatenate([groups[g] for g in paid])) if len(paid) else np.zeros(0, dtype=int)
             reach = money.iloc[covered].groupby(["phase", "option"], sort=True)["usd"].sum()
             shares = tuple((str(key[0]), str(key[1]), float(v / total[key])) for key, v in
                            zip(reach.index.to_list(), reach.to_numpy()) if v > 0 and total[key] > 0)
@@ -352,8 +373,7 @@ class Solved:
         weekly = np.zeros(len(self.program.week_starts))
         week = self.program.x_index.week
         np.add.at(weekly, week, self.running_usd)
-        for u, covered in self.program.credit_index:
-            np.add.at(weekly, week[covered], -self.sol.x[u])
+        np.add.at(weekly, week, -self.credits_on_hours)
         later = [v for v in self.bought_on.values() if v.day > 0]
         for v in later:
             weekly[min(v.day // 7, len(weekly) - 1)] += v.price_usd
