@@ -608,6 +608,18 @@ def test_a_credit_pays_only_the_bills_of_its_days_where_another_pays_any(load, c
     assert all(b >= a - 1e-9 for a, b in itertools.pairwise(spent)) and spent[-1] == pytest.approx(p.total_usd, abs=0.01)
 
 
+@pytest.mark.parametrize("since, until, days", [("2027-01-04", "2027-01-04", 1), ("2027-01-06", "2027-01-08", 3),
+                                                 ("2027-03-31", None, 1)])
+def test_a_credit_pays_the_bills_of_every_day_it_is_valid(load, catalog, since, until, days):
+    # a credit valid for days inside a week pays the work of those days: one run, 24 wall-h a day,
+    # 1.00 USD a wall-h on 'grant' (it paid nothing where its days did not fill a week of the plan)
+    valid = f"from: {since}" + (f", until: {until}" if until else "")
+    p = _credit_plan(load, catalog, f"{{amount: 200 USD, providers: [grant], {valid}, name: D}}")
+    q = p.quotes.set_index("option")
+    bills = days * 24 * q.at["grant:box", "cost_usd"] / q.at["grant:box", "wall_hours_conf"]
+    assert p.credits == (("D", 200.0, pytest.approx(bills), pytest.approx(200.0 - bills)),)
+
+
 def test_a_credit_pays_the_bills_in_the_order_they_come(load, catalog):
     # 300 h on 'grant' at 0.50 USD/h (cheaper than 'cash') over three weeks, 168 wall-h a week at
     # most: 84 USD of bills in the first week, the rest in the second. A 100 USD credit pays the

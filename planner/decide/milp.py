@@ -101,7 +101,8 @@ def month_starts(start: dt.date, total_days: int) -> list[int]:
 @dataclass(frozen=True)
 class Calendar:
     """The plan's days cut into buckets: at every week from the scenario's start, every day a
-    phase's window opens or closes, and every day a free tier's weekly quota resets. Inside a
+    phase's window opens or closes, every day a free tier's weekly quota resets, and every day a
+    credit starts or ends (a credit pays the buckets inside its days). Inside a
     bucket the set of open phases is constant, so a machine's and a run's hours are bounded
     bucket by bucket, each weighted by its length in days (as energy-system models weight their
     snapshots; PyPSA's ``snapshot_weightings``): two phases that share a card on the same days
@@ -135,6 +136,9 @@ class Calendar:
             cuts |= set(range(cls.reset_offset(s.start, day), total, 7))
         if monthly:
             cuts |= set(month_starts(s.start, total))
+        for credit in s.you.credits:  # from 'from' to the end of 'until'
+            ends = (credit.start, None if credit.until is None else credit.until + dt.timedelta(days=1))
+            cuts |= {(day - s.start).days for day in ends if day is not None and 0 < (day - s.start).days < total}
         past = any(e > s.sold_day for _, e in windows.values())
         if past:  # a bucket ends where bought cards are sold, when a phase may run past it
             cuts.add(s.sold_day)
