@@ -957,8 +957,8 @@ def credit_groups(covers: Sequence[np.ndarray], n: int) -> tuple[list[np.ndarray
     x's money together, which is exact, since the same credits may pay every x of the group
     (shared out in proportion to each x's money, any payment of the group is one of its x), and it
     needs a variable per credit and group where one per credit and x made the program's linear
-    relaxation slow to solve: 19,000 of them on a student's three years with two credits, whose
-    root took 7,150 simplex iterations and 1.2 s, every search of the plan."""
+    relaxation slow to solve: 6,700 of them on a student's three years with two credits, whose
+    root took 7,150 simplex iterations and 1.2 s in every search of the plan (under 0.2 s by group)."""
     member = np.zeros((n, len(covers)), dtype=bool)
     for k, covered in enumerate(covers):
         member[covered, k] = True
