@@ -94,3 +94,7 @@ def test_money_is_shown_with_its_currencys_precision():
     assert format_money(64.24000000000001, "EUR") == "64.24 EUR"
     assert format_money(1234567.891, "USD") == "1,234,567.89 USD"
     assert format_money(12345.6, "JPY") == "12,346 JPY"  # no minor unit in everyday prices
+    # what rounds to nothing is nothing, never '-0.00' (a plan its credits pay in full ends at -1e-13)
+    assert [format_money(x, "USD") for x in (-1e-13, -0.004, -0.006, -1234.5)] == [
+        "0.00 USD", "0.00 USD", "-0.01 USD", "-1,234.50 USD"]
+    assert format_money(-0.4, "JPY") == "0 JPY" and format_money(-0.6, "JPY") == "-1 JPY"

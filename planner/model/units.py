@@ -280,9 +280,12 @@ WHOLE_CURRENCIES = {"JPY", "KRW", "HUF", "ISK", "CLP", "VND", "IDR"}
 
 
 def format_amount(amount: float, currency: str) -> str:
-    """An amount with its currency's precision, without the code (for a column headed by it)."""
+    """An amount with its currency's precision, without the code (for a column headed by it);
+    never '-0.00': an amount that rounds to nothing (credits that pay every bill leave -1e-13)
+    is none, not a loss."""
     digits = 0 if currency.upper() in WHOLE_CURRENCIES else 2
-    return f"{amount:,.{digits}f}"
+    text = f"{amount:,.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
 
 
 def format_money(amount: float, currency: str) -> str:

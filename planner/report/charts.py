@@ -252,7 +252,7 @@ def compare_chart(table: pd.DataFrame) -> Figure:
     ys = list(range(len(table)))[::-1]
     ax.barh(ys, table["total_cost"], color="tab:blue")
     for y, (_, r) in zip(ys, table.iterrows()):
-        ax.annotate(f" {r['total_cost']:,.2f} {r['currency']}, done {r['finish'] or '—'}", (r["total_cost"], y),
+        ax.annotate(f" {units.format_money(r['total_cost'], r['currency'])}, done {r['finish'] or '—'}", (r["total_cost"], y),
                     va="center", fontsize=8)
     ax.set_yticks(ys, labels, fontsize=8)
     currencies = sorted(set(table["currency"]))
