@@ -7,7 +7,8 @@ solving) from one function per constraint family, each returning a
 
 Time is cut into buckets (:class:`Calendar`): at every week from the scenario's
 start, every day a phase's window opens or closes (``from`` and ``deadline``
-inclusive) and every day a free tier's weekly quota resets. Inside a bucket the
+inclusive), every day a free tier's weekly quota resets and every day a credit
+starts or ends. Inside a bucket the
 open phases do not change, so every machine and every run is bounded bucket by
 bucket, each by its length in days: two phases never share a card's hours.
 
@@ -21,6 +22,9 @@ Variables
     u[p] >= 0         work of phase p that no option can do in time (penalised)
     z[c, d] integer   instances of commitment c started on day d; m[t, month] in {0, 1}: a month of
                       subscription tier t (its hours then carry no price)
+    v[k, g] >= 0      USD credit k pays of the money of group g: the x that the same credits may
+                      pay (rent of their providers in buckets inside their days; :func:`credit_groups`);
+                      v[k, z] of a commitment's terms
 
 Constraint families (wall hours come from the session model as factors per reference hour)
     work          sum_{o,b} x[p, o, b] + u[p] = gpu_hours[p]
@@ -39,9 +43,11 @@ Constraint families (wall hours come from the session model as factors per refer
     supply        a rent offer with a known supply: its instances at once, over every phase
     once          a tier's one-off hours
     host          y[b] <= h and x[p, own, b] <= gpu_hours[p] h (only without a host machine)
-    budget        cash: purchases at their price + host + money per hour x <= budget
+    credits       sum_g v[k, g] + sum_z v[k, z] <= credit k's amount; sum_k v[k, g] <= the
+                  money of group g's x; sum_k v[k, z] <= the terms of z
+    budget        cash: purchases at their price + host + money per hour x - credits <= budget
 
-Objective: purchases - resale + host + money and time per reference hour x,
+Objective: purchases - resale + host + money and time per reference hour x - credits,
 + a large penalty on u, + tie-breaks far below a cent (:data:`TIE_BREAKS`); the
 hours are solved again as a linear program with the purchases fixed, so exact
 ties follow the documented order rather than the search's stopping gap.
