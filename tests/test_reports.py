@@ -90,6 +90,24 @@ def test_a_break_even_after_the_horizons_end_has_no_date_and_the_chart_stops_at_
     assert f"after the horizon's end ({sold}: the card is sold)" in planner.report.render_text(p)
 
 
+@pytest.mark.parametrize("credits, said", [
+    ("[{amount: 200 USD, providers: [uni], name: a small grant}]",
+     "though a small grant pays the bills of uni while it lasts: the plan and the candidates above count it"),
+    ("[{amount: 200 USD, providers: [uni], name: A}, {amount: 9 USD, providers: [uni, aws], name: B}]",
+     "though A and B pay the bills of uni while they last"),
+    ("[{amount: 200 USD, providers: [aws], name: C}]", None),  # no offer of aws set against the card
+    ("[]", None)])
+def test_break_even_says_where_credits_pay_the_rent_it_prices(load, credits, said):
+    """Break-even prices rent at its price: where your credits pay the rent offer a card is set
+    against, renting costs you nothing while they last, and the table says so under it."""
+    text = BASE.format(hours=2000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    text = text.replace("uni-cluster", "uni:cluster").replace("you:\n", f"you:\n  credits: {credits}\n")
+    p = planner.plan(load(text), trials=0)
+    assert [b.rent for b in p.breakeven] == ["uni:cluster"]
+    shown = [line for line in planner.report.render_text(p).splitlines() if line.startswith("Rent counts here")]
+    assert len(shown) == (0 if said is None else 1) and (said is None or said in shown[0])
+
+
 def test_breakeven_with_falling_resale_matches_a_fine_grid():
     # resale from the default model, kept 1/100 month per started hour (a step every hour);
     # the exact piecewise answer against brute force on a grid 200 times finer than the steps

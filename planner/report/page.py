@@ -417,8 +417,23 @@ def _breakeven_section(plan: Plan, d: dict, figure: Callable[[str], Any]) -> vie
          f"{' and the free tiers' if any(b['rent'] == FREE_MIX for b in shown) else ''} "
          f"({len(shown)} of {len(d['breakeven'])} pairs; breakeven.csv and result.json list all). "
          "Your time is left out on both sides.") if 0 < len(shown) < len(d["breakeven"]) else None,
+        _credits_note(plan, shown),
         view.Bullets(tuple(pace_notes(plan, shown))),
         figure("breakeven") if shown else None)
+
+
+def _credits_note(plan: Plan, shown: list[dict]) -> str | None:
+    """Break-even prices rent at its price; where your credits pay a provider set against a card,
+    renting there costs you nothing while they last, which the plan counts and this table not."""
+    rented = {str(b["rent"]).split(":", 1)[0] for b in shown}
+    paid = [c for c in plan.scenario.you.credits if rented & set(c.providers)]
+    if not paid:
+        return None
+    providers = sorted(rented & {p for c in paid for p in c.providers})
+    return (f"Rent counts here at its price, though {units.format_and([c.name for c in paid])} "
+            f"pay{'s' if len(paid) == 1 else ''} the bills of {units.format_and(providers)} while "
+            f"{'it lasts' if len(paid) == 1 else 'they last'}: the plan and the candidates above count "
+            f"{'it' if len(paid) == 1 else 'them'}, so a card pays off later than this table says, or never.")
 
 
 def _pareto_section(d: dict, figure: Callable[[str], Any]) -> view.Section | None:
