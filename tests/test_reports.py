@@ -108,6 +108,20 @@ def test_break_even_says_where_credits_pay_the_rent_it_prices(load, credits, sai
     assert len(shown) == (0 if said is None else 1) and (said is None or said in shown[0])
 
 
+@pytest.mark.parametrize("power_price, idle", [(0.20, False), (5.00, True)])
+def test_a_candidate_card_that_does_no_work_is_marked_idle(load, power_price, idle):
+    """Each card's row must buy the card; where running it costs more than renting (350 W at 5 USD
+    a kWh: 1.75 USD an hour against 0.50), its plan leaves it idle, and the row says so."""
+    text = BASE.format(hours=300, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    p = planner.plan(load(text.replace("electricity: 0.20 USD/kWh", f"electricity: {power_price:.2f} USD/kWh")),
+                     trials=0)
+    row = next(c for c in p.candidates if c.bought == ("my-card",))
+    assert (sum(h for _, o, h in row.hours if o == "my-card") == 0) == idle
+    page = planner.report.render_text(p)
+    assert ("`my-card` (idle)" in page or "my-card (idle)" in page) == idle
+    assert ("A card marked idle is bought and does no work" in page) == idle
+
+
 def test_breakeven_with_falling_resale_matches_a_fine_grid():
     # resale from the default model, kept 1/100 month per started hour (a step every hour);
     # the exact piecewise answer against brute force on a grid 200 times finer than the steps

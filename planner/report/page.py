@@ -206,7 +206,7 @@ def plan_page(plan: Plan, figures: bool = False) -> view.Page:
 
     sections: list[view.Section | None] = [*_question_and_answer(plan, d), _plan_section(plan, d),
                                            _cost_section(d, figure)]
-    sections += [_choice_section(d, figures, figure), _candidates_section(d)]
+    sections += [_choice_section(d, figures, figure), _candidates_section(plan, d)]
     if d.get("uncertainty"):
         sections.append(uncertainty_section(plan, d, figure("uncertainty")))
     sections += [_breakeven_section(plan, d, figure), _pareto_section(d, figure), _schedule_section(plan, figure),
@@ -359,10 +359,14 @@ def _kg(x: float | None) -> str:
     return "—" if x is None else units.format_significant(x, 3, thousands=True)
 
 
-def _candidates_section(d: dict) -> view.Section | None:
-    """Each card considered, side by side with buying nothing, and the price under which it wins."""
+def _candidates_section(plan: Plan, d: dict) -> view.Section | None:
+    """Each card considered, side by side with buying nothing, and the price under which it wins;
+    a card its plan buys but gives no work (bought as late and cheaply as it can be, as the row
+    must buy it) is marked idle among the options."""
     if len(d["candidates"]) <= 1:
         return None
+    idle = {c.strategy: {b for b in c.bought if not any(o == b and h > 0 for _, o, h in c.hours)}
+            for c in plan.candidates}
     cur = d["currency"]
     within = [c["total_cost"] for c in d["candidates"] if c.get("needs_budget") is None]
     best = min(within) if within else None
@@ -378,14 +382,17 @@ def _candidates_section(d: dict) -> view.Section | None:
                     f"Cheapest if the card costs under [{cur}]", "Finish", "CO2e [kg]", "Options"),
                    tuple((c["candidate"] + (f" on {c['bought_on']}" if c.get("bought_on") else ""),
                           _amount(c["total_cost"], cur), _amount(c["total_cost"] - best, cur) if best is not None else "—",
-                          flip(c), c["finish"] or "—", _kg(c.get("co2_kg")), ", ".join(f"`{o}`" for o in c["options"]))
+                          flip(c), c["finish"] or "—", _kg(c.get("co2_kg")),
+                          ", ".join(f"`{o}`" + (" (idle)" if o in idle.get(c["candidate"], ()) else "")
+                                    for o in c["options"]))
                          for c in sorted(d["candidates"], key=lambda c: (c.get("needs_budget") is not None,
                                                                            c["total_cost"]))),
                    frozenset({1, 2, 3, 5})),
         "The best plan that buys each card and no other (or none), meeting every deadline (a card missing "
         "here cannot, whatever the budget; one past the budget says the cash its plan needs), and the price "
         "under which that card's plan would be the cheapest of all (its resale moving with its price; "
-        "'never': not even free).")
+        "'never': not even free)." + (" A card marked idle is bought and does no work: other options do it for "
+                                     "less, and the card is bought when it costs least." if any(idle.values()) else ""))
 
 
 def _after_the_card(plan: Plan, gpu_hours: float) -> str:
