@@ -1,8 +1,10 @@
 """Speed of what-if commands as a lab meeting runs them: `planner sensitivity` (with the flip
 values it bisects) and a 20-value `planner sweep` on thesis.yaml and over the whole catalog, and
 on bench/lab-boxes.yaml (two boxes against renting A100/H100 over two years: seven phases of
-twenty runs) `run`, `sensitivity`, a 7 x 5 sweep and `explore` (343 plans); and `run` and
-`sensitivity` on bench/lab-two-years.yaml, whose cards may be bought later (buy_later).
+twenty runs) `run`, `sensitivity`, a 7 x 5 sweep and `explore` (343 plans); `run` and
+`sensitivity` on bench/lab-two-years.yaml, whose cards may be bought later (buy_later); and `run`
+on bench/student-three-years.yaml (credits and buy_later over three years), with and without
+its credits.
 
     python bench/whatif.py [--repeat 3] [--only lab]
 
@@ -27,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 THESIS = str(ROOT / "scenarios" / "thesis.yaml")
 LAB = str(ROOT / "bench" / "lab-boxes.yaml")
 LATER = str(ROOT / "bench" / "lab-two-years.yaml")
+STUDENT = str(ROOT / "bench" / "student-three-years.yaml")
 WHOLE = ["--set", 'consider.rent=["*"]', "--set", 'consider.buy=["*"]', "--set", 'consider.free=["*"]']
 CASES = {
     "sensitivity, thesis": ["sensitivity", THESIS],
@@ -41,6 +44,8 @@ CASES = {
     "lab: explore (343 plans)": ["explore", LAB, "--report", "{tmp}", "--force"],
     "lab, buying later: run": ["run", LATER],
     "lab, buying later: sensitivity": ["sensitivity", LATER],
+    "student, credits, 3 years: run": ["run", STUDENT, "--today", "2026-11-27"],
+    "student, no credits: run": ["run", STUDENT, "--today", "2026-11-27", "--set", "you.credits=[]"],
 }
 
 
