@@ -18,6 +18,12 @@ from typing import NamedTuple
 from . import DATA_DIR
 
 
+def provider_of(offer: str) -> str:
+    """The provider of a rent offer: its id up to the colon ('aws:p5.48xlarge' -> 'aws'), what a
+    credit's ``providers`` name; an id without one is its own."""
+    return offer.split(":", 1)[0]
+
+
 def _number(v: object) -> float | None:
     """A catalog cell as a number; blank (an empty string, None or NaN) as None."""
     if v is None or (isinstance(v, str) and not v.strip()):

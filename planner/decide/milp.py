@@ -66,6 +66,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pricing.ids import provider_of
+
 from ..model import carbon, costs, units
 from ..model.records import NOTEBOOK_KINDS
 from ..model.scenario import WEEKDAYS, Credit, Scenario
@@ -938,7 +940,7 @@ def co2_cap(x: XTable, buy_vars: tuple[BuyVar, ...], max_kg: float) -> Block:
 def _pays(credit: Credit, cal: Calendar, option: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
     """Mask: the credit pays for money of ``option`` spent from day ``first`` to ``last``: its
     providers' offers, inside its days (from ``from`` to ``until``, both inclusive)."""
-    provider = np.array([str(o).split(":", 1)[0] for o in option], dtype=object)
+    provider = np.array([provider_of(str(o)) for o in option], dtype=object)
     ok = np.isin(provider, list(credit.providers))
     if credit.start is not None:
         ok &= first >= (credit.start - cal.start).days

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from pricing.errors import SolverError
+from pricing.ids import provider_of
 from pricing.memo import Kept
 from pricing.values import float_or, opt_float
 
@@ -93,7 +94,7 @@ def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()
     (``credited``: its providers), which its price no longer describes, nor a commitment
     (``committed``), paid for its term rather than by the hour: it neither dominates nor is."""
     wall_h = quotes["wall_hours"].to_numpy(dtype=float)
-    provider = np.array([o.split(":", 1)[0] for o in quotes["option"]], dtype=object)
+    provider = np.array([provider_of(o) for o in quotes["option"]], dtype=object)
     q = quotes[(quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
                & ~np.isin(provider, list(credited)) & ~quotes["option"].isin(list(committed)).to_numpy()]
     if q.empty:
@@ -641,7 +642,7 @@ def _credits(s: Scenario, opts: pd.DataFrame, best: Solved, parts: dict[str, flo
     off the cost parts; a warning for a credit no considered offer can use."""
     used = best.credits_used
     parts["credits"] = -sum(used)
-    rent_providers = {o.split(":", 1)[0] for o in opts.loc[opts["kind"] == "rent", "option"]} if s.you.credits else set()
+    rent_providers = {provider_of(o) for o in opts.loc[opts["kind"] == "rent", "option"]} if s.you.credits else set()
     for c in s.you.credits:
         if not set(c.providers) & rent_providers:
             warnings.append(f"{c.name}: no rent offer of {', '.join(c.providers)} is considered, so it pays for "

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pricing import column_types
 from pricing.errors import did_you_mean
-from pricing.ids import CatalogIds
+from pricing.ids import CatalogIds, provider_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -414,7 +414,7 @@ def _credits(v: Any, ctx: _Context) -> Any:
     if len(v) > MAX_CREDITS_LISTED:
         raise ValueError(f"{len(v):,} credits; at most {MAX_CREDITS_LISTED:,} (credits of the same providers and "
                          "dates combine into one)")
-    providers_known = sorted({i.split(":", 1)[0] for i in ctx.ids.rent | ctx.user_ids["rent"] if ":" in i})
+    providers_known = sorted({provider_of(i) for i in ctx.ids.rent | ctx.user_ids["rent"] if ":" in i})
     out = []
     for i, c in enumerate(v):
         if not isinstance(c, dict):

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pricing.ids import provider_of
+
 from ..decide import breakeven
 from ..decide.breakeven import FREE_MIX
 from ..decide.result import COST_PARTS, Assignment, Plan, to_dict
@@ -432,7 +434,7 @@ def _breakeven_section(plan: Plan, d: dict, figure: Callable[[str], Any]) -> vie
 def _credits_note(plan: Plan, shown: list[dict]) -> str | None:
     """Break-even prices rent at its price; where your credits pay a provider set against a card,
     renting there costs you nothing while they last, which the plan counts and this table not."""
-    rented = {str(b["rent"]).split(":", 1)[0] for b in shown}
+    rented = {provider_of(str(b["rent"])) for b in shown}
     paid = [c for c in plan.scenario.you.credits if rented & set(c.providers)]
     if not paid:
         return None
