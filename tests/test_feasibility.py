@@ -291,12 +291,39 @@ def test_a_budget_shortfall_offers_later_deadlines_only_where_they_would_fix_it(
     # With the tier, ten weeks would do: later deadlines are a fix. Without it no deadline is, and
     # the answer said "or later deadlines would fix it" all the same
     slow = _plan(load, BUDGET_TIER.format(free="tier"), trials=0)
-    assert slow.over_budget and "or later deadlines (every phase by 2028-01-03 would do)" in slow.phase("train").shortfall
+    assert slow.over_budget and "within this budget, a deadline for 'train' on or after" in slow.phase("train").shortfall
     assert any("or move deadlines" in w for w in slow.warnings)
     none = _plan(load, BUDGET_TIER.format(free=""), trials=0)
     shortfall = none.phase("train").shortfall
     assert none.over_budget and "later deadlines" not in shortfall and "no later deadline would" in shortfall
     assert not any("move deadlines" in w for w in none.warnings)
+
+
+def test_the_deadline_a_budget_shortfall_names_holds_when_planned_again(load):
+    # the answer named the horizon's end ("every phase by 2028-01-03 would do") for 100 h the
+    # tier alone does in about ten weeks; it now names the phase's earliest deadline within the
+    # budget. Planned again at that day the phase is done within the budget, and a day earlier
+    # it is not: the fix holds, and no earlier day would
+    text = BUDGET_TIER.format(free="tier")
+    shortfall = _plan(load, text, trials=0).phase("train").shortfall
+    day = dt.date.fromisoformat(shortfall.split("on or after ")[1][:10])
+    assert dt.date(2027, 3, 1) < day < dt.date(2027, 4, 30)  # 10 h a week: ten weeks from 2027-01-04, and then some
+    at = _plan(load, text.replace("deadline: 2027-01-17", f"deadline: {day}"), trials=0)
+    assert at.feasible and not at.over_budget and at.total_usd <= 1e-9
+    before = _plan(load, text.replace("deadline: 2027-01-17", f"deadline: {day - dt.timedelta(days=1)}"), trials=0)
+    assert not before.feasible and before.over_budget
+
+
+def test_a_share_of_an_hour_undone_is_written_as_one(load):
+    # 92 h by 2027-03-21 on the 10 h/week tier with no money leaves a fraction of an hour undone
+    # (the answer said "0 of 92 reference GPU-h stay undone"): the figure written is what the
+    # plan leaves, the phase's hours less those it places
+    text = BUDGET_TIER.format(free="tier").replace("deadline: 2027-01-17", "deadline: 2027-03-21")
+    p = _plan(load, text.replace("gpu_hours: 100", "gpu_hours: 92"), trials=0)
+    train = p.phase("train")
+    left = 92 - sum(a.gpu_hours for a in train.assignments)
+    written = train.shortfall.split(": ")[1].split(" of 92 reference GPU-h stay undone")[0]
+    assert 0 < left < 1 and written == f"{left:.1g}", train.shortfall
 
 
 def test_budget_names_the_electricity_of_a_card_you_own(load):
@@ -409,3 +436,6 @@ def s_limit(p, option: str) -> float | None:
     q = p.quotes[p.quotes["option"] == option].iloc[0]
     v = q["session_limit_h"]
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+

@@ -466,7 +466,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     by_key = {(q.phase, q.option): q for q in records}
     by_phase = _hours_by_phase(best.schedule)
     later = ({p: _earliest_deadline(s, quotes, opts, cards, s.phase(p)) for p in best.unmet}
-             if detail and over_budget is None else {})
+             if detail and over_cap is None else {})
     phases = [_phase_plan(s, ph, best, by_phase.get(ph.name, _NO_HOURS), by_key, options, parts, trials, seed,
                           all_quotes, over_budget, later.get(ph.name), over_cap) for ph in s.phases]
     # stage 4: what the answer is set against: strategies, candidates, break-even, the front
@@ -531,9 +531,9 @@ def _hours_by_phase(sched: pd.DataFrame) -> dict[str, pd.Series]:
 
 
 def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
-                 warnings: list[str]) -> str | None:
+                 warnings: list[str]) -> OverBudget | None:
     """When the budget leaves work undone: what meeting every deadline would cost in cash, said
-    in the warnings, and the sentence the infeasible phases quote (None otherwise)."""
+    in the warnings, and what the infeasible phases say of it (None otherwise)."""
     if not best.unmet or s.you.budget_usd is None:
         return None
     unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf)
@@ -549,12 +549,32 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
     warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
                     f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)}"
                     + (" or move deadlines" if later else "") + "; the plan shown keeps to the budget")
-    fix = (f"a budget of {s.money(money)} or later deadlines (every phase by {last} would do) would fix it" if later
-           else f"a budget of {s.money(money)} would fix it (no later deadline would: within the budget, not even "
+    return OverBudget(f"the cheapest plan that meets every deadline spends {s.money(money)} in cash ({items}); "
+                      "the budget caps cash out during the plan: cards at their price (resale comes back only "
+                      "after the horizon), the electricity of cards you own included", s.money(money), last)
+
+
+class OverBudget(NamedTuple):
+    """Work the budget leaves undone (:func:`_over_budget`): what meeting every deadline spends
+    (``spends``, a sentence; ``needs``, the cash written as money) and ``every_phase_by``, the
+    horizon's last day where every phase due then is done within the budget (None: no later
+    deadline is a fix)."""
+
+    spends: str
+    needs: str
+    every_phase_by: dt.date | None
+
+    def fix(self, ph: Phase, later: dt.date | None) -> str:
+        """What would fix the shortfall of ``ph``: the budget, or ``later``, the phase's earliest
+        deadline within the budget, the other phases as they are (:func:`_earliest_deadline`),
+        else every phase due by the horizon's end."""
+        if later is not None:
+            return (f"a budget of {self.needs} would fix it, or, within this budget, a deadline for '{ph.name}' "
+                    f"on or after {later} (the other phases as they are)")
+        if self.every_phase_by is not None:
+            return f"a budget of {self.needs} or later deadlines (every phase by {self.every_phase_by} would do) would fix it"
+        return (f"a budget of {self.needs} would fix it (no later deadline would: within the budget, not even "
                 "the horizon's end leaves nothing undone)")
-    return (f"the cheapest plan that meets every deadline spends {s.money(money)} in cash ({items}); "
-            "the budget caps cash out during the plan: cards at their price (resale comes back only "
-            f"after the horizon), the electricity of cards you own included: {fix}")
 
 
 def _later_deadlines_fix(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame,
@@ -655,7 +675,7 @@ _NO_HOURS = pd.Series([], dtype=float)
 
 def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key: dict[tuple[str, str], Quote],
                 options: dict[str, Option], parts: dict[str, float], trials: int, seed: int,
-                all_quotes: pd.DataFrame, over_budget: str | None, later: dt.date | None = None,
+                all_quotes: pd.DataFrame, over_budget: OverBudget | None, later: dt.date | None = None,
                 over_cap: str | None = None) -> PhasePlan:
     """One phase of the plan: where its hours go (``placed``: reference GPU-hours per option,
     largest share first), its finishes, the chance it ends in time, and what would fix it when
@@ -1051,8 +1071,8 @@ def _pareto(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[s
 def _earliest_deadline(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
                        ph: Phase) -> dt.date | None:
     """The earliest deadline of ``ph`` at which the plan does all its work (the other phases as
-    they are), planned again: a week later, then doubling, then halving to the day; None when not
-    even the horizon's end would do."""
+    they are, within the budget), planned again: a week later, then doubling, then halving to the
+    day; None when not even the horizon's end would do."""
     def done(day: dt.date) -> bool:
         return ph.name not in _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, {ph.name: day}).unmet
 
@@ -1074,16 +1094,19 @@ def _earliest_deadline(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, ca
     return high
 
 
-def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: float, over_budget: str | None,
+def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: float, over_budget: OverBudget | None,
                      later: dt.date | None = None, over_cap: str | None = None) -> str:
     """What cannot be met and what would fix it: the budget it needs, or the fastest option and
     ``later``, the earliest deadline at which the plan does it (:func:`_earliest_deadline`)."""
     end = s.last_day(ph)
+    # a share of an hour undone is written as one (0.3), never as "0 of 60 h stay undone"
+    undone = f"{unmet_h:,.0f}" if unmet_h >= 1 else units.format_significant(unmet_h, 1)
     if over_budget:
         return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd or 0.0)}: "
-                f"{unmet_h:,.0f} of {ph.gpu_hours:,.0f} reference GPU-h stay undone; {over_budget}.")
+                f"{undone} of {ph.gpu_hours:,.0f} reference GPU-h stay undone; {over_budget.spends}: "
+                f"{over_budget.fix(ph, later)}.")
     if over_cap:
-        return (f"'{ph.name}' cannot be finished by {end}: {unmet_h:,.0f} of {ph.gpu_hours:,.0f} reference GPU-h "
+        return (f"'{ph.name}' cannot be finished by {end}: {undone} of {ph.gpu_hours:,.0f} reference GPU-h "
                 f"stay undone; {over_cap}.")
     mine = quotes[(quotes["phase"] == ph.name).to_numpy()]
     q = mine[mine["usable"].to_numpy(dtype=bool) & mine["finish"].notna().to_numpy()]
@@ -1113,7 +1136,7 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
            else f"A deadline on or after {later}" if later is not None
            else f"A deadline on or after {alone}" if not shared else "A later deadline for it or for the phases it shares with")
     return (f"no plan finishes '{ph.name}' ({ph.gpu_hours:,.0f} reference GPU-h) by {end}"
-            + (f" at {conf} confidence" if uncertain else "") + f": {unmet_h:,.0f} h stay undone. "
+            + (f" at {conf} confidence" if uncertain else "") + f": {undone} h stay undone. "
             + (f"The fastest option, {fastest['option']}, would finish it alone by {alone}{cost}, but the other "
                "phases need it too" if shared else
                f"The fastest option, {fastest['option']}, finishes {alone}{cost}"
