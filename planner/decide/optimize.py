@@ -795,12 +795,23 @@ def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> l
     if not moved:
         return []
     low, typical, high = workload.STEP_FIXED_S_PER_LAYER
-    said = ", ".join(f"{d} {v:.2f}x instead of {float(workload.at_scale(v, share)):.2f}x" for d, v in moved[:3])
+    said = ", ".join("{} {}x instead of {}x".format(d, *_apart(v, float(workload.at_scale(v, share))))
+                     for d, v in moved[:3])
     return [f"speeds at this job's size: a step of {step.flops / 1e12:.3g} TFLOP over {step.layers} layers spends a fixed "
             f"time a layer that no GPU shortens (kernel launches and host work: {low * 1e3:g}-{high * 1e3:g} ms, typically "
             f"{typical * 1e3:g}; fitted on published runs at several sizes), on average {share:.0%} of a step on "
             f"{s.workload.reference_gpu}, so speeds lie nearer the reference's than on large work ({said}); the plan counts "
             "on the mean hours over the range and the uncertainty analysis draws it"]
+
+
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """Two figures written with two decimals, or as many more (up to four) as tell them apart:
+    "t4 0.141x instead of 0.138x", never "0.14x instead of 0.14x"."""
+    for decimals in (2, 3, 4):
+        x, y = f"{a:.{decimals}f}", f"{b:.{decimals}f}"
+        if x != y:
+            break
+    return x, y
 
 
 def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> list[str]:
