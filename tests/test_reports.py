@@ -641,11 +641,20 @@ def test_the_schedule_names_days_inside_each_phase(name):
     assert lines
     for ph in p.phases:
         for ln in (ln for ln in lines if ln.startswith(f"  - {ph.name} on ")):
-            first, last = (dt.date.fromisoformat(x) for x in re.search(r"(\d{4}-\d\d-\d\d) to (\d{4}-\d\d-\d\d)", ln).groups())
+            days = re.search(r": (?:(\d+) weeks, )?(\d{4}-\d\d-\d\d)(?: to (\d{4}-\d\d-\d\d))?, ([\d,.]+) reference", ln)
+            weeks, first, last = days.group(1), dt.date.fromisoformat(days.group(2)), dt.date.fromisoformat(
+                days.group(3) or days.group(2))
             # the days booked: to the end the plan books at the confidence, which the expected end may precede
             assert ph.start <= first <= last <= (ph.finish_confident or ph.finish_expected or ph.deadline), ln
+            # the work: a week's average over several weeks, the whole of it within one (never "1 week ... a
+            # week on average" for three days)
+            option = ln.split(" on ", 1)[1].split(": ", 1)[0]
+            sel = p.schedule[(p.schedule["phase"] == ph.name) & (p.schedule["option"] == option)]
+            n = 1 if weeks is None else int(weeks)
+            assert n == len(sel) and (n > 1) == ("a week on average" in ln), ln
+            assert abs(float(days.group(4).replace(",", "")) * n - sel["gpu_hours"].sum()) <= 0.05 * n + 1e-9, ln
     if name == "thesis.yaml":
-        assert any("final on" in ln and ", 2027-06-01 to " in ln for ln in lines)
+        assert any("final on" in ln and " 2027-06-01 to " in ln for ln in lines)
 
 
 EVIL = '![x](http://h/x.png) <img src=http://h/y onerror=alert(1)> [t](http://h/t) $\\frac{$ \x1b]0;title\x07'

@@ -475,9 +475,12 @@ def _schedule_section(plan: Plan, figure: Callable[[str], Any]) -> view.Section 
         first = max(sel["week_start"].min(), ph.start)
         last = min(d for d in (sel["week_start"].max() + dt.timedelta(days=6),
                                ph.finish_confident or ph.finish_expected, ph.deadline) if d)
-        span = f"{'1 week' if n == 1 else f'{n} weeks'}, {first} to {last}"
-        weeks.append(f"{phase} on `{option}`: {span}, {sel['gpu_hours'].sum() / n:,.1f} reference GPU-h "
-                     "a week on average")
+        if n == 1:  # within one week: the days and the work, not "1 week, 12-07 to 12-07, ... a week on average"
+            days = str(first) if first == last else f"{first} to {last}"
+            weeks.append(f"{phase} on `{option}`: {days}, {sel['gpu_hours'].sum():,.1f} reference GPU-h")
+            continue
+        weeks.append(f"{phase} on `{option}`: {n} weeks, {first} to {last}, {sel['gpu_hours'].sum() / n:,.1f} "
+                     "reference GPU-h a week on average")
     return view.section("Schedule", view.Bullets(tuple(weeks)), figure("schedule"))
 
 
