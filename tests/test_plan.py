@@ -769,13 +769,42 @@ def test_a_strategy_whose_options_cannot_meet_the_deadlines_is_said_with_the_wor
     s = make(load, hours=100, deadline="2027-01-10", rent="uni-cluster", free="my-free")
     p = planner.plan(s, trials=0)
     assert p.feasible and [a.strategy for a in p.alternatives] == ["rent-only", "hybrid"]
-    [(name, options, undone)] = p.late_strategies
-    assert (name, options) == ("free-only", ("my-free",)) and undone == pytest.approx(70.0, abs=0.1)
+    [(name, options, undone, needs)] = p.late_strategies
+    assert (name, options, needs) == ("free-only", ("my-free",), None) and undone == pytest.approx(70.0, abs=0.1)
     d = planner.to_dict(p)
     assert d["late_strategies"] == [{"strategy": "free-only", "options": ["my-free"],
-                                     "undone_gpu_hours": round(undone, 1)}]
+                                     "undone_gpu_hours": round(undone, 1), "needs_budget": None}]
     assert "free-only: no plan meets every deadline; the best leaves 70.1 reference GPU-h undone (on `my-free`)" \
         in render_markdown(p)
+
+
+def test_a_strategy_only_the_budget_stops_says_the_cash_it_needs(load):
+    """By hand: 100 h by year's end and a 100 USD budget. Renting (50 USD) fits; buying the card
+    cannot: it costs 1,000 USD up front, and the budget caps cash out during the plan (resale
+    comes back after the horizon), so buy-only leaves all 100 h undone. Its plan in time needs
+    1,000 USD + 0.45 kW x 100.02 h x 0.20 USD/kWh = 1,009.00 USD: planned again with that
+    budget buy-only meets the deadline, with a dollar less it does not. A free tier too slow
+    for the deadline is no matter of money: no cash named."""
+    from planner.report.page import render_markdown
+
+    def planned(budget: float, free: str = "", deadline: str = "2027-12-31") -> planner.Plan:
+        text = BASE.format(hours=100, deadline=deadline, buy="my-card", rent="uni-cluster", free=free)
+        return planner.plan(load(text.replace("  host_power: 100 W\n", f"  host_power: 100 W\n  budget: {budget} USD\n")),
+                            trials=0)
+
+    p = planned(100)
+    assert p.feasible and "buy-only" not in [a.strategy for a in p.alternatives]
+    [(name, options, undone, needs)] = p.late_strategies
+    cash = 1000 + 0.45 * LOCAL_WALL * 0.20
+    assert (name, options) == ("buy-only", ()) and undone == pytest.approx(100) and needs == pytest.approx(cash)
+    assert planner.to_dict(p)["late_strategies"][0]["needs_budget"] == round(cash, 2)
+    assert ("buy-only: no plan meets every deadline within the budget (its best plan in time needs 1,009.00 USD in "
+            "cash); the best within it leaves 100 reference GPU-h undone") in render_markdown(p)
+    assert "buy-only" in [a.strategy for a in planned(round(cash, 2) + 0.01).alternatives]
+    assert [late[0] for late in planned(round(cash, 2) - 1).late_strategies] == ["buy-only"]
+    slow = planned(100, free="my-free", deadline="2027-01-10")  # the tier alone: 30 h a week, 100 h in a week
+    assert [(late[0], late[3]) for late in slow.late_strategies] == [("buy-only", pytest.approx(cash)),
+                                                                     ("free-only", None)]
 
 
 def test_a_card_bought_is_not_used_after_the_horizon_when_it_is_sold(load):

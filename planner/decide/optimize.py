@@ -893,19 +893,24 @@ def _price_source(option: Option) -> str | None:
 
 
 def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
-                  hybrid: Solved) -> tuple[list[Alternative], list[tuple[str, tuple[str, ...], float]]]:
+                  hybrid: Solved) -> tuple[list[Alternative], list[tuple[str, tuple[str, ...], float, float | None]]]:
     """The best feasible plan of each strategy, with its cost and finish; ``hybrid`` is the
     plan itself, already solved. And the strategies that have options of their own but no plan
     meeting every deadline: (strategy, the options its best plan uses, reference GPU-hours it
-    leaves undone), so the answer can say free tiers alone fall short rather than leave them out."""
+    leaves undone, the cash its best plan meeting every deadline needs where only the budget
+    stops it, else None), so the answer can say free tiers alone fall short rather than leave
+    them out, and that buying would do, past the budget."""
     out, late = [], []
     kinds_quoted = set(quotes["kind"])
     for name, kinds in STRATEGIES.items():
         solved = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, cards)
         if solved.unmet:
             if kinds & kinds_quoted and name != "hybrid":
+                unbounded = (_solve(s, quotes, opts, kinds, cards, budget_usd=math.inf)
+                             if s.you.budget_usd is not None else None)
                 late.append((name, tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
-                             float(sum(solved.unmet.values()))))
+                             float(sum(solved.unmet.values())),
+                             unbounded.cash_usd if unbounded is not None and not unbounded.unmet else None))
             continue
         out.append(_alternative(name, solved, paths=True))
     return out, late

@@ -199,7 +199,8 @@ class Plan:
     step: Any = None  # planner.model.workload.Step: the workload's step its speeds are at (None: large work)
     #: strategies with options of their own whose best plan still leaves work undone: (strategy,
     #: the options it would use, reference GPU-hours undone); alternatives holds the others
-    late_strategies: tuple[tuple[str, tuple[str, ...], float], ...] = ()
+    # (strategy, options its best plan uses, reference GPU-h undone, cash its plan in time needs past the budget)
+    late_strategies: tuple[tuple[str, tuple[str, ...], float, float | None], ...] = ()
 
     @property
     def total_usd(self) -> float:
@@ -291,8 +292,9 @@ def to_dict(plan: Plan) -> dict[str, Any]:
              "options": list(alt.options), "co2_kg": _num(alt.co2_kg, 3)} for alt in plan.alternatives
         ],
         "late_strategies": [
-            {"strategy": name, "options": list(options), "undone_gpu_hours": _num(undone, 1)}
-            for name, options, undone in plan.late_strategies
+            {"strategy": name, "options": list(options), "undone_gpu_hours": _num(undone, 1),
+             "needs_budget": money(needs)}
+            for name, options, undone, needs in plan.late_strategies
         ],
         "credits": [{"name": n, "amount": money(a), "used": money(u), "expires_unused": money(x)}
                     for n, a, u, x in plan.credits],

@@ -347,8 +347,12 @@ def _choice_section(d: dict, figures: bool, figure: Callable[[str], Any]) -> vie
                           ", ".join(f"`{o}`" for o in a["options"])) for a in d["alternatives"]),
                    frozenset({1, 3})),
         view.Bullets(tuple(
-            f"{late['strategy']}: no plan meets every deadline; the best leaves "
-            f"{units.format_significant(late['undone_gpu_hours'], 3, thousands=True)} reference GPU-h undone"
+            f"{late['strategy']}: no plan meets every deadline"
+            + (f" within the budget (its best plan in time needs {_money(late['needs_budget'], cur)} in cash)"
+               if late.get("needs_budget") is not None else "")
+            + f"; the best {'within it ' if late.get('needs_budget') is not None else ''}leaves "
+            f"{units.format_significant(late['undone_gpu_hours'], 3, thousands=True)} "
+            "reference GPU-h undone"
             + (f" (on {', '.join(f'`{o}`' for o in late['options'])})" if late["options"] else "")
             for late in d["late_strategies"])),
         "Totals include your time; the chart shows the money alone." if figures else None,
