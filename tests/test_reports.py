@@ -44,6 +44,37 @@ def test_breakeven_by_hand(load):
     assert pair.date is None  # the scenario's own 100 hours never get there
 
 
+def test_a_break_even_past_the_search_or_the_cards_hours_says_where_it_lies(load):
+    # the card and the rent of test_breakeven_by_hand, equal after 600 / (rent - electricity) = 1,462
+    # reference GPU-h. For 10 h the table looks up to 50x the work (500 h) and says "never"; why
+    # says where it lies (it said "not earned back within the search"). A rent price that moves has
+    # no flat rate to say it with: the search's bound alone
+    text = BASE.format(hours=10, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    (pair,) = planner.plan(load(text), trials=0).breakeven
+    hours = 600 / (0.5 * RENT_WALL / 100 - 0.45 * 0.20 * LOCAL_WALL / 100)
+    assert pair.gpu_hours is None and pair.why_not == (
+        f"not within 50x this scenario's work (500 reference GPU-h): the purchase, less its resale, is earned back "
+        f"after {hours:,.0f} ({hours / 10:,.0f}x)")
+    (moving,) = planner.plan(load(text.replace("electricity:", "price_trend: -20%/year\nelectricity:")),
+                             trials=0).breakeven
+    assert moving.gpu_hours is None and moving.why_not == (
+        "the purchase, less its resale, is not earned back within 50x this scenario's work (500 reference GPU-h)")
+    # sold after a month, the card runs at most the month's hours, day and night (at the reference's
+    # speed, less its checkpoint writes): 1,462 h lie past them, so buying never pays, where the table
+    # said "1,462" for 100 h of work (inside 50x)
+    month = BASE.format(hours=100, deadline="2027-01-31", buy="my-card", rent="uni-cluster", free="").replace(
+        "start: 2027-01-04\n", "start: 2027-01-04\nhorizon: 1 month\n")
+    p = planner.plan(load(month), trials=0)
+    (pair,) = p.breakeven
+    card_h = (p.scenario.horizon_end - p.scenario.start).days * 24 * 100 / LOCAL_WALL
+    assert card_h < hours and pair.gpu_hours is None and pair.why_not == (
+        "the purchase, less its resale, is not earned back in the hours the card can run before it is sold at the "
+        f"horizon's end (about {card_h:,.0f} reference GPU-h, day and night)")
+    # a horizon long enough for them: the break-even of test_breakeven_by_hand
+    (pair,) = planner.plan(load(month.replace("horizon: 1 month", "horizon: 3 months")), trials=0).breakeven
+    assert pair.gpu_hours == pytest.approx(hours, rel=1e-6)
+
+
 @pytest.mark.parametrize("trend", ["", "price_trend: -20%/year\n", "price_trend: +25%/year\n",
                                    "price_trend: {{2027-07-01: -30%}}\n"])
 @pytest.mark.parametrize("side", [-1, 1])

@@ -248,6 +248,25 @@ def crossovers(fixed_usd: float, edges_h: np.ndarray, resale_usd: np.ndarray, bu
     return np.where(out <= h_max, out, np.nan)
 
 
+def _not_within(fixed_usd: float, edges_h: np.ndarray, resale_usd: np.ndarray, buy_per_h: float, rent_per_h: float,
+                h_max: float, total_h: float, moving: bool, card_h: float) -> str:
+    """Why a card that runs for less than the rent costs has no break-even in the table: it is
+    earned back only past ``h_max`` (SEARCH_MULTIPLE x the scenario's ``total_h``), after the
+    hours :func:`crossovers` finds at a flat rent, or not within ``card_h``, the reference hours
+    the card runs, day and night, before it is sold at the horizon's end (where the rent's price
+    moves: past the search)."""
+    within = f"{SEARCH_MULTIPLE:g}x this scenario's work ({h_max:,.0f} reference GPU-h)"
+    card = ("the purchase, less its resale, is not earned back in the hours the card can run before it is sold at "
+            f"the horizon's end (about {card_h:,.0f} reference GPU-h, day and night)")
+    if moving:
+        return card if card_h <= h_max else f"the purchase, less its resale, is not earned back within {within}"
+    beyond = float(crossovers(fixed_usd, edges_h, resale_usd, buy_per_h, np.array([rent_per_h]), math.inf)[0])
+    if not beyond <= card_h:
+        return card
+    return (f"not within {within}: the purchase, less its resale, is earned back after {beyond:,.0f} "
+            f"({beyond / max(total_h, 1.0):,.0f}x)")
+
+
 def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
               free_mix_usd_per_hour: float | None = None, rents: set[str] | None = None) -> list[Pair]:
     """Every usable buy offer against every usable rent offer (or only ``rents``) and, when given,
@@ -268,6 +287,11 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
     cards = rows[rows["kind"] == "buy"][["device", "purchase_usd", "condition", "resale_usd", "resale_fraction",
                                          "resale_model_factor"]].to_dict("index")  # one read, not a lookup per card
     by_rate = sorted(rent_rate, key=lambda r: (r == FREE_MIX, rent_rate[r], r))
+    # each card's reference hours per wall hour over the phases, and the wall hours until it is sold
+    bought = quotes[(quotes["kind"] == "buy").to_numpy() & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))]
+    work = bought["phase"].map({ph.name: ph.gpu_hours for ph in s.phases})
+    runs = (work.groupby(bought["option"]).sum() / bought["wall_hours"].groupby(bought["option"]).sum()).to_dict()
+    horizon_h = (s.horizon_end - s.start).days * 24.0
     for b in quotes.loc[quotes["kind"] == "buy", "option"].unique():
         if b not in rate:
             continue
@@ -281,12 +305,14 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
         resale_args = (float(o["purchase_usd"]), o["condition"], opt_float(o["resale_usd"]),
                        opt_float(o["resale_fraction"]), opt_float(o["resale_model_factor"]))
         resale = _resale_usd(resale_args, months)
-        h_max = SEARCH_MULTIPLE * max(total, 1.0)
-        hours = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]), h_max)
+        # searched up to SEARCH_MULTIPLE x the work, and never past what the card runs before it is sold
+        h_max, card_h = SEARCH_MULTIPLE * max(total, 1.0), horizon_h * runs.get(b, math.inf)
+        limit = min(h_max, card_h)
+        hours = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]), limit)
         for k, r in enumerate(order):  # a price that moves: against what its plans pay (rent_curves)
             if r in moving:
                 curve = moving[r]
-                hours[k] = first_below(_gap(fixed - float(resale[0]), buy_rate, curve), curve.hours, h_max)
+                hours[k] = first_below(_gap(fixed - float(resale[0]), buy_rate, curve), curve.hours, limit)
         dates = [when if when is None or when < s.horizon_end else None  # the card is sold then
                  for when in p.dates_of(s, hours)]
         for r, h, when in zip(order, hours, dates):
@@ -299,7 +325,7 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
                     why = (f"{what} {rent_rate[r] / per:.3f} {s.currency} per reference GPU-hour, no more than "
                            f"the card's electricity ({buy_rate / per:.3f})")
                 else:
-                    why = "the purchase, less its resale, is not earned back within the search"
+                    why = _not_within(fixed, edges, resale, buy_rate, rent_rate[r], h_max, total, r in moving, card_h)
             path = moving.get(r)
             at = h if h else max(total, 1.0)
             out.append(Pair(b, r, h, when, why, fixed, buy_rate,
