@@ -167,7 +167,10 @@ def test_a_pause_loses_time_unbilled(load, catalog):
     row = catalog.row("rent", "vast:rtx-3090-interruptible")
     per_session_h = row["startup_min"] / 60 + row["billing_s"] / 3600
     # billed: the machine's running time plus each session's startup and rounding, never the waits
-    assert a.wall_hours - a.wait_hours < a.billed_hours <= a.wall_hours - a.wait_hours + a.sessions * per_session_h
+    # (the sessions expected: the count the answer writes is the nearest whole one)
+    (expected_sessions,) = p.quotes.loc[(p.quotes["phase"] == "train") & (p.quotes["option"] == a.option), "sessions"]
+    assert a.wall_hours - a.wait_hours < a.billed_hours <= a.wall_hours - a.wait_hours + expected_sessions * per_session_h
+    assert a.sessions == round(expected_sessions)
     e = sessions.expected(sessions.Process(work_h=10, checkpoint_every_h=1, interruptions_per_h=0.1,
                                            resume_wait_h=2.0))
     assert e.wait_h == pytest.approx((e.sessions - 1) * 2.0)
@@ -231,7 +234,11 @@ def test_a_phase_no_option_can_run_says_why_not_a_later_deadline(load, catalog):
 
 @pytest.mark.parametrize("expected, wall, limit, count", [
     (7.0, 87.8, 12.0, 8),   # 87.8 h cannot pass in 7 sessions of 12 h
-    (7.2, 60.0, 12.0, 8),   # the expectation rounded up
+    (7.2, 60.0, 12.0, 7),   # the whole number nearest the expectation
+    (7.5, 60.0, 12.0, 8),
+    (1.02, 0.43, 9.0, 1),   # a 26-minute run and a 2 % chance of a restart: one session (it said 2)
+    (0.3, 0.2, None, 1),    # never fewer than one
+    (3.4, 60.0, 12.0, 5),   # never fewer than the hours need at the limit
     (1.0, 5.0, None, 1),
     (0.0, 0.0, 12.0, 0),
 ])

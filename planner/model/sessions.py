@@ -64,11 +64,12 @@ def setup_hours_per_session(setup_min: float, transfer_gb_per_h: float, persiste
 
 def sessions_count(expected_sessions: float, wall_h: float, session_limit_h: float | None,
                    wait_h: float = 0.0) -> int:
-    """The sessions a person would count: the expectation rounded up, and never fewer than the
-    wall hours (waits aside) need at the session limit."""
+    """The sessions a person would count: the whole number nearest the expectation (1.02, one
+    session and a 2 % chance of a restart, is one session, not two), and never fewer than one
+    nor than the wall hours (waits aside) need at the session limit."""
     if not wall_h > 0:
         return 0
-    n = max(1, math.ceil(expected_sessions - 1e-6))
+    n = max(1, math.floor(expected_sessions + 0.5 + 1e-9))
     if session_limit_h:
         n = max(n, math.ceil((wall_h - wait_h) / session_limit_h - 1e-9))
     return n
