@@ -341,6 +341,7 @@ def estimate(scenario: str, kind: str | None, show_all: bool, variant: str | Non
 def _estimate_header(s: Any, ph: Any) -> str:
     """What a phase's hours rest on, in words (the text of ``planner estimate``)."""
     from .model import units
+    from .model.job import data_words
 
     e = ph.job_estimate
     ref = s.workload.reference_gpu
@@ -348,7 +349,7 @@ def _estimate_header(s: Any, ph: Any) -> str:
     if e is None:
         return head + f"{ph.gpu_hours_per_run:,.4g} h a run on {ref}, as you give them (gpu_hours)"
     count = units.format_count
-    data = f"{count(e.tokens)} tokens" if e.tokens is not None else f"{count((ph.samples or 0) * (ph.epochs or 1))} samples"
+    data = data_words(e.tokens, ph.samples, ph.epochs)
     low, high = e.hours_range
     lines = [f"{data}, {e.flops:.3g} training FLOPs a run ({s.workload.method}, {count(s.workload.params)} parameters)",
              f"  on {ref}{' (workload.reference_gpu not given)' if s.reference_gpu_is_default else ''} at "

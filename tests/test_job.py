@@ -154,6 +154,25 @@ def test_a_vision_transformer_at_another_image_size_has_that_sizes_patches(load)
                     "samples: 1M").workload.sequence_length == 1024
 
 
+def test_the_answer_names_a_jobs_data_as_its_phase_gives_it(load, tmp_path):
+    # 60k images of a ViT-B/16 for 30 epochs: 1.8M samples of 197 patches, 355M tokens. The answer
+    # said "355M tokens" alone of a phase its user gave in images; tokens stay as given, and a CNN
+    # has samples only (ResNet-50: 1.28M images for 90 epochs, 115M samples)
+    import planner
+    from planner.report import render_text
+
+    vit = load_job(load, "model: vit-b-16\nmethod: full\nreference_gpu: a100-80gb", "samples: 60k\nepochs: 30")
+    assert job.data_words(vit.phases[0].job_estimate.tokens, 60e3, 30) == "1.8M samples (355M tokens)"
+    assert job.data_words(240e6, None, 2) == "240M tokens"
+    assert job.data_words(None, 1.28e6, 90) == "115M samples"
+    said = render_text(planner.plan(vit, trials=0, alternatives=False, breakevens=False))
+    assert "estimated from the job, not measured: 1.8M samples (355M tokens), " in said
+    path = tmp_path / "vit.yaml"
+    path.write_text(text("model: vit-b-16\nmethod: full\nreference_gpu: a100-80gb", "samples: 60k\nepochs: 30"))
+    result = CliRunner().invoke(main, ["estimate", str(path), "--today", "2026-11-22"])
+    assert "1.8M samples (355M tokens), " in result.output, result.output
+
+
 def test_samples_of_a_transformer_are_samples_times_their_tokens(load):
     w = "family: transformer\nparams: 100M\nsequence_length: 256\nreference_gpu: a100-80gb\nmethod: pretrain"
     by_samples = load_job(load, w, "samples: 1M\nepochs: 2").phases[0].job_estimate

@@ -871,8 +871,7 @@ def job_notes(s: Scenario) -> list[str]:
         if e is None:
             continue
         low, high = e.hours_range
-        data = (f"{units.format_count(e.tokens)} tokens" if e.tokens is not None
-                else f"{units.format_count((ph.samples or 0) * (ph.epochs or 1))} samples")
+        data = job.data_words(e.tokens, ph.samples, ph.epochs)
         if ph.hours_from_job:
             out.append(f"{ph.name}: {ph.gpu_hours_per_run:,.1f} h a run on {e.reference_gpu}, estimated from the job, not "
                        f"measured: {data}, {e.flops:.3g} FLOPs at {units.format_share(e.mfu_low)}-"

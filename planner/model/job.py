@@ -111,6 +111,16 @@ def peak_tflops(device: str, spec: DeviceSpec, precision: str) -> float:
     return peak
 
 
+def data_words(tokens: float | None, samples: float | None, epochs: float | None) -> str:
+    """What a run processes, in the terms its phase gives it: "1.8M samples (355M tokens)" for
+    a transformer's samples (30 epochs of 60k images of 197 patches), "240M tokens", "4.8M
+    samples" for a CNN (no tokens)."""
+    seen = f"{units.format_count((samples or 0) * (epochs or 1))} samples"
+    if tokens is None:
+        return seen
+    return f"{seen} ({units.format_count(tokens)} tokens)" if samples is not None else f"{units.format_count(tokens)} tokens"
+
+
 def training_flops(job: Job, w: Workload, card: ModelCard | None) -> tuple[float, float | None, tuple[str, ...]]:
     """(one run's training FLOPs, tokens processed or None, what was assumed)."""
     if w.family == "cnn":
