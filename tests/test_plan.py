@@ -279,6 +279,28 @@ def test_a_card_without_a_host_buys_the_host_or_is_excluded(load):
     assert any("needs a host computer: set you.host_price" in e["reason"] for e in planner.to_dict(p)["excluded"])
 
 
+def test_a_host_price_given_alone_buys_the_host(load):
+    # "host_price: 800 USD" without host_machine meant a host to buy, and the default (true)
+    # left it unused: buying the card came out 800 USD cheaper than it is. Alone it buys the host,
+    # as host_machine false does, and says so with the assumptions; beside host_machine true it
+    # is left out, and a warning says so
+    from planner.report.page import render_markdown
+
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="", free="")
+    alone = planner.plan(load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  host_price: 800 USD\n")),
+                         trials=0)
+    assert alone.cost_usd["host"] == pytest.approx(800)
+    assert alone.total_usd == pytest.approx(800 + 600 + 0.45 * LOCAL_WALL * 0.20)
+    assert "a card at home needs a host computer bought for 800.00 USD (you.host_price; not resold)" \
+        in render_markdown(alone)
+    assert not any("host_price is not used" in w for w in alone.warnings)
+    kept = planner.plan(load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  host_machine: true\n"
+                                          "  host_price: 800 USD\n")), trials=0)
+    assert kept.cost_usd["host"] == 0 and kept.total_usd == pytest.approx(600 + 0.45 * LOCAL_WALL * 0.20)
+    assert any(w.startswith("you.host_price is not used: you.host_machine is true") for w in kept.warnings)
+    assert "needs a host computer bought" not in render_markdown(kept)
+
+
 def test_a_one_off_quota_is_spent_once(load, catalog):
     # Tianchi grants 60 GPU-hours once (frozen catalog); the rest must go to the rented cluster.
     # Its interruption rate given (0), so only the speed is uncertain

@@ -1360,6 +1360,9 @@ def _warnings(s: Scenario, opts: pd.DataFrame, catalog: pricing.Catalog) -> list
         out.append(f"no electricity price given: using the catalog default "
                    f"{s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {s.currency}/kWh (US average residential); "
                    "set 'electricity'")
+    if s.you.host_machine and s.you.host_price_usd is not None:
+        out.append("you.host_price is not used: you.host_machine is true (you have a desktop for the cards); "
+                   "set host_machine: false to count a host computer's price")
     w = s.workload
     ref = _REFERENCE.get((catalog.devices,), (w,), lambda: workload.place_reference(w, catalog.devices))
     if ref.need.activations_source == "unknown":

@@ -657,7 +657,8 @@ YOU = {
                     doc="cap on cash spent during the plan: cards at their price (resale comes back only after the "
                         "horizon), host, rent, electricity, storage; none when absent"),
     "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd",
-                        doc="what a host computer costs when host_machine is false"),
+                        doc="what a host computer costs when host_machine is false; given without host_machine, "
+                            "a host is bought for the cards (host_machine false)"),
     "credits": Field(_credits, default=(),
                      doc="money providers grant: each {amount, providers: [aws, ...], from, until, name}; it pays their "
                          "rent before cash does, between from and until (inclusive), and what is left then is lost"),

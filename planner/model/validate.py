@@ -349,6 +349,10 @@ class _Validator:
         wl = self.workload(data.get("workload"), timed=timed) if "workload" in data else {}
         phases = self.phases(data.get("phases"), start, wl) if "phases" in data else ()
         you = self.section(data.get("you"), ("you",), YOU, "you")
+        if "host_price" in you and "host_machine" not in you:
+            # a price for a host computer means one is bought for the cards: host_machine false (the
+            # default, true, left it unused, and buying a card came out the host's price too cheap)
+            you["host_machine"] = False
         consider = self.section(data.get("consider"), ("consider",), CONSIDER, "consider")
         if self.problems or not wl or not phases:
             return None
