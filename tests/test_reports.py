@@ -18,7 +18,7 @@ import planner
 import planner.report
 from planner.cli import main
 from planner.decide import breakeven
-from planner.model import costs
+from planner.model import costs, units
 from planner.report import charts, writer
 from pricing.errors import InputError
 
@@ -176,6 +176,24 @@ def test_breakeven_finds_the_first_crossing_of_the_saw_tooth():
     # a crossing inside the second piece when the first has none: 100 - 20 = 80 at 80 h
     (later,) = breakeven.crossovers(100, [0.0, 60.0, np.inf], [30.0, 20.0], 0.0, [1.0], 1_000)
     assert later == pytest.approx(80.0)
+
+
+def test_rent_cheaper_than_power_is_said_in_figures_people_read(load):
+    # rent at 0.06 USD/h against the card's 0.45 kW at 0.20 USD/kWh: 0.0601 and 0.0900 USD a reference
+    # GPU-hour (checkpoint writes included), said to three significant figures in any currency (it
+    # said "67.252 JPY" to a JPY scenario, and "0.000" for free tiers)
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="").replace(
+        "price: 0.50 USD/h", "price: 0.06 USD/h")
+    (pair,) = planner.plan(load(text), trials=0).breakeven
+    assert pair.gpu_hours is None and pair.why_not == (
+        "renting costs 0.0601 USD per reference GPU-hour, no more than the card's electricity (0.09)")
+    jpy = planner.plan(load(text.replace("start: 2027-01-04\n", "start: 2027-01-04\ncurrency: JPY\n")), trials=0)
+    (pair,) = jpy.breakeven
+    per = jpy.scenario.usd_per_currency
+    rent, power = (units.format_significant(x / per, 3, thousands=True) for x in (0.06 * RENT_WALL / 100,
+                                                                                 0.45 * 0.20 * LOCAL_WALL / 100))
+    assert "." in rent and len(rent.replace(".", "").lstrip("0")) <= 3
+    assert pair.why_not == f"renting costs {rent} JPY per reference GPU-hour, no more than the card's electricity ({power})"
 
 
 def test_breakeven_never_when_rent_is_cheaper_than_power():

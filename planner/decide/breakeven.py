@@ -20,6 +20,7 @@ reaches H. :func:`crossovers` also takes a resale that steps with the hours
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ import pandas as pd
 
 from pricing.values import opt_float
 
-from ..model import costs
+from ..model import costs, units
 from ..model.scenario import Phase, Scenario
 
 #: How far past the scenario's own work the search goes, as a multiple of it.
@@ -322,8 +323,9 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
                 if buy_rate >= rent_rate[r]:
                     what = "the free tiers cost" if r == FREE_MIX else "renting costs"
                     per = s.usd_per_currency
-                    why = (f"{what} {rent_rate[r] / per:.3f} {s.currency} per reference GPU-hour, no more than "
-                           f"the card's electricity ({buy_rate / per:.3f})")
+                    figure = functools.partial(units.format_significant, digits=3, thousands=True)
+                    why = (f"{what} {figure(rent_rate[r] / per)} {s.currency} per reference GPU-hour, no more than "
+                           f"the card's electricity ({figure(buy_rate / per)})")
                 else:
                     why = _not_within(fixed, edges, resale, buy_rate, rent_rate[r], h_max, total, r in moving, card_h)
             path = moving.get(r)
