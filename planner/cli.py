@@ -642,6 +642,8 @@ def pricing() -> None:
               help="Where rent prices go from their date, by device (the default price_trend).")
 @click.option("--grid", "table", flag_value="grid",
               help="Carbon intensity of electricity by country, cloud region and provider (you.grid).")
+@click.option("--electricity", "table", flag_value="electricity",
+              help="Electricity prices by region (the default where you.grid names one; else the default row).")
 @click.option("--models", "table", flag_value="models",
               help="Named models a workload may give (workload.model): their shapes and sources.")
 @click.option("--device", metavar="ID", help="Only this device (aliases work).")

@@ -128,6 +128,8 @@ class CatalogIds:
     device_specs: Mapping[str, DeviceSpec] = field(default_factory=dict)
     utilisation: tuple[Utilisation, ...] = ()
     grid_zones: frozenset[str] = frozenset()  # grid.csv: the zones you.grid may name
+    #: electricity.csv: each region's price [USD/kWh], the default where you.grid names the region
+    electricity_usd_per_kwh_by_region: Mapping[str, float] = field(default_factory=dict)
     #: what a job's estimate needs of the speed model (planner.api.scenario_ids adds it; a
     #: function, so not compared: both readers' ids give it the same tables)
     speed_ratio: SpeedRatio | None = field(default=None, compare=False, repr=False)
@@ -152,7 +154,8 @@ def read_ids(data_dir: Path | str = DATA_DIR) -> CatalogIds:
     aliases = {a.strip(): r["id"] for r in devices for a in (r.get("aliases") or "").split(";") if a.strip()}
     per_eur = {r["currency"]: float(r["units_per_eur"]) for r in _rows(d / "rates.csv")}
     usd_per_unit = {code: per_eur["USD"] / rate for code, rate in per_eur.items()}
-    default = next(r for r in _rows(d / "electricity.csv") if r["default"].strip().lower() == "true")
+    power = _rows(d / "electricity.csv")
+    default = next(r for r in power if r["default"].strip().lower() == "true")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     free = yaml.load((d / "free.yaml").read_text(encoding="utf-8"), Loader=loader) or []
     return CatalogIds(
@@ -167,6 +170,8 @@ def read_ids(data_dir: Path | str = DATA_DIR) -> CatalogIds:
         device_specs={r["id"]: DeviceSpec.of(r) for r in devices},
         utilisation=tuple(Utilisation.of(r) for r in _optional_rows(d / "utilisation.csv")),
         grid_zones=frozenset(r["id"] for r in _optional_rows(d / "grid.csv")),
+        electricity_usd_per_kwh_by_region={r["region"].strip(): float(r["price"]) * usd_per_unit[r["currency"].strip()]
+                                           for r in power},
     )
 
 

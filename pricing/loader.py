@@ -177,6 +177,9 @@ class Catalog:
             electricity_default_usd_per_kwh=self.default_electricity_usd_per_kwh(),
             models=models, device_specs=specs, utilisation=utilisation,
             grid_zones=frozenset(self.tables["grid"]["id"]),
+            electricity_usd_per_kwh_by_region={str(r): float(price) * self._usd_per_unit[str(cur)] for r, price, cur in
+                                               zip(self.electricity["region"], self.electricity["price"],
+                                                   self.electricity["currency"])},
         )
 
     def row(self, table: str, key: str) -> pd.Series:

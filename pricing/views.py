@@ -49,6 +49,9 @@ LISTINGS: dict[str, dict[str, str]] = {
         "id": "Zone", "kind": "Kind", "g_co2e_per_kwh": "Intensity [g/kWh]", "low": "Low", "high": "High",
         "year": "Year", "as_of": "As of",
     },
+    "electricity": {
+        "region": "Region", "price": "Price a kWh", "currency": "Currency", "default": "Default", "as_of": "As of",
+    },
     "trends": {
         "id": "Trend", "match": "Devices", "trend_per_year": "Rent a year", "low_per_year": "Low",
         "high_per_year": "High", "since": "Measured from", "until": "to", "as_of": "As of",
@@ -56,7 +59,7 @@ LISTINGS: dict[str, dict[str, str]] = {
 }
 STALE_AFTER_DAYS = 180
 #: Listings of rows that are not devices or offers: the device filters do not apply to them.
-NO_DEVICE = ("trends", "models", "grid")
+NO_DEVICE = ("trends", "models", "grid", "electricity")
 
 
 _FREE_ROWS = Kept()

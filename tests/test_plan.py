@@ -15,10 +15,10 @@ import planner
 import planner.report
 from planner.cli import main
 from planner.decide.options import build_options
-from planner.model import workload
+from planner.model import edits, workload
 from planner.model.validate import load_scenario_text
 
-from .conftest import SCENARIOS, TEST_CATALOG, TODAY
+from .conftest import FROZEN, SCENARIOS, TEST_CATALOG, TODAY
 
 BASE = """\
 name: hand-built
@@ -299,6 +299,29 @@ def test_a_host_price_given_alone_buys_the_host(load):
     assert kept.cost_usd["host"] == 0 and kept.total_usd == pytest.approx(600 + 0.45 * LOCAL_WALL * 0.20)
     assert any(w.startswith("you.host_price is not used: you.host_machine is true") for w in kept.warnings)
     assert "needs a host computer bought" not in render_markdown(kept)
+
+
+def test_electricity_not_given_is_your_grids_regions_price(load):
+    # no electricity price and you.grid: de: the catalog's German household price, 0.397 EUR/kWh (the
+    # test catalog's BDEW row) at 1.0705 USD a euro, where it took the US average (0.1545 USD/kWh,
+    # 2.75x less) for every scenario. A grid the catalog has no price for (fr) keeps the default;
+    # a price given wins; the answer says which it took
+    from planner.report.page import render_markdown
+
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="", free="")
+    bare = text.replace("electricity: 0.20 USD/kWh\n", "")
+    de = planner.plan(load(bare.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: de\n")), trials=0)
+    assert de.scenario.electricity_usd_per_kwh == pytest.approx(0.397 * 1.0705)
+    assert de.cost_usd["electricity"] == pytest.approx(0.45 * LOCAL_WALL * 0.397 * 1.0705)
+    assert any(w.startswith("no electricity price given: using the catalog's price for de (you.grid)")
+               for w in de.warnings)
+    assert "Electricity 0.4250 USD/kWh (the catalog's price for de, your grid)" in render_markdown(de)
+    fr = load(bare.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: fr\n"))
+    assert fr.electricity_usd_per_kwh == pytest.approx(0.1545) and fr.electricity_region is None
+    given = load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: de\n"))
+    assert given.electricity_usd_per_kwh == pytest.approx(0.20) and not given.electricity_is_default
+    edited = edits.with_value(de.scenario, "electricity", "0.30 USD/kWh", planner.api.scenario_ids(FROZEN))
+    assert edited.electricity_region is None and not edited.electricity_is_default
 
 
 def test_a_one_off_quota_is_spent_once(load, catalog):

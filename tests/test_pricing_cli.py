@@ -43,6 +43,15 @@ def test_list_free_expands_compute_unit_subscriptions():
     assert rows["colab-pro:a100-40gb"]["usd_per_hour"] == pytest.approx(0.0999 * 13.08)
 
 
+def test_list_electricity_gives_each_regions_price_and_the_default(catalog):
+    # the prices you.grid may take its electricity from (a region's) when the scenario gives none
+    rows = {r["region"]: r for r in json.loads(invoke("pricing", "list", "--electricity", "--format", "json").output)}
+    table = catalog.electricity.set_index("region")
+    assert set(rows) == set(table.index) and all(r["as_of"] and r["source"] for r in rows.values())
+    assert rows["de"]["price"] == table.at["de", "price"] and rows["de"]["currency"] == "EUR"
+    assert [region for region, r in rows.items() if r["default"]] == list(table.index[table["default"]])
+
+
 def test_list_filters_and_sorts():
     rows = json.loads(invoke("pricing", "list", "--rent", "--min-vram", "80", "--sort", "usd_per_hour",
                              "--format", "json").output)

@@ -1357,9 +1357,11 @@ def _stale_prices(s: Scenario, catalog: pricing.Catalog) -> list[str]:
 def _warnings(s: Scenario, opts: pd.DataFrame, catalog: pricing.Catalog) -> list[str]:
     out = _stale_prices(s, catalog)
     if s.electricity_is_default:
-        out.append(f"no electricity price given: using the catalog default "
-                   f"{s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {s.currency}/kWh (US average residential); "
-                   "set 'electricity'")
+        where = (f"the catalog's price for {s.electricity_region} (you.grid)" if s.electricity_region
+                 else "the catalog default")
+        out.append(f"no electricity price given: using {where} "
+                   f"{s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {s.currency}/kWh"
+                   + ("" if s.electricity_region else " (US average residential)") + "; set 'electricity'")
     if s.you.host_machine and s.you.host_price_usd is not None:
         out.append("you.host_price is not used: you.host_machine is true (you have a desktop for the cards); "
                    "set host_machine: false to count a host computer's price")

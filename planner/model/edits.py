@@ -101,7 +101,7 @@ def with_value(s: Scenario, path: str, raw: Any, ids: CatalogIds) -> Scenario | 
         return _replace(changed, phases=tuple(moved if p.name == ph.name else p for p in s.phases))
     if parts[0] in ("workload", "you"):
         return _replace(changed, **{parts[0]: _replace(getattr(s, parts[0]), **{attr: value})})
-    extra = ({"electricity_is_default": False} if key == "electricity" else
+    extra = ({"electricity_is_default": False, "electricity_region": None} if key == "electricity" else
              {"horizon_is_default": False} if key == "horizon" else {})
     return _replace(changed, **{attr: value}, **extra)
 

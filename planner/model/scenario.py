@@ -288,6 +288,9 @@ class Scenario:
     horizon_is_default: bool = False  # the file gives no 'horizon': the answer says the one it took
     #: the file names no workload.reference_gpu (its phases describe their jobs): the answer says which it took
     reference_gpu_is_default: bool = False
+    #: the file gives no electricity price and you.grid names a region the catalog prices: its price
+    #: was taken (None: the catalog's default region's)
+    electricity_region: str | None = None
 
     @property
     def rent_trend_of_catalog(self) -> bool:

@@ -772,7 +772,8 @@ SCHEMA: dict[str, Any] = {
     "horizon": Field(_q(_months, positive=True, maximum=MAX_HORIZON_MONTHS, unit="months"), attr="horizon_months",
                      default=DEFAULT_HORIZON_MONTHS, doc="bought hardware is used this long, then sold"),
     "electricity": Field(_q(_usd_per_kwh, maximum=1000, unit="USD/kWh"), attr="electricity_usd_per_kwh",
-                         doc="default: the catalog's default region, stated in the report"),
+                         doc="default: the catalog's price for you.grid's region where it has one, else its default "
+                             "region; stated in the report"),
     "framework": Field(_enum(FRAMEWORKS), default="pytorch", doc=" | ".join(FRAMEWORKS)),
     "price_trend": Field(_rent_trend, attr="rent_trend_per_year", default="catalog",
                          doc="where rent prices go from their catalog date: catalog (each device's sourced yearly "

@@ -356,8 +356,12 @@ class _Validator:
         consider = self.section(data.get("consider"), ("consider",), CONSIDER, "consider")
         if self.problems or not wl or not phases:
             return None
+        regional = self.ctx.ids.electricity_usd_per_kwh_by_region
+        region = you.get("grid") if "electricity" not in top and you.get("grid") in regional else None
         if "electricity" in top:
             elec, elec_default = top["electricity"], False
+        elif region is not None:  # where you.grid says you are, the catalog's price there
+            elec, elec_default = regional[region], True
         else:
             elec, elec_default = self.ctx.ids.electricity_default_usd_per_kwh, True
         currency = self.ctx.currency
@@ -373,6 +377,7 @@ class _Validator:
             reference_gpu_is_default="reference_gpu" not in (data.get("workload") or {}),
             electricity_usd_per_kwh=elec,
             electricity_is_default=elec_default,
+            electricity_region=region,
             framework=top.get("framework", SCHEMA["framework"].default),
             workload=workload_of(wl),
             phases=phases,
