@@ -349,6 +349,42 @@ def test_a_solutions_money_reads_the_same_every_way(load):
     assert solved.cumulative()[0] == (s.start, pytest.approx(solved.cards["my-card"][0]))
 
 
+def test_the_host_is_bought_with_the_card_it_serves(load):
+    """With buy_later a card for work that starts in June is bought then; the host it needs is
+    bought with it, not on the first day: the curve of money spent (the chart) held the host's
+    500 USD from January. It still ends at the solution's money."""
+    from planner.decide import optimize
+    from planner.decide.options import build_options
+    from planner.decide.quotes import exclusions, quote
+
+    text = BASE.format(hours=300, deadline="2027-12-31", buy="my-card", rent="", free="").replace(", resale: 40%", "")
+    text = text.replace("start: 2027-01-04\n", "start: 2027-01-04\nbuy_later: 1 month\n").replace(
+        "    deadline: 2027-12-31\n", "    from: 2027-06-01\n    deadline: 2027-12-31\n").replace(
+        "  host_power: 100 W\n", "  host_power: 100 W\n  host_price: 500 USD\n")
+    s = load(text)
+    catalog = planner.api.shipped_catalog().with_entries(s.catalog_entries)
+    opts = build_options(s, catalog)
+    q = optimize.prune(quote(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput)))
+    solved = optimize._solve(s, q, opts, optimize.STRATEGIES["buy-only"], optimize.card_costs(s, opts))
+    day = solved.bought_on["my-card"].day
+    assert solved.host_bought and day > 0 and solved.host_day() == day
+    curve = dict(solved.cumulative())
+    before = [usd for when, usd in curve.items() if when <= s.start + dt.timedelta(days=day // 7 * 7)]
+    assert max(before) < 1.0  # nothing bought, nothing run, before the card's week
+    week_end = s.start + dt.timedelta(days=day // 7 * 7 + 7)
+    assert curve[week_end] >= 500 + solved.bought_on["my-card"].price_usd - 1e-6  # card and host that week
+    assert solved.cumulative()[-1] == (s.horizon_end, pytest.approx(solved.money_usd))
+    # a card you own needs the host from the first week it works (here June's)
+    own = load(text.replace("buy: [my-card]", "buy: []").replace("  host_power: 100 W\n",
+                                                                   "  host_power: 100 W\n  own: [rtx-3090]\n"))
+    opts = build_options(own, catalog)
+    q = optimize.prune(quote(own, opts, exclusions(own, opts, catalog.devices, catalog.throughput)))
+    mine = optimize._solve(own, q, opts, optimize.STRATEGIES["buy-only"], optimize.card_costs(own, opts))
+    first = int(mine.program.x_index.week[mine.sol.x[: len(mine.program.x_index)] > 1e-9].min())
+    assert mine.host_bought and first > 0 and mine.host_day() == 7 * first
+    assert dict(mine.cumulative())[own.start + dt.timedelta(days=7 * first)] < 1.0
+
+
 CARDS = """\
 name: cards
 start: 2027-01-04

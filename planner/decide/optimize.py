@@ -368,9 +368,21 @@ class Solved:
         hours = self.schedule.groupby(["phase", "option"], sort=True)["gpu_hours"].sum()
         return tuple((str(p), str(o), float(h)) for (p, o), h in zip(hours.index, hours) if h > 0)
 
+    def host_day(self) -> int | None:
+        """The day the host computer is bought [days from the start]: with the first card it serves,
+        the first bought (``buy_later``: not before it) or the first week a card you own works
+        (None: no host bought)."""
+        if not self.host_bought:
+            return None
+        xi = self.program.x_index
+        worked = np.flatnonzero((xi.kind == "own") & (self.sol.x[: len(xi)] > 1e-9))
+        days = [v.day for v in self.bought_on.values()] + ([7 * int(xi.week[worked].min())] if len(worked) else [])
+        return min(days, default=0)
+
     def cumulative(self) -> tuple[tuple[dt.date, float], ...]:
-        """Money spent by the end of each week: purchases on their days (the host at the start),
-        running costs less what credits pay in their weeks, resale back at the horizon's end [USD]."""
+        """Money spent by the end of each week: purchases on their days (the host with the first
+        card it serves, :meth:`host_day`), running costs less what credits pay in their weeks,
+        resale back at the horizon's end [USD]."""
         weekly = np.zeros(len(self.program.week_starts))
         week = self.program.x_index.week
         np.add.at(weekly, week, self.running_usd)
@@ -378,12 +390,15 @@ class Solved:
         later = [v for v in self.bought_on.values() if v.day > 0]
         for v in later:
             weekly[min(v.day // 7, len(weekly) - 1)] += v.price_usd
+        host_day = self.host_day()
+        if host_day:  # bought after the first day: in its week, not with the first day's purchases
+            weekly[min(host_day // 7, len(weekly) - 1)] += self.s.you.host_usd
         for z, k in self.committed:  # a term is paid when it starts
             weekly[min(z.day // 7, len(weekly) - 1)] += z.usd * k
         for u, zs in self.program.credit_terms:  # less what credits pay of it
             for var, z in zip(u, zs):
                 weekly[min(z.day // 7, len(weekly) - 1)] -= self.sol.x[var]
-        first_day = self.purchase_usd - sum(v.price_usd for v in later)
+        first_day = self.purchase_usd - sum(v.price_usd for v in later) - (self.s.you.host_usd if host_day else 0.0)
         total = first_day + np.cumsum(weekly)
         points = [(self.s.start, first_day)]
         points += [(w + dt.timedelta(days=7), float(t)) for w, t in zip(self.program.week_starts, total)]
