@@ -672,11 +672,13 @@ def pricing_list(table: str | None, device: str | None, min_vram: float | None, 
 
 @pricing.command("show")
 @click.argument("offer_id", metavar="ID")
+@click.option("--table", metavar="TABLE", help="The table to read the row from where several have the id "
+                                                 "(de: grid or electricity); default: the first.")
 @catalog_option
 @click.option("--today", callback=_today, metavar="YYYY-MM-DD", help="Date for reading catalog files.")
 @format_option("text", "json")
 @handle_errors
-def pricing_show(offer_id: str, catalog_files: tuple[str, ...], today: dt.date, fmt: str) -> None:
+def pricing_show(offer_id: str, table: str | None, catalog_files: tuple[str, ...], today: dt.date, fmt: str) -> None:
     """Every field of one catalog row (device, offer, tier, currency or region), with its date and source."""
     from pricing.views import details
 
@@ -684,7 +686,7 @@ def pricing_show(offer_id: str, catalog_files: tuple[str, ...], today: dt.date, 
     from .model.costs import resale_rows
     from .report.page import render_fields
 
-    table, fields, derived = details(load_catalog(catalog_files, today), offer_id)
+    table, fields, derived = details(load_catalog(catalog_files, today), offer_id, table)
     if table == "buy":
         derived += resale_rows(dict(fields))
     if derived:

@@ -146,15 +146,27 @@ def resolve_device(catalog: Catalog, name: str) -> str:
 NOT_BY_ID = ("throughput", "utilisation")
 
 
-def find(catalog: Catalog, key: str) -> tuple[str, pd.Series]:
-    """(table, row) for an id, currency or region anywhere in the catalog."""
-    for table, df in catalog.tables.items():
-        if table in NOT_BY_ID:
+def tables_with(catalog: Catalog, key: str) -> list[str]:
+    """The tables that have a row for an id, currency or region, in the catalog's order (de is a
+    grid zone and an electricity region)."""
+    return [table for table, df in catalog.tables.items() if table not in NOT_BY_ID
+            and (df[{"rates": "currency", "electricity": "region"}.get(table, "id")] == key).any()]
+
+
+def find(catalog: Catalog, key: str, table: str | None = None) -> tuple[str, pd.Series]:
+    """(table, row) for an id, currency or region anywhere in the catalog (the first table that
+    has it), or in ``table``."""
+    for name, df in catalog.tables.items():
+        if name in NOT_BY_ID or table not in (None, name):
             continue
-        col = {"rates": "currency", "electricity": "region"}.get(table, "id")
+        col = {"rates": "currency", "electricity": "region"}.get(name, "id")
         hit = df[df[col] == key]
         if not hit.empty:
-            return table, hit.iloc[0]
+            return name, hit.iloc[0]
+    if table is not None:
+        raise InputError([Problem("pricing show", 0, 0, "", f"no row {key!r} in the {table} table"
+                                  + (f"; it is in {', '.join(tables_with(catalog, key))}"
+                                     if tables_with(catalog, key) else "") + "; `planner pricing list` lists them")])
     aliases = catalog.aliases()
     if key.lower() in aliases:
         return "devices", catalog.row("devices", aliases[key.lower()])
@@ -164,14 +176,17 @@ def find(catalog: Catalog, key: str) -> tuple[str, pd.Series]:
                               "`planner pricing list` lists them")])
 
 
-def details(catalog: Catalog, key: str) -> tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]:
-    """(table, [(field, value), ...], [(derived figure, value), ...]) for one row.
+def details(catalog: Catalog, key: str, table: str | None = None
+            ) -> tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(table, [(field, value), ...], [(derived figure, value), ...]) for one row (of ``table``,
+    or the first table that has it; the others that have it are named).
 
     Derived here: what follows from the catalog alone (a subscription's USD per hour, a
     device's measured rows); a buy offer's resale is the planner's model and added by it."""
-    table, row = find(catalog, key)
+    table, row = find(catalog, key, table)
     fields = [(str(c), v) for c, v in row.items() if not str(c).startswith("_")]
-    derived: list[tuple[str, Any]] = []
+    derived: list[tuple[str, Any]] = [(f"also in {other}", f"planner pricing show {key} --table {other}")
+                                      for other in tables_with(catalog, key) if other != table]
     if table == "free" and isinstance(row["units_per_hour"], dict):
         for device, units in row["units_per_hour"].items():
             usd = row["usd_per_unit"] * units

@@ -52,6 +52,21 @@ def test_list_electricity_gives_each_regions_price_and_the_default(catalog):
     assert [region for region, r in rows.items() if r["default"]] == list(table.index[table["default"]])
 
 
+def test_show_names_every_table_that_has_the_id(catalog):
+    # de is an electricity region and a grid zone: show gave the first row alone, and the grid's
+    # could not be read; it names the other table, and --table reads it
+    first = invoke("pricing", "show", "de")
+    assert first.exit_code == 0 and first.output.startswith("[electricity]")
+    assert "also in grid" in first.output and "planner pricing show de --table grid" in first.output
+    grid = json.loads(invoke("pricing", "show", "de", "--table", "grid", "--format", "json").output)
+    assert grid["table"] == "grid" and grid["g_co2e_per_kwh"] == catalog.tables["grid"].set_index("id").at[
+        "de", "g_co2e_per_kwh"]
+    wrong = invoke("pricing", "show", "de", "--table", "rent")
+    assert wrong.exit_code == 2 and "no row 'de' in the rent table; it is in electricity, grid" in wrong.output
+    assert "also in buy" in invoke("pricing", "show", "rtx-4090").output  # the device, and the card to buy
+    assert "also in" not in invoke("pricing", "show", "vast:rtx-3090").output  # a rent offer alone
+
+
 def test_list_filters_and_sorts():
     rows = json.loads(invoke("pricing", "list", "--rent", "--min-vram", "80", "--sort", "usd_per_hour",
                              "--format", "json").output)
