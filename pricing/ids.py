@@ -10,10 +10,10 @@ its validated tables, and a test checks that both agree.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import DATA_DIR
 
@@ -140,6 +140,12 @@ class CatalogIds:
                                 for kind in ("buy", "rent", "free")})
 
 
+def usd_per_kwh_by_region(rows: Iterable[tuple[Any, Any, Any]], usd_per_unit: Mapping[str, float]) -> dict[str, float]:
+    """Each region's electricity price in USD/kWh, from (region, price, currency) rows of
+    electricity.csv: what you.grid's region costs where a scenario gives no price."""
+    return {str(region).strip(): float(price) * usd_per_unit[str(currency).strip()] for region, price, currency in rows}
+
+
 def _rows(path: Path) -> list[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
@@ -170,8 +176,8 @@ def read_ids(data_dir: Path | str = DATA_DIR) -> CatalogIds:
         device_specs={r["id"]: DeviceSpec.of(r) for r in devices},
         utilisation=tuple(Utilisation.of(r) for r in _optional_rows(d / "utilisation.csv")),
         grid_zones=frozenset(r["id"] for r in _optional_rows(d / "grid.csv")),
-        electricity_usd_per_kwh_by_region={r["region"].strip(): float(r["price"]) * usd_per_unit[r["currency"].strip()]
-                                           for r in power},
+        electricity_usd_per_kwh_by_region=usd_per_kwh_by_region(((r["region"], r["price"], r["currency"]) for r in power),
+                                                                usd_per_unit),
     )
 
 

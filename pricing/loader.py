@@ -26,7 +26,7 @@ import pandas as pd
 
 from . import DATA_DIR
 from .errors import InputError, Problem, did_you_mean
-from .ids import CatalogIds, DeviceSpec, JobFacts, ModelCard, Utilisation
+from .ids import CatalogIds, DeviceSpec, JobFacts, ModelCard, Utilisation, usd_per_kwh_by_region
 from .memo import Kept
 from .yamldoc import parse_document
 
@@ -177,9 +177,9 @@ class Catalog:
             electricity_default_usd_per_kwh=self.default_electricity_usd_per_kwh(),
             models=models, device_specs=specs, utilisation=utilisation,
             grid_zones=frozenset(self.tables["grid"]["id"]),
-            electricity_usd_per_kwh_by_region={str(r): float(price) * self._usd_per_unit[str(cur)] for r, price, cur in
-                                               zip(self.electricity["region"], self.electricity["price"],
-                                                   self.electricity["currency"])},
+            electricity_usd_per_kwh_by_region=usd_per_kwh_by_region(
+                zip(self.electricity["region"], self.electricity["price"], self.electricity["currency"]),
+                self._usd_per_unit),
         )
 
     def row(self, table: str, key: str) -> pd.Series:

@@ -249,19 +249,17 @@ def crossovers(fixed_usd: float, edges_h: np.ndarray, resale_usd: np.ndarray, bu
     return np.where(out <= h_max, out, np.nan)
 
 
-def _not_within(fixed_usd: float, edges_h: np.ndarray, resale_usd: np.ndarray, buy_per_h: float, rent_per_h: float,
-                h_max: float, total_h: float, moving: bool, card_h: float) -> str:
+def _not_within(beyond: float, h_max: float, total_h: float, moving: bool, card_h: float) -> str:
     """Why a card that runs for less than the rent costs has no break-even in the table: it is
-    earned back only past ``h_max`` (SEARCH_MULTIPLE x the scenario's ``total_h``), after the
-    hours :func:`crossovers` finds at a flat rent, or not within ``card_h``, the reference hours
-    the card runs, day and night, before it is sold at the horizon's end (where the rent's price
-    moves: past the search)."""
+    earned back only past ``h_max`` (SEARCH_MULTIPLE x the scenario's ``total_h``), after
+    ``beyond`` hours at a flat rent (:func:`crossovers` unbounded), or not within ``card_h``, the
+    reference hours the card runs, day and night, before it is sold at the horizon's end (where
+    the rent's price moves: past the search)."""
     within = f"{SEARCH_MULTIPLE:g}x this scenario's work ({h_max:,.0f} reference GPU-h)"
     card = ("the purchase, less its resale, is not earned back in the hours the card can run before it is sold at "
             f"the horizon's end (about {card_h:,.0f} reference GPU-h, day and night)")
     if moving:
         return card if card_h <= h_max else f"the purchase, less its resale, is not earned back within {within}"
-    beyond = float(crossovers(fixed_usd, edges_h, resale_usd, buy_per_h, np.array([rent_per_h]), math.inf)[0])
     if not beyond <= card_h:
         return card
     return (f"not within {within}: the purchase, less its resale, is earned back after {beyond:,.0f} "
@@ -309,14 +307,15 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
         # searched up to SEARCH_MULTIPLE x the work, and never past what the card runs before it is sold
         h_max, card_h = SEARCH_MULTIPLE * max(total, 1.0), horizon_h * runs.get(b, math.inf)
         limit = min(h_max, card_h)
-        hours = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]), limit)
+        unbounded = crossovers(fixed, edges, resale, buy_rate, np.array([rent_rate[r] for r in order]), math.inf)
+        hours = np.where(unbounded <= limit, unbounded, np.nan)
         for k, r in enumerate(order):  # a price that moves: against what its plans pay (rent_curves)
             if r in moving:
                 curve = moving[r]
                 hours[k] = first_below(_gap(fixed - float(resale[0]), buy_rate, curve), curve.hours, limit)
         dates = [when if when is None or when < s.horizon_end else None  # the card is sold then
                  for when in p.dates_of(s, hours)]
-        for r, h, when in zip(order, hours, dates):
+        for k, (r, h, when) in enumerate(zip(order, hours, dates)):
             h = None if math.isnan(h) else float(h)
             why = None
             if h is None:
@@ -327,7 +326,7 @@ def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
                     why = (f"{what} {figure(rent_rate[r] / per)} {s.currency} per reference GPU-hour, no more than "
                            f"the card's electricity ({figure(buy_rate / per)})")
                 else:
-                    why = _not_within(fixed, edges, resale, buy_rate, rent_rate[r], h_max, total, r in moving, card_h)
+                    why = _not_within(float(unbounded[k]), h_max, total, r in moving, card_h)
             path = moving.get(r)
             at = h if h else max(total, 1.0)
             out.append(Pair(b, r, h, when, why, fixed, buy_rate,
