@@ -330,7 +330,7 @@ def test_a_share_of_an_hour_undone_is_written_as_one(load):
     train = p.phase("train")
     left = 92 - sum(a.gpu_hours for a in train.assignments)
     written = train.shortfall.split(": ")[1].split(" of 92 reference GPU-h stay undone")[0]
-    assert 0 < left < 1 and written == f"{left:.1g}", train.shortfall
+    assert 0 < left < 1 and written == f"{left:.1f}" != "0.0", train.shortfall
 
 
 def test_budget_names_the_electricity_of_a_card_you_own(load):

@@ -115,13 +115,15 @@ def test_missed_deadline_is_an_answer(load):
     p = planner.plan(make(load, deadline="2027-01-06", rent="uni-cluster"))
     assert not p.feasible
     assert p.phases[0].shortfall == (
-        # 2027-01-04 .. 2027-01-06 inclusive is 72 h: 28 of the 100 h stay undone
-        "no plan finishes 'train' (100 reference GPU-h) by 2027-01-06: 28 h stay undone. The fastest option, "
+        # 2027-01-04 .. 2027-01-06 inclusive is 72 wall-h, 71.9 reference h after the sessions' setup:
+        # 28.1 of the 100 h stay undone (checked against the assignment's hours below)
+        "no plan finishes 'train' (100 reference GPU-h) by 2027-01-06: 28.1 h stay undone. The fastest option, "
         "uni-cluster, finishes 2027-01-08, costing 50.05 USD. A deadline on or after 2027-01-08 or fewer GPU-hours "
         "would fix it.")
     # the three days it has (deadline inclusive) are used: 72 wall-h, less one second of rounding per session
     assert p.phases[0].assignments[0].wall_hours == pytest.approx(72, rel=1e-6)
     assert p.phases[0].assignments[0].gpu_hours == pytest.approx(72, rel=2e-3)
+    assert f"{100 - p.phases[0].assignments[0].gpu_hours:.1f}" == "28.1"
 
 
 SHARED = BASE.format(hours=100, deadline="{train}", buy="", rent="", free="").replace(

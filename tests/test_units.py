@@ -98,3 +98,20 @@ def test_money_is_shown_with_its_currencys_precision():
     assert [format_money(x, "USD") for x in (-1e-13, -0.004, -0.006, -1234.5)] == [
         "0.00 USD", "0.00 USD", "-0.01 USD", "-1,234.50 USD"]
     assert format_money(-0.4, "JPY") == "0 JPY" and format_money(-0.6, "JPY") == "-1 JPY"
+
+
+@pytest.mark.parametrize(("hours", "text"), [(0.04, "0.04"), (0.1, "0.1"), (2.4, "2.4"), (7.24, "7.2"),
+                                             (12.36, "12.4"), (50.0, "50"), (99.94, "99.9"), (0.0, "0"),
+                                             (430.0, "430"), (5400.4, "5,400")])
+def test_hours_of_work_are_never_rounded_to_nothing(hours, text):
+    # a 0.1 h pilot read "0 reference GPU-h become 0.5 wall-h", and a 2.4 h phase "2 reference
+    # GPU-h" beside the plan's table's 2.4: one decimal below 100 h as the table, whole hours above
+    assert units.format_hours(hours) == text
+
+
+@pytest.mark.parametrize(("figure", "article"), [("8", "an"), ("18", "an"), ("11", "an"), ("80", "an"), ("8.5", "an"),
+                                                 ("11,500", "an"), ("12", "a"), ("1", "a"), ("110", "a"),
+                                                 ("24", "a"), ("118", "a"), ("0.5", "a")])
+def test_the_article_before_a_figure_is_as_it_is_read(figure, article):
+    # "over a 18-month horizon" read wrong: eight, eighteen, eighty and eleven begin with a vowel
+    assert units.a_or_an(figure) == article

@@ -1129,14 +1129,13 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
     """What cannot be met and what would fix it: the budget it needs, or the fastest option and
     ``later``, the earliest deadline at which the plan does it (:func:`_earliest_deadline`)."""
     end = s.last_day(ph)
-    # a share of an hour undone is written as one (0.3), never as "0 of 60 h stay undone"
-    undone = f"{unmet_h:,.0f}" if unmet_h >= 1 else units.format_significant(unmet_h, 1)
+    undone = units.format_hours(unmet_h)  # a share of an hour is one (0.3), never "0 of 60 h stay undone"
     if over_budget:
         return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd or 0.0)}: "
-                f"{undone} of {ph.gpu_hours:,.0f} reference GPU-h stay undone; {over_budget.spends}: "
+                f"{undone} of {units.format_hours(ph.gpu_hours)} reference GPU-h stay undone; {over_budget.spends}: "
                 f"{over_budget.fix(ph, later)}.")
     if over_cap:
-        return (f"'{ph.name}' cannot be finished by {end}: {undone} of {ph.gpu_hours:,.0f} reference GPU-h "
+        return (f"'{ph.name}' cannot be finished by {end}: {undone} of {units.format_hours(ph.gpu_hours)} reference GPU-h "
                 f"stay undone; {over_cap}.")
     mine = quotes[(quotes["phase"] == ph.name).to_numpy()]
     q = mine[mine["usable"].to_numpy(dtype=bool) & mine["finish"].notna().to_numpy()]
@@ -1165,7 +1164,7 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
            if sold and not shared
            else f"A deadline on or after {later}" if later is not None
            else f"A deadline on or after {alone}" if not shared else "A later deadline for it or for the phases it shares with")
-    return (f"no plan finishes '{ph.name}' ({ph.gpu_hours:,.0f} reference GPU-h) by {end}"
+    return (f"no plan finishes '{ph.name}' ({units.format_hours(ph.gpu_hours)} reference GPU-h) by {end}"
             + (f" at {conf} confidence" if uncertain else "") + f": {undone} h stay undone. "
             + (f"The fastest option, {fastest['option']}, would finish it alone by {alone}{cost}, but the other "
                "phases need it too" if shared else

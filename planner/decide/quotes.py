@@ -404,7 +404,7 @@ def _why_not_alone(ph: Phase, r: Option, proc: sessions.Process, disk_problem: s
     is the day before)."""
     total_quota = opt_float(r.quota_h_total)
     if not proc.feasible():
-        return (f"a {r.session_limit_h:g} h session cannot fit setup and one "
+        return (f"{units.a_or_an(f'{r.session_limit_h:g}')} {r.session_limit_h:g} h session cannot fit setup and one "
                 f"{ph.checkpoint_every_h * 60:g} min checkpoint interval")
     if disk_problem:
         return disk_problem

@@ -244,6 +244,24 @@ def format_significant(x: float, digits: int = 4, thousands: bool = False) -> st
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def format_hours(x: float) -> str:
+    """Hours of work as the report writes them in words: whole hours from 100 on (5,400), one
+    decimal below as the plan's table has them (7.2, 50), and a figure under 0.05 h to one
+    significant digit (0.04): a job's 0.1 h pilot is never "0 reference GPU-h", and a phase of
+    2.4 h never reads 2 beside the table's 2.4."""
+    if not math.isfinite(x) or abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.1f}".removesuffix(".0") if abs(x) >= 0.05 or x == 0 else format_significant(x, 1)
+
+
+def a_or_an(figure: str) -> str:
+    """The article before a figure as it is read aloud: "an 18-month horizon", "an 8 h session",
+    "an 11,500 h", "a 12-month horizon", "a 110 h" (eight, eighty, eleven and eighteen, alone or
+    before thousand or million, begin with a vowel)."""
+    whole = figure.replace(",", "").split(".")[0]
+    return "an" if figure.startswith("8") or (len(whole) % 3 == 2 and whole[:2] in ("11", "18")) else "a"
+
+
 def format_count(x: float) -> str:
     """A large count as people write it: 79.9M, 1.2T, 52K (three significant figures)."""
     for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):

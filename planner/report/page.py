@@ -32,7 +32,7 @@ def _money(x: float | None, currency: str) -> str:
 
 
 def _h(x: float | None) -> str:
-    return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else f"{x:,.0f}"
+    return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else units.format_hours(x)
 
 
 def _percent(x: float) -> str:
@@ -99,8 +99,8 @@ CHECKPOINT_SHARE_SHOWN = 0.05
 def explain(a: Assignment, reference: str) -> str:
     """One assignment in words: speed, sessions, losses, the checkpoint advice, the spread."""
     if a.wall_hours != a.wall_hours or a.wall_hours == float("inf"):
-        return f"{a.gpu_hours:,.0f} reference GPU-h cannot be done in time here"
-    text = (f"{a.gpu_hours:,.0f} reference GPU-h become {a.wall_hours:,.1f} wall-h at {a.relative_speed:.2f}x "
+        return f"{units.format_hours(a.gpu_hours)} reference GPU-h cannot be done in time here"
+    text = (f"{units.format_hours(a.gpu_hours)} reference GPU-h become {a.wall_hours:,.1f} wall-h at {a.relative_speed:.2f}x "
             f"the {reference} ({a.speed_source})")
     if a.kind in ("free", "subscription", "rent"):
         text += (f" over {a.sessions} session{'s' if a.sessions != 1 else ''}; {a.setup_hours:,.1f} h of setup, "
@@ -260,14 +260,14 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     time_part = d["cost_breakdown"]["your_time"]
     return [
         view.section("The question",
-                     f"Where should {sum(p.gpu_hours for p in s.phases):,.0f} reference GPU-hours (on {ref}) run, "
+                     f"Where should {units.format_hours(sum(p.gpu_hours for p in s.phases))} reference GPU-hours (on {ref}) run, "
                      f"between {s.start} and the last deadline, to meet every deadline at the lowest cost: on cards "
                      "bought or owned, on rented GPUs, or on free tiers?"),
         view.section("The answer",
                      f"**{buys[0].upper() + buys[1:]}; {where}.** The plan {verdict}.",
                      f"Total cost: **{_money(d['total_cost'], cur)}**"
                      + (f" (of which your time {_money(time_part, cur)})" if time_part else "")
-                     + f" over a {s.horizon_months:g}-month horizon"
+                     + f" over {units.a_or_an(f'{s.horizon_months:g}')} {s.horizon_months:g}-month horizon"
                      + (" (the default: 'horizon' sets it)." if s.horizon_is_default else "."),
                      _emissions_line(plan, d),
                      "It rests on figures no provider publishes (defaults with their range):"
@@ -351,7 +351,7 @@ def _choice_section(d: dict, figures: bool, figure: Callable[[str], Any]) -> vie
             + (f" within the budget (its best plan in time needs {_money(late['needs_budget'], cur)} in cash)"
                if late.get("needs_budget") is not None else "")
             + f"; the best {'within it ' if late.get('needs_budget') is not None else ''}leaves "
-            f"{units.format_significant(late['undone_gpu_hours'], 3, thousands=True)} "
+            f"{units.format_hours(late['undone_gpu_hours'])} "
             "reference GPU-h undone"
             + (f" (on {', '.join(f'`{o}`' for o in late['options'])})" if late["options"] else "")
             for late in d["late_strategies"])),
@@ -481,9 +481,9 @@ def _schedule_section(plan: Plan, figure: Callable[[str], Any]) -> view.Section 
                                ph.finish_confident or ph.finish_expected, ph.deadline) if d)
         if n == 1:  # within one week: the days and the work, not "1 week, 12-07 to 12-07, ... a week on average"
             days = str(first) if first == last else f"{first} to {last}"
-            weeks.append(f"{phase} on `{option}`: {days}, {sel['gpu_hours'].sum():,.1f} reference GPU-h")
+            weeks.append(f"{phase} on `{option}`: {days}, {units.format_hours(sel['gpu_hours'].sum())} reference GPU-h")
             continue
-        weeks.append(f"{phase} on `{option}`: {n} weeks, {first} to {last}, {sel['gpu_hours'].sum() / n:,.1f} "
+        weeks.append(f"{phase} on `{option}`: {n} weeks, {first} to {last}, {units.format_hours(sel['gpu_hours'].sum() / n)} "
                      "reference GPU-h a week on average")
     return view.section("Schedule", view.Bullets(tuple(weeks)), figure("schedule"))
 
