@@ -326,6 +326,29 @@ def test_electricity_not_given_is_your_grids_regions_price(load):
     assert edited.electricity_region is None and not edited.electricity_is_default
 
 
+def test_a_plan_with_no_card_at_home_does_not_dwell_on_electricity(load):
+    # a thesis on free notebooks only read "no electricity price given: using the catalog default
+    # (US average residential)", "the host draws 100 W", "Cards are sold after the 24-month
+    # horizon" and "your grid unknown: the world average assumed": none of which enters a plan
+    # without a card at home. With a card considered, each is said as before
+    from planner.report.page import render_markdown
+
+    bare = BASE.format(hours=100, deadline="2027-12-31", buy="{buy}", rent="uni-cluster", free="")
+    bare = bare.replace("electricity: 0.20 USD/kWh\n", "")
+    rented = planner.plan(load(bare.replace("{buy}", "")), trials=0)
+    assert not rented.considers_home and not any("electricity" in w for w in rented.warnings)
+    text = render_markdown(rented)
+    assert "No card at home is considered" in text
+    assert all(s not in text for s in ("Electricity 0.", "Cards are sold after", "your grid"))
+    card = planner.plan(load(bare.replace("{buy}", "my-card")), trials=0)
+    assert card.considers_home and any(w.startswith("no electricity price given") for w in card.warnings)
+    text = render_markdown(card)
+    assert all(s in text for s in ("Electricity 0.1545 USD/kWh (catalog default)", "Cards are sold after",
+                                   "your grid unknown")) and "No card at home" not in text
+    # the plan is the same either way: 100 h rented at 0.50 USD/h beat the card's 600 USD net of resale
+    assert rented.total_usd == card.total_usd == pytest.approx(0.5 * RENT_WALL)
+
+
 def test_a_one_off_quota_is_spent_once(load, catalog):
     # Tianchi grants 60 GPU-hours once (frozen catalog); the rest must go to the rented cluster.
     # Its interruption rate given (0), so only the speed is uncertain

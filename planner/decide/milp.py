@@ -69,7 +69,7 @@ import pandas as pd
 from pricing.ids import provider_of
 
 from ..model import carbon, costs, units
-from ..model.records import NOTEBOOK_KINDS
+from ..model.records import HOME_KINDS, NOTEBOOK_KINDS
 from ..model.scenario import WEEKDAYS, Credit, Scenario
 from ..model.sessions import Finish, finish_day, parallel_runs
 from .options import commitments_of, subscriptions_of
@@ -467,7 +467,7 @@ def x_table(s: Scenario, cal: Calendar, quotes: pd.DataFrame, opts: pd.DataFrame
     buckets = {p: np.flatnonzero(cal.open(p)) for p in phases}
     take = np.repeat(np.arange(len(names)), [len(buckets[p]) for p in names]).astype(int)
     kind, option = quotes["kind"].to_numpy(), quotes["option"].to_numpy()
-    group = np.array([f"machine:{o}" if k in ("own", "buy") else f"account:{g}" if k in NOTEBOOK_KINDS else f"rent:{o}"
+    group = np.array([f"machine:{o}" if k in HOME_KINDS else f"account:{g}" if k in NOTEBOOK_KINDS else f"rent:{o}"
                       for k, o, g in zip(kind, option, quotes["quota_group"].to_numpy())], dtype=object)
     supply = quotes["supply"].to_numpy(dtype=float)
 

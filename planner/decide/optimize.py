@@ -32,7 +32,7 @@ from pricing.values import float_or, opt_float
 
 from ..model import job, sessions, units, workload
 from ..model.costs import COST_PARTS, PART_NAMES
-from ..model.records import NOTEBOOK_KINDS, Option, Quote, options_of, quotes_frame
+from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, Option, Quote, options_of, quotes_frame
 from ..model.scenario import Phase, Scenario
 from . import breakeven, milp
 from .options import build_options, commitments_of, stale_rows
@@ -351,7 +351,7 @@ class Solved:
     def money_items(self) -> dict[str, float]:
         """Money per item: each purchase (net of resale), the host, each option's running money [USD]."""
         xi = self.program.x_index
-        label = np.array([("electricity for " if k in ("own", "buy") else "") + o for k, o in zip(xi.kind, xi.option)],
+        label = np.array([("electricity for " if k in HOME_KINDS else "") + o for k, o in zip(xi.kind, xi.option)],
                          dtype=object)
         spent = pd.Series(self.running_usd).groupby(label).sum()
         out = {f"buy {b}": v.price_usd - v.resale_usd for b, v in self.bought_on.items()}
@@ -1370,7 +1370,7 @@ def _stale_prices(s: Scenario, catalog: pricing.Catalog) -> list[str]:
 
 def _warnings(s: Scenario, opts: pd.DataFrame, catalog: pricing.Catalog) -> list[str]:
     out = _stale_prices(s, catalog)
-    if s.electricity_is_default:
+    if s.electricity_is_default and opts["kind"].isin(HOME_KINDS).any():  # else no card draws it
         where = (f"the catalog's price for {s.electricity_region} (you.grid)" if s.electricity_region
                  else "the catalog default")
         out.append(f"no electricity price given: using {where} "

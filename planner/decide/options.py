@@ -21,7 +21,7 @@ from pricing.values import missing
 from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one staleness rule, the catalog's
 
 from ..model import carbon, workload
-from ..model.records import NOTEBOOK_KINDS
+from ..model.records import HOME_KINDS, NOTEBOOK_KINDS
 from ..model.scenario import Consider, Scenario
 
 if TYPE_CHECKING:
@@ -322,7 +322,7 @@ def with_footprints(opts: pd.DataFrame, catalog: pricing.Catalog, s: OptionInput
     for kind, device, n, power, zone_given, operator in zip(opts["kind"], opts["device"], opts["count"], opts["power_w"],
                                                            opts["grid_zone"], opts["operator"]):
         count = int(n) if n == n and n is not None else 1
-        at_home = kind in ("own", "buy")
+        at_home = kind in HOME_KINDS
         board = float(power) if at_home and power == power and power is not None else board_of[device] * count
         zone = yours if at_home else (zone_given if isinstance(zone_given, str) else "world")
         if isinstance(zone, float):

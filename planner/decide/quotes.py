@@ -22,7 +22,7 @@ from pricing.values import float_or, missing, opt_float
 
 from ..model import carbon, costs, sessions, units, workload
 from ..model.costs import PART_NAMES
-from ..model.records import NOTEBOOK_KINDS, QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
+from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
 from ..model.scenario import Phase, Scenario, Workload, You, prices_move
 from ..model.workload import Step
 
@@ -123,7 +123,7 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
             reason = why
         elif not (isinstance(rel, float) and math.isfinite(rel) and rel > 0):
             reason = "no speed figures for this device in the catalog"
-        elif r.kind in ("own", "buy") and s.host_unpriced:
+        elif r.kind in HOME_KINDS and s.host_unpriced:
             reason = "needs a host computer: set you.host_price (or you.host_machine: true)"
         elif r.kind in NOTEBOOK_KINDS and isinstance(r.quota_h_total, float) and r.quota_h_total == 0:
             reason = "the tier grants no hours"
@@ -138,7 +138,7 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
 def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: float, checkpoint_every_h: float | None = None
                 ) -> sessions.Process:
     """The session process of one run of phase ``ph`` on option row ``r``."""
-    local = r.kind in ("own", "buy")
+    local = r.kind in HOME_KINDS
     paused = r.interruption_mode == "pause"  # the machine comes back with its disk
     persistent = local or bool(r.persistent_storage) or paused
     mounted = mounts_datasets(r)
@@ -248,7 +248,7 @@ class QuoteInputs:
         cards are sold for a card bought; so a what-if that moves your time re-prices the free
         tiers, not the rented machines (tests/test_plan.py changes each blank field and finds the
         quote the same)."""
-        home, by_hand = r.kind in ("own", "buy"), bool(r.needs_person)
+        home, by_hand = r.kind in HOME_KINDS, bool(r.needs_person)
         return (self._every_option_reads,
                 (self.electricity_usd_per_kwh, self.you.host_power_w) if home else None,
                 (self.you.time_value_usd_per_hour, self.you.attention_starts_per_day) if by_hand else None,
@@ -357,7 +357,7 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     # around 0.1: a mean rate of 0.22), so the money, energy and emissions count that mean
     billed_shift = _over_rate(r, (billed_low, billed, billed_high))[0] if rented else 0.0
     parts = money_by_part(s, ph, r, wall + shift, billed + billed_shift, restarts, months_used)
-    energy = carbon.energy_kwh(float_or(r.board_w), s.you.host_power_w if r.kind in ("own", "buy") else 0.0,
+    energy = carbon.energy_kwh(float_or(r.board_w), s.you.host_power_w if r.kind in HOME_KINDS else 0.0,
                                wall + shift, float_or(r.pue, 1.0))
     return Quote(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
@@ -436,7 +436,7 @@ def money_by_part(s: Scenario | QuoteInputs, ph: Phase, r: Any, wall_h: Any, bil
     checkpoint_gb = checkpoint_gb_of(s, ph)
     zero = 0.0 * wall_h
     parts = dict.fromkeys(PART_NAMES, zero)
-    if r.kind in ("own", "buy"):
+    if r.kind in HOME_KINDS:
         parts["electricity"] = costs.electricity_usd(r.power_w, s.you.host_power_w, wall_h,
                                                      s.electricity_usd_per_kwh * electricity_factor)
     elif r.kind == "rent":

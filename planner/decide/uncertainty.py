@@ -48,6 +48,7 @@ from pricing.values import float_or, missing, opt_float
 
 from ..model import carbon, costs, units, workload
 from ..model.costs import NOT_CASH
+from ..model.records import HOME_KINDS
 from ..model.sessions import at_rates, triangular_ppf
 from . import quotes
 from .options import commitments_of, subscriptions_of
@@ -303,7 +304,7 @@ def _carbon_inputs(opts: pd.DataFrame, used: list[str], rng: np.random.Generator
         r: dict = opts.loc[o].to_dict()
         grids.setdefault(str(r["grid_zone"]), (float(r["g_co2e_low"]), float(r["g_co2e_per_kwh"]),
                                                float(r["g_co2e_high"])))
-        if r["kind"] not in ("own", "buy"):
+        if r["kind"] not in HOME_KINDS:
             pues.setdefault(str(r["operator"]) if isinstance(r["operator"], str) else "other",
                             (float(r["pue_low"]), float(r["pue"]), float(r["pue_high"])))
         if float(r["embodied_kg"]) > 0:
@@ -323,7 +324,7 @@ def _carbon_inputs(opts: pd.DataFrame, used: list[str], rng: np.random.Generator
 def _made_key(r: Any) -> str:
     """Which making an option's devices share (one draw for all of them): the embodied row, and
     whether a server share comes with it."""
-    return f"{r['embodied_source']}" + ("" if r["kind"] in ("own", "buy") else " with its server")
+    return f"{r['embodied_source']}" + ("" if r["kind"] in HOME_KINDS else " with its server")
 
 
 def _co2_factors(by_name: dict[str, Input], r: pd.Series, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -333,7 +334,7 @@ def _co2_factors(by_name: dict[str, Input], r: pd.Series, n: int) -> tuple[np.nd
     ones = np.ones(n)
     if not isinstance(r["grid_zone"], str):
         return ones, ones
-    at_home = r["kind"] in ("own", "buy")
+    at_home = r["kind"] in HOME_KINDS
     g = _factor(by_name, f"grid {r['grid_zone']}", n)
     p = ones if at_home else _factor(by_name, f"pue {r['operator'] if isinstance(r['operator'], str) else 'other'}", n)
     e = _factor(by_name, f"made {_made_key(r)}", n)

@@ -24,6 +24,10 @@ from .costs import PART_NAMES
 #: hand): free tiers and the tiers you pay for. Only ``free`` costs nothing.
 NOTEBOOK_KINDS = ("free", "subscription")
 
+#: The kinds that run at home: cards you own or buy, which draw your household's electricity on
+#: your grid, need a host computer and are sold after the horizon.
+HOME_KINDS = ("own", "buy")
+
 
 @dataclass(frozen=True, slots=True)
 class Option:

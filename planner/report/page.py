@@ -280,14 +280,14 @@ def _emissions_line(plan: Plan, d: dict) -> str:
     """The plan's emissions in one sentence, with what they rest on (planner.model.carbon)."""
     e = d["emissions"]
     you = plan.scenario.you
-    grid = (f"your grid {e['grid']}" if e["grid"] not in (None, "world") else
-            f"your grid {e['grid_g_per_kwh']:g} g/kWh" if e["grid_g_per_kwh"] is not None else
-            "your grid unknown: the world average, 473 g/kWh, assumed (set you.grid)")
+    grid = ("" if not plan.considers_home else f"your grid {e['grid']}; " if e["grid"] not in (None, "world") else
+            f"your grid {e['grid_g_per_kwh']:g} g/kWh; " if e["grid_g_per_kwh"] is not None else
+            "your grid unknown: the world average, 473 g/kWh, assumed (set you.grid); ")
     made = f", of which {e['embodied_co2_kg']:,.1f} kg making the cards it buys" if e["embodied_co2_kg"] else ""
     priced = (f"; priced at {_money(e['carbon_price_per_t'], d['currency'])} a tonne" if e["carbon_price_per_t"]
               is not None else "")
     cap = f"; capped at {e['max_co2_kg']:,.1f} kg" if you.max_co2_kg is not None else ""
-    return (f"Emissions: {e['co2_kg']:,.1f} kg CO2e from {e['energy_kwh']:,.0f} kWh{made} ({grid}; rented and free "
+    return (f"Emissions: {e['co2_kg']:,.1f} kg CO2e from {e['energy_kwh']:,.0f} kWh{made} ({grid}rented and free "
             f"machines at their region's grid and their operator's PUE{priced}{cap}).")
 
 
@@ -514,13 +514,16 @@ def _assumptions_section(plan: Plan, d: dict) -> view.Section:
     return view.section("Assumptions", view.Bullets((
         f"Catalog as of {d['catalog_as_of']}{layers_text(d)}; every price and spec carries its date and source "
         "(`planner pricing show ID`).",
-        f"Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
-        + (f" (the catalog's price for {s.electricity_region}, your grid)" if s.electricity_region
-           else " (catalog default)" if s.electricity_is_default else "") + f"; the host draws {s.you.host_power_w:g} W"
-        + (f"; a card at home needs a host computer bought for {_money(s.you.host_usd / s.usd_per_currency, cur)} "
-           "(you.host_price; not resold)" if s.you.buys_host else "") + ".",
-        f"Cards are sold after the {s.horizon_months:g}-month horizon; resale follows each offer's figure or the "
-        f"default model ({costs.resale_model_text()}).",
+        *((f"Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
+           + (f" (the catalog's price for {s.electricity_region}, your grid)" if s.electricity_region
+              else " (catalog default)" if s.electricity_is_default else "")
+           + f"; the host draws {s.you.host_power_w:g} W"
+           + (f"; a card at home needs a host computer bought for {_money(s.you.host_usd / s.usd_per_currency, cur)} "
+              "(you.host_price; not resold)" if s.you.buys_host else "") + ".",
+           f"Cards are sold after the {s.horizon_months:g}-month horizon; resale follows each offer's figure or the "
+           f"default model ({costs.resale_model_text()}).") if plan.considers_home else
+          ("No card at home is considered (you.own and consider.buy select none): your electricity, a host "
+           "computer and resale do not enter the plan.",)),
         f"Your time is valued at {s.you.time_value_usd_per_hour / s.usd_per_currency:g} {cur}/h; you can start "
         f"{s.you.attention_starts_per_day:g} sessions a day.",
         *d["assumptions"], *(f"Override: {o}" for o in d["overrides"]))))
