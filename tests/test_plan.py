@@ -792,6 +792,30 @@ def test_a_card_past_the_budget_stays_among_the_candidates_with_the_cash_it_need
     assert "over the budget: needs 1,144.03 USD" in planner.report.render_text(p)
 
 
+def test_a_budget_shortfall_names_the_least_cash_that_fixes_it(load):
+    # 1,600 h: buying the card is the cheapest plan in time (1,000 USD less 400 resale, 144.03 USD of
+    # electricity: 744.03 in all) but spends 1,144.03 USD of cash; renting costs more (800.80 USD) and
+    # spends less cash. Under a 700 USD budget neither fits: the answer named 1,144.03 USD as the
+    # budget that would fix it, where 800.80 does (a lab's two years read 34,848 CAD for 32,086). Planned
+    # again at the figure named every deadline is met; a cent less, not
+    text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="").replace(
+        "  host_power: 100 W\n", "  host_power: 100 W\n  budget: BUDGET USD\n")
+    rent_usd = 0.5 * 16 * RENT_WALL
+    p = planner.plan(load(text.replace("BUDGET", "700")), trials=0)
+    (problem,) = [ph.shortfall for ph in p.phases]
+    assert problem.startswith("'train' cannot be finished by 2027-12-31 within the budget of 700.00 USD")
+    assert (f"the cheapest plan that meets every deadline spends {1000 + 0.45 * 0.20 * 16 * LOCAL_WALL:,.2f} USD "
+            "in cash") in problem
+    assert f"a budget of {rent_usd:,.2f} USD (the least cash of any plan in time; 1,144.03 USD lets it be the " \
+           "cheapest in time) would fix it" in problem
+    assert any(w.startswith(f"meeting every deadline needs {rent_usd:,.2f} USD in cash") for w in p.warnings)
+    assert planner.plan(load(text.replace("BUDGET", f"{rent_usd:.2f}")), trials=0).feasible
+    assert not planner.plan(load(text.replace("BUDGET", f"{rent_usd - 0.01:.2f}")), trials=0).feasible
+    # where the cheapest plan in time is also the least cash (renting, with no card), one figure is named
+    alone = planner.plan(load(text.replace("buy: [my-card]", "buy: []").replace("BUDGET", "700")), trials=0)
+    assert f"a budget of {rent_usd:,.2f} USD would fix it" in alone.phases[0].shortfall
+
+
 @pytest.mark.parametrize("idle, said", [("", False), (", idle_timeout: 90 min", True), (", idle_timeout: 13 h", False)])
 def test_an_idle_timeout_shorter_than_a_session_is_said_up_front(load, idle, said):
     # issue 35 item 8: idle_timeout was accepted and changed nothing. The plan counts on 12-h

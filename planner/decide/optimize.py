@@ -555,18 +555,46 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
     if unbounded.unmet:
         return None
     money = unbounded.cash_usd
+    least = _least_cash(s, quotes, opts, cards, money)
     items = ", ".join(f"{what} {s.money(unbounded.bought_on[what[4:]].price_usd if what[4:] in unbounded.bought_on else usd)}"
                       for what, usd in unbounded.money_items().items())
     if (credited := sum(unbounded.credits_used)) > 0.005:  # the items are the bills; credits pay part of them
         items += f", less {s.money(credited)} your credits pay"
     last = _later_deadlines_fix(s, quotes, opts, cards)
     later = last is not None
-    warnings.append(f"meeting every deadline costs {s.money(money)}, more than the budget "
-                    f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(money - s.you.budget_usd)}"
+    cheaper = s.money(least) != s.money(money)  # a plan in time that spends less cash, for more in all
+    warnings.append(f"meeting every deadline needs {s.money(least)} in cash, more than the budget "
+                    f"({s.money(s.you.budget_usd)}): raise the budget by {s.money(least - s.you.budget_usd)}"
+                    + (f" ({s.money(money - s.you.budget_usd)} for the cheapest plan in time)" if cheaper else "")
                     + (" or move deadlines" if later else "") + "; the plan shown keeps to the budget")
     return OverBudget(f"the cheapest plan that meets every deadline spends {s.money(money)} in cash ({items}); "
                       "the budget caps cash out during the plan: cards at their price (resale comes back only "
-                      "after the horizon), the electricity of cards you own included", s.money(money), last)
+                      "after the horizon), the electricity of cards you own included",
+                      s.money(least) + (f" (the least cash of any plan in time; {s.money(money)} lets it be the "
+                                        "cheapest in time)" if cheaper else ""), last)
+
+
+def _least_cash(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+                cheapest_usd: float) -> float:
+    """The least cash out of any plan that meets every deadline [USD], rounded up to a cent of the
+    scenario's currency (a yen): the least budget that fixes a shortfall. The cheapest plan in time
+    (``cheapest_usd`` of cash) may spend more: a card bought for its resale, say, where renting
+    spends less cash and more money in all. The program with a budget row (:func:`milp.budget`:
+    cash, as the budget counts it) minimises that row with every phase done (its unmet work
+    bounded at 0), a linear objective over the same rows; planned again with the budget at the
+    figure, the plan meets every deadline, and a cent less it does not."""
+    program = _build(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=cheapest_usd + 1.0)
+    row = next(b for b in program.blocks if b.family == "budget")
+    cash = np.zeros(program.n_vars)
+    np.add.at(cash, row.col, row.val)
+    ub = program.bounds.ub.copy()
+    ub[list(program.unmet_index.values())] = 0.0
+    least = milp.solve(dataclasses.replace(program, c=cash, bounds=milp.Bounds(program.bounds.lb, ub), ties=None,
+                                           blocks=[b for b in program.blocks if b.family != "budget"]))
+    if not least.ok:  # (the cheapest plan in time is one such plan: never, but never a wrong figure either)
+        return cheapest_usd
+    cent = (1.0 if s.currency.upper() in units.WHOLE_CURRENCIES else 0.01) * s.usd_per_currency  # as s.money shows
+    return min(cheapest_usd, math.ceil(least.objective / cent - 1e-6) * cent)
 
 
 class OverBudget(NamedTuple):
