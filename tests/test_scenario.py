@@ -253,3 +253,34 @@ def test_a_what_ifs_typed_edit_refuses_what_set_refuses(load, catalog):
         load(MINIMAL, sets=("phases.train.gpu_hours=-5 h",))
     assert [p.message for p in typed.value.problems] == [p.message for p in text.value.problems]
     assert with_value(s, "phases.other.gpu_hours", "5 h", catalog.ids()) is None  # a new phase: set as text
+
+
+def test_a_what_ifs_edit_of_a_phases_hours_caps_all_its_runs_once(load, catalog):
+    # 20 runs of 2,500 h (50,000 in all) moved by +20 %: 20 runs of 3,000 h, 60,000 h in all. The edit
+    # counted the runs twice (the phase holds its total) and refused it as "20 runs of 60,000 h are
+    # 1,200,000 reference GPU-hours", so `planner sensitivity` of a lab's two years stopped with exit 2
+    from planner.model.edits import with_value
+
+    text = MINIMAL.replace("gpu_hours: 100\n", "gpu_hours: 2500\n    runs: 20\n")
+    moved = with_value(load(text), "phases.train.gpu_hours", 3000, catalog.ids())
+    assert moved is not None and moved.phase("train").gpu_hours == 20 * 3000
+    # the cap is the file's: 50,001 h a run is past it, edited or written, in the same words
+    with pytest.raises(InputError) as typed:
+        with_value(load(text), "phases.train.gpu_hours", 50_001, catalog.ids())
+    with pytest.raises(InputError) as written:
+        load(text.replace("gpu_hours: 2500", "gpu_hours: 50001"))
+    said = "20 runs of 50,001 h are 1,000,020 reference GPU-hours; at most 1,000,000 in a phase"
+    assert [p.message for p in typed.value.problems] == [p.message for p in written.value.problems] == [said]
+
+
+def test_a_phase_named_by_a_number_is_set_by_its_name(load):
+    # a path reads the part 2028 as a number (a list's index); --set phases.2028.deadline answered "no phase
+    # named '2028' (did you mean '2028'?)", and so did a sensitivity's flip search on it. A variant's keys too
+    text = MINIMAL.replace("  train:\n", "  2028:\n") + (
+        "variants:\n  later: {phases.2028.deadline: 2027-04-01}\n  nested: {phases: {2028: {gpu_hours: 50}}}\n")
+    assert load(text, sets=("phases.2028.deadline=2027-03-15",)).phase("2028").deadline == dt.date(2027, 3, 15)
+    assert load(text, variant="later").phase("2028").deadline == dt.date(2027, 4, 1)
+    assert load(text, variant="nested").phase("2028").gpu_hours == 50
+    with pytest.raises(InputError) as wrong:
+        load(text, sets=("phases.2029.deadline=2027-03-15",))
+    assert "no phase named '2029' in the scenario (did you mean '2028'?)" in wrong.value.problems[0].message

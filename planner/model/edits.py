@@ -13,7 +13,7 @@ from pricing.ids import CatalogIds
 from pricing.yamldoc import parse_document
 
 from .scenario import Scenario
-from .schema import MAX_GPU_HOURS, PHASE, SCHEMA, WORKLOAD, YOU, _Context
+from .schema import PHASE, SCHEMA, WORKLOAD, YOU, _Context, too_much_work
 from .validate import _replace, _show, _Validator
 
 
@@ -95,9 +95,8 @@ def with_value(s: Scenario, path: str, raw: Any, ids: CatalogIds) -> Scenario | 
     if parts[0] == "phases":
         ph = s.phase(parts[1])
         moved = _replace(ph, **{attr: value}, **({"hours_from_job": False} if key == "gpu_hours" else {}))
-        if moved.gpu_hours * moved.runs > MAX_GPU_HOURS:
-            raise refused(f"{moved.runs:,} runs of {moved.gpu_hours:,.0f} h are {moved.gpu_hours * moved.runs:,.0f} "
-                          f"reference GPU-hours; at most {MAX_GPU_HOURS:,.0f} in a phase")
+        if (problem := too_much_work(moved.gpu_hours_per_run, moved.runs)) is not None:
+            raise refused(problem)
         return _replace(changed, phases=tuple(moved if p.name == ph.name else p for p in s.phases))
     if parts[0] in ("workload", "you"):
         return _replace(changed, **{parts[0]: _replace(getattr(s, parts[0]), **{attr: value})})

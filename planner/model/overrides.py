@@ -116,11 +116,12 @@ def _resolve_path(path: tuple, data: Any, schema: Any, where: str) -> tuple:
             out.append(part)
             node, value = node[part], (value or {}).get(part) if isinstance(value, dict) else None
         elif isinstance(node, MapOf):
-            names = list(value) if isinstance(value, dict) else []
-            if part not in names:
-                raise ValueError(f"no phase named '{part}' in {where}{did_you_mean(str(part), names)}")
-            out.append(part)
-            node, value = node.item, value[part]
+            # a phase by its name as text: the path reads the part 2028 as a number (a list's index)
+            names = {str(k): k for k in value} if isinstance(value, dict) else {}
+            if str(part) not in names:
+                raise ValueError(f"no phase named '{part}' in {where}{did_you_mean(str(part), list(names))}")
+            out.append(names[str(part)])
+            node, value = node.item, value[names[str(part)]]
         elif isinstance(node, ListOf):
             items = value if isinstance(value, list) else []
             if isinstance(part, int):

@@ -119,6 +119,17 @@ FIRST_DATE, LAST_DATE = dt.date(1990, 1, 1), dt.date(2100, 12, 31)
 MAX_SPAN_YEARS = 30
 #: Upper bounds of quantities no real plan reaches (a typing mistake such as 1e308 h).
 MAX_GPU_HOURS = 1e6  # 114 GPU-years
+
+
+def too_much_work(gpu_hours_per_run: float, runs: int) -> str | None:
+    """Why a phase's runs hold more work than a plan takes (None: they do not): at most
+    MAX_GPU_HOURS reference GPU-hours in a phase, all its runs together. One rule for a file
+    and for a what-if's edit (planner.model.edits), which holds its hours per run too."""
+    total = gpu_hours_per_run * runs
+    if total <= MAX_GPU_HOURS:
+        return None
+    return (f"{runs:,} runs of {gpu_hours_per_run:,.0f} h are {total:,.0f} reference GPU-hours; at most "
+            f"{MAX_GPU_HOURS:,.0f} in a phase")
 MIN_HOURS = 0.01  # 36 s: less work than a session's setup is a typing mistake
 MAX_RUNS = 10_000
 MAX_JOB_AMOUNT = 1e15  # tokens or samples a pass: 50x the largest published pretraining

@@ -36,6 +36,7 @@ from .schema import (
     _years_after,
     build,
     section_values,
+    too_much_work,
 )
 
 if TYPE_CHECKING:
@@ -488,10 +489,8 @@ class _Validator:
                 continue
             begin = p.get("from", start)
             deadline = p.get("deadline")
-            if p["gpu_hours"] * p.get("runs", 1) > MAX_GPU_HOURS:
-                self.add(path + ("runs",), f"{p.get('runs', 1):,} runs of {p['gpu_hours']:,.0f} h are "
-                         f"{p['gpu_hours'] * p.get('runs', 1):,.0f} reference GPU-hours; at most {MAX_GPU_HOURS:,.0f} "
-                         "in a phase")
+            if (problem := too_much_work(p["gpu_hours"], p.get("runs", 1))) is not None:
+                self.add(path + ("runs",), problem)
                 continue
             if begin < start:
                 self.add(path + ("from",), f"phase starts {begin} before the scenario's start {start}")
