@@ -468,8 +468,11 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     if opts.empty:
         warnings.append("no options to consider: the 'consider' patterns and 'you.own' select nothing")
     best = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards)
-    over_budget = _over_budget(s, quotes, opts, cards, best, warnings)
-    over_cap = _over_cap(s, quotes, opts, cards, best, warnings) if over_budget is None else None
+    # what would fix work left undone (the budget, the cap on emissions): searched for the answer; a
+    # what-if's row (without ``detail``) reads none of it, and each search solves programs as large
+    # as the plan's (with cards bought later, most of a lab's sensitivity over its budget)
+    over_budget = _over_budget(s, quotes, opts, cards, best, warnings) if detail else None
+    over_cap = _over_cap(s, quotes, opts, cards, best, warnings) if detail and over_budget is None else None
     # stage 3: read the plan off the solution (records of the options it uses)
     placed = set(best.schedule["option"]) | set(best.bought)
     options = {o.option: o for o in options_of(opts[opts["option"].isin(placed)].merge(feas, on="option"))}
@@ -483,7 +486,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     later = ({p: _earliest_deadline(s, quotes, opts, cards, s.phase(p)) for p in best.unmet}
              if detail and over_cap is None else {})
     phases = [_phase_plan(s, ph, best, by_phase.get(ph.name, _NO_HOURS), by_key, options, parts, trials, seed,
-                          all_quotes, over_budget, later.get(ph.name), over_cap) for ph in s.phases]
+                          all_quotes, over_budget, later.get(ph.name), over_cap, searched=detail) for ph in s.phases]
     # stage 4: what the answer is set against: strategies, candidates, break-even, the front
     others, late = _alternatives(s, quotes, opts, cards, best) if alternatives else ([], [])
     free_only = next((a for a in others if a.strategy == "free-only"), None)
@@ -719,10 +722,10 @@ _NO_HOURS = pd.Series([], dtype=float)
 def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key: dict[tuple[str, str], Quote],
                 options: dict[str, Option], parts: dict[str, float], trials: int, seed: int,
                 all_quotes: pd.DataFrame, over_budget: OverBudget | None, later: dt.date | None = None,
-                over_cap: str | None = None) -> PhasePlan:
+                over_cap: str | None = None, searched: bool = True) -> PhasePlan:
     """One phase of the plan: where its hours go (``placed``: reference GPU-hours per option,
     largest share first), its finishes, the chance it ends in time, and what would fix it when
-    it cannot; its money added to ``parts``."""
+    it cannot (not ``searched``: that it cannot); its money added to ``parts``."""
     assignments = []
     p50 = p90 = best.finishes.get(ph.name)
     at_conf = best.finishes_conf.get(ph.name)
@@ -761,7 +764,7 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
         chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts, common)
     done = ph.name not in best.unmet
     shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget, later,
-                                                        over_cap)
+                                                        over_cap, searched)
     meets = done and at_conf is not None and at_conf <= s.last_day(ph)
     return PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, best.finishes.get(ph.name) if done else None,
                      p50 if done else None, p90 if done else None, meets, tuple(assignments),
@@ -1153,11 +1156,15 @@ def _earliest_deadline(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, ca
 
 
 def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: float, over_budget: OverBudget | None,
-                     later: dt.date | None = None, over_cap: str | None = None) -> str:
+                     later: dt.date | None = None, over_cap: str | None = None, searched: bool = True) -> str:
     """What cannot be met and what would fix it: the budget it needs, or the fastest option and
-    ``later``, the earliest deadline at which the plan does it (:func:`_earliest_deadline`)."""
+    ``later``, the earliest deadline at which the plan does it (:func:`_earliest_deadline`).
+    Not ``searched`` (a what-if's plan): what cannot be met, and that its fix was not looked for."""
     end = s.last_day(ph)
     undone = units.format_hours(unmet_h)  # a share of an hour is one (0.3), never "0 of 60 h stay undone"
+    if not searched:
+        return (f"'{ph.name}' cannot be finished by {end}: {undone} of {units.format_hours(ph.gpu_hours)} reference "
+                "GPU-h stay undone (a what-if's plan: what would fix it is not searched for; planner run says)")
     if over_budget:
         return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd or 0.0)}: "
                 f"{undone} of {units.format_hours(ph.gpu_hours)} reference GPU-h stay undone; {over_budget.spends}: "
