@@ -921,3 +921,21 @@ def test_a_report_another_writer_puts_in_place_while_the_directory_is_read_is_no
     monkeypatch.setattr(w, "_planner_files", racing)
     assert w.check_target(out) == (out, []) and len(calls) == 2
     assert w.write_files({"report.md": b"mine\n"}, out) == [w.MARKER, "report.md"]
+
+
+def test_a_short_plan_with_no_deadline_is_said_as_it_is(load):
+    # a hobby run with no deadline on a one-week horizon read "between 2027-01-04 and the last deadline",
+    # "meets every deadline", "a 0.229979-month horizon", "from 0 kWh" and "1 starts by hand"
+    text = BASE.format(hours=2, deadline="2027-12-31", buy="", rent="", free="my-free").replace(
+        "    deadline: 2027-12-31\n", "").replace("needs_person: false", "needs_person: true").replace(
+        "start: 2027-01-04\n", "start: 2027-01-04\nhorizon: 1 week\n")
+    p = planner.plan(load(text), trials=0)
+    assert p.phases[0].deadline is None and p.feasible
+    out = planner.report.render_text(p)
+    assert "between 2027-01-04 and the horizon's end (2027-01-10; no phase has a deadline) at the lowest cost" in out
+    assert "The plan ends before the horizon ends at 90 % confidence" in out and "deadline at" not in out
+    assert "over a 7-day horizon" in out
+    # the energy as the plan has it, to two significant figures under 10 kWh (the 3090's 350 W for 2 h)
+    kwh = planner.to_dict(p)["emissions"]["energy_kwh"]
+    assert 0.1 < kwh < 10 and f"from {units.format_significant(kwh, 2)} kWh" in out
+    assert "; 1 start by hand" in out

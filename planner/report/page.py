@@ -18,6 +18,7 @@ from ..decide import breakeven
 from ..decide.breakeven import FREE_MIX
 from ..decide.result import COST_PARTS, Assignment, Plan, to_dict
 from ..model import costs, units
+from ..model.scenario import Scenario
 from . import view
 from .view import text_table
 
@@ -33,6 +34,14 @@ def _money(x: float | None, currency: str) -> str:
 
 def _h(x: float | None) -> str:
     return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else units.format_hours(x)
+
+
+def _horizon(s: Scenario) -> str:
+    """The horizon as written before "horizon": "24-month", "18.5-month", and in days under a
+    month ("7-day", not "0.229979-month")."""
+    if s.horizon_months >= 1:
+        return f"{units.format_significant(s.horizon_months, 3)}-month"
+    return f"{s.sold_day}-day"
 
 
 def _percent(x: float) -> str:
@@ -112,7 +121,7 @@ def explain(a: Assignment, reference: str) -> str:
         if a.wait_hours:
             text += f", {a.wait_hours:,.1f} h waiting for the paused machine to resume (unbilled)"
         if a.restarts_by_hand:
-            text += f"; {a.restarts_by_hand} starts by hand"
+            text += f"; {a.restarts_by_hand} start{'s' if a.restarts_by_hand != 1 else ''} by hand"
     if a.wall_hours_p90 is not None and a.wall_hours_p90 > a.wall_hours * 1.001:
         text += f"; P50 {_h(a.wall_hours_p50)} h, P90 {_h(a.wall_hours_p90)} h"
     if a.checkpoint_hours >= max(0.1, CHECKPOINT_SHARE_SHOWN * a.wall_hours):  # writes that cost real time
@@ -255,19 +264,25 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
         if ph["on_time_chance"] is not None:
             by_chance.setdefault(_percent(ph["on_time_chance"]), []).append(ph["name"])
     chances = ", ".join(f"{units.format_and(names)} {chance}" for chance, names in by_chance.items())
-    verdict = (f"meets every deadline at {_confidence(conf)} confidence (the chance each phase ends in time: {chances})"
-               if d["feasible"] else "**cannot meet every deadline**")
+    # without a deadline a phase is due by the horizon's end (Scenario.window): said so, not "every deadline"
+    dated = any(ph.deadline for ph in s.phases)
+    due = "meet every deadline" if dated else "end before the horizon's end"
+    verdict = (f"{'meets every deadline' if dated else 'ends before the horizon ends'} at {_confidence(conf)} "
+               f"confidence (the chance each phase ends in time: {chances})" if d["feasible"] else f"**cannot {due}**")
+    until = (f"between {s.start} and the last deadline, to meet every deadline" if dated else
+             f"between {s.start} and the horizon's end ({s.horizon_end - dt.timedelta(days=1)}; no phase has a "
+             "deadline)")
     time_part = d["cost_breakdown"]["your_time"]
     return [
         view.section("The question",
                      f"Where should {units.format_hours(sum(p.gpu_hours for p in s.phases))} reference GPU-hours (on {ref}) run, "
-                     f"between {s.start} and the last deadline, to meet every deadline at the lowest cost: on cards "
+                     f"{until} at the lowest cost: on cards "
                      "bought or owned, on rented GPUs, or on free tiers?"),
         view.section("The answer",
                      f"**{buys[0].upper() + buys[1:]}; {where}.** The plan {verdict}.",
                      f"Total cost: **{_money(d['total_cost'], cur)}**"
                      + (f" (of which your time {_money(time_part, cur)})" if time_part else "")
-                     + f" over {units.a_or_an(f'{s.horizon_months:g}')} {s.horizon_months:g}-month horizon"
+                     + f" over {units.a_or_an(_horizon(s))} {_horizon(s)} horizon"
                      + (" (the default: 'horizon' sets it)." if s.horizon_is_default else "."),
                      _emissions_line(plan, d),
                      "It rests on figures no provider publishes (defaults with their range):"
@@ -287,7 +302,8 @@ def _emissions_line(plan: Plan, d: dict) -> str:
     priced = (f"; priced at {_money(e['carbon_price_per_t'], d['currency'])} a tonne" if e["carbon_price_per_t"]
               is not None else "")
     cap = f"; capped at {e['max_co2_kg']:,.1f} kg" if you.max_co2_kg is not None else ""
-    return (f"Emissions: {e['co2_kg']:,.1f} kg CO2e from {e['energy_kwh']:,.0f} kWh{made} ({grid}rented and free "
+    kwh = f"{e['energy_kwh']:,.0f}" if e["energy_kwh"] >= 10 else units.format_significant(e["energy_kwh"], 2)
+    return (f"Emissions: {e['co2_kg']:,.1f} kg CO2e from {kwh} kWh{made} ({grid}rented and free "
             f"machines at their region's grid and their operator's PUE{priced}{cap}).")
 
 
@@ -520,7 +536,7 @@ def _assumptions_section(plan: Plan, d: dict) -> view.Section:
            + f"; the host draws {s.you.host_power_w:g} W"
            + (f"; a card at home needs a host computer bought for {_money(s.you.host_usd / s.usd_per_currency, cur)} "
               "(you.host_price; not resold)" if s.you.buys_host else "") + ".",
-           f"Cards are sold after the {s.horizon_months:g}-month horizon; resale follows each offer's figure or the "
+           f"Cards are sold after the {_horizon(s)} horizon; resale follows each offer's figure or the "
            f"default model ({costs.resale_model_text()}).") if plan.considers_home else
           ("No card at home is considered (you.own and consider.buy select none): your electricity, a host "
            "computer and resale do not enter the plan.",)),
