@@ -17,6 +17,7 @@ from planner.cli import main
 from planner.decide.options import build_options
 from planner.model import edits, workload
 from planner.model.validate import load_scenario_text
+from pricing.errors import InputError
 
 from .conftest import FROZEN, SCENARIOS, TEST_CATALOG, TODAY
 
@@ -317,13 +318,34 @@ def test_electricity_not_given_is_your_grids_regions_price(load):
     assert de.cost_usd["electricity"] == pytest.approx(0.45 * LOCAL_WALL * 0.397 * 1.0705)
     assert any(w.startswith("no electricity price given: using the catalog's price for de (you.grid)")
                for w in de.warnings)
-    assert "Electricity 0.4250 USD/kWh (the catalog's price for de, your grid)" in render_markdown(de)
+    assert "Electricity 0.4250 USD/kWh (the catalog's price for de, you.grid)" in render_markdown(de)
     fr = load(bare.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: fr\n"))
     assert fr.electricity_usd_per_kwh == pytest.approx(0.1545) and fr.electricity_region is None
     given = load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: de\n"))
     assert given.electricity_usd_per_kwh == pytest.approx(0.20) and not given.electricity_is_default
     edited = edits.with_value(de.scenario, "electricity", "0.30 USD/kWh", planner.api.scenario_ids(FROZEN))
     assert edited.electricity_region is None and not edited.electricity_is_default
+
+
+def test_a_grid_given_as_an_electricity_region_takes_its_countrys_grid_and_its_price(load):
+    # a Berkeley lab wrote grid: us-ca and was refused ("unknown grid 'us-ca'"): the catalog prices
+    # California's electricity (0.2951 USD/kWh in the test catalog) but has one US grid. Now the plan
+    # takes both: the US grid's intensity, California's price; a price given still wins
+    from planner.report.page import render_markdown
+
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="", free="")
+    bare = text.replace("electricity: 0.20 USD/kWh\n", "")
+    ca = planner.plan(load(bare.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: us-ca\n")), trials=0)
+    us = planner.plan(load(bare.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: us\n")), trials=0)
+    assert ca.scenario.you.grid == "us" and ca.scenario.electricity_region == "us-ca"
+    assert ca.cost_usd["electricity"] == pytest.approx(0.45 * LOCAL_WALL * 0.2951)
+    assert ca.co2_kg == pytest.approx(us.co2_kg)  # the same grid
+    assert "Electricity 0.2951 USD/kWh (the catalog's price for us-ca, you.grid)" in render_markdown(ca)
+    given = load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: us-ca\n"))
+    assert given.electricity_usd_per_kwh == pytest.approx(0.20) and given.you.grid == "us"
+    with pytest.raises(InputError) as wrong:
+        load(bare.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: us-cx\n"))
+    assert "unknown grid 'us-cx' (did you mean" in wrong.value.problems[0].message and "'us-ca'" in wrong.value.problems[0].message
 
 
 def test_a_plan_with_no_card_at_home_does_not_dwell_on_electricity(load):

@@ -316,17 +316,30 @@ def _currency(v: Any, ctx: _Context) -> Any:
 
 
 def _grid(v: Any, ctx: _Context) -> Any:
-    """A zone of the catalog's grid table (a country code in any case) or an intensity."""
+    """A zone of the catalog's grid table (a country code in any case), a region the catalog
+    prices electricity for within a country of it (us-ca: the US grid, California's price;
+    the validator splits it), or an intensity."""
     if isinstance(v, str) and v.strip().lower() in ctx.ids.grid_zones:
+        return v.strip().lower()
+    if isinstance(v, str) and grid_of_region(v.strip().lower(), ctx.ids) is not None:
         return v.strip().lower()
     if (isinstance(v, (int, float)) and not isinstance(v, bool)) or (isinstance(v, str) and v.strip()[:1].isdigit()):
         g = units.parse_intensity(v)
         if not 0 <= g <= 2000:
             raise ValueError(f"expected an intensity between 0 and 2,000 g/kWh, got {v!r}")
         return g
-    hint = did_you_mean(str(v).strip().lower(), sorted(ctx.ids.grid_zones))
+    hint = did_you_mean(str(v).strip().lower(), sorted({*ctx.ids.grid_zones, *ctx.ids.electricity_usd_per_kwh_by_region}))
     raise ValueError(f"unknown grid {v!r}{hint}: a country (de, us), a zone of `planner pricing list --grid`, "
-                     "or an intensity such as 350 g/kWh")
+                     "a region of `planner pricing list --electricity` (us-ca), or an intensity such as 350 g/kWh")
+
+
+def grid_of_region(region: str, ids: CatalogIds) -> str | None:
+    """The grid zone of an electricity region that is not a zone itself: its country, the part
+    before the first '-' (us-ca: us; jp-tokyo: jp), where the catalog has both; else None."""
+    country = region.split("-", 1)[0]
+    if region in ids.grid_zones or region not in ids.electricity_usd_per_kwh_by_region or country == region:
+        return None
+    return country if country in ids.grid_zones else None
 
 
 def _usd_per_kg(v: Any, ctx: _Context) -> Any:
@@ -674,7 +687,8 @@ YOU = {
                      doc="money providers grant: each {amount, providers: [aws, ...], from, until, name}; it pays their "
                          "rent before cash does, between from and until (inclusive), and what is left then is lost"),
     "grid": Field(_grid, doc="where your electricity comes from: a country (de, us, fr), a zone of `planner pricing list "
-                  "--grid`, or an intensity (350 g/kWh); default: the world average (said in the answer)"),
+                  "--grid`, a region of `planner pricing list --electricity` within a country (us-ca: the US grid, "
+                  "California's price), or an intensity (350 g/kWh); default: the world average (said in the answer)"),
     "carbon_price": Field(_q(_usd_per_kg, unit="USD/t"), attr="carbon_usd_per_kg",
                           doc="a price on emissions (80 EUR/t): the plan minimises cost plus emissions at this price; "
                               "none: emissions are reported, not priced"),

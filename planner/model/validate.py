@@ -35,6 +35,7 @@ from .schema import (
     _currency,
     _years_after,
     build,
+    grid_of_region,
     section_values,
     too_much_work,
 )
@@ -359,6 +360,8 @@ class _Validator:
             return None
         regional = self.ctx.ids.electricity_usd_per_kwh_by_region
         region = you.get("grid") if "electricity" not in top and you.get("grid") in regional else None
+        if isinstance(you.get("grid"), str) and (country := grid_of_region(you["grid"], self.ctx.ids)) is not None:
+            you["grid"] = country  # us-ca: the US grid's intensity, California's price (schema._grid)
         if "electricity" in top:
             elec, elec_default = top["electricity"], False
         elif region is not None:  # where you.grid says you are, the catalog's price there

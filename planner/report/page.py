@@ -531,7 +531,7 @@ def _assumptions_section(plan: Plan, d: dict) -> view.Section:
         f"Catalog as of {d['catalog_as_of']}{layers_text(d)}; every price and spec carries its date and source "
         "(`planner pricing show ID`).",
         *((f"Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
-           + (f" (the catalog's price for {s.electricity_region}, your grid)" if s.electricity_region
+           + (f" (the catalog's price for {s.electricity_region}, you.grid)" if s.electricity_region
               else " (catalog default)" if s.electricity_is_default else "")
            + f"; the host draws {s.you.host_power_w:g} W"
            + (f"; a card at home needs a host computer bought for {_money(s.you.host_usd / s.usd_per_currency, cur)} "
