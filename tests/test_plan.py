@@ -345,7 +345,8 @@ def test_a_grid_given_as_an_electricity_region_takes_its_countrys_grid_and_its_p
     assert given.electricity_usd_per_kwh == pytest.approx(0.20) and given.you.grid == "us"
     with pytest.raises(InputError) as wrong:
         load(bare.replace("  host_power: 100 W\n", "  host_power: 100 W\n  grid: us-cx\n"))
-    assert "unknown grid 'us-cx' (did you mean" in wrong.value.problems[0].message and "'us-ca'" in wrong.value.problems[0].message
+    said = wrong.value.problems[0].message
+    assert "unknown grid 'us-cx' (did you mean" in said and "'us-ca'" in said
 
 
 def test_a_plan_with_no_card_at_home_does_not_dwell_on_electricity(load):

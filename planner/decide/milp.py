@@ -800,7 +800,7 @@ def supply(x: XTable, cal: Calendar) -> Block:
                     x.var[at], x.wall_conf_per_ref[at], -np.inf, n[at][first] * HOURS_PER_DAY * cal.days[bucket])
 
 
-def _covered_days(day: int, term_days: float, first: np.ndarray, end: np.ndarray) -> np.ndarray:
+def _covered_days(day: int | np.ndarray, term_days: float, first: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Days of each bucket (first day, end day exclusive) that a term started on ``day`` covers:
     a term's hours are usable on every day it covers, a bucket it covers in part included."""
     return np.clip(np.minimum(end, day + term_days) - np.maximum(first, day), 0.0, None)
@@ -824,12 +824,13 @@ def commit_vars(s: Scenario, cal: Calendar, x: XTable, opts: pd.DataFrame, first
         first, end = cal.first_day[buckets], cal.edges[buckets + 1]
         priced = cal.day_of(r["as_of"])
         trend = (trends or {}).get(str(option), 0.0)
-        for day in range(0, int(cal.edges[-1]), 7 if term <= 28 else 28):
-            if not _covered_days(day, term, first, end).any():
-                continue
-            factor = float(costs.path_factor([day], priced, trend, points)[0]) if (trend or points) else 1.0
-            out.append(CommitVar(first_var + len(out), str(option), day, term,
-                                 float(r["usd_per_hour"]) * HOURS_PER_DAY * term * factor))
+        days = np.arange(0, int(cal.edges[-1]), 7 if term <= 28 else 28)
+        # the start days whose term covers a bucket of the offer's x: every day at once, not one by one
+        days = days[(_covered_days(days[:, None], term, first[None, :], end[None, :]) > 0).any(axis=1)]
+        factors = costs.path_factor(days, priced, trend, points) if (trend or points) else np.ones(len(days))
+        out += [CommitVar(first_var + len(out) + k, str(option), int(day), term,
+                          float(r["usd_per_hour"]) * HOURS_PER_DAY * term * float(factor))
+                for k, (day, factor) in enumerate(zip(days, factors))]
     return tuple(out)
 
 
