@@ -448,7 +448,8 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     more), break-even is found only against the rent offers the plan chose (if none, the cheapest
     per phase: :func:`cheapest_rents`) and the free tiers, options are excluded only for not
     being able to run, not phase by phase, and there is no week-by-week schedule, no statement
-    of the figures the plan rests on (``assumed_figures``) and none of the warnings they bring.
+    of the figures the plan rests on (``assumed_figures``) and none of the warnings they bring,
+    nor a search for what would fix work left undone (a shortfall says it was not searched for).
     Without ``breakevens`` there is no break-even table (a sensitivity row reads none).
     """
     # stage 1: the options, what the workload makes of each, and every (phase, option) priced
