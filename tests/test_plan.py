@@ -832,11 +832,16 @@ def test_a_budget_shortfall_names_the_least_cash_that_fixes_it(load):
     assert f"a budget of {rent_usd:,.2f} USD (the least cash of any plan in time; 1,144.03 USD lets it be the " \
            "cheapest in time) would fix it" in problem
     assert any(w.startswith(f"meeting every deadline needs {rent_usd:,.2f} USD in cash") for w in p.warnings)
+    # the answer says it up front, and the JSON gives it (needs_budget)
+    assert planner.to_dict(p)["needs_budget"] == pytest.approx(round(rent_usd, 2))
+    assert (f"cannot meet every deadline within the budget of 700.00 USD: a budget of {rent_usd:,.2f} USD would "
+            "meet every deadline") in planner.report.render_text(p)
     assert planner.plan(load(text.replace("BUDGET", f"{rent_usd:.2f}")), trials=0).feasible
     assert not planner.plan(load(text.replace("BUDGET", f"{rent_usd - 0.01:.2f}")), trials=0).feasible
     # where the cheapest plan in time is also the least cash (renting, with no card), one figure is named
     alone = planner.plan(load(text.replace("buy: [my-card]", "buy: []").replace("BUDGET", "700")), trials=0)
     assert f"a budget of {rent_usd:,.2f} USD would fix it" in alone.phases[0].shortfall
+    assert planner.to_dict(planner.plan(load(text.replace("BUDGET", "900")), trials=0))["needs_budget"] is None
 
 
 def test_a_what_ifs_plan_over_its_budget_is_the_answers_plan_without_the_searches_for_a_fix(load, monkeypatch):

@@ -520,6 +520,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
         catalog_layers=catalog.layers,
         warnings=tuple(warnings),
         over_budget=over_budget is not None,
+        needs_budget_usd=over_budget.least_usd if over_budget is not None else None,
         assumptions=(tuple(_assumed_defaults(s, base_catalog)) if base_catalog is not None else ())
         + ((f"rent prices are projections: each moves {s.rent_trend_per_year:+.0%} a year from its catalog date "
             "(price_trend)",) if s.rent_trend_per_year else ())
@@ -575,7 +576,7 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
                       "the budget caps cash out during the plan: cards at their price (resale comes back only "
                       "after the horizon), the electricity of cards you own included",
                       s.money(least) + (f" (the least cash of any plan in time; {s.money(money)} lets it be the "
-                                        "cheapest in time)" if cheaper else ""), last)
+                                        "cheapest in time)" if cheaper else ""), last, least)
 
 
 def _least_cash(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
@@ -603,13 +604,14 @@ def _least_cash(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: di
 
 class OverBudget(NamedTuple):
     """Work the budget leaves undone (:func:`_over_budget`): what meeting every deadline spends
-    (``spends``, a sentence; ``needs``, the cash written as money) and ``every_phase_by``, the
+    (``spends``, a sentence; ``needs``, the least cash written as money, ``least_usd`` [USD]) and ``every_phase_by``, the
     horizon's last day where every phase due then is done within the budget (None: no later
     deadline is a fix)."""
 
     spends: str
     needs: str
     every_phase_by: dt.date | None
+    least_usd: float
 
     def fix(self, ph: Phase, later: dt.date | None) -> str:
         """What would fix the shortfall of ``ph``: the budget, or ``later``, the phase's earliest

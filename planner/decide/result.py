@@ -184,6 +184,9 @@ class Plan:
     catalog_as_of: dt.date
     warnings: tuple[str, ...] = ()
     over_budget: bool = False
+    #: where the budget leaves work undone: the least cash of any plan that meets every deadline [USD]
+    #: (the least budget that fixes it; None otherwise, and in a what-if's plan, which does not search)
+    needs_budget_usd: float | None = None
     assumptions: tuple[str, ...] = ()
     assumed_figures: tuple[str, ...] = ()  # unpublished figures the chosen plan relies on (defaults, ranges)
     schedule: pd.DataFrame | None = None  # phase, option, week, week_start, gpu_hours, wall_hours
@@ -269,6 +272,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "variant": s.variant,
         "currency": s.currency,
         "feasible": plan.feasible,
+        "needs_budget": money(plan.needs_budget_usd),
         "total_cost": money(plan.total_usd),
         "cost_breakdown": {k: money(plan.cost_usd.get(k, 0.0)) for k in COST_PARTS
                            if k != "carbon" or s.you.carbon_usd_per_kg is not None},

@@ -268,7 +268,11 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     dated = any(ph.deadline for ph in s.phases)
     due = "meet every deadline" if dated else "end before the horizon's end"
     verdict = (f"{'meets every deadline' if dated else 'ends before the horizon ends'} at {_confidence(conf)} "
-               f"confidence (the chance each phase ends in time: {chances})" if d["feasible"] else f"**cannot {due}**")
+               f"confidence (the chance each phase ends in time: {chances})" if d["feasible"] else f"**cannot {due}**"
+               # where the budget holds it back, the least budget that would not, up front (the phases say more)
+               + (f" within the budget of {_money(s.you.budget_usd / s.usd_per_currency, cur)}: a budget of "
+                  f"**{_money(d['needs_budget'], cur)}** would {due} (the least cash of any plan that does)"
+                  if d.get("needs_budget") is not None and s.you.budget_usd is not None else ""))
     until = (f"between {s.start} and the last deadline, to meet every deadline" if dated else
              f"between {s.start} and the horizon's end ({s.horizon_end - dt.timedelta(days=1)}; no phase has a "
              "deadline)")
