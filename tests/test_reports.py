@@ -55,6 +55,11 @@ def test_a_break_even_past_the_search_or_the_cards_hours_says_where_it_lies(load
     assert pair.gpu_hours is None and pair.why_not == (
         f"not within 50x this scenario's work (500 reference GPU-h): the purchase, less its resale, is earned back "
         f"after {hours:,.0f} ({hours / 10:,.0f}x)")
+    # just past the search (29.1 h of work: 1,462 h is 50.2x of it) the multiple is not written as
+    # the bound's own "50x", as a break-even 0.4 % past it was
+    (near,) = planner.plan(load(text.replace("gpu_hours: 10\n", "gpu_hours: 29.1\n")), trials=0).breakeven
+    assert 50 < hours / 29.1 < 50.5 and near.why_not.endswith(
+        f"earned back after {hours:,.0f} ({math.ceil(hours / 29.1 * 10) / 10:g}x)"), near.why_not
     (moving,) = planner.plan(load(text.replace("electricity:", "price_trend: -20%/year\nelectricity:")),
                              trials=0).breakeven
     assert moving.gpu_hours is None and moving.why_not == (

@@ -262,8 +262,10 @@ def _not_within(beyond: float, h_max: float, total_h: float, moving: bool, card_
         return card if card_h <= h_max else f"the purchase, less its resale, is not earned back within {within}"
     if not beyond <= card_h:
         return card
+    times = beyond / max(total_h, 1.0)  # past the multiple searched: never written as the multiple itself
+    shown = f"{times:,.0f}" if times >= SEARCH_MULTIPLE + 0.5 else f"{math.ceil(times * 10) / 10:g}"
     return (f"not within {within}: the purchase, less its resale, is earned back after {beyond:,.0f} "
-            f"({beyond / max(total_h, 1.0):,.0f}x)")
+            f"({shown}x)")
 
 
 def breakeven(s: Scenario, opts: pd.DataFrame, quotes: pd.DataFrame,
