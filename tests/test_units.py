@@ -115,3 +115,30 @@ def test_hours_of_work_are_never_rounded_to_nothing(hours, text):
 def test_the_article_before_a_figure_is_as_it_is_read(figure, article):
     # "over a 18-month horizon" read wrong: eight, eighteen, eighty and eleven begin with a vowel
     assert units.a_or_an(figure) == article
+
+
+@pytest.mark.parametrize(("written", "meant"), [("$500", "500 USD"), ("500 $", "500 USD"), ("€1.5k", "1500 EUR"),
+                                                ("USD 500", "500 USD"), ("1,500 USD", "1500 USD"),
+                                                ("2k USD", "2000 USD"), ("500 dollars", "500 USD"),
+                                                ("€1,200", "1200 EUR")])
+def test_money_written_another_way_is_refused_with_the_form_that_reads(written, meant):
+    # "$500" or "1,500 USD" was refused with no hint; the refusal suggests the form that reads, and the
+    # suggestion reads as that money (never taken in its place: "$" may be another dollar)
+    with pytest.raises(QuantityError) as refused:
+        units.parse_money_usd(written, "USD", RATES)
+    assert str(refused.value).endswith(f"(did you mean {meant!r}?)")
+    number, code = meant.split()
+    assert units.parse_money_usd(meant, "USD", RATES) == pytest.approx(float(number) * RATES[code])
+
+
+@pytest.mark.parametrize("written", ["¥500", "500 bananas", "lots"])
+def test_money_no_form_reads_is_refused_without_a_guess(written):
+    # "¥" is yen or yuan: no guess, as for what is no money at all
+    with pytest.raises(QuantityError) as refused:
+        units.parse_money_usd(written, "USD", RATES)
+    assert "did you mean" not in str(refused.value)
+
+
+def test_a_price_written_with_a_sign_is_refused_with_the_form_that_reads():
+    with pytest.raises(QuantityError, match=r"got '\$0.30/kWh' \(did you mean '0.3 USD/kWh'\?\)"):
+        units.parse_money_rate_usd("$0.30/kWh", "USD", RATES, "kWh")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pricing.errors import did_you_mean
 
@@ -316,8 +317,63 @@ def money_unit(unit: str, usd_per_unit: Mapping[str, float]) -> float | None:
     return usd_per_unit.get(unit.upper())
 
 
+#: Currency signs and words people write money with, and the code each means ("$500", "500
+#: dollars"); "¥" (yen or yuan) and other signs of several currencies are left out.
+_MONEY_SIGNS = {"US$": "USD", "C$": "CAD", "A$": "AUD", "$": "USD", "€": "EUR", "£": "GBP", "₹": "INR", "₩": "KRW"}
+_MONEY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR", "pound": "GBP", "pounds": "GBP",
+                "yen": "JPY", "rupee": "INR", "rupees": "INR", "yuan": "CNY", "rmb": "CNY", "franc": "CHF",
+                "francs": "CHF", "won": "KRW", "krona": "SEK", "kronor": "SEK"}
+
+
+def money_as_read(text: str) -> str | None:
+    """Money as people write it ("$500", "€1.5k", "USD 500", "1,500 USD", "500 dollars",
+    "$0.40/h") in the form the planner reads ("500 USD", "0.4 USD/h"), or None where it is no
+    such form: what a refusal suggests, never read in its place ("$" may be another dollar)."""
+    amount, _, per = text.strip().partition("/")
+    amount, code = amount.strip(), None
+    for sign in _MONEY_SIGNS:  # longest first: US$ before $
+        if amount.startswith(sign) or amount.endswith(sign):
+            code, amount = _MONEY_SIGNS[sign], amount.removeprefix(sign).removesuffix(sign).strip()
+            break
+    if (m := re.fullmatch(r"([A-Za-z]{3})\s*(\d[\d.,]*\s*[kKmM]?)", amount)) is not None:  # "USD 500"
+        code, amount = code or m.group(1).upper(), m.group(2)
+    m = re.fullmatch(r"(\d[\d.,]*?)\s*([kKmM]?)\s*([A-Za-z]*)", amount)
+    if m is None:
+        return None
+    number, scale, word = m.groups()
+    if word:
+        code = code or _MONEY_WORDS.get(word.lower(), word.upper())
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", number):  # thousands separated by commas
+        number = number.replace(",", "")
+    try:
+        x = float(number) * {"": 1.0, "k": 1e3, "m": 1e6}[scale.lower()]
+    except ValueError:
+        return None
+    written = f"{format_significant(x, 12)} {code}" + (f"/{per.strip()}" if per else "")
+    return written if code and written != text.strip() else None
+
+
+def _suggested(exc: QuantityError, value: object, parse: Any) -> QuantityError:
+    """``exc`` with the money form it comes close to (:func:`money_as_read`), where that form reads."""
+    if not isinstance(value, str) or "did you mean" in str(exc) or (hint := money_as_read(value)) is None:
+        return exc
+    try:
+        parse(hint)
+    except QuantityError:
+        return exc
+    return QuantityError(f"{exc} (did you mean {hint!r}?)")
+
+
 def parse_money_usd(value: object, currency: str, usd_per_unit: Mapping[str, float]) -> float:
-    """Money in USD. Bare numbers are in ``currency``; codes use catalog rates."""
+    """Money in USD. Bare numbers are in ``currency``; codes use catalog rates. A refusal of money
+    written another way ("$500") suggests the form that reads ("500 USD")."""
+    try:
+        return _money_usd(value, currency, usd_per_unit)
+    except QuantityError as exc:
+        raise _suggested(exc, value, lambda v: _money_usd(v, currency, usd_per_unit)) from None
+
+
+def _money_usd(value: object, currency: str, usd_per_unit: Mapping[str, float]) -> float:
     expected = f"an amount of money such as 650 {currency}"
     number, unit = _split(value, expected)
     rate = money_unit(unit or currency, usd_per_unit)
@@ -336,8 +392,15 @@ def parse_money_rate_usd(
     """Money per hour (``per='h'``) or per kWh (``per='kWh'``), in USD.
 
     A bare number is in ``currency`` per ``per``. "0.40 EUR/h", "25 JPY/kWh",
-    "9.99 USD/month" (per='h') are converted.
+    "9.99 USD/month" (per='h') are converted; a refusal of "$0.40/h" suggests "0.4 USD/h".
     """
+    try:
+        return _money_rate_usd(value, currency, usd_per_unit, per)
+    except QuantityError as exc:
+        raise _suggested(exc, value, lambda v: _money_rate_usd(v, currency, usd_per_unit, per)) from None
+
+
+def _money_rate_usd(value: object, currency: str, usd_per_unit: Mapping[str, float], per: str) -> float:
     expected = f"a price such as 0.40 {currency}/{per}"
     number, unit = _split(value, expected)
     if not unit:
