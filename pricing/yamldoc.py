@@ -63,6 +63,7 @@ def dotted(path: Path) -> str:
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+_NUMBER_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
 
 
 def _mark(m: yaml.Mark) -> tuple[int, int]:
@@ -225,6 +226,8 @@ def _build(node: yaml.Node, path: tuple, doc: Document, constructor: Any, proble
             doc.marks[child] = (_mark(item.start_mark), _mark(item.start_mark))
             items.append(_build(item, child, doc, constructor, problems, depth + 1, budget))
         return items
+    if node.tag in _NUMBER_TAGS and ":" in str(node.value) and not node.style:
+        return node.value  # YAML 1.1 reads 1:30 as 90 (base 60): a clock's 1 h 30 min, kept as written
     try:
         return constructor.construct_object(node)
     except (yaml.YAMLError, ValueError, OverflowError) as exc:

@@ -284,3 +284,15 @@ def test_a_phase_named_by_a_number_is_set_by_its_name(load):
     with pytest.raises(InputError) as wrong:
         load(text, sets=("phases.2029.deadline=2027-03-15",))
     assert "no phase named '2029' in the scenario (did you mean '2028'?)" in wrong.value.problems[0].message
+
+
+def test_a_clocks_duration_in_a_file_is_hours_and_minutes_not_base_60(load):
+    # YAML 1.1 reads an unquoted 1:30 as the number 90 (base 60): "checkpoint_every: 1:30" planned a
+    # checkpoint every 90 hours and "budget: 1:30" was 90 USD. A clock's 1:30 is 1.5 h; as money it is
+    # refused, located
+    text = MINIMAL.replace("    deadline: 2027-03-01\n", "    deadline: 2027-03-01\n    checkpoint_every: 1:30\n")
+    assert load(text).phase("train").checkpoint_every_h == pytest.approx(1.5)
+    with pytest.raises(InputError) as money:
+        load(MINIMAL + "you: {budget: 1:30}\n")
+    (problem,) = money.value.problems
+    assert problem.path == "you.budget" and "got '1:30'" in problem.message

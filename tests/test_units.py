@@ -142,3 +142,9 @@ def test_money_no_form_reads_is_refused_without_a_guess(written):
 def test_a_price_written_with_a_sign_is_refused_with_the_form_that_reads():
     with pytest.raises(QuantityError, match=r"got '\$0.30/kWh' \(did you mean '0.3 USD/kWh'\?\)"):
         units.parse_money_rate_usd("$0.30/kWh", "USD", RATES, "kWh")
+
+
+@pytest.mark.parametrize(("text", "hours"), [("1:30", 1.5), ("0:45", 0.75), ("0:45:36", 0.76), ("1h30m", 1.5),
+                                             ("1 h 30 min", 1.5), ("2 hours 15 minutes", 2.25)])
+def test_a_duration_as_a_clock_writes_it(text, hours):
+    assert units.parse_duration_h(text) == pytest.approx(hours)

@@ -158,9 +158,20 @@ def _in_units(value: object, expected: str, table: Mapping[str, float], default_
     return _finite(number * factor, value, expected)
 
 
+#: A duration as a clock writes it: hours and minutes (1:30), and seconds (0:45:00).
+_CLOCK = re.compile(r"^\s*(\d+):([0-5]\d)(?::([0-5]\d))?\s*$")
+#: Hours and minutes together: 1h30m, 1 h 30 min, 2 hours 15 minutes.
+_HOURS_MINUTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*h(?:ours?|rs?)?\s*(\d+(?:\.\d+)?)\s*m(?:ins?|inutes?)?\s*$",
+                            re.IGNORECASE)
+
+
 def parse_duration_h(value: object, default_unit: str = "h") -> float:
     """Duration in hours. Bare numbers are in ``default_unit``; the example in an error is in
-    the key's own scale (a horizon in months, a checkpoint interval in minutes or hours)."""
+    the key's own scale (a horizon in months, a checkpoint interval in minutes or hours). A
+    clock's hours and minutes (1:30) and both units together (1h30m) are 1.5 h."""
+    if isinstance(value, str) and (m := _CLOCK.match(value) or _HOURS_MINUTES.match(value)) is not None:
+        seconds = float(m.group(3) or 0) if m.re is _CLOCK else 0.0
+        return float(m.group(1)) + float(m.group(2)) / 60 + seconds / 3600
     example = {"months": "6 months or 2 years", "days": "7 days or 1 year"}.get(default_unit, "30 min or 2 h")
     return _in_units(value, f"a duration such as {example}", DURATION_H, default_unit)
 
