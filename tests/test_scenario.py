@@ -296,3 +296,12 @@ def test_a_clocks_duration_in_a_file_is_hours_and_minutes_not_base_60(load):
         load(MINIMAL + "you: {budget: 1:30}\n")
     (problem,) = money.value.problems
     assert problem.path == "you.budget" and "got '1:30'" in problem.message
+
+
+def test_grid_no_unquoted_is_said_to_be_read_as_false(load):
+    # YAML 1.1 reads an unquoted no as false: a Norwegian's "grid: no" was "unknown grid False"
+    with pytest.raises(InputError) as refused:
+        load(MINIMAL + "you: {grid: no}\n")
+    (problem,) = refused.value.problems
+    assert problem.path == "you.grid" and "for Norway write grid: 'no' (in quotes)" in problem.message
+    assert load(MINIMAL + "you: {grid: 'no'}\n").you.grid == "no"

@@ -328,6 +328,8 @@ def _grid(v: Any, ctx: _Context) -> Any:
         if not 0 <= g <= 2000:
             raise ValueError(f"expected an intensity between 0 and 2,000 g/kWh, got {v!r}")
         return g
+    if v is False and "no" in ctx.ids.grid_zones:  # YAML 1.1: an unquoted no (Norway) is false
+        raise ValueError("got false: YAML reads an unquoted no as false; for Norway write grid: 'no' (in quotes)")
     hint = did_you_mean(str(v).strip().lower(), sorted({*ctx.ids.grid_zones, *ctx.ids.electricity_usd_per_kwh_by_region}))
     raise ValueError(f"unknown grid {v!r}{hint}: a country (de, us), a zone of `planner pricing list --grid`, "
                      "a region of `planner pricing list --electricity` (us-ca), or an intensity such as 350 g/kWh")
