@@ -305,3 +305,16 @@ def test_grid_no_unquoted_is_said_to_be_read_as_false(load):
     (problem,) = refused.value.problems
     assert problem.path == "you.grid" and "for Norway write grid: 'no' (in quotes)" in problem.message
     assert load(MINIMAL + "you: {grid: 'no'}\n").you.grid == "no"
+
+
+@pytest.mark.parametrize(("written", "meant"), [("2027-9-30", "2027-09-30"), ("2027/09/30", "2027-09-30"),
+                                                ("30.09.2027", "2027-09-30"), ("Sept 30 2027", "2027-09-30"),
+                                                ("30 June 2027", "2027-06-30"), ("13/04/2027", "2027-04-13"),
+                                                ("01/04/2027", "2027-01-04 or 2027-04-01")])
+def test_a_date_written_another_way_is_refused_with_what_it_can_mean(load, written, meant):
+    # dates as people write them were refused with no hint; a refusal names the date they can only
+    # mean, or both where day and month could be either (never read in its place)
+    with pytest.raises(InputError) as refused:
+        load(MINIMAL.replace("deadline: 2027-03-01", f"deadline: '{written}'"))
+    (problem,) = refused.value.problems
+    assert problem.path == "phases.train.deadline" and problem.message.endswith(f"(did you mean {meant}?)")

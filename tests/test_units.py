@@ -148,3 +148,17 @@ def test_a_price_written_with_a_sign_is_refused_with_the_form_that_reads():
                                              ("1 h 30 min", 1.5), ("2 hours 15 minutes", 2.25)])
 def test_a_duration_as_a_clock_writes_it(text, hours):
     assert units.parse_duration_h(text) == pytest.approx(hours)
+
+
+@pytest.mark.parametrize(("written", "meant"), [("200-300", "200..300"), ("200-300 h", "200..300 h"),
+                                                ("200 h - 300 h", "200..300 h"), ("~250", "250"),
+                                                ("about 250 h", "250 h")])
+def test_a_range_written_another_way_is_refused_with_the_form_that_reads(written, meant):
+    with pytest.raises(QuantityError) as refused:
+        units.parse_duration_h(written)
+    assert str(refused.value).endswith(f"(did you mean {meant!r}?)")
+    assert units.split_range(meant) is not None or units.parse_duration_h(meant) > 0
+
+
+def test_a_spread_may_be_written_plus_minus():
+    assert units.split_range("250 h +- 20%") == units.split_range("250 h ± 20%") == ("200 h", "300 h")

@@ -141,6 +141,51 @@ MAX_PHASES = 100
 MAX_HORIZON_MONTHS = 12 * MAX_SPAN_YEARS
 
 
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                          "dec"), start=1)}
+
+
+def date_meant(text: str) -> dt.date | None:
+    """The date a text written another way can only mean: 2027-9-30, 2027/09/30, 30.09.2027
+    (day.month.year), Sept 30 2027, 30 Sep 2027, 2027-09-30T12:00; None where it could mean
+    two (01/04/2027: January or April) or none. What a refusal suggests, never read in its place."""
+    t = text.strip()
+    if (m := re.fullmatch(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[T ][\d:.]+Z?)?", t)) is not None:
+        year, month, day = (int(g) for g in m.groups())
+    elif (m := re.fullmatch(r"(\d{1,2})\.(\d{1,2})\.(\d{4})", t)) is not None:
+        day, month, year = (int(g) for g in m.groups())
+    elif (m := re.fullmatch(r"([A-Za-z]{3,9})\.?\s+(\d{1,2}),?\s+(\d{4})", t)) is not None \
+            and m.group(1)[:3].lower() in _MONTHS:
+        month, day, year = _MONTHS[m.group(1)[:3].lower()], int(m.group(2)), int(m.group(3))
+    elif (m := re.fullmatch(r"(\d{1,2})\s+([A-Za-z]{3,9})\.?,?\s+(\d{4})", t)) is not None \
+            and m.group(2)[:3].lower() in _MONTHS:
+        day, month, year = int(m.group(1)), _MONTHS[m.group(2)[:3].lower()], int(m.group(3))
+    else:
+        return None
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _dates_meant(text: str) -> list[dt.date]:
+    """What a refusal of a date suggests: the one date it can mean (:func:`date_meant`), or, for
+    01/04/2027, each that day and month could be (the US's and most of the world's order)."""
+    if (one := date_meant(text)) is not None:
+        return [one]
+    m = re.fullmatch(r"\s*(\d{1,2})/(\d{1,2})/(\d{4})\s*", text)
+    if m is None:
+        return []
+    a, b, year = (int(g) for g in m.groups())
+    out = []
+    for month, day in ((a, b), (b, a)):
+        try:
+            out.append(dt.date(year, month, day))
+        except ValueError:
+            pass
+    return sorted(set(out))
+
+
 def _date(v: Any, ctx: _Context) -> Any:
     if isinstance(v, dt.datetime):
         v = v.date()
@@ -150,7 +195,9 @@ def _date(v: Any, ctx: _Context) -> Any:
         except ValueError:
             pass
     if not isinstance(v, dt.date):
-        raise ValueError(f"expected a date such as 2027-05-31, got {v!r}")
+        meant = _dates_meant(v) if isinstance(v, str) else []
+        raise ValueError(f"expected a date such as 2027-05-31, got {v!r}"
+                         + (f" (did you mean {' or '.join(d.isoformat() for d in meant)}?)" if meant else ""))
     if not FIRST_DATE <= v <= LAST_DATE:
         raise ValueError(f"expected a date between {FIRST_DATE} and {LAST_DATE}, got {v}")
     return v

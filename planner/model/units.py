@@ -77,6 +77,17 @@ def _kind_of(unit: str) -> str | None:
     return None
 
 
+def _range_meant(text: str) -> str | None:
+    """A range or an estimate written another way, as a scenario writes it: '200-300 h' is
+    '200..300 h', '~250' is '250' (docs/scenario.md, 'Ranges'); None for anything else."""
+    if (m := re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([^\d\s.-]*)\s*[-–]\s*(\d+(?:\.\d+)?)\s*(.*?)\s*", text)) is not None:
+        low, unit, high, after = m.groups()
+        return f"{low}..{high}" + (f" {after or unit}" if after or unit else "")
+    if (m := re.fullmatch(r"\s*(?:~|about|approx\.?|ca\.?)\s*(\d.*?)\s*", text)) is not None:
+        return m.group(1)
+    return None
+
+
 def _split(value: object, expected: str) -> tuple[float, str]:
     """Split a raw value into (number, unit text); unit is '' for a bare number."""
     if isinstance(value, bool) or value is None:
@@ -92,7 +103,8 @@ def _split(value: object, expected: str) -> tuple[float, str]:
         raise QuantityError(f"expected {expected}, got {type(value).__name__}")
     m = _QUANTITY.match(value)
     if not m:
-        raise QuantityError(f"expected {expected}, got {value!r}")
+        hint = _range_meant(value)
+        raise QuantityError(f"expected {expected}, got {value!r}" + (f" (did you mean {hint!r}?)" if hint else ""))
     number = float(m.group(1))
     if number != number or number in (float("inf"), float("-inf")):
         raise QuantityError(f"expected {expected} (a finite number), got {value!r}")
@@ -103,7 +115,7 @@ def split_range(value: object) -> tuple[str, str] | None:
     """A range as written in a scenario (docs/scenario.md, 'Ranges'), as its two ends, or None.
 
     ``200..300`` and ``200 h..300 h`` (a unit after the second end applies to both);
-    ``250 h ± 20%`` (also ``+/-``) and ``0.4 USD/h ± 0.1``: the ends are the middle less and
+    ``250 h ± 20%`` (also ``+/-`` and ``+-``) and ``0.4 USD/h ± 0.1``: the ends are the middle less and
     plus the spread, in the middle's unit."""
     if not isinstance(value, str):
         return None
@@ -116,7 +128,7 @@ def split_range(value: object) -> tuple[str, str] | None:
         if not (lm.group(2) or "").strip() and unit:
             left = f"{left} {unit}"
         return left, right
-    for sign in ("±", "+/-"):
+    for sign in ("±", "+/-", "+-"):
         if sign in value:
             middle, spread = (s.strip() for s in value.split(sign, 1))
             mm = _QUANTITY.match(middle)
@@ -138,7 +150,8 @@ def _wrong_unit(value: object, expected: str, unit: str, units: Iterable[str] = 
     """The error for a value in a unit the key does not take: the kind of quantity it is (a size
     where a duration belongs), else the units of ``units`` it comes close to ("1 mnth")."""
     kind = _kind_of(unit)
-    note = f" (a {kind})" if kind else did_you_mean(unit, units)
+    meant = _range_meant(value) if isinstance(value, str) and ("-" in unit or "–" in unit) else None  # 200-300 h
+    note = f" (a {kind})" if kind else f" (did you mean {meant!r}?)" if meant else did_you_mean(unit, units)
     return QuantityError(f"expected {expected}, got {value!r}{note}")
 
 
