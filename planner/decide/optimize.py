@@ -1272,18 +1272,23 @@ def _spread(s: Scenario, ph: Phase, r: Option, c: Quote, share: float, trials: i
         return Spread(None, 0.0, wall, wall, lost, lost, cost, cost)
     ckpt_gb = checkpoint_gb_of(s, ph)
     full = process_for(ph, r, s, ckpt_gb)
-    proc = dataclasses.replace(full, work_h=full.work_h * share)
+    # the runs this option does: all of them with the whole phase, else the share's worth of whole
+    # runs (at least one), each its part of the work: 0.8 of 4 runs' work is one run of 0.8 of a
+    # run's work and one setup, not four runs of a fifth each and four setups (which put the P50 of
+    # a 1.5 h assignment at 2.0 h)
+    runs = ph.runs if share >= 1.0 else max(1, round(share * ph.runs))
+    proc = dataclasses.replace(full, work_h=full.work_h * share * ph.runs / runs)
     rec_h = sessions.recommended_interval(proc)
     recommended = rec_h * 60 if math.isfinite(rec_h) else None
     saved_h = 0.0
     if math.isfinite(rec_h):
         e_user = sessions.expected(proc)
         e_rec = sessions.expected(dataclasses.replace(proc, checkpoint_every_h=rec_h))
-        saved_h = max(0.0, (e_user.wall_h - e_rec.wall_h) * ph.runs)
+        saved_h = max(0.0, (e_user.wall_h - e_rec.wall_h) * runs)
     if proc.interruptions_per_h == 0.0:  # deterministic: no spread to sample
         return Spread(recommended, saved_h, wall, wall, lost, lost, cost, cost)
     rented = r.kind == "rent"
-    sm = sessions.simulate(proc, trials, seed, runs=ph.runs, startup_h=float_or(r.startup_min) / 60.0 if rented else 0.0,
+    sm = sessions.simulate(proc, trials, seed, runs=runs, startup_h=float_or(r.startup_min) / 60.0 if rented else 0.0,
                            billing_h=(opt_float(r.billing_s) or 0.0) / 3600.0 or None)
     # the one pricing formula at the sampled hours (storage for as long as the run takes)
     ratio = sm.wall_h / max(c.wall_hours * share, 1e-12)
