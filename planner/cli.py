@@ -336,6 +336,10 @@ def estimate(scenario: str, kind: str | None, show_all: bool, variant: str | Non
         rows = table[(table["phase"] == ph.name) & (show_all | (table["verdict"] != "does-not-fit"))]
         rows = rows.sort_values("gpu_hours", na_position="last")
         click.echo(render_rows({"estimate": rows}, ESTIMATE_HEADERS, "text"))
+        if s.framework == "pytorch" and (rows["kind"] == "tpu").any():  # the hours hold; the plans leave them out
+            from .model.workload import PYTORCH_ON_TPU
+
+            click.echo(f"  TPUs: plans leave them out: {PYTORCH_ON_TPU}\n")
 
 
 def _estimate_header(s: Any, ph: Any) -> str:

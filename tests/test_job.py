@@ -173,6 +173,17 @@ def test_the_answer_names_a_jobs_data_as_its_phase_gives_it(load, tmp_path):
     assert "1.8M samples (355M tokens), " in result.output, result.output
 
 
+@pytest.mark.parametrize(("framework", "said"), [("pytorch", True), ("jax", False)])
+def test_estimate_says_a_pytorch_plan_leaves_tpus_out(tmp_path, framework, said):
+    # planner estimate lists TPU hours beside the GPUs' (the hours hold); a PyTorch plan leaves TPUs
+    # out (PyTorch/XLA has no measured speed), and the estimate read as if they were in play
+    path = tmp_path / "g.yaml"
+    path.write_text(f"framework: {framework}\n" + text(GPT2, "tokens: 20M"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["estimate", str(path), "--today", "2026-11-22"])
+    assert result.exit_code == 0 and "\ntpu-" in result.output, result.output
+    assert ("TPUs: plans leave them out: PyTorch runs on TPUs only through PyTorch/XLA" in result.output) is said
+
+
 def test_samples_of_a_transformer_are_samples_times_their_tokens(load):
     w = "family: transformer\nparams: 100M\nsequence_length: 256\nreference_gpu: a100-80gb\nmethod: pretrain"
     by_samples = load_job(load, w, "samples: 1M\nepochs: 2").phases[0].job_estimate
