@@ -830,6 +830,19 @@ def test_a_share_of_a_phases_runs_is_simulated_as_whole_runs(load):
     assert free.wall_hours_p50 == pytest.approx(free.gpu_hours * (1 + 0.36 / 360) + 3 * 0.5, abs=0.05)
 
 
+def test_a_weekly_quota_with_no_reset_day_is_said_to_count_from_the_start(load):
+    # a department's cluster given as a free tier with 30 h/week and no reset day: its quota weeks
+    # run from the start's weekday (a Monday here), which the plan relied on unsaid; the answer now
+    # says so, and not where the tier's reset day is given
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="", free="my-free")
+    said = ("my-free: its weekly quota (30 h) is counted in weeks from the scenario's start, Mondays: the day it "
+            "resets is not published (set quota_reset in the scenario's catalog)")
+    assert any(a.startswith(said) for a in planner.plan(load(text), trials=0).assumed_figures)
+    given = text.replace("needs_person: false, interruptions: 0}", "needs_person: false, interruptions: 0, "
+                                                                   "quota_reset: saturday}")
+    assert not any("counted in weeks" in a for a in planner.plan(load(given), trials=0).assumed_figures)
+
+
 def test_a_budget_shortfall_names_the_least_cash_that_fixes_it(load):
     # 1,600 h: buying the card is the cheapest plan in time (1,000 USD less 400 resale, 144.03 USD of
     # electricity: 744.03 in all) but spends 1,144.03 USD of cash; renting costs more (800.80 USD) and

@@ -889,6 +889,14 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 f"{o.quota_low_h_per_week:g}-{o.quota_high_h_per_week:g}; the service publishes none): the plan counts on "
                 f"{o.quota_h_per_week:.1f} h a week, what it gives in {share(s.phase_confidence)} of weeks"
                 for offer, o in sorted(quotas.items())]
+    # a weekly quota whose reset day is unpublished is counted in weeks from the start (milp.Calendar):
+    # said, for a plan that fills a week at a phase's edges holds only if the service resets then
+    unreset = {o.quota_group or o.offer: o for o in used if o.kind in NOTEBOOK_KINDS and o.quota_h_per_week
+               and not (isinstance(o.quota_reset, str) and o.quota_reset)}
+    assumed += [f"{name}: its weekly quota ({o.quota_h_per_week:g} h) is counted in weeks from the scenario's start, "
+                f"{s.start:%A}s: the day it resets is not published (set quota_reset in the scenario's catalog); on "
+                "another day, a week at a phase's start or end may hold fewer of its hours"
+                for name, o in sorted(unreset.items())]
     idle = {o.offer: o for o in used if o.kind in NOTEBOOK_KINDS and o.idle_timeout_min
             and (o.session_limit_h is None or o.idle_timeout_min / 60.0 < o.session_limit_h)}
     assumed += [f"{offer}: a session stops after {o.idle_timeout_min:g} idle minutes; the plan counts on sessions "
