@@ -194,6 +194,10 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
 
         p = dataclasses.replace(p, uncertainty=analyse(p, n, seed))
         p = dataclasses.replace(p, uncertainty=replan_flips(p, base, workers))
+    elif n and alternatives:  # asked for, and nothing to draw: said, not left out in silence
+        p = dataclasses.replace(p, warnings=(*p.warnings, "no uncertainty analysis: it draws the inputs of the "
+                                             "strategies' plans that meet every deadline, and no strategy has one "
+                                             "(the plan's shortfall says what would fix it)"))
     return p
 
 

@@ -591,3 +591,17 @@ def test_a_resale_drawn_from_the_model_never_brings_more_than_a_new_cards_sale(l
     price = drawn["price my-card"].draws if "price my-card" in drawn else np.full(2000, 1000.0)
     chosen = by_strategy(p)["buy-only"]
     assert (chosen.cost_usd >= 0.129 * price - 1e-6).all()
+
+
+def test_an_analysis_asked_for_with_no_plan_in_time_says_why_there_is_none(load):
+    # 100 h by 2027-01-06 (three days of one cluster) meets no deadline in any strategy: --uncertainty
+    # printed nothing, as if it had not been asked for; the answer says why there is none
+    from .test_plan import BASE
+
+    late = BASE.format(hours=100, deadline="2027-01-06", buy="", rent="uni-cluster", free="")
+    p = planner.plan(load(late), trials=0, uncertainty=200)
+    assert not p.feasible and p.uncertainty is None
+    assert any(w.startswith("no uncertainty analysis: it draws the inputs of the strategies' plans that meet every "
+                            "deadline, and no strategy has one") for w in p.warnings)
+    in_time = planner.plan(load(late.replace("2027-01-06", "2027-12-31")), trials=0, uncertainty=200)
+    assert in_time.uncertainty is not None and not any("no uncertainty analysis" in w for w in in_time.warnings)
