@@ -642,7 +642,7 @@ def machine(x: XTable, cal: Calendar, buy_vars: tuple[BuyVar, ...]) -> Block:
     x the bucket's days (x the y of the card bought on a day no later than the bucket's first,
     and before the horizon's end, when it is sold: a phase that runs past the horizon has no
     card bought for this plan after it, only rented, free and your own)."""
-    g = _shared(x, cal, ["own", "buy"])
+    g = _shared(x, cal, list(HOME_KINDS))
     is_buy = g.kind == "buy"
     hours = HOURS_PER_DAY * g.days
     upper = np.where(is_buy, 0.0, hours)

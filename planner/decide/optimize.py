@@ -32,7 +32,7 @@ from pricing.values import float_or, opt_float
 
 from ..model import job, sessions, units, workload
 from ..model.costs import COST_PARTS, PART_NAMES
-from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, Option, Quote, options_of, quotes_frame
+from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, Option, Quote, considers_home, options_of, quotes_frame
 from ..model.scenario import Phase, Scenario
 from . import breakeven, milp
 from .options import build_options, commitments_of, stale_rows
@@ -55,10 +55,10 @@ __all__ = ["STRATEGIES", "card_costs", "dominated_cards", "dominated_rents", "pl
 
 DEFAULT_TRIALS = 2000
 STRATEGIES = {
-    "buy-only": {"own", "buy"},
+    "buy-only": set(HOME_KINDS),
     "rent-only": {"rent"},
     "free-only": {"free"},
-    "hybrid": {"own", "buy", "rent", "free", "subscription"},
+    "hybrid": {*HOME_KINDS, "rent", *NOTEBOOK_KINDS},
 }
 def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
                     paths: dict[str, CardPath] | None = None) -> dict[str, str]:
@@ -1421,7 +1421,7 @@ def _stale_prices(s: Scenario, catalog: pricing.Catalog) -> list[str]:
 
 def _warnings(s: Scenario, opts: pd.DataFrame, catalog: pricing.Catalog) -> list[str]:
     out = _stale_prices(s, catalog)
-    if s.electricity_is_default and opts["kind"].isin(HOME_KINDS).any():  # else no card draws it
+    if s.electricity_is_default and considers_home(opts):  # else no card draws it
         where = (f"the catalog's price for {s.electricity_region} (you.grid)" if s.electricity_region
                  else "the catalog default")
         out.append(f"no electricity price given: using {where} "

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ..model.costs import COST_PARTS, NOT_CASH  # re-exported for the report writers
-from ..model.records import HOME_KINDS
+from ..model.records import considers_home
 from ..model.scenario import Phase, Scenario
 from ..model.sessions import Finish
 
@@ -215,9 +215,8 @@ class Plan:
 
     @property
     def considers_home(self) -> bool:
-        """Whether any card at home (owned or to buy) is considered: else electricity, your grid,
-        a host computer and resale do not enter the plan, and the answer does not dwell on them."""
-        return self.options is None or bool(self.options["kind"].isin(HOME_KINDS).any())
+        """Whether any card at home is considered (:func:`~planner.model.records.considers_home`)."""
+        return self.options is None or considers_home(self.options)
 
     @property
     def money_usd(self) -> float:

@@ -29,6 +29,12 @@ NOTEBOOK_KINDS = ("free", "subscription")
 HOME_KINDS = ("own", "buy")
 
 
+def considers_home(options: pd.DataFrame) -> bool:
+    """Whether any card at home (owned or to buy) is among ``options``: else electricity, your
+    grid, a host computer and resale do not enter the plan, and the answer does not dwell on them."""
+    return bool(options["kind"].isin(HOME_KINDS).any())
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     """One way to run work: a card you own (``own``), a card to buy (``buy``), a rent offer

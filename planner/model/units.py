@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 from pricing.errors import did_you_mean
 
@@ -377,7 +376,7 @@ def money_as_read(text: str) -> str | None:
     return written if code and written != text.strip() else None
 
 
-def _suggested(exc: QuantityError, value: object, parse: Any) -> QuantityError:
+def _suggested(exc: QuantityError, value: object, parse: Callable[[str], float]) -> QuantityError:
     """``exc`` with the money form it comes close to (:func:`money_as_read`), where that form reads."""
     if not isinstance(value, str) or "did you mean" in str(exc) or (hint := money_as_read(value)) is None:
         return exc
