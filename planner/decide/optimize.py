@@ -596,10 +596,10 @@ def _least_cash(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: di
     ub[list(program.unmet_index.values())] = 0.0
     least = milp.solve(dataclasses.replace(program, c=cash, bounds=milp.Bounds(program.bounds.lb, ub), ties=None,
                                            blocks=[b for b in program.blocks if b.family != "budget"]))
-    if not least.ok:  # (the cheapest plan in time is one such plan: never, but never a wrong figure either)
-        return cheapest_usd
+    # (not ok: the cheapest plan in time is one such plan; never, but never a wrong figure either)
+    usd = min(cheapest_usd, least.objective) if least.ok else cheapest_usd
     cent = (1.0 if s.currency.upper() in units.WHOLE_CURRENCIES else 0.01) * s.usd_per_currency  # as s.money shows
-    return min(cheapest_usd, math.ceil(least.objective / cent - 1e-6) * cent)
+    return math.ceil(usd / cent - 1e-6) * cent  # up: a budget written as shown must hold the plan
 
 
 class OverBudget(NamedTuple):
