@@ -937,3 +937,16 @@ def test_the_inputs_a_sensitivity_moves_are_the_scenarios_as_its_variant_and_set
     assert moved["phases.prototyping.gpu_hours"] == (800, 640, 960)
     assert moved["phases.final.gpu_hours"] == (300, 240, 360)
     assert moved["workload.params"][0] == "304M"
+
+
+def test_a_clocks_duration_moves_as_its_hours(tmp_path):
+    # "checkpoint_every: 1:30" is 1.5 h; a sensitivity moved its text as the number 1 with the unit ':30'
+    # ('0.8:30', refused), so `planner sensitivity` stopped with exit 2
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster", free="").replace(
+        "    checkpoint_size: 0.36 GB\n", "    checkpoint_size: 0.36 GB\n    checkpoint_every: 1:30\n")
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["sensitivity", str(path), "--format", "json", "--today", TODAY.isoformat()])
+    assert result.exit_code == 0, result.output
+    (row,) = [r for r in json.loads(result.output) if r["input"] == "phases.train.checkpoint_every"]
+    assert (row["value"], row["low_value"], row["high_value"]) == ("1.5 h", "1.2 h", "1.8 h")

@@ -177,13 +177,27 @@ _HOURS_MINUTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*h(?:ours?|rs?)?\s*(\d+(?:\.\
                             re.IGNORECASE)
 
 
+def _clock_hours(text: str) -> float | None:
+    """Hours of a duration written as a clock (1:30, 0:45:00) or in hours and minutes (1h30m), else None."""
+    if (m := _CLOCK.match(text) or _HOURS_MINUTES.match(text)) is None:
+        return None
+    seconds = float(m.group(3) or 0) if m.re is _CLOCK else 0.0
+    return float(m.group(1)) + float(m.group(2)) / 60 + seconds / 3600
+
+
+def in_hours_if_clock(value: object) -> object:
+    """A duration written as a clock or in hours and minutes as a number of hours ('1:30' ->
+    '1.5 h'), what a what-if moves by its share; any other value as it is."""
+    hours = _clock_hours(value) if isinstance(value, str) else None
+    return value if hours is None else f"{format_significant(hours, 12)} h"
+
+
 def parse_duration_h(value: object, default_unit: str = "h") -> float:
     """Duration in hours. Bare numbers are in ``default_unit``; the example in an error is in
     the key's own scale (a horizon in months, a checkpoint interval in minutes or hours). A
     clock's hours and minutes (1:30) and both units together (1h30m) are 1.5 h."""
-    if isinstance(value, str) and (m := _CLOCK.match(value) or _HOURS_MINUTES.match(value)) is not None:
-        seconds = float(m.group(3) or 0) if m.re is _CLOCK else 0.0
-        return float(m.group(1)) + float(m.group(2)) / 60 + seconds / 3600
+    if isinstance(value, str) and (hours := _clock_hours(value)) is not None:
+        return hours
     example = {"months": "6 months or 2 years", "days": "7 days or 1 year"}.get(default_unit, "30 min or 2 h")
     return _in_units(value, f"a duration such as {example}", DURATION_H, default_unit)
 

@@ -418,6 +418,7 @@ def numeric_inputs(data: dict) -> list[tuple[str, Any, str]]:
                 keys = list(node) if part == "*" else [part]
                 nxt += [(path + [k], node[k]) for k in keys if k in node]
             nodes = nxt
+        nodes = [(p, units.in_hours_if_clock(v)) for p, v in nodes]  # 1:30 moves as 1.5 h, not as 1 and ':30'
         out += [(".".join(p), v, pattern) for p, v in nodes if scaled(v, 1.0) is not None]
     return out
 
