@@ -53,6 +53,19 @@ CASES = [
      "19:15: workload.batch_size: expected a whole number of at least 1, got 'big'"),
     ("wrong-enum", "  family: transformer", "  family: transformr",
      "15:11: workload.family: expected one of cnn, transformer, rnn, got 'transformr' (did you mean 'transformer'?)"),
+    # words people write for a choice under another name: refused with the choice that reads
+    ("bf16-precision", "precision: mixed ", "precision: BF16 ",
+     "17:14: workload.precision: expected one of fp32, mixed, fp8, got 'BF16' (training in bf16 or fp16 with fp32 "
+     "master weights, as autocast and AMP do, is 'mixed')"),
+    ("4-bit-precision", "precision: mixed ", "precision: 4-bit ",
+     "17:14: workload.precision: expected one of fp32, mixed, fp8, got '4-bit' (a base model quantized to 4 or 8 "
+     "bits under adapters is workload.method: qlora, its adapters trained in 'mixed')"),
+    ("vit-family", "  family: transformer", "  family: ViT",
+     "15:11: workload.family: expected one of cnn, transformer, rnn, got 'ViT' (a transformer, vision or language, "
+     "is 'transformer')"),
+    ("fine-tune-method", "  family: transformer", "  family: transformer\n  method: fine_tune",
+     "16:11: workload.method: expected one of full, pretrain, lora, qlora, got 'fine_tune' (a fine-tune of every "
+     "weight is 'full')"),
     ("bad-date", "deadline: 2027-08-15", "deadline: 2027-02-30",
      "35:15: phases.final.deadline: cannot read value '2027-02-30'"),
     ("duplicate-key", "  runs: 3 ", "  runs: 3\n    runs: 4 ",

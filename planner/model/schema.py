@@ -89,13 +89,41 @@ def _text(v: Any, ctx: _Context) -> Any:
     return str(v)
 
 
-def _enum(choices: Sequence[str]) -> Callable[[Any, _Context], Any]:
+def _enum(choices: Sequence[str], meant: Mapping[str, str] | None = None) -> Callable[[Any, _Context], Any]:
+    """One of ``choices`` (any case). ``meant``: words people write for a choice under another
+    name (``bf16`` for mixed precision), each refused with the choice that reads, never read in
+    its place: the word may mean something the choice does not."""
     def convert(v: Any, ctx: _Context) -> Any:
         if not isinstance(v, str) or v.lower() not in choices:
-            hint = did_you_mean(str(v), choices)
+            said = (meant or {}).get(re.sub(r"[\s_-]", "", str(v).lower()))
+            hint = f" ({said})" if said else did_you_mean(str(v), choices)
             raise ValueError(f"expected one of {', '.join(choices)}, got {v!r}{hint}")
         return v.lower()
     return convert
+
+
+_MIXED = "training in bf16 or fp16 with fp32 master weights, as autocast and AMP do, is 'mixed'"
+#: Words for a precision the schema names otherwise (keys without spaces, '-' or '_', lower case).
+PRECISION_WORDS = {**dict.fromkeys(("bf16", "fp16", "bfloat16", "float16", "half", "amp", "autocast", "mixedprecision",
+                                    "bf16mixed", "16mixed", "fp16mixed", "bf16amp"), _MIXED),
+                   **dict.fromkeys(("float32", "tf32", "full", "single", "32"), "full precision is 'fp32'"),
+                   **dict.fromkeys(("float8", "e4m3", "e5m2"), "training in 8-bit floating point is 'fp8'"),
+                   **dict.fromkeys(("int8", "int4", "4bit", "8bit", "nf4"),
+                                   "a base model quantized to 4 or 8 bits under adapters is workload.method: qlora, "
+                                   "its adapters trained in 'mixed'")}
+#: Words for a family the schema names otherwise.
+FAMILY_WORDS = {**dict.fromkeys(("vit", "llm", "gpt", "bert", "t5", "llama", "attention", "decoder", "encoder"),
+                                "a transformer, vision or language, is 'transformer'"),
+                **dict.fromkeys(("lstm", "gru", "recurrent"), "an LSTM or GRU is 'rnn'"),
+                **dict.fromkeys(("resnet", "convnet", "conv", "vgg", "efficientnet", "convolutional"),
+                                "a convolutional network is 'cnn'")}
+#: Words for a method the schema names otherwise.
+METHOD_WORDS = {**dict.fromkeys(("finetune", "fullfinetune", "sft", "fullft"),
+                                "a fine-tune of every weight is 'full'"),
+                **dict.fromkeys(("scratch", "fromscratch", "pretraining"),
+                                "training from scratch is 'pretrain'"),
+                **dict.fromkeys(("peft", "adapter", "adapters", "dora"),
+                                "adapters on a frozen base are 'lora' (or 'qlora' on a 4-bit base)")}
 
 
 def _bool(v: Any, ctx: _Context) -> Any:
@@ -662,10 +690,10 @@ DEFAULT_REFERENCE_GPU = "a100-80gb"
 WORKLOAD = {
     "model": Field(_model, doc="a named model (llama-3.1-8b, gpt2, resnet-50: `planner pricing list --models`); "
                    "fills family, params, and the shape a job's FLOPs need"),
-    "family": Field(_enum(FAMILIES), doc="architecture: " + " | ".join(FAMILIES) + "; required unless model"),
+    "family": Field(_enum(FAMILIES, FAMILY_WORDS), doc="architecture: " + " | ".join(FAMILIES) + "; required unless model"),
     "params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"),
                     doc="the model's parameters (86M, 7B); required unless model"),
-    "precision": Field(_enum(PRECISIONS), default="mixed", doc=" | ".join(PRECISIONS)),
+    "precision": Field(_enum(PRECISIONS, PRECISION_WORDS), default="mixed", doc=" | ".join(PRECISIONS)),
     "optimizer": Field(_enum(OPTIMIZERS), default="adam", doc=" | ".join(OPTIMIZERS)),
     "batch_size": Field(_int_at_most(1_000_000), default=32,
                         doc="samples per optimizer step on one GPU or TPU core; a machine of several runs this many on "
@@ -677,7 +705,7 @@ WORKLOAD = {
     "reference_gpu": Field(_device, doc="the GPU on which the phases' gpu_hours were measured; required where a phase "
                                         "gives gpu_hours. Phases that describe their job (tokens, samples) alone: "
                                         f"their hours are estimated on {DEFAULT_REFERENCE_GPU} when not given"),
-    "method": Field(_enum(METHODS), default="full",
+    "method": Field(_enum(METHODS, METHOD_WORDS), default="full",
                     doc="full | pretrain (both train every weight) | lora | qlora (adapters on a frozen base)"),
     "trainable_params": Field(_q(_count, positive=True, maximum=1e13, unit="parameters"),
                               doc="adapter parameters (lora, qlora); default stated in the report"),
