@@ -1202,3 +1202,20 @@ def test_an_assignment_says_the_hours_its_checkpoint_writes_take(load, catalog):
     assert to_dict(p)["phases"][0]["assignments"][0]["checkpoint_hours"] == pytest.approx(2.78, abs=0.005)
     small, _ = planned(load(WRITES.replace("checkpoint_size: 100 GB", "checkpoint_size: 1 GB")), catalog)
     assert "writing checkpoints" not in explain(small.phases[0].assignments[0], "rtx-3090")  # 0.03 h: not said
+
+
+def test_the_plan_table_writes_the_wall_hours_its_line_does(load, catalog):
+    """The plan's table and the line under it write one figure: an assignment of 3.7499 wall
+    hours is 3.7 in both (the table read the JSON's 3.75, already rounded, and wrote 3.8 above
+    a line that said 3.7)."""
+    import dataclasses
+
+    from planner.report.page import render_text
+
+    p, _ = planned(load(WRITES), catalog)
+    ph = p.phases[0]
+    a = dataclasses.replace(ph.assignments[0], wall_hours=3.7499)
+    text = render_text(dataclasses.replace(p, phases=(dataclasses.replace(ph, assignments=(a,)),)))
+    row = next(line.split() for line in text.splitlines() if line.startswith("a ") and "cash:box" in line)
+    assert row[2:4] == ["10.0", "3.7"]
+    assert "reference GPU-h become 3.7 wall-h" in text

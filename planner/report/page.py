@@ -315,11 +315,13 @@ def _plan_section(plan: Plan, d: dict) -> view.Section:
     """Each phase on each option: work, wall hours, sessions, finishes, deadline, on time, cost."""
     cur, conf, ref = d["currency"], plan.scenario.you.confidence, plan.scenario.workload.reference_gpu
     rows = []
-    for ph in d["phases"]:
-        for a in ph["assignments"] or [None]:
+    for phase, ph in zip(plan.phases, d["phases"]):
+        # hours from the records, as the line under the table writes them (the JSON's, already
+        # rounded to 0.01, rounded again read 3.7499 h as 3.8 above a line that said 3.7)
+        for record, a in zip(phase.assignments, ph["assignments"]) if ph["assignments"] else [(None, None)]:
             rows.append((ph["name"], f"`{a['option']}`" if a else "—",
-                         f"{a['gpu_hours'] if a else ph['gpu_hours']:,.1f}",
-                         f"{a['wall_hours']:,.1f}" if a and a["wall_hours"] is not None else "—",
+                         f"{record.gpu_hours if record else phase.gpu_hours:,.1f}",
+                         f"{record.wall_hours:,.1f}" if record and a["wall_hours"] is not None else "—",
                          str(a["sessions"]) if a else "—", ph["finish_expected"] or "—", ph["finish_confident"] or "—",
                          ph["deadline"] or "—",
                          f"yes ({_percent(ph['on_time_chance'])})" if ph["meets_deadline"] else "**NO**",
