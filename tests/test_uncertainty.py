@@ -227,6 +227,24 @@ def test_a_marketplace_price_is_drawn_about_the_plans_price(load, thesis_text, l
     assert "marketplace's listings" in price.source
 
 
+def test_a_marketplace_price_is_described_in_the_scenarios_currency(load, thesis_text):
+    """In euros, the listings beside the draws are in euros too (the test catalog: 1.0705 USD a
+    euro): the floor and the typical listing divided by the rate, where the catalog's USD figures
+    were written beside draws in EUR/h."""
+    p = planner.plan(load(thesis_text.replace("currency: USD", "currency: EUR")), trials=0)
+    option = "vast:rtx-3090-interruptible"
+    opts = p.options.copy()
+    at = opts.index[opts["option"] == option]
+    usd = float(opts.loc[at[0], "usd_per_hour"])
+    opts.loc[at, "usd_per_hour_low"], opts.loc[at, "usd_per_hour_high"] = usd * 0.5, usd * 3.0
+    drawn = {i.name: i for i in uncertainty.inputs(dataclasses.replace(p, options=opts), 100, 1)}
+    price = drawn[f"price {option}"]
+    assert price.unit == "EUR/h"
+    assert (f"listings: floor {usd * 0.5 / 1.0705:.4g}, typical {usd / 1.0705:.4g} EUR/h, the plan's price; drawn "
+            f"from {usd * 0.5 / 1.0705:.4g} to {usd * 1.5 / 1.0705:.4g} about it (high listing {usd * 3 / 1.0705:.4g}"
+            in price.source)
+
+
 def _outcome(name, cost, meets):
     cost = np.asarray(cost, dtype=float)
     return uncertainty.StrategyOutcome(name, cost, np.zeros(len(cost)), np.asarray(meets, dtype=bool))
@@ -516,6 +534,13 @@ def test_a_cards_market_range_is_drawn_over_it(load, catalog):
     assert price.draws.min() >= 1500 and price.draws.max() <= 3000 and price.base == 2000
     assert price.draws.mean() == pytest.approx((1500 + 2000 + 3000) / 3, rel=0.01)
     assert "the market's range: 1,500 to 3,000 USD" in price.source
+    # in euros (the test catalog: 1.0705 USD a euro) the range is written as the draws are, in the
+    # scenario's currency: 1,500 / 1.0705 = 1,401, 3,000 / 1.0705 = 2,802, 2,000 / 1.0705 = 1,868
+    s = load(text.replace("start: 2027-01-04", "start: 2027-01-04\ncurrency: EUR"))
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, uncertainty=100, breakevens=False)
+    (price,) = [i for i in p.uncertainty.inputs if i.name == "price card-ranged"]
+    assert price.unit == "EUR" and price.base == pytest.approx(2000 / 1.0705)
+    assert "the market's range: 1,401 to 2,802 EUR, most likely 1,868 (" in price.source
 
 
 def test_a_price_range_that_misses_its_price_is_a_located_error(tmp_path):

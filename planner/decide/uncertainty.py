@@ -169,6 +169,9 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
         out.append(Input(f"speed {device} ({source})", large * _lognormal(rng, n, sigma), one_gpu,
                          f"x {s.workload.reference_gpu}", why))
     per = s.usd_per_currency
+    # the catalog's figures in the scenario's currency, as the draws beside them: an hourly rate as
+    # the catalog writes it in USD, converted to 4 significant digits
+    hourly = "g" if s.currency == "USD" else ".4g"
     monthly = subscriptions_of(_options(plan))
     for o in used:
         r: Any = opts.loc[o]
@@ -187,16 +190,17 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
             top = min(high, 2.0 * mode - low)
             out.append(Input(f"price {o}", rng.triangular(low, mode, top, n) / per if top > low else
                              np.full(n, low / per), price / per, f"{s.currency}/h",
-                             f"the marketplace's listings: floor {low:g}, typical {price:g} USD/h, the plan's price; "
-                             f"drawn from {low:g} to {top:g} about it (high listing {high:g}; dated {r['as_of']})"))
+                             f"the marketplace's listings: floor {low / per:{hourly}}, typical {price / per:{hourly}} "
+                             f"{s.currency}/h, the plan's price; drawn from {low / per:{hourly}} to {top / per:{hourly}} "
+                             f"about it (high listing {high / per:{hourly}}; dated {r['as_of']})"))
         elif kind == "buy" and not yours and opt_float(r.get("purchase_low_usd")) is not None \
                 and opt_float(r.get("purchase_high_usd")) is not None:
             # a card's market: what buyers meet, from the low to the high end, most likely the catalog's price
             lo, hi, price = float(r["purchase_low_usd"]), float(r["purchase_high_usd"]), float(r["purchase_usd"])
             out.append(Input(f"price {o}", rng.triangular(lo, min(max(price, lo), hi), hi, n) / per
                              if hi > lo else np.full(n, lo / per), price / per, s.currency,
-                             f"the market's range: {lo:,.0f} to {hi:,.0f} USD, most likely {price:,.0f} (an estimate "
-                             f"from dated figures; catalog price dated {r['as_of']})"))
+                             f"the market's range: {lo / per:,.0f} to {hi / per:,.0f} {s.currency}, most likely "
+                             f"{price / per:,.0f} (an estimate from dated figures; catalog price dated {r['as_of']})"))
         elif (kind in ("rent", "buy") or paid_tier) and not yours:
             price = float(r["purchase_usd"] if kind == "buy" else r["usd_per_hour"])
             age = ((s.start - r["as_of"]).days / 365.25) if isinstance(r["as_of"], dt.date) else 0.0
