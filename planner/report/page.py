@@ -321,7 +321,7 @@ def _plan_section(plan: Plan, d: dict) -> view.Section:
         for record, a in zip(phase.assignments, ph["assignments"]) if ph["assignments"] else [(None, None)]:
             rows.append((ph["name"], f"`{a['option']}`" if a else "—",
                          f"{record.gpu_hours if record else phase.gpu_hours:,.1f}",
-                         f"{record.wall_hours:,.1f}" if record and a["wall_hours"] is not None else "—",
+                         f"{record.wall_hours:,.1f}" if record and a and a["wall_hours"] is not None else "—",
                          str(a["sessions"]) if a else "—", ph["finish_expected"] or "—", ph["finish_confident"] or "—",
                          ph["deadline"] or "—",
                          f"yes ({_percent(ph['on_time_chance'])})" if ph["meets_deadline"] else "**NO**",
