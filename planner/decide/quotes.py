@@ -328,11 +328,11 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     # are planned with them. Over the interruptions, a default rate's range, the speed and the
     # work (workload.work_spread): the spreads the uncertainty analysis draws
     job_sd = ph.job_hours_rel_sd(s.phase_confidence)
-    if s.workload.precision == "fp8" and r.fp8 != r.reference_fp8:  # the FP8 gain's range, drawn likewise
-        job_sd = math.hypot(job_sd, workload.fp8_gain_rel_sd())
-    if s.step is not None and r.speed_source in ("measured", "estimated"):  # the step's fixed time, likewise
-        one_gpu = r.relative_speed / workload.data_parallel_speed(r.count, s.workload.sharding)
-        job_sd = math.hypot(job_sd, workload.size_rel_sd(s.step, float(workload.at_scale(one_gpu, s.step.share))))
+    fp8, step = shared_rel_sd(s, r, s.step)
+    if fp8:  # the FP8 gain's range, drawn likewise
+        job_sd = math.hypot(job_sd, fp8)
+    if step is not None:  # the step's fixed time, likewise
+        job_sd = math.hypot(job_sd, step)
     spread = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision, str(r.speed_source)),
                                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), job_sd)
     low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)
@@ -378,6 +378,25 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
         co2_kg=(wall + shift) * float_or(r.co2_kg_per_wall_h), cost_usd=sum(parts.values()),
         **{f"{k}_usd": v for k, v in parts.items()},
     )
+
+
+def shared_rel_sd(s: Scenario | QuoteInputs, r: Option, step: Step | None) -> tuple[float, float | None]:
+    """The parts of option ``r``'s relative standard deviation of hours that one draw of the
+    uncertainty analysis moves on other options too, signed by the way they move its hours:
+    (the FP8 gain's, 0 unless ``r`` and the reference differ in FP8: fewer hours with a larger
+    gain where ``r`` trains in FP8, more where the reference does; the step's fixed time, None
+    unless the speed is measured or estimated on large work and taken to the job's ``step``:
+    more hours with a longer fixed time on a device faster than the reference, fewer on a
+    slower one). Quotes plan their hours at the confidence with them, and a phase's chance of
+    ending in time adds each up over its options before squaring it (optimize._on_time)."""
+    fp8 = 0.0
+    if s.workload.precision == "fp8" and r.fp8 != r.reference_fp8:
+        fp8 = workload.fp8_gain_rel_sd() * (-1.0 if r.fp8 else 1.0)
+    if step is None or r.speed_source not in ("measured", "estimated"):
+        return fp8, None
+    one_gpu = r.relative_speed / workload.data_parallel_speed(r.count, s.workload.sharding)
+    ratio = float(workload.at_scale(one_gpu, step.share))
+    return fp8, workload.size_rel_sd(step, ratio) * (1.0 if ratio > 1.0 else -1.0)
 
 
 def _expected_run(proc: sessions.Process, window_h: float) -> tuple[sessions.Expectation, float, float]:
