@@ -917,6 +917,21 @@ def test_an_idle_timeout_shorter_than_a_session_is_said_up_front(load, idle, sai
     assert "It rests on figures no provider publishes" in planner.report.render_text(p) or not said
 
 
+@pytest.mark.parametrize("used", [True, False])
+def test_what_a_tiers_account_needs_is_said_up_front_where_the_plan_uses_it(load, used):
+    # a plan on a tier whose account needs something first (a verified phone, an approval that
+    # takes days: catalog sign_up) says so up front, once for tiers of one account; a plan that
+    # does not use the tier (the whole 100 h on the cluster, the tier's quota 0) says nothing of it
+    sign_up = "an account is approved by the department in 1 to 5 days"
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster", free="my-free").replace(
+        "needs_person: false, interruptions: 0}", f"needs_person: false, interruptions: 0, sign_up: {sign_up}"
+        + ("}" if used else ", quota: 0 h/week}")).replace("quota: 30 h/week, ", "" if not used else "quota: 30 h/week, ")
+    p = planner.plan(load(text), trials=0)
+    assert ("my-free" in {a.option for a in p.phases[0].assignments}) is used
+    said = [a for a in p.assumed_figures if "account" in a]
+    assert said == ([f"my-free: the plan assumes an account that may use it now: {sign_up}"] if used else [])
+
+
 @pytest.mark.parametrize("card, said", [("rtx-4090", True), ("card-ranged", False)])
 def test_a_card_bought_on_one_dated_price_is_said_up_front(load, card, said):
     # issue 37: the answer says when a buy price rests on one source: the frozen catalog's RTX 4090

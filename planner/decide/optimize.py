@@ -906,6 +906,14 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 + (f"of up to {o.session_limit_h:g} h" if o.session_limit_h else "that run until done")
                 + ", so it assumes you keep each one active (the page open and used at least that often)"
                 for offer, o in sorted(idle.items())]
+    # what an account needs before its first session (catalog sign_up): one line for tiers of one account
+    accounts: dict[str, set[str]] = {}
+    for o in used:
+        if o.kind in NOTEBOOK_KINDS and o.sign_up:
+            accounts.setdefault(o.sign_up, set()).add(o.offer)
+    assumed += [f"{units.format_and(sorted(offers))}: the plan assumes an account that may use "
+                f"{'them' if len(offers) > 1 else 'it'} now: {text}"
+                for text, offers in sorted(accounts.items(), key=lambda kv: sorted(kv[1]))]
     for o in used:
         if o.kind in NOTEBOOK_KINDS and o.quota_h_per_week is None and o.quota_h_total is None and o.cap_h_per_month is None:
             warnings.append(f"{o.option}: the service publishes no usage limit; the plan assumes only its session "

@@ -35,6 +35,7 @@ OPTION_COLUMNS = [
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
     "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
     "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "term_days", "notes",
+    "sign_up",
     "usd_per_hour_low", "usd_per_hour_high", "unavailable_share", "unavailable_low", "unavailable_high",
     "unavailable_estimate",
     "rent_trend_per_year", "rent_trend_low_per_year", "rent_trend_high_per_year", "rent_trend_default",
@@ -291,7 +292,8 @@ def _build_options(s: OptionInputs, catalog: pricing.Catalog) -> pd.DataFrame:
             operator=r.get("operator") if isinstance(r.get("operator"), str) else None,
             grid_zone=r.get("grid") if isinstance(r.get("grid"), str) else None,
             quota_reset=r.get("quota_reset") if isinstance(r.get("quota_reset"), str) else None,
-            notes=r.get("notes") if isinstance(r.get("notes"), str) else None))
+            notes=r.get("notes") if isinstance(r.get("notes"), str) else None,
+            sign_up=r.get("sign_up") if isinstance(r.get("sign_up"), str) else None))
     frames.append(pd.DataFrame(tiers, columns=OPTION_COLUMNS))
     opts = pd.concat([f.reindex(columns=OPTION_COLUMNS) for f in frames if len(f)] or frames[:1], ignore_index=True)
     opts = with_availability_at_confidence(with_quota_at_confidence(opts, s.phase_confidence), s.phase_confidence)

@@ -861,7 +861,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "session_limit": ("session_limit_h", {"positive": True}), "idle_timeout": "idle_timeout_min",
         "quota": "quota_h_per_week", "quota_reset": "quota_reset", "quota_group": "quota_group",
         "setup": "setup_min", "interruptions": "interruptions_per_h", "persistent_storage": "persistent_storage",
-        "needs_person": "needs_person", "frameworks": "frameworks",
+        "needs_person": "needs_person", "frameworks": "frameworks", "sign_up": "sign_up",
     }),
 }
 
