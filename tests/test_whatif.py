@@ -102,6 +102,27 @@ def test_sensitivity_flags_the_input_that_flips_buy_versus_rent(load):
     assert f"{row['cost_high']:,.2f}" in page
 
 
+def test_a_sensitivity_marks_a_side_whose_plan_misses_a_deadline(load):
+    """100 h on the cluster at 0.50 USD/h cost 50.05 USD under a 55 USD budget. 20 % more work
+    (120 h, 60.06 USD) or a 20 % smaller budget (44 USD) cannot be done in time within it: that
+    side's cost is the work it does, the rest left undone, and the page marks it rather than
+    showing it as the price of the work."""
+    from planner.report import whatif_page
+    from planner.report.view import to_text
+
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster", free="").replace(
+        "  host_power: 100 W\n", "  host_power: 100 W\n  budget: 55 USD\n")
+    df = whatif.sensitivity(job(text), 0.2).set_index("input")
+    hours, budget = df.loc["phases.train.gpu_hours"], df.loc["you.budget"]
+    assert hours["cost_low"] == pytest.approx(0.5 * 80 * (1 + 0.36 / 360), abs=0.01) and hours["feasible_low"]
+    assert not hours["feasible_high"] and hours["cost_high"] <= 55.0
+    assert not budget["feasible_low"] and budget["feasible_high"] and budget["feasible_base"]
+    page = to_text(whatif_page(df.reset_index(), "s"))
+    row = next(line for line in page.splitlines() if line.startswith("phases.train.gpu_hours"))
+    assert f"{hours['cost_high']:,.2f} (misses)" in row and f"{hours['cost_low']:,.2f} (misses)" not in row
+    assert "(misses): the plan at that value cannot meet every deadline" in page
+
+
 def test_a_price_flip_is_found_where_the_two_plans_costs_cross_in_three_runs(load, monkeypatch):
     """A card's cost is a line in its price (600 + 0.09 H at 1,000 USD, 40 % back), renting's is
     flat: the flip lies where they cross, worked out from the table's own three costs. Halvings

@@ -711,6 +711,8 @@ RENDERERS.update(markdown=render_markdown, csv=render_csv)
 # --------------------------------------------------------------------------- what-if pages
 
 #: What-if columns that hold money (in the row's ``currency``).
+#: The mark of a sensitivity's cost whose plan cannot meet every deadline.
+MISSES = "(misses)"
 MONEY_COLUMNS = {"total_cost", "cost_change", "cost_low", "cost_base", "cost_high", "swing", "cost_p10", "cost_p90"}
 #: What-if columns as a page heads them (words that wrap, not identifiers); CSV and JSON keep the names.
 #: A swept key's column keeps its path.
@@ -756,9 +758,18 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     if "feasible" in df and df["feasible"].all():
         df = df.drop(columns="feasible")
     notes = []
+    # sensitivity: a side whose plan cannot meet every deadline (over its budget, or at all) costs the
+    # work it does, the rest left undone; its cost is marked, and said under the table
+    missed = {c: ~df.pop(f"feasible_{side}").astype(bool) for c, side in
+              (("cost_low", "low"), ("cost_high", "high"), ("cost_base", "base")) if f"feasible_{side}" in df}
     if "cost_base" in df and df["cost_base"].nunique() == 1 and one_currency:  # sensitivity: said once
-        notes.append(f"Cost with every input as given: {_money(float(df['cost_base'].iloc[0]), str(currencies[0]))}.")
+        base_missed = bool(missed.pop("cost_base", pd.Series([False])).iloc[0])
+        notes.append(f"Cost with every input as given: {_money(float(df['cost_base'].iloc[0]), str(currencies[0]))}"
+                     + (f" {MISSES}" if base_missed else "") + ".")
         df = df.drop(columns="cost_base")
+    if any(m.any() for m in missed.values()):
+        notes.append(f"{MISSES}: the plan at that value cannot meet every deadline (within the budget, or at all); "
+                     "its cost is that of the work it does, the rest left undone.")
     flips = _flip_lines(df)
     if "decision_flips" in df and not df["decision_flips"].astype(bool).any():
         notes.append("No input moved this far changes the plan: what is bought or which offers do which phase.")
@@ -801,8 +812,9 @@ def whatif_page(df: pd.DataFrame, title: str) -> view.Page:
     columns = list(df.columns)
     headers = tuple(HEADERS.get(c, c) + (f" [{currencies[0]}]" if one_currency and c in MONEY_COLUMNS else "")
                     for c in columns)
-    rows = tuple(tuple(cell(c, v, cur) for c, v in zip(columns, r)) for r, cur in
-                 zip(df.itertuples(index=False), currencies))
+    rows = tuple(tuple(f"{cell(c, v, cur)} {MISSES}" if c in missed and missed[c].iloc[i] else cell(c, v, cur)
+                       for c, v in zip(columns, r)) for i, (r, cur) in
+                 enumerate(zip(df.itertuples(index=False), currencies)))
     right = frozenset(i for i, c in enumerate(columns) if df[c].dtype.kind in "fi")
     wrap = frozenset(i for i, c in enumerate(columns) if c in ("plan", "plan_low", "plan_high", "inputs_changed"))
     table = view.section(None, view.Table(headers, rows, right, wrap), *notes)

@@ -903,6 +903,10 @@ def sensitivity(base: Job, span: float, workers: Workers = 1, progress: Callable
             "input": path, "value": _shown(raw), "low_value": _shown(low_value), "high_value": _shown(high_value),
             "cost_low": low["total_cost"], "cost_base": ref["total_cost"], "cost_high": high["total_cost"],
             "swing": round(abs(high["total_cost"] - low["total_cost"]), 2), "currency": ref["currency"],
+            # whether each side meets every deadline: a plan that cannot (over its budget, or at all) costs
+            # the work it does, the rest left undone, and the page marks it
+            "feasible_low": bool(low["feasible"]), "feasible_base": bool(ref["feasible"]),
+            "feasible_high": bool(high["feasible"]),
             "decision_flips": ",".join(flips) or "",
             "buy_low": low["buy"], "buy_high": high["buy"], "kinds_low": low["kinds"], "kinds_high": high["kinds"],
             "plan_low": low["plan"] if "down" in flips else "", "plan_high": high["plan"] if "up" in flips else "",
