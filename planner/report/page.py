@@ -710,9 +710,9 @@ RENDERERS.update(markdown=render_markdown, csv=render_csv)
 
 # --------------------------------------------------------------------------- what-if pages
 
-#: What-if columns that hold money (in the row's ``currency``).
 #: The mark of a sensitivity's cost whose plan cannot meet every deadline.
 MISSES = "(misses)"
+#: What-if columns that hold money (in the row's ``currency``).
 MONEY_COLUMNS = {"total_cost", "cost_change", "cost_low", "cost_base", "cost_high", "swing", "cost_p10", "cost_p90"}
 #: What-if columns as a page heads them (words that wrap, not identifiers); CSV and JSON keep the names.
 #: A swept key's column keeps its path.
