@@ -917,6 +917,36 @@ def test_an_idle_timeout_shorter_than_a_session_is_said_up_front(load, idle, sai
     assert "It rests on figures no provider publishes" in planner.report.render_text(p) or not said
 
 
+@pytest.mark.parametrize("dataset, disk, said", [("40 GB", "", True), ("40 GB", ", disk: 100 GB", False),
+                                                 ("10 GB", "", False)])
+def test_a_tier_whose_disk_is_unknown_says_the_data_is_not_checked(load, dataset, disk, said):
+    # blank is never zero: a tier with no disk figure is not checked for room, and where a phase's
+    # data (a 40 GB dataset and its 0.36 GB checkpoint: 40.36 GB) needs more than any tier's
+    # smallest disk (15 GB) the answer says so up front; a disk given (100 GB) is checked instead
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="", free="my-free").replace(
+        "checkpoint_size: 0.36 GB", f"checkpoint_size: 0.36 GB\n    dataset_size: {dataset}").replace(
+        "needs_person: false, interruptions: 0}", f"needs_person: false, interruptions: 0{disk}}}")
+    p = planner.plan(load(text), trials=0)
+    assert [a.option for a in p.phases[0].assignments] == ["my-free"]
+    note = [a for a in p.assumed_figures if "no figure for its disk" in a]
+    assert note == (["my-free: the catalog has no figure for its disk, so the plan does not check that a phase's "
+                     "dataset and checkpoint fit on it (up to 40.4 GB here; set disk for the tier in the scenario's "
+                     "catalog)"] if said else [])
+
+
+def test_a_disk_given_for_a_tier_is_checked(load):
+    # 40.36 GB of data on a tier whose disk, given in the scenario, holds 30 GB: the tier cannot
+    # take the phase, and the cluster does it
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster", free="my-free").replace(
+        "checkpoint_size: 0.36 GB", "checkpoint_size: 0.36 GB\n    dataset_size: 40 GB").replace(
+        "needs_person: false, interruptions: 0}", "needs_person: false, interruptions: 0, disk: 30 GB}")
+    p = planner.plan(load(text), trials=0)
+    assert [a.option for a in p.phases[0].assignments] == ["uni-cluster"]
+    q = p.quotes.set_index("option")
+    assert q.at["my-free", "reason"] == ("the dataset (40 GB) and a checkpoint (0.36 GB) need 40.36 GB; the tier's "
+                                         "disk holds 30 GB")
+
+
 @pytest.mark.parametrize("used", [True, False])
 def test_what_a_tiers_account_needs_is_said_up_front_where_the_plan_uses_it(load, used):
     # a plan on a tier whose account needs something first (a verified phone, an approval that

@@ -43,6 +43,7 @@ from .quotes import (
     checkpoint_gb_of,
     exclusions,
     money_by_part,
+    mounts_datasets,
     process_for,
     quote_records,
     shared_rel_sd,
@@ -55,6 +56,10 @@ if TYPE_CHECKING:
 __all__ = ["STRATEGIES", "card_costs", "dominated_cards", "dominated_rents", "plan", "prune"]
 
 DEFAULT_TRIALS = 2000
+#: A notebook tier with no disk in the catalog is not checked for room (quotes.too_big); the answer
+#: says so where a phase's data needs more than this [GB]: the smallest disk the catalog gives a
+#: tier (SageMaker Studio Lab's 15 GB), which any data below it fits.
+UNCHECKED_DISK_SAID_FROM_GB = 15.0
 STRATEGIES = {
     "buy-only": set(HOME_KINDS),
     "rent-only": {"rent"},
@@ -906,6 +911,13 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 + (f"of up to {o.session_limit_h:g} h" if o.session_limit_h else "that run until done")
                 + ", so it assumes you keep each one active (the page open and used at least that often)"
                 for offer, o in sorted(idle.items())]
+    # a notebook tier whose disk the catalog lacks: the data's fit is not checked (quotes.too_big), said
+    need_gb = {o.offer: max(checkpoint_gb_of(s, ph) + (0.0 if mounts_datasets(o) else ph.dataset_size_gb)
+                            for ph in s.phases) for o in used if o.kind in NOTEBOOK_KINDS and o.disk_gb is None}
+    assumed += [f"{offer}: the catalog has no figure for its disk, so the plan does not check that a phase's dataset "
+                f"and checkpoint fit on it (up to {units.format_significant(gb, 3, thousands=True)} GB here; set disk "
+                "for the tier in the scenario's catalog)"
+                for offer, gb in sorted(need_gb.items()) if gb > UNCHECKED_DISK_SAID_FROM_GB]
     # what an account needs before its first session (catalog sign_up): one line for tiers of one account
     accounts: dict[str, set[str]] = {}
     for o in used:

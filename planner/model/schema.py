@@ -800,7 +800,7 @@ def section_values(obj: object, schema: Mapping[str, Any]) -> dict[str, Any]:
 #: How a number in a catalog column's unit (columns.csv) is read from a scenario's text.
 _READ_UNIT: dict[str, Callable[[Any, Any], float]] = {
     "USD": _money, "USD/h": _usd_per_hour, "W": _power, "s": _seconds, "min": _minutes, "h": _hours,
-    "days": _days, "1/h": _per_hour, "h/week": _hours_per_week,
+    "days": _days, "1/h": _per_hour, "h/week": _hours_per_week, "GB": _size,
 }
 #: How a value of a catalog column's other types is read (the only list an entry takes is its frameworks).
 _READ_TYPE: dict[str, Callable[[Any, Any], Any]] = {
@@ -862,6 +862,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "quota": "quota_h_per_week", "quota_reset": "quota_reset", "quota_group": "quota_group",
         "setup": "setup_min", "interruptions": "interruptions_per_h", "persistent_storage": "persistent_storage",
         "needs_person": "needs_person", "frameworks": "frameworks", "sign_up": "sign_up",
+        "disk": ("disk_gb", {"positive": True, "maximum": 1e6}),
     }),
 }
 
