@@ -53,6 +53,42 @@ def test_making_shared_over_three_years_and_resold_after_two_is_two_thirds():
     assert carbon.embodied_per_hour_kg(35.04) == pytest.approx(0.001)
 
 
+def test_a_device_without_a_published_power_takes_the_watts_a_tflops_of_its_kind_nearest_before_it():
+    """Blank is never zero: a device with no board power is counted at its peak TFLOPS times the
+    watts a TFLOPS of the device of its kind released nearest before it (else nearest after):
+    c (500 TFLOPS, 2023) at b's 400 W / 200 TFLOPS = 1,000 W; d (50 TFLOPS, 2019, before every
+    figure) at a's 3 W a TFLOPS = 150 W; a kind with no figure at all stays unknown."""
+    import pandas as pd
+
+    from planner.decide.options import board_powers
+
+    devices = pd.DataFrame({"id": ["a", "b", "c", "d", "t"], "kind": ["gpu", "gpu", "gpu", "gpu", "tpu"],
+                            "release_date": ["2020-01-01", "2022-01-01", "2023-01-01", "2019-01-01", "2023-01-01"],
+                            "fp16_tensor_tflops": [100.0, 200.0, 500.0, 50.0, 90.0],
+                            "board_power_w": [300.0, 400.0, None, None, None]})
+    power, said = board_powers(devices)
+    assert power["c"] == pytest.approx(1000.0) and power["d"] == pytest.approx(150.0)
+    assert power["a"] == 300.0 and np.isnan(power["t"]) and set(said) == {"c", "d"}
+    assert said["c"].startswith("c: no board power in the catalog (none published): counted at 1,000 W, its 500 peak "
+                                "TFLOPS at the 2 W a TFLOPS of b, the gpu released nearest before it")
+    assert "of a, the gpu released nearest after it" in said["d"]
+
+
+def test_a_rented_tpu_without_a_published_power_draws_energy_and_says_so(load, catalog):
+    # the test catalog's TPU v6e has no power: 918 TFLOPS at tpu-v5e-1's 140 W / 197 TFLOPS, 652 W, over
+    # the plan's wall hours at the provider's PUE; it took 0 kWh and 0 kg before, free of emissions
+    text = BASE.format(you="", buy="[]", rent='["tpus:v6e"]', horizon="24 months").replace(
+        "family: cnn", "family: transformer").replace("catalog:\n", "framework: jax\ncatalog:\n  rent:\n"
+        "    - {id: 'tpus:v6e', device: tpu-v6e-1, price: 1.00 USD/h, billing: 1 s}\n")
+    p = planner.plan(load(text), catalog, alternatives=False)
+    (a,) = p.phases[0].assignments
+    watts = 918 * 140 / 197
+    opts = p.options.set_index("option")
+    assert opts.at["tpus:v6e", "board_w"] == pytest.approx(watts)
+    assert a.energy_kwh == pytest.approx(watts / 1000 * a.wall_hours * opts.at["tpus:v6e", "pue"], rel=1e-6)
+    assert any(f.startswith("tpu-v6e-1: no board power in the catalog") for f in p.assumed_figures)
+
+
 def test_a_bought_card_emits_its_energy_at_your_grid_and_carries_its_making(load, catalog):
     s = scenario(load, you=", grid: 400 g/kWh")
     p = planner.plan(s, catalog, alternatives=False)

@@ -911,6 +911,7 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 + (f"of up to {o.session_limit_h:g} h" if o.session_limit_h else "that run until done")
                 + ", so it assumes you keep each one active (the page open and used at least that often)"
                 for offer, o in sorted(idle.items())]
+    assumed += list(dict.fromkeys(o.board_w_estimate for o in used if o.board_w_estimate))
     # a notebook tier whose disk the catalog lacks: the data's fit is not checked (quotes.too_big), said
     need_gb = {o.offer: max(checkpoint_gb_of(s, ph) + (0.0 if mounts_datasets(o) else ph.dataset_size_gb)
                             for ph in s.phases) for o in used if o.kind in NOTEBOOK_KINDS and o.disk_gb is None}

@@ -43,7 +43,7 @@ OPTION_COLUMNS = [
     "purchase_low_usd", "purchase_high_usd",
     # where it runs, for its energy and emissions (with_footprints)
     "operator", "grid_zone", "board_w", "g_co2e_per_kwh", "g_co2e_low", "g_co2e_high", "pue", "pue_low", "pue_high",
-    "embodied_kg", "embodied_low_kg", "embodied_high_kg", "embodied_source", "co2_kg_per_wall_h",
+    "embodied_kg", "embodied_low_kg", "embodied_high_kg", "embodied_source", "co2_kg_per_wall_h", "board_w_estimate",
     # whether its device and the reference GPU train in FP8 (workload.FP8_ARCHITECTURES)
     "fp8", "reference_fp8",
 ]
@@ -313,7 +313,7 @@ def with_footprints(opts: pd.DataFrame, catalog: pricing.Catalog, s: OptionInput
     embodied.csv row matching the device, times the count; a rented or free machine adds its
     share of a server). ``co2_kg_per_wall_h`` is an hour's central figure."""
     opts = opts.copy()
-    board_of = dict(zip(catalog.devices["id"], catalog.devices["board_power_w"].astype(float)))
+    board_of, estimated = board_powers(catalog.devices)
     grid = {r["id"]: (float(r["g_co2e_per_kwh"]), float(r["low"]), float(r["high"]))
             for r in catalog.tables["grid"].to_dict("records")}
     pue = {r["id"]: (float(r["pue"]), float(r["low"]), float(r["high"])) for r in catalog.tables["pue"].to_dict("records")}
@@ -349,7 +349,40 @@ def with_footprints(opts: pd.DataFrame, catalog: pricing.Catalog, s: OptionInput
                "embodied_kg", "embodied_low_kg", "embodied_high_kg", "embodied_source", "co2_kg_per_wall_h")
     for k, c in enumerate(columns):
         opts[c] = [r[k] for r in rows]
+    # a board power the catalog lacks, estimated (board_powers): said up front where the plan uses it
+    own_power = opts["kind"].isin(HOME_KINDS).to_numpy() & pd.notna(opts["power_w"]).to_numpy()  # a card's figure
+    opts["board_w_estimate"] = [None if given else estimated.get(d) for d, given in zip(opts["device"], own_power)]
     return opts
+
+
+def board_powers(devices: pd.DataFrame) -> tuple[dict[str, float], dict[str, str]]:
+    """Each device's board power [W], and for a device the catalog gives none (Google publishes
+    no TPU v5p power) an estimate, with what it says: its peak tensor TFLOPS at the watts a
+    TFLOPS of the device of its kind released nearest before it with a figure (else nearest after
+    it), as blank is never zero: a missing power counted an hour on the TPU as 0 kWh and 0 kg,
+    and under a carbon price made it look free of emissions."""
+    power = dict(zip(devices["id"], devices["board_power_w"].astype(float)))
+    known = devices[devices["board_power_w"].notna() & (devices["fp16_tensor_tflops"].astype(float) > 0)]
+    estimated: dict[str, str] = {}
+    blank = devices[devices["board_power_w"].isna()]
+    for device, kind, release, peak in zip(blank["id"].astype(str), blank["kind"].astype(str),
+                                           blank["release_date"], blank["fp16_tensor_tflops"].astype(float)):
+        kin = known[known["kind"] == kind]
+        if not peak > 0 or kin.empty:  # (NaN is not above 0)
+            continue
+        released = pd.to_datetime(kin["release_date"])
+        at = pd.Timestamp(release)
+        before = released <= at
+        near = (kin[before].iloc[int(released[before].argmax())] if before.any()
+                else kin.iloc[int((released - at).abs().argmin())])
+        when = "before" if pd.Timestamp(near["release_date"]) <= at else "after"
+        w_per_tflops = float(near["board_power_w"]) / float(near["fp16_tensor_tflops"])
+        power[device] = peak * w_per_tflops
+        estimated[device] = (f"{device}: no board power in the catalog (none published): counted at "
+                             f"{power[device]:,.0f} W, its {peak:,.0f} peak TFLOPS at the {w_per_tflops:.3g} W a "
+                             f"TFLOPS of {near['id']}, the {kind} released nearest {when} it (an estimate) in its "
+                             "energy and emissions")
+    return power, estimated
 
 
 def with_quota_at_confidence(opts: pd.DataFrame, chance: float) -> pd.DataFrame:

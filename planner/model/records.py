@@ -114,6 +114,7 @@ class Option:
     operator: str | None = None
     grid_zone: str | None = None
     board_w: float | None = None  # the devices' board power [W]
+    board_w_estimate: str | None = None  # what an estimated board power rests on (none in the catalog)
     g_co2e_per_kwh: float | None = None  # its grid's intensity, with its range
     g_co2e_low: float | None = None
     g_co2e_high: float | None = None
