@@ -33,6 +33,16 @@ def test_every_row_is_dated_and_sourced(shipped):
         assert table["source"].str.len().gt(10).all(), name
 
 
+def test_every_device_draws_a_power(shipped):
+    # blank is never zero: a device with no board power takes an estimate (options.board_powers),
+    # so every device the catalog offers counts its energy; one whose kind has no figure at all
+    # could not, and would count 0 kWh
+    from planner.decide.options import board_powers
+
+    power, _ = board_powers(shipped.devices)
+    assert {d for d, w in power.items() if not w > 0} == set()
+
+
 def test_every_rent_row_prices_its_storage():
     # blank is never zero: a blank storage price loads as the column's default, 0, and a 120 GB
     # data set on a rented machine would be kept for free (Vast's and Azure's rows were)
