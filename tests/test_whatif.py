@@ -209,6 +209,19 @@ def test_compare_several_files_with_their_own_variants_and_catalog_files(tmp_pat
     assert bad.exit_code == 2 and "no file defines this variant" in bad.output
 
 
+def test_a_compare_row_with_no_rent_offer_keeps_its_cards_side_by_side(load):
+    # a plan with nothing to rent has no break-even pair; its row read the plan alone and dropped
+    # the cards side by side (a hobbyist's 'no-rent' variant: '—' where the run lists both cards)
+    text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card, rtx-4090", rent="", free="")
+    job_ = dataclasses.replace(job(text), candidates=True)
+    (row,) = whatif.run_many([job_])
+    p = planner.plan(load(text), trials=whatif.WHATIF_TRIALS, detail=True)
+    assert not p.breakeven and len(p.candidates) == 2
+    assert row["candidates"] == "; ".join(f"{c.strategy}: {c.total_cost_usd:,.2f}"
+                                          for c in sorted(p.candidates, key=lambda c: c.total_cost_usd))
+    assert row["candidates"].startswith("buy my-card: ")
+
+
 def test_what_if_tables_show_the_break_even_of_the_decision(catalog, thesis_text):
     """compare/sweep rows give the considered cards' break-even against what the plan chose, not
     the minimum over every pair of the catalog (issue 15)."""

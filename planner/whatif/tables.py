@@ -125,7 +125,7 @@ def summarize(plan: Plan) -> dict[str, Any]:
     """One row for a plan: its cost, its decision (what is bought, where each phase runs), its finish."""
     from ..decide.result import Money, to_dict
 
-    if not plan.breakeven and plan.uncertainty is None:  # the row from the plan itself (what-if tables)
+    if not plan.breakeven and plan.uncertainty is None and not plan.candidates:  # from the plan itself (what-if tables)
         finished = [ph.finish_expected.isoformat() for ph in plan.phases if ph.finish_expected]
         return {
             "total_cost": Money(plan.scenario)(plan.total_usd), "currency": plan.scenario.currency,
