@@ -917,6 +917,23 @@ def test_an_idle_timeout_shorter_than_a_session_is_said_up_front(load, idle, sai
     assert "It rests on figures no provider publishes" in planner.report.render_text(p) or not said
 
 
+@pytest.mark.parametrize("today, said", [
+    (dt.date(2026, 12, 1), None),  # the plan starts after today: nothing to say
+    (dt.date(2027, 2, 1), "start 2027-01-04 is before today (2027-02-01): the plan may place work on days already past"),
+    (dt.date(2028, 1, 1), "train: deadline before today (2028-01-01): no plan made now can meet it; check the year")])
+def test_a_plan_whose_days_lie_before_today_says_so(load, today, said):
+    # a scenario copied from last term (start before today) places work on days already past; a
+    # deadline before today (2027 typed for 2028) cannot be met by any plan made now, and the
+    # answer says so first, beside its verdict; a plan of the past is still made
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster", free="")
+    p = planner.plan(load(text, today=today), trials=0)
+    past = [w for w in p.warnings if w.startswith(("start ", "train: deadline"))]
+    assert past == ([] if said is None else [past[0]]) and (said is None or past[0].startswith(said))
+    answer = planner.report.render_text(p).split("The plan\n")[0]
+    assert ("The deadline of train (2027-12-31) lies before today (2028-01-01): no plan made now can meet it"
+            in answer) is (today.year == 2028)
+
+
 @pytest.mark.parametrize("dataset, disk, said", [("40 GB", "", True), ("40 GB", ", disk: 100 GB", False),
                                                  ("10 GB", "", False)])
 def test_a_tier_whose_disk_is_unknown_says_the_data_is_not_checked(load, dataset, disk, said):

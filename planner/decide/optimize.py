@@ -1466,8 +1466,22 @@ def _stale_prices(s: Scenario, catalog: pricing.Catalog) -> list[str]:
     return out
 
 
+def _past_days(s: Scenario) -> list[str]:
+    """A warning where the plan's days begin before the day it is made (``s.read_on``): deadlines
+    already past, which no plan made now can meet (a mistyped year: 2020 for 2027; the answer
+    says so first as well), else work placed on days already past (a scenario copied from last
+    term). A plan of the past, what the work would have cost, is still made."""
+    if s.read_on is None or s.start >= s.read_on:
+        return []
+    if past := s.past_deadlines:
+        return [f"{units.format_and([ph.name for ph in past])}: deadline{'s' if len(past) > 1 else ''} before today "
+                f"({s.read_on}): no plan made now can meet {'them' if len(past) > 1 else 'it'}; check the year"]
+    return [f"start {s.start} is before today ({s.read_on}): the plan may place work on days already past; set "
+            "start to today or later (without it, the plan starts today)"]
+
+
 def _warnings(s: Scenario, opts: pd.DataFrame, catalog: pricing.Catalog) -> list[str]:
-    out = _stale_prices(s, catalog)
+    out = _stale_prices(s, catalog) + _past_days(s)
     if s.electricity_is_default and considers_home(opts):  # else no card draws it
         where = (f"the catalog's price for {s.electricity_region} (you.grid)" if s.electricity_region
                  else "the catalog default")

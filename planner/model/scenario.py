@@ -293,6 +293,14 @@ class Scenario:
     electricity_region: str | None = None
 
     @property
+    def past_deadlines(self) -> tuple[Phase, ...]:
+        """The phases whose deadline lies before the day the scenario was read (``read_on``): no
+        plan made then can meet them (a mistyped year; a plan of the past, what the work would
+        have cost)."""
+        return tuple(ph for ph in self.phases if self.read_on is not None and ph.deadline is not None
+                     and ph.deadline < self.read_on)
+
+    @property
     def rent_trend_of_catalog(self) -> bool:
         """Whether rent follows each device's catalog trend (no price_trend given, or 'catalog')."""
         return self.rent_trend_per_year is None and not self.rent_price_points

@@ -273,6 +273,13 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
                + (f" within the budget of {_money(s.you.budget_usd / s.usd_per_currency, cur)}: a budget of "
                   f"**{_money(d['needs_budget'], cur)}** would {due} (the least cash of any plan that does)"
                   if d.get("needs_budget") is not None and s.you.budget_usd is not None else ""))
+    past = s.past_deadlines  # a deadline before today: said first, whatever the plan
+    if past:
+        verdict += (f". **The deadline{'s' if len(past) > 1 else ''} of "
+                    f"{units.format_and([f'{ph.name} ({ph.deadline})' for ph in past])} "
+                    f"{'lie' if len(past) > 1 else 'lies'} before today ({s.read_on}): no plan made now can meet "
+                    f"{'them' if len(past) > 1 else 'it'}; this one is made as if the work could start on "
+                    f"{s.start} (check the year)**")
     until = (f"between {s.start} and the last deadline, to meet every deadline" if dated else
              f"between {s.start} and the horizon's end ({s.horizon_end - dt.timedelta(days=1)}; no phase has a "
              "deadline)")
