@@ -54,6 +54,24 @@ def test_explore_writes_one_page_whose_every_position_is_a_plain_run(tmp_path):
     assert "Content-Security-Policy" in html.read_text(encoding="utf-8")
 
 
+def test_a_position_whose_plan_misses_a_deadline_says_its_cost_is_of_the_work_done(tmp_path):
+    # 100 h on the cluster cost 50.05 USD; a 55 USD budget holds it, 20 % more hours (60.06 USD) not:
+    # that position's cost is the work its plan does, the rest left undone, and the page says so
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="uni-cluster", free="").replace(
+        "  host_power: 100 W\n", "  host_power: 100 W\n  budget: 55 USD\n")
+    path = tmp_path / "budget.yaml"
+    path.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["explore", str(path), "--report", str(tmp_path / "p"), "--inputs", "1",
+                                       "--points", "3", "--workers", "1", "--today", TODAY.isoformat()])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "p" / "explore.json").read_text(encoding="utf-8"))
+    (slider,) = data["inputs"]
+    missed = [p for p, plan in data["plans"].items() if not plan["feasible"]]
+    assert missed and slider["key"] in ("phases.train.gpu_hours", "phases.train.runs", "you.budget")
+    dom, _ = _page_requests(tmp_path / "p" / "explore.html", tmp_path, f"i0={missed[0]}")
+    assert "Cannot meet every deadline: the cost is that of the work it does, the rest left undone." in dom
+
+
 def test_explore_with_nothing_to_slide_says_so(tmp_path):
     # free tiers only: every input moved by 20 % leaves the plan and its cost (0) as they are
     text = BASE.format(hours=100, deadline="2027-12-31", buy="", rent="", free="my-free")

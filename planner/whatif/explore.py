@@ -274,7 +274,8 @@ function show() {
     const li = document.createElement("li"); const code = document.createElement("code"); code.textContent = where;
     li.append(names.join(", ") + " on ", code); ul.append(li);
   });
-  document.getElementById("ontime").textContent = p.feasible ? "Meets every deadline." : "Cannot meet every deadline.";
+  document.getElementById("ontime").textContent = p.feasible ? "Meets every deadline."
+    : "Cannot meet every deadline: the cost is that of the work it does, the rest left undone.";
   const same = p.signature === data.base.signature;
   document.getElementById("same").textContent = same ? "The plan as with every input as given."
     : "Another plan than with every input as given (" + money(data.base.cost) + ").";
