@@ -123,6 +123,36 @@ def test_a_sensitivity_marks_a_side_whose_plan_misses_a_deadline(load):
     assert "(misses): the plan at that value cannot meet every deadline" in page
 
 
+@pytest.mark.parametrize("free, skipped", [
+    ("", {("electricity", "0.24 USD/kWh"), ("you.host_power", "120 W"), ("you.time_value", "12 USD/h"),
+          ("you.attention", "2.4/day")}),
+    # a free tier in the plan may be started by hand (this one is not, but the rule reads the plan's kinds,
+    # on the safe side): your time and attention are planned
+    ("my-free", {("electricity", "0.24 USD/kWh"), ("you.host_power", "120 W")})])
+def test_a_sensitivity_plans_no_side_that_only_makes_worse_what_the_plan_does_not_use(monkeypatch, free, skipped):
+    """A plan that rents (no card at home, no session started by hand): dearer electricity or a
+    hungrier host (read by cards at home alone), your time dearer or fewer starts a day (read by
+    sessions started by hand alone) leave it as it is, so those sides are not planned; the other
+    sides are, and every row equals a plain run's."""
+    text = BASE.format(hours=100, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=free).replace(
+        "  host_power: 100 W\n", "  host_power: 100 W\n  time_value: 10 USD/h\n  attention: 3/day\n").replace(
+        "quota: 30 h/week", "quota: 1 h/week")
+    ref = whatif.run_one(job(text))
+    assert ref["kinds"] == ("free+rent" if free else "rent")
+    runs = []
+    plain = whatif.tables.run_one
+    monkeypatch.setattr(whatif.tables, "run_one", lambda j: runs.append(j) or plain(j))
+    df = whatif.sensitivity(job(text), 0.2, find_flips=False).set_index("input")
+    planned = {(p, v) for j in runs for p, v in j.scenario_edits + tuple(tuple(x.split("=", 1)) for x in j.sets)}
+    moved = {("electricity", "0.24 USD/kWh"), ("you.host_power", "120 W"), ("you.time_value", "12 USD/h"),
+             ("you.attention", "2.4/day")}
+    assert planned & moved == moved - skipped and ("electricity", "0.16 USD/kWh") in planned
+    for path, value in skipped:
+        row = plain(job(text, sets=(f"{path}={value}",)))
+        side = "cost_low" if path == "you.attention" else "cost_high"
+        assert (row["total_cost"], row["buy"], row["plan"]) == (df.at[path, side], ref["buy"], ref["plan"])
+
+
 def test_a_price_flip_is_found_where_the_two_plans_costs_cross_in_three_runs(load, monkeypatch):
     """A card's cost is a line in its price (600 + 0.09 H at 1,000 USD, 40 % back), renting's is
     flat: the flip lies where they cross, worked out from the table's own three costs. Halvings

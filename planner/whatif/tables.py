@@ -28,6 +28,7 @@ from ..executors import Workers, run_all
 from ..model import edits, units
 from ..model.edits import CatalogEdit, editable
 from ..model.overrides import parse_set
+from ..model.records import HOME_KINDS, NOTEBOOK_KINDS
 from ..model.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -562,25 +563,39 @@ def sensitivity_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tup
 
 
 _CATALOG_PATH = re.compile(r"^catalog\.(rent|buy)\[(.+)\]\.(price|interruptions|resale)$")
+#: The scenario's inputs that only cards at home read (your electricity, your host's power) and
+#: those only sessions started by hand read (your time, your attention: quotes.QuoteInputs.key),
+#: with the way each makes those options worse and no other better.
+_HOME_INPUTS = {"electricity": "up", "you.host_power": "up"}
+_BY_HAND_INPUTS = {"you.time_value": "up", "you.attention": "down"}
 
 
 def worse_side(path: str) -> str | None:
-    """The way moving a catalog input makes its offer worse for every plan that uses it and no
-    better for any other: "up" for a price or an interruption rate, "down" for a card's resale;
-    None for any other input."""
+    """The way moving an input makes the options that read it worse for every plan that uses
+    them and no better for any other: "up" for a price or an interruption rate (its offer), "down"
+    for a card's resale; "up" for your electricity and your host's power (cards at home) and your
+    time, "down" for your attention (sessions started by hand); None for any other input."""
     m = _CATALOG_PATH.match(path)
-    return None if not m else "down" if m.group(3) == "resale" else "up"
+    if m:
+        return "down" if m.group(3) == "resale" else "up"
+    return _HOME_INPUTS.get(path) or _BY_HAND_INPUTS.get(path)
 
 
 def unchanged(path: str, side: str, row: dict[str, Any]) -> bool:
     """Whether moving the input this way from where ``row`` (a plain run's row) was planned
     provably leaves that plan and its cost as they are, so that no run is needed: an offer the
-    plan does not use made dearer or worse (:func:`worse_side`). The plan stays feasible at the
-    same cost and every other plan gets no cheaper (the order a lower price never raises the
-    optimum, turned round), and the program's tie-breaks keep it the one chosen."""
-    m = _CATALOG_PATH.match(path)
-    if not m or worse_side(path) != side:
+    plan does not use made dearer or worse, or what only cards at home or sessions started by
+    hand read made worse where the plan uses none (:func:`worse_side`; its kinds, ``row["kinds"]``).
+    The plan stays feasible at the same cost and every other plan gets no cheaper (the order a
+    lower price never raises the optimum, turned round), and the program's tie-breaks keep it the
+    one chosen."""
+    if worse_side(path) != side:
         return False
+    if path in _HOME_INPUTS or path in _BY_HAND_INPUTS:
+        reads = HOME_KINDS if path in _HOME_INPUTS else NOTEBOOK_KINDS
+        return not set(str(row["kinds"]).split("+")) & set(reads)
+    m = _CATALOG_PATH.match(path)
+    assert m is not None
     table, offer, _ = m.groups()
     used = ({o for part in str(row["plan"]).split("; ") for o in part.split(": ", 1)[-1].split("+")}
             if table == "rent" else bought_offers(str(row["buy"])))
