@@ -604,6 +604,51 @@ def test_a_credit_pays_its_provider_first_and_what_is_left_expires(load, catalog
     assert march.total_usd == pytest.approx(p.total_usd, abs=0.01)
 
 
+KEPT = """\
+name: a grant that covers either machine
+start: 2027-01-04
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: 100, from: 2027-01-04, deadline: 2027-03-31, checkpoint_size: 0.36 GB}}
+you: {{host_power: 0 W, credits: [{{amount: {amount} USD, providers: [grant], name: G}}]}}
+consider: {{buy: [], rent: ["grant:*"], free: []}}
+catalog:
+  rent:
+    - {{id: "grant:slow", device: rtx-3090, price: 0.60 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+    - {{id: "grant:fast", device: rtx-4090, price: 3.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+@pytest.mark.parametrize("amount", [1000, 50])
+def test_a_plan_the_credits_pay_names_the_plan_of_the_same_cash_that_keeps_more_credit(load, catalog, amount):
+    """1,000 USD of credit pays 100 h on either machine: 0 USD of cash both ways. Of plans that
+    cost the same the plan takes the fewest wall hours (the RTX 4090, at five times the price),
+    and the answer names the one that keeps the most credit: the 3090's, whose bill (about 60 USD)
+    the credit pays. A credit of 50 USD pays part of the 3090's bill, the least cash: every plan
+    of that cash spends all of it, and there is none to name (a student's 1,000 USD AWS credit
+    paid 431 USD for a LoRA on 8 H200s, unsaid, where 147 USD on spot A100s did it for the same
+    cash)."""
+    p = planned(load(KEPT.format(amount=amount)), catalog)[0]
+    q = p.quotes.set_index("option")
+    slow, fast = q.at["grant:slow", "cost_usd"], q.at["grant:fast", "cost_usd"]
+    assert q.at["grant:fast", "wall_hours"] < q.at["grant:slow", "wall_hours"] and 50 < slow < fast
+    if amount == 1000:
+        assert p.total_usd == pytest.approx(0.0, abs=0.01)
+        assert {a.option for a in p.phases[0].assignments} == {"grant:fast"}
+        assert p.credit_kept is not None and p.credit_kept.options == ("grant:slow",)
+        assert p.credit_kept.credits_used_usd == pytest.approx(slow, abs=0.01)
+        from planner.report import render_text
+
+        said = render_text(p)
+        assert (f"A plan of the same cash keeps {fast - slow:,.2f} USD more of your credit: it spends {slow:,.2f} USD "
+                "of it, on grant:slow") in said
+        assert planner.to_dict(p)["credit_kept"]["options"] == ["grant:slow"]
+    else:
+        assert {a.option for a in p.phases[0].assignments} == {"grant:slow"}
+        assert p.total_usd == pytest.approx(slow - 50, abs=0.01)
+        assert p.credit_kept is None and planner.to_dict(p)["credit_kept"] is None
+
+
 def test_two_credits_never_pay_the_same_bill_twice_and_are_not_cash(load, catalog):
     both = _credit_plan(load, catalog, "{amount: 30 USD, providers: [grant]}, {amount: 500 USD, providers: [grant]}")
     q = both.quotes.set_index("option")

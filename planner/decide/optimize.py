@@ -48,7 +48,17 @@ from .quotes import (
     quote_records,
     shared_rel_sd,
 )
-from .result import Alternative, Assignment, Commitment, ParetoPoint, PhasePlan, Plan, Purchase, Subscription
+from .result import (
+    Alternative,
+    Assignment,
+    Commitment,
+    CreditKept,
+    ParetoPoint,
+    PhasePlan,
+    Plan,
+    Purchase,
+    Subscription,
+)
 
 if TYPE_CHECKING:
     import pricing
@@ -486,6 +496,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     parts = dict.fromkeys(COST_PARTS, 0.0)
     purchases = _purchases(s, best, options, parts)
     credits = _credits(s, opts, best, parts, warnings)
+    credit_kept = _credit_kept(s, quotes, opts, cards, best) if detail and s.you.credits else None
     commitments = _commitments(s, best, opts, parts)
     subscriptions = _subscriptions(s, best, parts)
     by_key = {(q.phase, q.option): q for q in records}
@@ -541,6 +552,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
         pareto=tuple(front),
         candidates=tuple(candidates),
         credits=credits,
+        credit_kept=credit_kept,
         breakeven=tuple(pairs),
         problem_size=(best.program.n_vars, best.program.n_constraints),
         options=opts,
@@ -724,6 +736,43 @@ def _credits(s: Scenario, opts: pd.DataFrame, best: Solved, parts: dict[str, flo
             warnings.append(f"{c.name}: no rent offer of {', '.join(c.providers)} is considered, so it pays for "
                             f"nothing; add {', '.join(repr(p + ':*') for p in c.providers)} to consider.rent")
     return tuple((c.name, c.amount_usd, u, c.amount_usd - u) for c, u in zip(s.you.credits, used))
+
+
+#: A plan that keeps more of your credits is said where it keeps at least this much [USD] ...
+CREDIT_KEPT_MIN_USD = 1.0
+#: ... found with this weight on each dollar a credit pays [per USD], its cash held to the plan's:
+#: above the wall hours' tie-break (1e-4 an hour), which otherwise decides among plans the credits
+#: pay alike, and far below any cash (a cent buys 100 USD of credit kept).
+CREDIT_KEPT_WEIGHT = 1e-4
+
+
+def _credit_kept(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+                 best: Solved) -> CreditKept | None:
+    """Where your credits pay part of the plan, the plan of the same cash that spends the least of
+    them, if it keeps at least CREDIT_KEPT_MIN_USD more: the program again,
+    its cash held to the plan's (the budget row) and each dollar of credit weighed (CREDIT_KEPT_WEIGHT).
+    Of plans the credits pay alike the plan finishes soonest (milp.TIE_BREAKS): a 1,000 USD AWS
+    credit paid 431 USD for a LoRA on 8 H200s where 147 USD on spot A100s did it for the same
+    cash, which a user left with credit for more work may prefer. None where no such plan exists."""
+    used = sum(best.credits_used)
+    if best.unmet or used < CREDIT_KEPT_MIN_USD:
+        return None
+    limit = best.cash_usd + 0.005  # the same cash, to the half cent
+    if s.you.budget_usd is not None:
+        limit = min(limit, s.you.budget_usd)
+    program = _build(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=limit)
+    c = program.c.copy()
+    for u, _ in (*program.credit_index, *program.credit_terms):
+        c[u] += CREDIT_KEPT_WEIGHT
+    try:
+        kept = _solved(s, dataclasses.replace(program, c=c), cards)
+    except SolverError:
+        return None
+    spent = sum(kept.credits_used)
+    if kept.unmet or kept.cash_usd > best.cash_usd + 0.005 or spent > used - CREDIT_KEPT_MIN_USD:
+        return None
+    return CreditKept(tuple(sorted(set(kept.schedule["option"]) | set(kept.bought))), spent,
+                      max(kept.finishes.values(), default=None))
 
 
 _NO_HOURS = pd.Series([], dtype=float)

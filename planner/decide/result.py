@@ -124,6 +124,17 @@ class Commitment(_Paid):
 
 
 @dataclass(frozen=True)
+class CreditKept:
+    """Where credits pay the plan: a plan of the same cash that spends less of them (the plan, of
+    plans of equal cost, takes the fewest wall hours): the options it uses, what your credits pay
+    of it [USD], its last finish."""
+
+    options: tuple[str, ...]
+    credits_used_usd: float
+    finish: dt.date | None
+
+
+@dataclass(frozen=True)
 class Alternative:
     """The best feasible plan of one strategy (buy-only, rent-only, free-only, hybrid)."""
 
@@ -195,6 +206,7 @@ class Plan:
     commitments: tuple[Commitment, ...] = ()  # reserved capacity the plan commits to
     subscriptions: tuple[Subscription, ...] = ()  # months of notebook tiers paid by the month
     credits: tuple[tuple[str, float, float, float], ...] = ()  # (name, amount, used, lost unused) [USD]
+    credit_kept: CreditKept | None = None  # a plan of the same cash that spends less of your credits
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
     breakeven: tuple = ()  # planner.decide.breakeven.Pair
     catalog_layers: tuple[tuple[str, dt.date | None, str], ...] = ()  # (name, as_of, source) over the shipped tables
@@ -308,6 +320,9 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         ],
         "credits": [{"name": n, "amount": money(a), "used": money(u), "expires_unused": money(x)}
                     for n, a, u, x in plan.credits],
+        "credit_kept": None if plan.credit_kept is None else {
+            "options": list(plan.credit_kept.options), "credits_used": money(plan.credit_kept.credits_used_usd),
+            "finish": _date(plan.credit_kept.finish)},
         "candidates": [
             {"candidate": c.strategy, "buy": list(c.bought), "total_cost": money(c.total_cost_usd),
              "finish": _date(c.finish), "options": list(c.options), "wins_below": money(c.wins_below_usd),
