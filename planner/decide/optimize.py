@@ -749,9 +749,9 @@ CREDIT_KEPT_WEIGHT = 1e-4
 def _credit_kept(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
                  best: Solved) -> CreditKept | None:
     """Where your credits pay part of the plan, the plan of the same cash that spends the least of
-    them, if it keeps at least CREDIT_KEPT_MIN_USD more: the program again,
-    its cash held to the plan's (the budget row) and each dollar of credit weighed (CREDIT_KEPT_WEIGHT).
-    Of plans the credits pay alike the plan finishes soonest (milp.TIE_BREAKS): a 1,000 USD AWS
+    them, if it keeps at least CREDIT_KEPT_MIN_USD more: the program again, its cash held to the
+    plan's (the budget row) and each dollar of credit weighed (CREDIT_KEPT_WEIGHT). Of plans the
+    credits pay alike the plan takes the fewest wall hours (milp.TIE_BREAKS): a 1,000 USD AWS
     credit paid 431 USD for a LoRA on 8 H200s where 147 USD on spot A100s did it for the same
     cash, which a user left with credit for more work may prefer. None where no such plan exists."""
     used = sum(best.credits_used)

@@ -355,7 +355,7 @@ def _cost_section(d: dict, figure: Callable[[str], Any]) -> view.Section:
         f"{c['name']}: {amount(c['used'])} of {amount(c['amount'])} {cur} paid"
         + (f", {amount(c['expires_unused'])} {cur} lost unused" if c["expires_unused"] > 0.005 else "")
         for c in d.get("credits", []))
-    if (kept := d.get("credit_kept")) is not None:  # of plans the credits pay alike, this one finishes soonest
+    if (kept := d.get("credit_kept")) is not None:  # of plans the credits pay alike, the fewest wall hours
         used = sum(c["used"] for c in d["credits"])
         credit_lines += (f"A plan of the same cash keeps {amount(used - kept['credits_used'])} {cur} more of your "
                          f"credit: it spends {amount(kept['credits_used'])} {cur} of it, on "
