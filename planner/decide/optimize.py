@@ -41,9 +41,9 @@ from .quotes import (
     card_costs,
     card_paths,
     checkpoint_gb_of,
+    disk_need_gb,
     exclusions,
     money_by_part,
-    mounts_datasets,
     process_for,
     quote_records,
     shared_rel_sd,
@@ -249,6 +249,16 @@ class Solved:
     @cached_property
     def bought(self) -> list[str]:
         return milp.purchases(self.program, self.sol)
+
+    @cached_property
+    def options_used(self) -> tuple[str, ...]:
+        """What the plan puts hours on and buys, by id."""
+        return tuple(sorted(set(self.schedule["option"]) | set(self.bought)))
+
+    @property
+    def last_finish(self) -> dt.date | None:
+        """The last phase's expected finish (None: no phase has one)."""
+        return max(self.finishes.values(), default=None)
 
     @cached_property
     def committed(self) -> list[tuple[milp.CommitVar, int]]:
@@ -491,7 +501,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     over_budget = _over_budget(s, quotes, opts, cards, best, warnings) if detail else None
     over_cap = _over_cap(s, quotes, opts, cards, best, warnings) if detail and over_budget is None else None
     # stage 3: read the plan off the solution (records of the options it uses)
-    placed = set(best.schedule["option"]) | set(best.bought)
+    placed = set(best.options_used)
     options = {o.option: o for o in options_of(opts[opts["option"].isin(placed)].merge(feas, on="option"))}
     parts = dict.fromkeys(COST_PARTS, 0.0)
     purchases = _purchases(s, best, options, parts)
@@ -771,8 +781,7 @@ def _credit_kept(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
     spent = sum(kept.credits_used)
     if kept.unmet or kept.cash_usd > best.cash_usd + 0.005 or spent > used - CREDIT_KEPT_MIN_USD:
         return None
-    return CreditKept(tuple(sorted(set(kept.schedule["option"]) | set(kept.bought))), spent,
-                      max(kept.finishes.values(), default=None))
+    return CreditKept(kept.options_used, spent, kept.last_finish)
 
 
 _NO_HOURS = pd.Series([], dtype=float)
@@ -962,8 +971,8 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 for offer, o in sorted(idle.items())]
     assumed += list(dict.fromkeys(o.board_w_estimate for o in used if o.board_w_estimate))
     # a notebook tier whose disk the catalog lacks: the data's fit is not checked (quotes.too_big), said
-    need_gb = {o.offer: max(checkpoint_gb_of(s, ph) + (0.0 if mounts_datasets(o) else ph.dataset_size_gb)
-                            for ph in s.phases) for o in used if o.kind in NOTEBOOK_KINDS and o.disk_gb is None}
+    need_gb = {o.offer: max(disk_need_gb(ph, o, checkpoint_gb_of(s, ph)) for ph in s.phases)
+               for o in used if o.kind in NOTEBOOK_KINDS and o.disk_gb is None}
     assumed += [f"{offer}: the catalog has no figure for its disk, so the plan does not check that a phase's dataset "
                 f"and checkpoint fit on it (up to {units.format_significant(gb, 3, thousands=True)} GB here; set disk "
                 "for the tier in the scenario's catalog)"
@@ -1037,7 +1046,7 @@ def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: 
             if kinds & kinds_quoted and name != "hybrid":
                 unbounded = (_solve(s, quotes, opts, kinds, cards, budget_usd=math.inf)
                              if s.you.budget_usd is not None else None)
-                late.append((name, tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
+                late.append((name, solved.options_used,
                              float(sum(solved.unmet.values())),
                              unbounded.cash_usd if unbounded is not None and not unbounded.unmet else None))
             continue
@@ -1049,8 +1058,7 @@ def _alternative(name: str, solved: Solved, paths: bool) -> Alternative:
     """A solved plan as one strategy's or candidate's row; ``paths`` adds what re-pricing it in
     the uncertainty analysis and its money-over-time curve need (the strategies' rows)."""
     return Alternative(
-        name, solved.total_usd, max(solved.finishes.values(), default=None),
-        tuple(sorted(set(solved.schedule["option"]) | set(solved.bought))),
+        name, solved.total_usd, solved.last_finish, solved.options_used,
         solved.cumulative() if paths else (), solved.hours_placed(),
         tuple(solved.bought), solved.host_bought, tuple(sorted(solved.finishes.items())),
         price_factors=tuple((p, o, f) for (p, o), f in sorted(solved.price_factors.items()) if f != 1.0)
@@ -1411,8 +1419,8 @@ def _shared_parts(s: Scenario, c: Quote, o: Option, wall_h: float, work_rel_sd: 
     signed by the way each moves these hours: the phase's work (``work_rel_sd``, every option
     alike), the device's speed (one draw a device: a card rented and your own of the same
     model), the FP8 gain and a step's fixed time (quotes.shared_rel_sd)."""
-    speed_rel_sd = math.sqrt(math.expm1(workload.speed_sigma(s.workload.family, s.workload.precision,
-                                                             str(c.speed_source)) ** 2))
+    speed_rel_sd = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision,
+                                                             str(c.speed_source)), None)
     fp8, fixed = shared_rel_sd(s, o, step)
     parts = {"work": work_rel_sd, f"speed {c.device}": speed_rel_sd, "fp8": fp8, "step": fixed or 0.0}
     return {k: wall_h * v for k, v in parts.items() if v}

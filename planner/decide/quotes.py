@@ -166,11 +166,17 @@ def mounts_datasets(r: Any) -> bool:
     return bool(r.dataset_mount) if not missing(r.dataset_mount) else False
 
 
+def disk_need_gb(ph: Phase, r: Any, checkpoint_gb: float) -> float:
+    """What the phase needs of the option's disk [GB]: its dataset and a checkpoint (tiers that
+    attach datasets without copying: the checkpoint only)."""
+    return checkpoint_gb + (0.0 if mounts_datasets(r) else ph.dataset_size_gb)
+
+
 def too_big(ph: Phase, r: Any, checkpoint_gb: float) -> str | None:
-    """Why the phase's dataset and checkpoint cannot be copied onto the option's disk, or None
-    (tiers that attach datasets without copying need room for the checkpoint only)."""
+    """Why the phase's dataset and checkpoint cannot be copied onto the option's disk
+    (:func:`disk_need_gb`), or None."""
     disk = opt_float(r.disk_gb)
-    need = checkpoint_gb + (0.0 if mounts_datasets(r) else ph.dataset_size_gb)
+    need = disk_need_gb(ph, r, checkpoint_gb)
     if disk is None or need <= disk:
         return None
     return (f"the dataset ({ph.dataset_size_gb:g} GB) and a checkpoint ({checkpoint_gb:g} GB) need {need:g} GB; "
