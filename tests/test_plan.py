@@ -917,6 +917,19 @@ def test_an_idle_timeout_shorter_than_a_session_is_said_up_front(load, idle, sai
     assert "It rests on figures no provider publishes" in planner.report.render_text(p) or not said
 
 
+def test_a_rent_offers_egress_and_storage_given_in_the_scenario_are_its_own(load):
+    # 4 runs of 25 h, a 5 GB checkpoint each: the cluster's final checkpoints downloaded at 1 USD/GB
+    # are 20 USD of egress (by hand: 4 x 5 x 1), beside 0.50 USD/h for 100 h and the hourly writes
+    # (5 GB at 360 GB/h); its disk at 0.05 USD/GB a month is priced too
+    text = BASE.format(hours=25, deadline="2027-12-31", buy="", rent="uni-cluster", free="").replace(
+        "checkpoint_size: 0.36 GB", "checkpoint_size: 5 GB\n    runs: 4\n    checkpoint_every: 1 h").replace(
+        "setup: 0 min}", "setup: 0 min, egress: 1 USD/GB, storage: 0.05 USD/GB/month}", 1)
+    p = planner.plan(load(text), trials=0)
+    assert p.cost_usd["egress"] == pytest.approx(4 * 5 * 1.0)
+    assert p.cost_usd["rent"] == pytest.approx(0.5 * 100 * (1 + 5 / 360), abs=0.01)
+    assert p.cost_usd["storage"] > 0
+
+
 @pytest.mark.parametrize("today, said", [
     (dt.date(2026, 12, 1), None),  # the plan starts after today: nothing to say
     (dt.date(2027, 2, 1), "start 2027-01-04 is before today (2027-02-01): the plan may place work on days already past"),

@@ -46,6 +46,19 @@ def test_money_rates_per_hour_and_kwh():
     assert units.parse_money_rate_usd(0.18, "USD", RATES, per="kWh") == pytest.approx(0.18)
 
 
+def test_money_per_gb_and_per_gb_and_month():
+    # a host's bandwidth (10 USD a TB: 0.01 a GB) and a disk's keeping (0.10 EUR a GB and month;
+    # 1.20 USD a GB and year is 0.10 a month); a price per hour is not one per GB
+    assert units.parse_money_rate_usd("10 USD/TB", "USD", RATES, per="GB") == pytest.approx(0.01)
+    assert units.parse_money_rate_usd(0.02, "EUR", RATES, per="GB") == pytest.approx(0.02 * 1.0705)
+    assert units.parse_money_rate_usd("0.10 EUR/GB/month", "USD", RATES, per="GB/month") == pytest.approx(0.10 * 1.0705)
+    assert units.parse_money_rate_usd("0.10 USD/GB-month", "USD", RATES, per="GB/month") == pytest.approx(0.10)
+    assert units.parse_money_rate_usd("1.20 USD/GB/year", "USD", RATES, per="GB/month") == pytest.approx(0.10)
+    for value, per in (("0.1 USD/h", "GB"), ("0.1 USD/GB", "GB/month"), ("0.1 USD/GB/month", "GB")):
+        with pytest.raises(units.QuantityError):
+            units.parse_money_rate_usd(value, "USD", RATES, per=per)
+
+
 def test_frequencies():
     assert units.parse_rate("2 restarts/day", per_h=24) == pytest.approx(2.0)
     assert units.parse_rate("14/week", per_h=24) == pytest.approx(2.0)

@@ -370,6 +370,14 @@ def _usd_per_kwh(v: Any, ctx: _Context) -> Any:
     return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="kWh")
 
 
+def _usd_per_gb(v: Any, ctx: _Context) -> Any:
+    return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="GB")
+
+
+def _usd_per_gb_month(v: Any, ctx: _Context) -> Any:
+    return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="GB/month")
+
+
 def _starts_per_day(v: Any, ctx: _Context) -> Any:
     return units.parse_rate(v, per_h=24.0, numerator="count", example="2 restarts/day")
 
@@ -800,7 +808,8 @@ def section_values(obj: object, schema: Mapping[str, Any]) -> dict[str, Any]:
 #: How a number in a catalog column's unit (columns.csv) is read from a scenario's text.
 _READ_UNIT: dict[str, Callable[[Any, Any], float]] = {
     "USD": _money, "USD/h": _usd_per_hour, "W": _power, "s": _seconds, "min": _minutes, "h": _hours,
-    "days": _days, "1/h": _per_hour, "h/week": _hours_per_week, "GB": _size,
+    "days": _days, "1/h": _per_hour, "h/week": _hours_per_week, "GB": _size, "USD/GB": _usd_per_gb,
+    "USD/(GB*month)": _usd_per_gb_month,
 }
 #: How a value of a catalog column's other types is read (the only list an entry takes is its frameworks).
 _READ_TYPE: dict[str, Callable[[Any, Any], Any]] = {
@@ -851,7 +860,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "provider": "provider", "region": "region", "count": "count", "price": "usd_per_hour", "spot": "spot",
         "billing": ("billing_s", {"positive": True}), "startup": "startup_min",
         "session_limit": ("session_limit_h", {"positive": True}), "interruptions": "interruptions_per_h",
-        "setup": "setup_min", "supply": "supply",
+        "setup": "setup_min", "supply": "supply", "storage": "storage_usd_per_gb_month", "egress": "egress_usd_per_gb",
         "term": ("term_days", {"positive": True, "maximum": 5 * 365,
                                "doc": "a commitment: paid for every hour of this long from the day the plan "
                                       "starts it, used or not (1 year, 7 days); the plan chooses start and count"}),

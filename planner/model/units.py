@@ -426,10 +426,12 @@ def _money_usd(value: object, currency: str, usd_per_unit: Mapping[str, float]) 
 def parse_money_rate_usd(
     value: object, currency: str, usd_per_unit: Mapping[str, float], per: str
 ) -> float:
-    """Money per hour (``per='h'``) or per kWh (``per='kWh'``), in USD.
+    """Money per hour (``per='h'``), per kWh (``per='kWh'``), per GB (``per='GB'``) or per GB
+    and month (``per='GB/month'``), in USD.
 
     A bare number is in ``currency`` per ``per``. "0.40 EUR/h", "25 JPY/kWh",
-    "9.99 USD/month" (per='h') are converted; a refusal of "$0.40/h" suggests "0.4 USD/h".
+    "9.99 USD/month" (per='h'), "10 USD/TB" (per='GB'), "0.10 EUR/GB/month" or
+    "0.10 EUR/GB-month" (per='GB/month') are converted; a refusal of "$0.40/h" suggests "0.4 USD/h".
     """
     try:
         return _money_rate_usd(value, currency, usd_per_unit, per)
@@ -455,6 +457,12 @@ def _money_rate_usd(value: object, currency: str, usd_per_unit: Mapping[str, flo
         if factor is None:
             raise _wrong_unit(value, expected, unit)
         per_unit = 1.0 / factor  # price per kWh = price per den / (kWh per den)
+    elif per in ("GB", "GB/month"):  # a size, and for a month's keeping a duration after it
+        size, _, duration = den.replace("-", "/").partition("/")
+        gb, hours = SIZE_GB.get(size.strip().lower()), DURATION_H.get(duration.strip().lower()) if duration else None
+        if gb is None or (per == "GB") != (not duration) or (duration and hours is None):
+            raise _wrong_unit(value, expected, unit)
+        per_unit = 1.0 / gb / (hours / HOURS_PER_MONTH if hours else 1.0)
     else:
         hours = DURATION_H.get(den, DURATION_H.get(den.lower()))
         if hours is None:
