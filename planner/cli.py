@@ -6,9 +6,11 @@ printed but some phase cannot meet its deadline.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import datetime as dt
 import functools
+import gc
 import json
 import os
 import re
@@ -129,6 +131,26 @@ def main(debug: bool) -> None:
     Describe the work in a scenario file (see scenarios/thesis.yaml) and run
     `planner run FILE`.
     """
+    atexit.register(gc.freeze)  # see _load_engine: the collection at exit walks every object, to free nothing
+
+
+def _load_engine() -> None:
+    """Import the planning engine (pandas, numpy, scipy's HiGHS, the catalog's loader) with
+    Python's cyclic garbage collector paused, then freeze what the imports made.
+
+    The imports make about a hundred thousand objects that live as long as the process. Each
+    full collection while they load walks all of them (30 ms here), and so does the one Python
+    runs at exit, which :func:`main` skips the same way: together about a tenth of a second of
+    `planner run`'s wall time (bench/run_time.py), for no memory, as imports make next to no
+    garbage. The collector runs as usual on what a plan makes, so a long sweep frees its cycles."""
+    gc.disable()
+    try:
+        from pricing import loader  # noqa: F401  (pandas, numpy)
+
+        from .decide import optimize  # noqa: F401  (scipy.optimize)
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def _remember_scheduler(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
@@ -164,6 +186,7 @@ scheduler_option = click.option(
 def run(scenario: str, variant: str | None, sets: tuple[str, ...], today: dt.date, catalog_files: tuple[str, ...], fmt: str,
         report_dir: str | None, force: bool, trials: int, seed: int, pareto: bool, samples: int | None, workers: int) -> None:
     """Plan SCENARIO: the cheapest way to meet every deadline."""
+    _load_engine()
     from .api import load_catalog, load_scenario, plan
     from .report.page import RENDERERS
 
@@ -455,6 +478,7 @@ def compare(scenarios: tuple[str, ...], names: str | None, all_variants: bool, s
     One file compares its base with its variants (all of them by default); several files
     compare their bases, plus the variants named with --variants or --all."""
     _check_report_dir(report_dir, force)
+    _load_engine()
     from .api import check_scenario
     from .whatif.tables import compare as run_compare
 
@@ -502,6 +526,7 @@ def sweep(scenario: str, vary: tuple[str, ...], variant: str | None, sets: tuple
           catalog_files: tuple[str, ...], fmt: str, workers: int | None, report_dir: str | None, force: bool) -> None:
     """Plan SCENARIO for each value of a parameter (or a grid of two): cost, plan and finish per value."""
     _check_report_dir(report_dir, force)
+    _load_engine()
     from .api import check_scenario
     from .whatif.tables import parse_vary
     from .whatif.tables import sweep as run_sweep
@@ -571,6 +596,7 @@ def sensitivity(scenario: str, span: str, variant: str | None, sets: tuple[str, 
                 catalog_files: tuple[str, ...], fmt: str, workers: int | None, report_dir: str | None, force: bool) -> None:
     """Move each numeric input down and up by the span: how the cost moves, which inputs flip the decision."""
     _check_report_dir(report_dir, force)
+    _load_engine()
     from .api import check_scenario
     from .whatif.tables import sensitivity as run_sensitivity
     from .whatif.tables import sensitivity_inputs
@@ -609,6 +635,7 @@ def explore(scenario: str, report_dir: str, span: str, n_inputs: int, points: in
     _check_report_dir(report_dir, force)
     import json
 
+    _load_engine()
     from .api import check_scenario
     from .report.writer import write_files
     from .whatif.explore import explore as run_explore

@@ -157,3 +157,20 @@ def test_validating_a_scenario_of_gpu_hours_loads_no_numerical_library():
     out = subprocess.run([sys.executable, "-c", code, str(ROOT / "scenarios" / "thesis.yaml")], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout
     assert out.splitlines() == ["ok", "[]"]
+
+
+def test_a_plan_runs_with_the_garbage_collector_on_and_the_imported_engine_frozen():
+    """`planner run` imports pandas, numpy and scipy with the cyclic collector paused and freezes
+    what they made (cli._load_engine): every full collection, and the one at exit, would walk
+    those hundred thousand objects again, a tenth of the command's time (bench/run_time.py). The
+    collector must be on again for the plan, or a long sweep would keep every cycle it makes."""
+    import subprocess
+    import sys
+
+    code = ("import gc, sys; from planner.cli import main\n"
+            "try: main(['run', sys.argv[1], '--today', '2026-12-07'])\n"
+            "except SystemExit as e: assert e.code in (0, None), e.code\n"
+            "print(gc.isenabled(), gc.get_freeze_count() > 50_000)")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "scenarios" / "thesis.yaml")], capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout
+    assert out.splitlines()[-1] == "True True"
