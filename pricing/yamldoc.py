@@ -64,6 +64,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 _NUMBER_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
 def _mark(m: yaml.Mark) -> tuple[int, int]:
@@ -231,6 +232,8 @@ def _build(node: yaml.Node, path: tuple, doc: Document, constructor: Any, proble
     try:
         return constructor.construct_object(node)
     except (yaml.YAMLError, ValueError, OverflowError) as exc:
+        if node.tag == _TIMESTAMP_TAG:  # 2027-02-30: the text, which the reader of dates refuses with the rest
+            return node.value
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]  # one line, not the parser's context
         problems.append(doc.problem(path, f"cannot read value {str(node.value)[:80]!r}: {what}"))
         return None

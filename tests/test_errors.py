@@ -67,7 +67,7 @@ CASES = [
      "16:11: workload.method: expected one of full, pretrain, lora, qlora, got 'fine_tune' (a fine-tune of every "
      "weight is 'full')"),
     ("bad-date", "deadline: 2027-08-15", "deadline: 2027-02-30",
-     "35:15: phases.final.deadline: cannot read value '2027-02-30'"),
+     "35:15: phases.final.deadline: expected a date such as 2027-05-31, got '2027-02-30' (February 2027 has 28 days)"),
     ("duplicate-key", "  runs: 3 ", "  runs: 3\n    runs: 4 ",
      "34:5: phases.final.runs: duplicate key (first given at line 33); keep one"),
     ("yaml-syntax", "  buy: [rtx-4060-ti-16gb,", "  buy: [rtx-4060-ti-16gb,,",
@@ -96,6 +96,27 @@ def test_scenario_mistakes(thesis_text, tmp_path, old, new, expected):
     else:
         assert expected in result.output and "s.yaml:" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_day_past_its_months_end_is_reported_with_every_other_mistake(thesis_text, tmp_path):
+    """YAML itself cannot read 2027-02-30 as a date; it was an error of the file's syntax, which
+    stopped every other check: one mistake a run. It is read as the text it is, for the
+    scenario's reader of dates to refuse with the rest."""
+    text = mutate(mutate(thesis_text, "deadline: 2027-08-15", "deadline: 2027-04-31"), "params: 86M ", "params: 86 GB ")
+    out = run(["validate", "{file}"], text, tmp_path).output
+    assert "16:11: workload.params: expected a count such as 86M, got '86 GB' (a size)" in out
+    assert "35:15: phases.final.deadline: expected a date such as 2027-05-31, got '2027-04-31' (April 2027 has 30 " \
+           "days)" in out
+
+
+def test_a_workload_key_refused_is_not_asked_for_again_by_a_phases_job(tmp_path):
+    """A phase described by its samples needs the sequence length; one given as '2k' is refused
+    where it is written, and the phase does not add 'set workload.sequence_length' for it."""
+    text = ("name: s\nstart: 2027-02-01\nworkload: {model: llama-3.1-8b, method: qlora, sequence_length: 2k}\n"
+            "phases:\n  a: {samples: 5k, deadline: 2027-03-01}\n")
+    out = run(["validate", "{file}"], text, tmp_path).output.strip().splitlines()
+    assert out == ["{}:3:65: workload.sequence_length: expected a whole number of at least 1, got '2k' (write it "
+                   "out, e.g. 2048: a 'k' could mean 1,000 or 1,024)".format(tmp_path / "s.yaml")]
 
 
 def test_run_checks_like_validate(thesis_text, tmp_path):

@@ -3,6 +3,7 @@ schema of every section, from which docs/scenario.md's table and ``planner keys`
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import fnmatch
 import math
@@ -214,6 +215,16 @@ def _dates_meant(text: str) -> list[dt.date]:
     return sorted(set(out))
 
 
+def _past_month_end(text: str) -> str | None:
+    """What is wrong with a day past its month's end (2027-02-30, 2027-04-31): the month's days."""
+    m = re.fullmatch(r"\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*", text)
+    if m is None or not 1 <= int(m.group(2)) <= 12:
+        return None
+    year, month, day = (int(g) for g in m.groups())
+    days = calendar.monthrange(year, month)[1]
+    return f"{calendar.month_name[month]} {year} has {days} days" if day > days else None
+
+
 def _date(v: Any, ctx: _Context) -> Any:
     if isinstance(v, dt.datetime):
         v = v.date()
@@ -225,7 +236,8 @@ def _date(v: Any, ctx: _Context) -> Any:
     if not isinstance(v, dt.date):
         meant = _dates_meant(v) if isinstance(v, str) else []
         raise ValueError(f"expected a date such as 2027-05-31, got {v!r}"
-                         + (f" (did you mean {' or '.join(d.isoformat() for d in meant)}?)" if meant else ""))
+                         + (f" (did you mean {' or '.join(d.isoformat() for d in meant)}?)" if meant
+                            else f" ({short})" if isinstance(v, str) and (short := _past_month_end(v)) else ""))
     if not FIRST_DATE <= v <= LAST_DATE:
         raise ValueError(f"expected a date between {FIRST_DATE} and {LAST_DATE}, got {v}")
     return v
@@ -233,7 +245,9 @@ def _date(v: Any, ctx: _Context) -> Any:
 
 def _positive_int(v: Any, ctx: _Context) -> Any:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"expected a whole number of at least 1, got {str(v)[:40]!r}")
+        thousands = isinstance(v, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*[kK]\s*", v)
+        raise ValueError(f"expected a whole number of at least 1, got {str(v)[:40]!r}"
+                         + (" (write it out, e.g. 2048: a 'k' could mean 1,000 or 1,024)" if thousands else ""))
     return v
 
 

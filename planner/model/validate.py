@@ -442,8 +442,10 @@ class _Validator:
             if "epochs" in p and not {"tokens", "samples"} & set(given):
                 self.add(path + ("epochs",), "epochs multiply tokens or samples: give one of them")
             return None
-        if not wl or "reference_gpu" not in wl or "params" not in wl:
-            return None  # the workload's own problems are reported
+        if not wl or "reference_gpu" not in wl or "params" not in wl \
+                or any(q.path.startswith("workload") for q in self.problems):
+            return None  # the workload's own problems are reported (a job read without a key refused there
+            # would be refused again for the key's lack: 'set workload.sequence_length' where it was set)
         from . import job  # the speed model and pandas: only for a phase described by its job
 
         w = workload_of(wl)
