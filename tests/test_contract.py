@@ -1300,3 +1300,26 @@ def test_the_plan_table_writes_the_wall_hours_its_line_does(load, catalog):
     row = next(line.split() for line in text.splitlines() if line.startswith("a ") and "cash:box" in line)
     assert row[2:4] == ["10.0", "3.7"]
     assert "reference GPU-h become 3.7 wall-h" in text
+
+
+def test_the_plan_tables_second_finish_is_the_one_each_phase_is_held_to_and_says_at_what_chance(load, catalog):
+    """Two phases under you.confidence 0.81 are each held to 0.9 (its square root): the table's
+    column is finish_confident, headed 'Finish P90', with a line saying why; it was headed with
+    the scenario's 81 %, where the JSON's finish_p90 is another figure (the sessions' alone). One
+    phase at 0.9: 'Finish P90' and no line."""
+    from planner.report.page import render_text
+
+    two = WRITES.replace("you: {host_power: 0 W}", "you: {host_power: 0 W, confidence: 0.81}").replace(
+        "  a: {gpu_hours: 10,", "  b: {gpu_hours: 5, from: 2027-01-04, deadline: 2027-03-31}\n  a: {gpu_hours: 10,")
+    p, _ = planned(load(two), catalog)
+    text = render_text(p)
+    header = next(line for line in text.splitlines() if line.startswith("Phase "))
+    assert "  Finish P90  " in header and "P81" not in header
+    rows = [line.split() for line in text.splitlines() if line.startswith(("a ", "b ")) and "cash:box" in line]
+    assert sorted(row[6] for row in rows) == sorted(ph["finish_confident"] for ph in to_dict(p)["phases"])
+    assert "Finish P90: each phase ends by then in 90 % of outcomes, so that every phase ends by its own in at " \
+           "least 81 % (you.confidence)" in text
+    one, _ = planned(load(WRITES), catalog)
+    text = render_text(one)
+    assert "  Finish P90  " in next(line for line in text.splitlines() if line.startswith("Phase "))
+    assert "each phase ends by then" not in text
