@@ -156,8 +156,8 @@ buy:
     result = run("run", "scenarios/thesis.yaml", "--catalog", str(path), "--today", "2026-11-22")
     assert result.exit_code == 2
     lines = result.output.splitlines()
-    assert f"{path}:3:10: rent.1.id: duplicate id 'my-a100' (first given at line 2); one entry per id" in lines
-    assert any(line.startswith(f"{path}:4:10: rent.2.id: expected an id") for line in lines)
+    assert f"{path}:3:10: rent[my-a100].id: duplicate id 'my-a100' (first given at line 2); one entry per id" in lines
+    assert any(line.startswith(f"{path}:4:10: rent[*].id: expected an id") for line in lines)
     assert any(line.startswith(f"{path}:6:") and "after today (2026-11-22)" in line for line in lines)
 
 

@@ -243,11 +243,15 @@ def test_scenario_entries_win_over_catalog_files(tmp_path):
 
 
 def test_catalog_file_errors_are_located(tmp_path):
+    """A catalog file's mistake is located and named by the entry's id, as in a scenario's
+    catalog (it was 'rent.1.prise': which of a lab's twenty offers is the second?)."""
     lab = tmp_path / "lab.yaml"
-    lab.write_text("rent:\n  - {id: uni, device: a100-40gb, prise: 0.2}\n", encoding="utf-8")
+    lab.write_text("rent:\n  - {id: uni-a, device: a100-40gb, price: 0.2}\n  - {id: uni, device: a100-40gb, prise: 0.2}\n"
+                   "  - {device: a100-40gb, prise: 0.2}\n", encoding="utf-8")
     result = invoke("pricing", "list", "--rent", "--catalog", str(lab))
     assert result.exit_code == 2
-    assert f"{lab}:2:34: rent.0.prise: unknown key (did you mean 'price'" in result.output
+    assert f"{lab}:3:34: rent[uni].prise: unknown key (did you mean 'price'" in result.output
+    assert f"{lab}:4:25: rent.2.prise: unknown key" in result.output  # no id to name it by
 
 
 def test_check_fails_on_a_spec_the_speed_model_needs(tmp_path):

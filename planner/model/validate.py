@@ -260,15 +260,18 @@ class _Validator:
         self.problems.append(Problem(self.doc.file, line, column, self.named(path), message))
 
     def named(self, path: tuple) -> str:
-        """A key path as --set takes it: a scenario's catalog entry by its id where it has one
-        ('catalog.buy[card].resale', not 'catalog.buy.0.resale')."""
-        if len(path) >= 3 and path[0] == "catalog" and isinstance(path[2], int):
-            rows = self.doc.data.get("catalog") if isinstance(self.doc.data, dict) else None
-            rows = rows.get(path[1]) if isinstance(rows, dict) else None
-            row = rows[path[2]] if isinstance(rows, list) and 0 <= path[2] < len(rows) else None
+        """A key path as --set takes it: a catalog entry by its id where it has one, in a
+        scenario ('catalog.buy[card].resale', not 'catalog.buy.0.resale') and in a catalog file
+        given with --catalog ('rent[uni:a].price', not 'rent.0.price')."""
+        head = 1 if path[:1] == ("catalog",) else 0  # a catalog file's lists are at the top
+        if len(path) >= head + 2 and path[head] in ("buy", "rent", "free") and isinstance(path[head + 1], int):
+            rows = self.doc.data.get("catalog") if head and isinstance(self.doc.data, dict) else self.doc.data
+            rows = rows.get(path[head]) if isinstance(rows, dict) else None
+            i = path[head + 1]
+            row = rows[i] if isinstance(rows, list) and 0 <= i < len(rows) else None
             if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"].strip():
-                rest = dotted(path[3:])
-                return f"catalog.{path[1]}[{row['id']}]" + (f".{rest}" if rest else "")
+                rest = dotted(path[head + 2:])
+                return f"{dotted(path[:head + 1])}[{row['id']}]" + (f".{rest}" if rest else "")
         return dotted(path)
 
     # -- sections
