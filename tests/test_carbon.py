@@ -4,6 +4,7 @@ hours carried through, a carbon price and a cap in the decision, located errors.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -217,3 +218,27 @@ def test_a_cap_too_tight_says_what_would_fix_it_and_that_fix_holds(load, catalog
     # rented machines emit per hour of work whatever the date: no later deadline brings the work
     # under 1 kg, so the answer does not offer one
     assert not any("move deadlines" in w for w in tight.warnings)
+
+
+def test_a_strategy_only_the_cap_stops_says_what_its_plan_in_time_emits_and_that_cap_brings_it_back(load, catalog):
+    """Buying the card alone meets the deadline easily, but not within a cap that renting keeps
+    to (the card's making counts: 76 kg against 21): the answer said 'buy-only: no plan meets
+    every deadline', as if the card were too slow. It names the cap and what buy-only's plan in
+    time emits, the emissions of the buy-only plan without the cap (its row when no cap is
+    set), and a cap of that figure brings the strategy back."""
+    from planner.report.page import render_text
+
+    both = dict(buy='["card-300w"]', rent='["gcp:*", "aws:*"]')
+    free = planner.plan(scenario(load, you=", grid: fr", **both), catalog)
+    rows = {a.strategy: a.co2_kg for a in free.alternatives}
+    assert rows["rent-only"] < rows["buy-only"]
+    cap = round((rows["buy-only"] + rows["rent-only"]) / 2, 1)
+    capped = planner.plan(scenario(load, you=f", grid: fr, max_co2: {cap} kg", **both), catalog)
+    assert capped.feasible
+    late = {name: kg for name, _, _, _, kg in capped.late_strategies}
+    assert late["buy-only"] == pytest.approx(rows["buy-only"], rel=1e-9)
+    assert "buy-only: no plan meets every deadline within the cap on emissions (its best plan in time emits " \
+           f"{rows['buy-only']:,.1f} kg CO2e); the best within it leaves" in render_text(capped)
+    up = math.ceil(rows["buy-only"] * 10) / 10
+    back = planner.plan(scenario(load, you=f", grid: fr, max_co2: {up} kg", **both), catalog)
+    assert "buy-only" in {a.strategy for a in back.alternatives}

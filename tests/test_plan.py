@@ -1025,11 +1025,11 @@ def test_a_strategy_whose_options_cannot_meet_the_deadlines_is_said_with_the_wor
     s = make(load, hours=100, deadline="2027-01-10", rent="uni-cluster", free="my-free")
     p = planner.plan(s, trials=0)
     assert p.feasible and [a.strategy for a in p.alternatives] == ["rent-only", "hybrid"]
-    [(name, options, undone, needs)] = p.late_strategies
-    assert (name, options, needs) == ("free-only", ("my-free",), None) and undone == pytest.approx(70.0, abs=0.1)
+    [(name, options, undone, needs, kg)] = p.late_strategies
+    assert (name, options, needs, kg) == ("free-only", ("my-free",), None, None) and undone == pytest.approx(70.0, abs=0.1)
     d = planner.to_dict(p)
     assert d["late_strategies"] == [{"strategy": "free-only", "options": ["my-free"],
-                                     "undone_gpu_hours": round(undone, 1), "needs_budget": None}]
+                                     "undone_gpu_hours": round(undone, 1), "needs_budget": None, "needs_co2_kg": None}]
     assert "free-only: no plan meets every deadline; the best leaves 70.1 reference GPU-h undone (on `my-free`)" \
         in render_markdown(p)
 
@@ -1050,7 +1050,7 @@ def test_a_strategy_only_the_budget_stops_says_the_cash_it_needs(load):
 
     p = planned(100)
     assert p.feasible and "buy-only" not in [a.strategy for a in p.alternatives]
-    [(name, options, undone, needs)] = p.late_strategies
+    [(name, options, undone, needs, _)] = p.late_strategies
     cash = 1000 + 0.45 * LOCAL_WALL * 0.20
     assert (name, options) == ("buy-only", ()) and undone == pytest.approx(100) and needs == pytest.approx(cash)
     assert planner.to_dict(p)["late_strategies"][0]["needs_budget"] == round(cash, 2)

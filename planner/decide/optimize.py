@@ -53,6 +53,7 @@ from .result import (
     Assignment,
     Commitment,
     CreditKept,
+    LateStrategy,
     ParetoPoint,
     PhasePlan,
     Plan,
@@ -1031,24 +1032,28 @@ def _price_source(option: Option) -> str | None:
 
 
 def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
-                  hybrid: Solved) -> tuple[list[Alternative], list[tuple[str, tuple[str, ...], float, float | None]]]:
+                  hybrid: Solved) -> tuple[list[Alternative], list[LateStrategy]]:
     """The best feasible plan of each strategy, with its cost and finish; ``hybrid`` is the
     plan itself, already solved. And the strategies that have options of their own but no plan
     meeting every deadline: (strategy, the options its best plan uses, reference GPU-hours it
     leaves undone, the cash its best plan meeting every deadline needs where only the budget
-    stops it, else None), so the answer can say free tiers alone fall short rather than leave
-    them out, and that buying would do, past the budget."""
+    stops it, else None, and what it emits where only the cap on emissions stops it, else None),
+    so the answer can say free tiers alone fall short rather than leave them out, and that
+    buying would do, past the budget, or renting, past the cap."""
     out, late = [], []
     kinds_quoted = set(quotes["kind"])
+    uncapped = dataclasses.replace(s, you=dataclasses.replace(s.you, max_co2_kg=None))
     for name, kinds in STRATEGIES.items():
         solved = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, cards)
         if solved.unmet:
             if kinds & kinds_quoted and name != "hybrid":
                 unbounded = (_solve(s, quotes, opts, kinds, cards, budget_usd=math.inf)
                              if s.you.budget_usd is not None else None)
+                free = _solve(uncapped, quotes, opts, kinds, cards) if s.you.max_co2_kg is not None else None
                 late.append((name, solved.options_used,
                              float(sum(solved.unmet.values())),
-                             unbounded.cash_usd if unbounded is not None and not unbounded.unmet else None))
+                             unbounded.cash_usd if unbounded is not None and not unbounded.unmet else None,
+                             free.co2_kg if free is not None and not free.unmet else None))
             continue
         out.append(_alternative(name, solved, paths=True))
     return out, late

@@ -173,6 +173,13 @@ class Alternative:
                 tuple((o, d, k) for o, d, k, _ in self.commitments))
 
 
+#: A strategy with options of its own but no plan meeting every deadline: (strategy, the options
+#: its best plan uses, the reference GPU-hours it leaves undone, the cash its best plan in time
+#: needs where only the budget stops it, what that plan emits [kg CO2e] where only the cap on
+#: emissions stops it; None where that limit alone does not).
+LateStrategy = tuple[str, tuple[str, ...], float, float | None, float | None]
+
+
 @dataclass(frozen=True)
 class ParetoPoint:
     """A plan no other beats on both cost and the last phase's finish."""
@@ -216,7 +223,7 @@ class Plan:
     #: strategies with options of their own whose best plan still leaves work undone: (strategy,
     #: the options it would use, reference GPU-hours undone); alternatives holds the others
     # (strategy, options its best plan uses, reference GPU-h undone, cash its plan in time needs past the budget)
-    late_strategies: tuple[tuple[str, tuple[str, ...], float, float | None], ...] = ()
+    late_strategies: tuple[LateStrategy, ...] = ()
 
     @property
     def total_usd(self) -> float:
@@ -315,8 +322,8 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         ],
         "late_strategies": [
             {"strategy": name, "options": list(options), "undone_gpu_hours": _num(undone, 1),
-             "needs_budget": money(needs)}
-            for name, options, undone, needs in plan.late_strategies
+             "needs_budget": money(needs), "needs_co2_kg": _num(kg, 1)}
+            for name, options, undone, needs, kg in plan.late_strategies
         ],
         "credits": [{"name": n, "amount": money(a), "used": money(u), "expires_unused": money(x)}
                     for n, a, u, x in plan.credits],

@@ -387,18 +387,24 @@ def _choice_section(d: dict, figures: bool, figure: Callable[[str], Any]) -> vie
                    tuple((a["strategy"], _amount(a["total_cost"], cur), a["finish"] or "—", _kg(a.get("co2_kg")),
                           ", ".join(f"`{o}`" for o in a["options"])) for a in d["alternatives"]),
                    frozenset({1, 3})),
-        view.Bullets(tuple(
-            f"{late['strategy']}: no plan meets every deadline"
-            + (f" within the budget (its best plan in time needs {_money(late['needs_budget'], cur)} in cash)"
-               if late.get("needs_budget") is not None else "")
-            + f"; the best {'within it ' if late.get('needs_budget') is not None else ''}leaves "
-            f"{units.format_hours(late['undone_gpu_hours'])} "
-            "reference GPU-h undone"
-            + (f" (on {', '.join(f'`{o}`' for o in late['options'])})" if late["options"] else "")
-            for late in d["late_strategies"])),
+        view.Bullets(tuple(_late_line(late, cur) for late in d["late_strategies"])),
         "Totals include your time; the chart shows the money alone." if figures else None,
         figure("cumulative_cost"),
         figure("emissions"))
+
+
+def _late_line(late: dict, cur: str) -> str:
+    """A strategy without a plan in time: the limit that alone stops it (the budget, with the cash
+    its plan in time needs; the cap on emissions, with what that plan emits), and the work its
+    best plan within them leaves undone."""
+    limits = ([f"the budget (its best plan in time needs {_money(late['needs_budget'], cur)} in cash)"]
+              if late.get("needs_budget") is not None else [])
+    limits += ([f"the cap on emissions (its best plan in time emits {late['needs_co2_kg']:,.1f} kg CO2e)"]
+               if late.get("needs_co2_kg") is not None else [])
+    return (f"{late['strategy']}: no plan meets every deadline" + (" within " + " and ".join(limits) if limits else "")
+            + f"; the best {'within ' + ('them ' if len(limits) > 1 else 'it ') if limits else ''}leaves "
+            f"{units.format_hours(late['undone_gpu_hours'])} reference GPU-h undone"
+            + (f" (on {', '.join(f'`{o}`' for o in late['options'])})" if late["options"] else ""))
 
 
 def _kg(x: float | None) -> str:
