@@ -1272,15 +1272,25 @@ catalog:
 def test_an_assignment_says_the_hours_its_checkpoint_writes_take(load, catalog):
     """10 h of work on the reference card checkpointed every hour: 10 writes of 100 GB at a new
     offer's 360 GB/h (columns.csv's default), 2.78 h of the wall time, which the answer says (the writes of a 70B model's
-    states every hour took three quarters of a plan's time unsaid)."""
+    states every hour took three quarters of a plan's time unsaid), with the size and the rate
+    they rest on; the offer's own transfer rate (1 GB/s, its scenario entry) writes them in 0.28 h."""
     from planner.report.page import explain
 
     p, _ = planned(load(WRITES), catalog)
     a = p.phases[0].assignments[0]
     assert a.checkpoint_hours == pytest.approx(10 * 100 / 360, rel=1e-9)
     assert a.wall_hours == pytest.approx(10 + 10 * 100 / 360, rel=1e-9)
-    assert "; 2.8 h of it writing checkpoints (every 60 min)" in explain(a, "rtx-3090")
-    assert to_dict(p)["phases"][0]["assignments"][0]["checkpoint_hours"] == pytest.approx(2.78, abs=0.005)
+    assert "; 2.8 h of it writing checkpoints (100 GB every 60 min at 100 MB/s, the machine's transfer rate, an " \
+           "estimate: 'transfer' of its entry in the scenario's catalog sets it)" in explain(a, "rtx-3090")
+    d = to_dict(p)["phases"][0]["assignments"][0]
+    assert (d["checkpoint_hours"], d["checkpoint_gb"], d["checkpoint_write_gb_per_h"]) == (
+        pytest.approx(2.78, abs=0.005), 100.0, 360.0)
+    fast, _ = planned(load(WRITES.replace("setup: 0 min}", "setup: 0 min, transfer: 1 GB/s}")), catalog)
+    a = fast.phases[0].assignments[0]
+    assert a.checkpoint_hours == pytest.approx(10 * 100 / 3600, rel=1e-9)
+    assert a.wall_hours == pytest.approx(10 + 10 * 100 / 3600, rel=1e-9)
+    assert "writing checkpoints" not in explain(a, "rtx-3090")  # 2.7 % of the wall time: not said
+    assert to_dict(fast)["phases"][0]["assignments"][0]["checkpoint_write_gb_per_h"] == 3600.0
     small, _ = planned(load(WRITES.replace("checkpoint_size: 100 GB", "checkpoint_size: 1 GB")), catalog)
     assert "writing checkpoints" not in explain(small.phases[0].assignments[0], "rtx-3090")  # 0.03 h: not said
 

@@ -59,6 +59,18 @@ def test_money_per_gb_and_per_gb_and_month():
             units.parse_money_rate_usd(value, "USD", RATES, per=per)
 
 
+def test_data_rates_in_gb_an_hour():
+    # 100 MB a second is 0.1 GB x 3,600 s; a GiB a second is 1.073741824 GB x 3,600; a bare
+    # number is the catalog's GB/h; a size or a money rate is not a data rate
+    assert units.parse_data_rate_gb_per_h("100 MB/s") == pytest.approx(360.0)
+    assert units.parse_data_rate_gb_per_h("1 GiB/s") == pytest.approx(2**30 / 1e9 * 3600)
+    assert units.parse_data_rate_gb_per_h("2 TB/day") == pytest.approx(2000 / 24)
+    assert units.parse_data_rate_gb_per_h(500) == pytest.approx(500.0)
+    for value in ("100 MB", "0.1 USD/GB", "100 MB/fortnight"):
+        with pytest.raises(units.QuantityError):
+            units.parse_data_rate_gb_per_h(value)
+
+
 def test_frequencies():
     assert units.parse_rate("2 restarts/day", per_h=24) == pytest.approx(2.0)
     assert units.parse_rate("14/week", per_h=24) == pytest.approx(2.0)

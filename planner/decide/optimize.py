@@ -41,6 +41,7 @@ from .quotes import (
     card_costs,
     card_paths,
     checkpoint_gb_of,
+    checkpoint_write_gb_per_h,
     disk_need_gb,
     exclusions,
     money_by_part,
@@ -879,7 +880,8 @@ def _assignment(s: Scenario, ph: Phase, c: Quote, o: Option, f: float, hours: fl
         restarts_by_hand=(sessions.sessions_count(c.restarts_by_hand * f, wall, c.session_limit_h, wait)
                           if c.restarts_by_hand else 0),
         wait_hours=wait, lost_hours=c.lost_hours * f, setup_hours=c.setup_hours * f,
-        checkpoint_hours=(c.checkpoint_hours or 0.0) * f,
+        checkpoint_hours=(c.checkpoint_hours or 0.0) * f, checkpoint_gb=checkpoint_gb_of(s, ph),
+        checkpoint_write_gb_per_h=checkpoint_write_gb_per_h(o),
         checkpoint_every_min=ph.checkpoint_every_h * 60,
         checkpoint_every_recommended_min=spread.recommended_min,
         relative_speed=c.relative_speed, speed_source=c.speed_source, verdict=c.verdict,

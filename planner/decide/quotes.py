@@ -146,7 +146,7 @@ def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: flo
     setup_h = 0.0 if local else sessions.setup_hours_per_session(float_or(r.setup_min), transfer,
                                                                   persistent or mounted, ph.dataset_size_gb)
     restore_h = 0.0 if persistent else sessions.copy_hours(checkpoint_gb, transfer)
-    write_rate = LOCAL_DISK_GB_PER_H if local else transfer
+    write_rate = checkpoint_write_gb_per_h(r)
     per_ref_h = r.slowdown / r.relative_speed  # device hours per reference hour
     experiment_h = ph.run_length_h * per_ref_h if ph.run_length_h is not None else None
     return sessions.Process(
@@ -159,6 +159,13 @@ def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: flo
         interruptions_per_h=float_or(r.interruptions_per_h),
         resume_wait_h=float_or(r.resume_wait_h) if paused else 0.0,
     )
+
+
+def checkpoint_write_gb_per_h(r: Any) -> float:
+    """How fast option ``r`` writes a checkpoint [GB/h]: a card at home to its own disk
+    (:data:`LOCAL_DISK_GB_PER_H`), a rented or free machine at its transfer rate (the catalog's,
+    an estimate where the provider publishes none; a scenario's entry sets its own)."""
+    return LOCAL_DISK_GB_PER_H if r.kind in HOME_KINDS else float_or(r.transfer_gb_per_h)
 
 
 def mounts_datasets(r: Any) -> bool:

@@ -47,6 +47,8 @@ class Assignment:
     cost_p90_usd: float | None = None
     wait_hours: float = 0.0  # unbilled waits for a paused machine to resume (in wall_hours)
     checkpoint_hours: float = 0.0  # completed checkpoint writes (in wall_hours)
+    checkpoint_gb: float = 0.0  # one checkpoint's size
+    checkpoint_write_gb_per_h: float = 0.0  # how fast the option writes it (quotes.checkpoint_write_gb_per_h)
     price_source: str | None = None  # catalog layer of the price: shipped, refreshed DATE, a --catalog file, scenario
     prepaid: bool = False  # on a commitment or a subscription: its hours carry no rent (Plan.commitments and
     # Plan.subscriptions hold the terms' and months' cost)
@@ -414,7 +416,8 @@ def _assignment_dict(a: Assignment, money: Money) -> dict[str, Any]:
         "gpu_hours": _num(a.gpu_hours), "wall_hours": _num(a.wall_hours),
         "billed_hours": _num(a.billed_hours), "sessions": a.sessions,
         "restarts_by_hand": a.restarts_by_hand, "lost_hours": _num(a.lost_hours),
-        "checkpoint_hours": _num(a.checkpoint_hours),
+        "checkpoint_hours": _num(a.checkpoint_hours), "checkpoint_gb": _num(a.checkpoint_gb, 3),
+        "checkpoint_write_gb_per_h": _num(a.checkpoint_write_gb_per_h, 1),
         "checkpoint_every_min": _num(a.checkpoint_every_min, 1),
         "checkpoint_every_recommended_min": _num(a.checkpoint_every_recommended_min, 1),
         "relative_speed": _num(a.relative_speed, 3), "speed_source": a.speed_source,

@@ -368,6 +368,10 @@ def _size(v: Any, ctx: _Context) -> Any:
     return units.parse_size_gb(v)
 
 
+def _gb_per_h(v: Any, ctx: _Context) -> Any:
+    return units.parse_data_rate_gb_per_h(v)
+
+
 def _power(v: Any, ctx: _Context) -> Any:
     return units.parse_power_w(v)
 
@@ -822,7 +826,7 @@ def section_values(obj: object, schema: Mapping[str, Any]) -> dict[str, Any]:
 #: How a number in a catalog column's unit (columns.csv) is read from a scenario's text.
 _READ_UNIT: dict[str, Callable[[Any, Any], float]] = {
     "USD": _money, "USD/h": _usd_per_hour, "W": _power, "s": _seconds, "min": _minutes, "h": _hours,
-    "days": _days, "1/h": _per_hour, "h/week": _hours_per_week, "GB": _size, "USD/GB": _usd_per_gb,
+    "days": _days, "1/h": _per_hour, "h/week": _hours_per_week, "GB": _size, "GB/h": _gb_per_h, "USD/GB": _usd_per_gb,
     "USD/(GB*month)": _usd_per_gb_month,
 }
 #: How a value of a catalog column's other types is read (the only list an entry takes is its frameworks).
@@ -875,6 +879,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "billing": ("billing_s", {"positive": True}), "startup": "startup_min",
         "session_limit": ("session_limit_h", {"positive": True}), "interruptions": "interruptions_per_h",
         "setup": "setup_min", "supply": "supply", "storage": "storage_usd_per_gb_month", "egress": "egress_usd_per_gb",
+        "transfer": ("transfer_gb_per_h", {"positive": True}),
         "term": ("term_days", {"positive": True, "maximum": 5 * 365,
                                "doc": "a commitment: paid for every hour of this long from the day the plan "
                                       "starts it, used or not (1 year, 7 days); the plan chooses start and count"}),
@@ -884,6 +889,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "session_limit": ("session_limit_h", {"positive": True}), "idle_timeout": "idle_timeout_min",
         "quota": "quota_h_per_week", "quota_reset": "quota_reset", "quota_group": "quota_group",
         "setup": "setup_min", "interruptions": "interruptions_per_h", "persistent_storage": "persistent_storage",
+        "transfer": ("transfer_gb_per_h", {"positive": True}),
         "needs_person": "needs_person", "frameworks": "frameworks", "sign_up": "sign_up",
         "disk": ("disk_gb", {"positive": True, "maximum": 1e6}),
     }),

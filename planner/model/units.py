@@ -207,6 +207,21 @@ def parse_size_gb(value: object) -> float:
     return _in_units(value, "a size such as 500 MB or 120 GB", SIZE_GB, "gb")
 
 
+def parse_data_rate_gb_per_h(value: object) -> float:
+    """A rate of copying data in GB per hour: "100 MB/s" (360), "1.5 GB/s", "500 GB/h"; a bare
+    number is GB/h, the catalog's unit."""
+    expected = "a rate such as 100 MB/s or 360 GB/h"
+    number, unit = _split(value, expected)
+    if not unit:
+        return _finite(number, value, expected)
+    size, _, duration = unit.partition("/")
+    gb, hours = SIZE_GB.get(size.strip().lower()), DURATION_H.get(duration.strip(), DURATION_H.get(
+        duration.strip().lower()))
+    if gb is None or hours is None:
+        raise _wrong_unit(value, expected, unit)
+    return _finite(number * gb / hours, value, expected)
+
+
 def parse_count(value: object) -> float:
     """A count, with an optional K/M/B suffix ("86M" is 86e6)."""
     return _in_units(value, "a count such as 86M", COUNT_SUFFIX, "")

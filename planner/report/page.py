@@ -18,6 +18,7 @@ from ..decide import breakeven
 from ..decide.breakeven import FREE_MIX
 from ..decide.result import COST_PARTS, Assignment, Plan, to_dict
 from ..model import costs, units
+from ..model.records import HOME_KINDS
 from ..model.scenario import Scenario
 from . import view
 from .view import text_table
@@ -125,7 +126,14 @@ def explain(a: Assignment, reference: str) -> str:
     if a.wall_hours_p90 is not None and a.wall_hours_p90 > a.wall_hours * 1.001:
         text += f"; P50 {_h(a.wall_hours_p50)} h, P90 {_h(a.wall_hours_p90)} h"
     if a.checkpoint_hours >= max(0.1, CHECKPOINT_SHARE_SHOWN * a.wall_hours):  # writes that cost real time
-        text += f"; {a.checkpoint_hours:,.1f} h of it writing checkpoints (every {a.checkpoint_every_min:,.0f} min)"
+        # with the size and the rate they rest on: a rented machine's is the catalog's estimate of
+        # its transfer rate, which a machine with a fast local disk beats
+        rate = f"{units.format_significant(a.checkpoint_write_gb_per_h / 3.6, 3, thousands=True)} MB/s"
+        text += (f"; {a.checkpoint_hours:,.1f} h of it writing checkpoints ("
+                 f"{units.format_significant(a.checkpoint_gb, 3, thousands=True)} GB every "
+                 f"{a.checkpoint_every_min:,.0f} min at {rate}"
+                 + (", a local disk's" if a.kind in HOME_KINDS else ", the machine's transfer rate, an "
+                    "estimate: 'transfer' of its entry in the scenario's catalog sets it") + ")")
     if a.checkpoint_every_recommended_min is not None and a.saved_by_recommended_h >= 0.05:
         text += (f"; checkpointing every {a.checkpoint_every_recommended_min:,.0f} min instead of "
                  f"{a.checkpoint_every_min:,.0f} would save {a.saved_by_recommended_h:,.1f} h")
