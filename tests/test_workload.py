@@ -380,6 +380,12 @@ def test_a_reference_gpu_too_small_for_the_workload_is_called_out(load, catalog)
     s = load(MINIMAL.replace("params: 100M", "params: 7B\n  method: qlora\n  batch_size: 1"))
     warnings = planner.plan(s, catalog, trials=20, alternatives=False).warnings
     assert not any("reference GPU" in w for w in warnings)
+    # hours a job's tokens give were not measured on the reference: it is their unit of speed
+    # (the default a100-80gb for a 7B full fine-tune under ZeRO-3 was said to be 'wrong')
+    s = load(MINIMAL.replace("params: 100M", "params: 7B\n  sequence_length: 512").replace(
+        "gpu_hours: 100", "tokens: 20M"))
+    plan = planner.plan(s, catalog, trials=20, alternatives=False)
+    assert plan.phases[0].gpu_hours > 0 and not any("reference GPU" in w for w in plan.warnings)
     assert any("trainable parameters assumed" in w for w in warnings)
 
 

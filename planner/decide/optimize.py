@@ -1560,7 +1560,9 @@ def _warnings(s: Scenario, opts: pd.DataFrame, catalog: pricing.Catalog) -> list
     if ref.need.activations_source == "unknown":
         out.append("activation memory not estimated for this family: VRAM checks count weights, gradients and "
                    "optimizer states only; set workload.activation_memory")
-    if ref.fit.verdict == "does-not-fit":
+    # hours given on a card that cannot hold the work were not measured on it; hours a job's
+    # FLOPs give (tokens or samples) only count in its speed, and cards that hold the work do it
+    if ref.fit.verdict == "does-not-fit" and not all(ph.hours_from_job for ph in s.phases):
         out.append(f"the reference GPU {w.reference_gpu} cannot hold this workload as described "
                    f"({ref.fit.reason}), yet the phase hours were measured on it: either the workload "
                    "(params, method, batch, sequence, sharding) or the reference GPU is wrong")
