@@ -135,8 +135,8 @@ def main(debug: bool) -> None:
 
 
 def _load_engine() -> None:
-    """Import the planning engine (pandas, numpy, scipy's HiGHS, the catalog's loader) with
-    Python's cyclic garbage collector paused, then freeze what the imports made.
+    """Import the planning engine (pandas, numpy, HiGHS through highspy, the catalog's loader)
+    with Python's cyclic garbage collector paused, then freeze what the imports made.
 
     The imports make about a hundred thousand objects that live as long as the process. Each
     full collection while they load walks all of them (30 ms here), and so does the one Python
@@ -145,9 +145,11 @@ def _load_engine() -> None:
     garbage. The collector runs as usual on what a plan makes, so a long sweep frees its cycles."""
     gc.disable()
     try:
+        import highspy  # noqa: F401  (the solver: milp.highs imports it when a plan is solved)
+
         from pricing import loader  # noqa: F401  (pandas, numpy)
 
-        from .decide import optimize  # noqa: F401  (scipy.optimize)
+        from .decide import optimize  # noqa: F401
     finally:
         gc.freeze()
         gc.enable()
