@@ -113,10 +113,14 @@ def test_a_workload_key_refused_is_not_asked_for_again_by_a_phases_job(tmp_path)
     """A phase described by its samples needs the sequence length; one given as '2k' is refused
     where it is written, and the phase does not add 'set workload.sequence_length' for it."""
     text = ("name: s\nstart: 2027-02-01\nworkload: {model: llama-3.1-8b, method: qlora, sequence_length: 2k}\n"
-            "phases:\n  a: {samples: 5k, deadline: 2027-03-01}\n")
+            "phases:\n  a: {samples: 5k, deadline: 2027-03-01}\n  b: {samples: 9k, from: 2027-05-01, deadline: 2027-04-30}\n")
     out = run(["validate", "{file}"], text, tmp_path).output.strip().splitlines()
-    assert out == ["{}:3:65: workload.sequence_length: expected a whole number of at least 1, got '2k' (write it "
-                   "out, e.g. 2048: a 'k' could mean 1,000 or 1,024)".format(tmp_path / "s.yaml")]
+    f = tmp_path / "s.yaml"
+    # the second phase's days are checked in the same run, though its job cannot be read
+    assert out == [f"{f}:3:65: workload.sequence_length: expected a whole number of at least 1, got '2k' (write it "
+                   "out, e.g. 2048: a 'k' could mean 1,000 or 1,024)",
+                   f"{f}:6:48: phases.b.deadline: deadline 2027-04-30 is before the phase's start 2027-05-01; move "
+                   "the deadline later or 'from' earlier"]
 
 
 def test_run_checks_like_validate(thesis_text, tmp_path):

@@ -481,6 +481,22 @@ class _Validator:
                 self.add(path, "a phase name uses letters, digits, '-' and '_' only", at_key=True)
                 continue
             p = self.section(body, path, PHASE, "phase")
+            # its days first: checked whatever its work's problems (a job that cannot be read still
+            # has a deadline before its start to say, in the same run)
+            begin = p.get("from", start)
+            deadline = p.get("deadline")
+            if begin < start:
+                self.add(path + ("from",), f"phase starts {begin} before the scenario's start {start}")
+            if deadline is not None and deadline > _years_after(start, MAX_SPAN_YEARS):
+                self.add(path + ("deadline",), f"deadline {deadline} is more than {MAX_SPAN_YEARS} years after the "
+                         f"scenario's start {start}; the planner plans at most {MAX_SPAN_YEARS} years ahead")
+            elif begin > _years_after(start, MAX_SPAN_YEARS):
+                self.add(path + ("from",), f"phase starts {begin}, more than {MAX_SPAN_YEARS} years after the "
+                         f"scenario's start {start}")
+            elif deadline is not None and deadline < begin:  # both inclusive: a one-day phase is valid
+                where = path + ("deadline",)
+                self.add(where, f"deadline {deadline} is before the phase's start {begin}; "
+                         "move the deadline later or 'from' earlier")
             estimate = self.job(p, path, wl or {}, _work_given(body))
             if "gpu_hours" not in p and estimate is not None:
                 p["gpu_hours"] = estimate.hours_planned  # the mean over the utilisation's range
@@ -495,23 +511,9 @@ class _Validator:
                     self.add(path, f"missing required key '{dotted(path + ('gpu_hours',))}' (or describe the job: "
                              "tokens or samples)", at_key=True)
                 continue
-            begin = p.get("from", start)
-            deadline = p.get("deadline")
             if (problem := too_much_work(p["gpu_hours"], p.get("runs", 1))) is not None:
                 self.add(path + ("runs",), problem)
                 continue
-            if begin < start:
-                self.add(path + ("from",), f"phase starts {begin} before the scenario's start {start}")
-            if deadline is not None and deadline > _years_after(start, MAX_SPAN_YEARS):
-                self.add(path + ("deadline",), f"deadline {deadline} is more than {MAX_SPAN_YEARS} years after the "
-                         f"scenario's start {start}; the planner plans at most {MAX_SPAN_YEARS} years ahead")
-            elif begin > _years_after(start, MAX_SPAN_YEARS):
-                self.add(path + ("from",), f"phase starts {begin}, more than {MAX_SPAN_YEARS} years after the "
-                         f"scenario's start {start}")
-            elif deadline is not None and deadline < begin:  # both inclusive: a one-day phase is valid
-                where = path + ("deadline",)
-                self.add(where, f"deadline {deadline} is before the phase's start {begin}; "
-                         "move the deadline later or 'from' earlier")
             from_job = bool(p.pop("hours_from_job", False))
             out.append(build(Phase, PHASE, {**p, "from": begin}, name=name, job_estimate=estimate,
                              hours_from_job=from_job))
