@@ -123,6 +123,15 @@ def test_a_workload_key_refused_is_not_asked_for_again_by_a_phases_job(tmp_path)
                    "the deadline later or 'from' earlier"]
 
 
+@pytest.mark.parametrize("typo", ["gpu-hours", "GPU_hours", "gpuhours"])
+def test_a_misspelt_work_key_is_one_mistake_not_also_a_missing_key(thesis_text, tmp_path, typo):
+    """'gpu-hours: 180' is refused with the key it was meant to be; the phase is not also told
+    it lacks gpu_hours (two lines for one slip)."""
+    out = run(["validate", "{file}"], mutate(thesis_text, "    gpu_hours: 180 ", f"    {typo}: 180 "), tmp_path).output
+    assert f"phases.final.{typo}: unknown key (did you mean 'gpu_hours'" in out
+    assert "missing required key" not in out
+
+
 def test_run_checks_like_validate(thesis_text, tmp_path):
     result = run(["run", "{file}"], mutate(thesis_text, "params: 86M ", "params: 86 GB "), tmp_path)
     assert result.exit_code == 2

@@ -218,11 +218,22 @@ def _meant(key: Any, schema: Mapping[str, Any]) -> str:
 
 def _work_given(body: Any) -> set[str]:
     """Which of the keys that give a phase's work (gpu_hours, or a job's tokens or samples) it
-    wrote, a synonym (SYNONYMS) counting as the key it stands for: a phase that wrote
-    ``sequences`` is told that once, not also that it lacks samples or gpu_hours."""
+    wrote, a synonym (SYNONYMS) or a misspelling the unknown key's did-you-mean names counting
+    as the key it stands for: a phase that wrote ``sequences`` or ``gpu-hours`` is told that
+    once, not also that it lacks samples or gpu_hours."""
     if not isinstance(body, dict):
         return set()
-    return {"gpu_hours", "tokens", "samples"} & {SYNONYMS.get(k.lower(), k) if isinstance(k, str) else k for k in body}
+    work = ("gpu_hours", "tokens", "samples")
+    given = set()
+    for k in body:
+        if not isinstance(k, str):
+            continue
+        k = SYNONYMS.get(k.lower(), k)
+        if k in work:
+            given.add(k)
+        elif k not in PHASE and (meant := re.findall(r"'([a-z_]+)'", did_you_mean(k, PHASE))) and meant[0] in work:
+            given.add(meant[0])  # the first the refusal suggests: the key it was meant to be
+    return given
 
 
 def _belongs_elsewhere(key: Any, path: tuple) -> str:
