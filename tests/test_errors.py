@@ -195,6 +195,15 @@ def test_unknown_variant():
     assert f"{path}:" in result.output
 
 
+def test_the_base_named_as_a_variant_is_told_it_is_the_file_as_written():
+    """compare --variants base,cheap-power: 'base' is no variant; the refusal says the file
+    without one is its base, and to leave it out."""
+    result = CliRunner().invoke(main, ["compare", str(SCENARIOS / "thesis.yaml"), "--variants", "base,cheap-power"])
+    assert result.exit_code == 2
+    assert "no variant named 'base' (the file as written, without a variant, is its base: leave it out of " \
+           "--variant and --variants)" in result.output
+
+
 def test_bad_value_inside_a_variant_points_at_the_variant(thesis_text, tmp_path):
     text = mutate(thesis_text, "cheap-power: {electricity: 0.10 USD/kWh}", "cheap-power: {electricity: 0.10 USD/GB}")
     result = run(["validate", "{file}", "--variant", "cheap-power"], text, tmp_path)

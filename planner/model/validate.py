@@ -118,6 +118,8 @@ def _variant_overrides(doc: Document, file: str, variants_raw: dict | None, vari
     """The changes a named variant makes, each located in the file (an unknown name is an error)."""
     if variant not in (variants_raw or {}):
         hint = did_you_mean(variant, variants_raw or {})
+        if variant.strip().lower() in ("base", "default", "none") and not hint:  # the file as written is no variant
+            hint = " (the file as written, without a variant, is its base: leave it out of --variant and --variants)"
         known = ", ".join(variants_raw or {}) or "none are defined"
         line, col = doc.position(("variants",), at_key=True) if variants_raw else (0, 0)
         raise InputError([Problem(file, line, col, "variants",
