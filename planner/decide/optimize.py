@@ -28,7 +28,7 @@ import pandas as pd
 from pricing.errors import SolverError
 from pricing.ids import provider_of
 from pricing.memo import Kept
-from pricing.values import float_or, opt_float
+from pricing.values import float_or, missing, opt_float
 
 from ..model import job, sessions, units, workload
 from ..model.costs import COST_PARTS, PART_NAMES
@@ -973,6 +973,12 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 + ", so it assumes you keep each one active (the page open and used at least that often)"
                 for offer, o in sorted(idle.items())]
     assumed += list(dict.fromkeys(o.board_w_estimate for o in used if o.board_w_estimate))
+    # blank is never zero: a rent offer without an egress price has its downloads counted free, said
+    unpriced = sorted({o.offer for o in used if o.kind == "rent" and missing(o.egress_usd_per_gb)})
+    if unpriced:
+        assumed.append(f"{units.format_and(unpriced)}: no egress price is published or given, so the plan counts "
+                       "the download of each run's final checkpoint as free; set egress for the offer in the "
+                       "scenario's catalog")
     # a notebook tier whose disk the catalog lacks: the data's fit is not checked (quotes.too_big), said
     need_gb = {o.offer: max(disk_need_gb(ph, o, checkpoint_gb_of(s, ph)) for ph in s.phases)
                for o in used if o.kind in NOTEBOOK_KINDS and o.disk_gb is None}
