@@ -1336,16 +1336,16 @@ def test_the_plan_tables_second_finish_is_the_one_each_phase_is_held_to_and_says
 
 
 def test_an_offer_without_an_egress_price_has_its_downloads_counted_free_and_the_answer_says_so(load, catalog):
-    """Blank is never zero: the offer of WRITES gives no egress price, so its run's final
-    checkpoint (100 GB) is downloaded at no cost, and the answer says it
+    """Blank is never zero: the offer of WRITES gives no egress price, so what its run leaves
+    (its checkpoint_size, 100 GB) is downloaded at no cost, and the answer says it
     rests on that; 'egress: 0' (free, as Lambda's and RunPod's are) says nothing, at the same cost;
     a price of 0.05 USD/GB adds 100 GB x 0.05 = 5 USD."""
     unknown, _ = planned(load(WRITES), catalog)
     free, _ = planned(load(WRITES.replace("setup: 0 min}", "setup: 0 min, egress: 0}")), catalog)
     priced, _ = planned(load(WRITES.replace("setup: 0 min}", "setup: 0 min, egress: 0.05 USD/GB}")), catalog)
     said = [f for f in unknown.assumed_figures if "no egress price" in f]
-    assert said == ["cash:box: no egress price is published or given, so the plan counts the download of each run's "
-                    "final checkpoint as free; set egress for the offer in the scenario's catalog"]
+    assert said == ["cash:box: no egress price is published or given, so the plan counts the download of what each "
+                    "run leaves (its weights) as free; set egress for the offer in the scenario's catalog"]
     assert not any("no egress price" in f for f in free.assumed_figures + priced.assumed_figures)
     assert unknown.cost_usd["egress"] == free.cost_usd["egress"] == 0.0
     assert priced.cost_usd["egress"] == pytest.approx(100 * 0.05, rel=1e-9)

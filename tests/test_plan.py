@@ -243,7 +243,7 @@ def test_text_report_explains_session_overhead():
 
 
 def test_egress_of_the_final_checkpoints_by_hand(load):
-    # AWS charges 0.09 USD/GB out; each of the 2 runs downloads its 1 GB final checkpoint
+    # AWS charges 0.09 USD/GB out; each of the 2 runs downloads its 1 GB checkpoint (its size given)
     from .conftest import MINIMAL
 
     text = MINIMAL.replace("    deadline: 2027-03-01\n", "    deadline: 2027-03-01\n    runs: 2\n    checkpoint_size: 1 GB\n")
@@ -251,6 +251,26 @@ def test_egress_of_the_final_checkpoints_by_hand(load):
     p = planner.plan(s, trials=10)
     assert p.phases[0].assignments[0].option == "aws:g5.xlarge"
     assert p.cost_usd["egress"] == pytest.approx(2 * 1 * 0.09)
+
+
+@pytest.mark.parametrize("method, trained", [("full", 100e6), ("lora", None)])
+def test_egress_of_a_run_without_a_checkpoint_size_is_its_trained_weights_by_hand(load, method, trained):
+    """Each of 2 runs takes away its trained weights at 4 bytes (fp32): 100M parameters are 0.4 GB,
+    at AWS's 0.09 USD/GB 0.036 USD a run; a LoRA run its adapters only (the frozen base is the
+    model it started from). The resumable checkpoint, 1.6 GB with Adam's states, is not downloaded."""
+    from planner.model import workload
+
+    from .conftest import MINIMAL
+
+    text = MINIMAL.replace("    deadline: 2027-03-01\n", "    deadline: 2027-03-01\n    runs: 2\n")
+    if method == "lora":
+        text = text.replace("params: 100M", "params: 100M\n  method: lora\n  trainable_params: 2M")
+        trained = 2e6
+    s = load(text + "consider:\n  rent: [aws:g5.xlarge]\n  buy: []\n  free: []\n")
+    p = planner.plan(s, trials=0)
+    assert p.phases[0].assignments[0].option == "aws:g5.xlarge"
+    assert p.cost_usd["egress"] == pytest.approx(2 * trained * 4 / 1e9 * 0.09, rel=1e-9)
+    assert workload.checkpoint_gb(s.workload) > 3 * trained * 4 / 1e9  # the states stay behind
 
 
 def test_nothing_but_the_answer_reaches_stdout(capfd):

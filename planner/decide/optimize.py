@@ -977,7 +977,7 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
     unpriced = sorted({o.offer for o in used if o.kind == "rent" and missing(o.egress_usd_per_gb)})
     if unpriced:
         assumed.append(f"{units.format_and(unpriced)}: no egress price is published or given, so the plan counts "
-                       "the download of each run's final checkpoint as free; set egress for the offer in the "
+                       "the download of what each run leaves (its weights) as free; set egress for the offer in the "
                        "scenario's catalog")
     # a notebook tier whose disk the catalog lacks: the data's fit is not checked (quotes.too_big), said
     need_gb = {o.offer: max(disk_need_gb(ph, o, checkpoint_gb_of(s, ph)) for ph in s.phases)

@@ -195,6 +195,14 @@ def checkpoint_gb_of(s: Scenario | QuoteInputs, ph: Phase) -> float:
     return ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else workload.checkpoint_gb(s.workload)
 
 
+def download_gb_of(s: Scenario | QuoteInputs, ph: Phase) -> float:
+    """What each run of the phase leaves to download [GB]: its checkpoint where the phase gives
+    its size, else the trained weights (:func:`planner.model.workload.weights_gb`): a full
+    fine-tune of a 7B model takes away 27 GB of weights, not the 107 GB its resumable
+    checkpoint holds with the optimizer's states."""
+    return ph.checkpoint_size_gb if ph.checkpoint_size_gb is not None else workload.weights_gb(s.workload)
+
+
 _OPTION_ROWS = Kept()
 #: A phase's row for one option, by the phase's key and the option row's values: a what-if that
 #: moves one phase re-prices that phase, and one that changes one catalog row (a price, a rate)
@@ -461,8 +469,9 @@ def money_by_part(s: Scenario | QuoteInputs, ph: Phase, r: Any, wall_h: Any, bil
     Electricity: (board + host power) x wall hours x price (cards you own or buy). Rent: billed
     hours x price (rented); the fees of the months whose units the wall hours burn (a
     subscription); wall hours x the derived price (units bought as you go; free tiers cost 0).
-    Storage: dataset and checkpoint kept for ``months``; egress: each run's final checkpoint
-    downloaded (both for ``share`` of the phase: the hours are already the share's).
+    Storage: dataset and checkpoint kept for ``months``; egress: what each run leaves
+    downloaded (:func:`download_gb_of`; both for ``share`` of the phase: the hours are already
+    the share's).
     Your time: the setup of each session started by hand. Carbon: the wall hours' emissions
     (planner.model.carbon) at your carbon price, none without one."""
     checkpoint_gb = checkpoint_gb_of(s, ph)
@@ -475,7 +484,7 @@ def money_by_part(s: Scenario | QuoteInputs, ph: Phase, r: Any, wall_h: Any, bil
         parts["rent"] = billed_h * r.usd_per_hour * rent_factor
         parts["storage"] = costs.storage_usd(ph.dataset_size_gb + checkpoint_gb, months,
                                              float_or(r.storage_usd_per_gb_month)) * share + zero
-        parts["egress"] = costs.egress_usd(checkpoint_gb * ph.runs, float_or(r.egress_usd_per_gb)) * share + zero
+        parts["egress"] = costs.egress_usd(download_gb_of(s, ph) * ph.runs, float_or(r.egress_usd_per_gb)) * share + zero
     elif r.kind == "subscription" and opt_float(r.usd_per_month) and opt_float(r.cap_h_per_month):
         # paid by the month: the fees of the months whose units the hours burn (the program
         # prices the months themselves: milp.subscription)

@@ -131,7 +131,7 @@ def storage_usd(size_gb: float, months: float, usd_per_gb_month: float) -> float
 
 
 def egress_usd(size_gb: float, usd_per_gb: float) -> float:
-    """Downloading ``size_gb`` out of a provider (the final checkpoint of each run)."""
+    """Downloading ``size_gb`` out of a provider (what the runs leave: quotes.download_gb_of)."""
     return size_gb * usd_per_gb
 
 

@@ -782,7 +782,7 @@ YOU = {
                        doc="how often you can start a session by hand"),
     "budget": Field(_q(_money, maximum=1e12, unit="USD"), attr="budget_usd",
                     doc="cap on cash spent during the plan: cards at their price (resale comes back only after the "
-                        "horizon), host, rent, electricity, storage; none when absent"),
+                        "horizon), host, rent, electricity, storage, egress; none when absent"),
     "host_price": Field(_q(_money, maximum=1e9, unit="USD"), attr="host_price_usd",
                         doc="what a host computer costs when host_machine is false; given without host_machine, "
                             "a host is bought for the cards (host_machine false)"),

@@ -303,6 +303,21 @@ def checkpoint_gb(w: Workload) -> float:
     return adapters * per_param / 1e9
 
 
+#: Bytes of a trained weight as a run's result is saved: the fp32 master copy that mixed
+#: precision keeps (ZeRO's 16 bytes of mixed-precision Adam hold it: Rajbhandari et al. 2020,
+#: sec. 3.1), which a model loaded in fp32 is saved as (Hugging Face Trainer, FSDP's full state
+#: dict, Alpaca's train.py); a model saved in bf16 is half as large.
+SAVED_WEIGHT_BYTES = 4.0
+
+
+def weights_gb(w: Workload) -> float:
+    """The trained weights a run leaves to take away [GB]: every weight (full, pretrain) or the
+    adapters (lora, qlora, without their frozen base) at SAVED_WEIGHT_BYTES; the optimizer
+    states of a resumable checkpoint (:func:`checkpoint_gb`) stay behind."""
+    trained = w.params if w.method in FULL_METHODS else trainable_params(w)[0]
+    return trained * SAVED_WEIGHT_BYTES / 1e9
+
+
 def activation_factor(w: Workload) -> float:
     """Activation bytes of this workload relative to Korthikanti's 16-bit formula."""
     table = ACTIVATION_FACTOR if w.method in FULL_METHODS else ADAPTER_ACTIVATION_FACTOR
