@@ -169,6 +169,27 @@ def test_a_price_written_with_a_sign_is_refused_with_the_form_that_reads():
         units.parse_money_rate_usd("$0.30/kWh", "USD", RATES, "kWh")
 
 
+@pytest.mark.parametrize("written, currency, meant", [
+    ("30 ct/kWh", "EUR", "0.3 EUR/kWh"),      # a German tariff: cents of the scenario's currency
+    ("30 cents/kWh", "USD", "0.3 USD/kWh"),
+    ("0,30 EUR/kWh", "USD", "0.3 EUR/kWh"),   # a decimal comma
+    ("0.15 USD per kWh", "USD", "0.15 USD/kWh"),
+])
+def test_a_price_in_cents_with_a_decimal_comma_or_per_is_refused_with_the_form_that_reads(written, currency, meant):
+    # each was refused with no hint ("unknown currency 'ct'", "unknown currency ',30 EUR'"); the
+    # suggestion reads as that price: 30 cents a kWh is 0.30 of the currency
+    with pytest.raises(QuantityError) as refused:
+        units.parse_money_rate_usd(written, currency, RATES, "kWh")
+    assert str(refused.value).endswith(f"(did you mean {meant!r}?)")
+    number, code = meant.split()[0], meant.split()[1].split("/")[0]
+    assert units.parse_money_rate_usd(meant, currency, RATES, "kWh") == pytest.approx(float(number) * RATES[code])
+
+
+def test_cents_without_a_currency_to_be_cents_of_get_no_guess():
+    assert units.money_as_read("30 ct/kWh") is None
+    assert units.money_as_read("30 ct/kWh", "EUR") == "0.3 EUR/kWh"
+
+
 @pytest.mark.parametrize(("text", "hours"), [("1:30", 1.5), ("0:45", 0.75), ("0:45:36", 0.76), ("1h30m", 1.5),
                                              ("1 h 30 min", 1.5), ("2 hours 15 minutes", 2.25)])
 def test_a_duration_as_a_clock_writes_it(text, hours):

@@ -377,12 +377,24 @@ _MONEY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR"
                 "francs": "CHF", "won": "KRW", "krona": "SEK", "kronor": "SEK"}
 
 
-def money_as_read(text: str) -> str | None:
+#: Words for a hundredth of a currency ("30 ct/kWh", as German tariffs are written).
+_CENT_WORDS = ("ct", "cent", "cents", "c", "¢")
+
+
+def money_as_read(text: str, currency: str | None = None) -> str | None:
     """Money as people write it ("$500", "€1.5k", "USD 500", "1,500 USD", "500 dollars",
-    "$0.40/h") in the form the planner reads ("500 USD", "0.4 USD/h"), or None where it is no
-    such form: what a refusal suggests, never read in its place ("$" may be another dollar)."""
-    amount, _, per = text.strip().partition("/")
+    "$0.40/h", "0.15 USD per kWh", "0,30 EUR/kWh" with a decimal comma, and, given the
+    ``currency`` they are a hundredth of, "30 ct/kWh") in the form the planner reads ("500 USD",
+    "0.4 USD/h", "0.3 EUR/kWh"), or None where it is no such form: what a refusal suggests,
+    never read in its place ("$" may be another dollar)."""
+    amount, _, per = re.sub(r"\s+per\s+", "/", text.strip(), flags=re.IGNORECASE).partition("/")
     amount, code = amount.strip(), None
+    cents = re.fullmatch(r"(\d+(?:[.,]\d+)?)\s*(" + "|".join(map(re.escape, _CENT_WORDS)) + r")", amount, re.IGNORECASE)
+    if cents is not None:
+        if currency is None:
+            return None
+        return f"{format_significant(float(cents.group(1).replace(',', '.')) / 100, 12)} {currency}" + (
+            f"/{per.strip()}" if per else "")
     for sign in _MONEY_SIGNS:  # longest first: US$ before $
         if amount.startswith(sign) or amount.endswith(sign):
             code, amount = _MONEY_SIGNS[sign], amount.removeprefix(sign).removesuffix(sign).strip()
@@ -397,6 +409,8 @@ def money_as_read(text: str) -> str | None:
         code = code or _MONEY_WORDS.get(word.lower(), word.upper())
     if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", number):  # thousands separated by commas
         number = number.replace(",", "")
+    elif re.fullmatch(r"\d+,\d{1,2}", number):  # a decimal comma: 0,30
+        number = number.replace(",", ".")
     try:
         x = float(number) * {"": 1.0, "k": 1e3, "m": 1e6}[scale.lower()]
     except ValueError:
@@ -405,9 +419,11 @@ def money_as_read(text: str) -> str | None:
     return written if code and written != text.strip() else None
 
 
-def _suggested(exc: QuantityError, value: object, parse: Callable[[str], float]) -> QuantityError:
-    """``exc`` with the money form it comes close to (:func:`money_as_read`), where that form reads."""
-    if not isinstance(value, str) or "did you mean" in str(exc) or (hint := money_as_read(value)) is None:
+def _suggested(exc: QuantityError, value: object, parse: Callable[[str], float], currency: str | None = None
+               ) -> QuantityError:
+    """``exc`` with the money form it comes close to (:func:`money_as_read`; cents of
+    ``currency``), where that form reads."""
+    if not isinstance(value, str) or "did you mean" in str(exc) or (hint := money_as_read(value, currency)) is None:
         return exc
     try:
         parse(hint)
@@ -422,7 +438,7 @@ def parse_money_usd(value: object, currency: str, usd_per_unit: Mapping[str, flo
     try:
         return _money_usd(value, currency, usd_per_unit)
     except QuantityError as exc:
-        raise _suggested(exc, value, lambda v: _money_usd(v, currency, usd_per_unit)) from None
+        raise _suggested(exc, value, lambda v: _money_usd(v, currency, usd_per_unit), currency) from None
 
 
 def _money_usd(value: object, currency: str, usd_per_unit: Mapping[str, float]) -> float:
@@ -451,7 +467,7 @@ def parse_money_rate_usd(
     try:
         return _money_rate_usd(value, currency, usd_per_unit, per)
     except QuantityError as exc:
-        raise _suggested(exc, value, lambda v: _money_rate_usd(v, currency, usd_per_unit, per)) from None
+        raise _suggested(exc, value, lambda v: _money_rate_usd(v, currency, usd_per_unit, per), currency) from None
 
 
 def _money_rate_usd(value: object, currency: str, usd_per_unit: Mapping[str, float], per: str) -> float:
