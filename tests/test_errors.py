@@ -167,6 +167,23 @@ def test_set_path_that_does_not_exist():
         "--set: phases.final.dedline: unknown key 'phases.final.dedline' (did you mean 'deadline'?)"
 
 
+@pytest.mark.parametrize("option, key, meant", [("--set", "budget=300 USD", "you.budget"),
+                                                ("--set", "family=cnn", "workload.family"),
+                                                ("--set", "deadline=2027-09-01", "phases.<name>.deadline")])
+def test_a_set_key_without_its_section_is_told_where_it_belongs(option, key, meant):
+    """--set budget=300 was 'unknown key' with no hint: the key is you.budget."""
+    result = CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml"), option, key])
+    assert result.exit_code == 2
+    name = key.split("=")[0]
+    assert result.output.strip() == f"--set: {name}: unknown key '{name}' (did you mean '{meant}'?)"
+
+
+def test_a_swept_key_without_its_section_is_told_where_it_belongs():
+    result = CliRunner().invoke(main, ["sweep", str(SCENARIOS / "thesis.yaml"), "--vary", "budget=100,200"])
+    assert result.exit_code == 2
+    assert "--vary: budget: unknown key 'budget' (did you mean 'you.budget'?)" in result.output
+
+
 def test_set_unknown_phase():
     result = CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml"), "--set", "phases.finl.runs=2"])
     assert result.exit_code == 2

@@ -98,6 +98,15 @@ def _catalog_entry_for(path: tuple, data: dict, ids: CatalogIds) -> None:
                          f"{did_you_mean(str(offer), sorted(known | {e.get('id') for e in entries if isinstance(e, dict)}))}")
 
 
+def _within_a_section(key: str, schema: dict) -> str:
+    """' (did you mean 'you.budget'?)' for a key written without its section (--set budget=300),
+    phases' keys under a phase ('phases.<name>.deadline'); '' where no section has it."""
+    places = [f"{name}.{key}" for name, section in schema.items() if isinstance(section, dict) and key in section]
+    places += [f"{name}.<name>.{key}" for name, section in schema.items()
+               if isinstance(section, MapOf) and key in section.item]
+    return " (did you mean " + " or ".join(f"'{p}'" for p in places) + "?)" if places else ""
+
+
 def _resolve_path(path: tuple, data: Any, schema: Any, where: str) -> tuple:
     """Check ``path`` against the schema (and the data for phase names / list ids).
 
@@ -112,7 +121,8 @@ def _resolve_path(path: tuple, data: Any, schema: Any, where: str) -> tuple:
             raise ValueError(f"'{dotted(path[:i])}' takes a single value; '{shown}' does not exist")
         if isinstance(node, dict):
             if part not in node:
-                raise ValueError(f"unknown key '{shown}'{did_you_mean(str(part), node)}")
+                hint = did_you_mean(str(part), node) or (_within_a_section(str(part), node) if i == 0 else "")
+                raise ValueError(f"unknown key '{shown}'{hint}")
             out.append(part)
             node, value = node[part], (value or {}).get(part) if isinstance(value, dict) else None
         elif isinstance(node, MapOf):
