@@ -142,35 +142,33 @@ def test_the_core_imports_in_one_direction():
         visit(m, ())
 
 
+def _cli_in_a_fresh_python(args: list[str], then: str) -> list[str]:
+    """The lines a new Python prints running ``planner ARGS`` on the thesis (which must exit 0)
+    and then the expression ``then``: what a command leaves in the process."""
+    import subprocess
+    import sys
+
+    code = ("import gc, sys; from planner.cli import main\n"
+            f"try: main({args!r} + [sys.argv[1]])\n"
+            "except SystemExit as e: assert e.code in (0, None), e.code\n"
+            f"print({then})")
+    return subprocess.run([sys.executable, "-c", code, str(ROOT / "scenarios" / "thesis.yaml")], capture_output=True,
+                          text=True, check=True, cwd=ROOT).stdout.splitlines()
+
+
 def test_validating_a_scenario_of_gpu_hours_loads_no_numerical_library():
     """`planner validate` answers in about the time of importing yaml and click (bench/startup.py):
     a scenario whose phases give gpu_hours is read and checked without numpy or pandas, which
     only a phase described by its job needs (its speed model). A module-level import of either
     on the way (planner.model.job did, via the speed model) made it 4.7x that import."""
-    import subprocess
-    import sys
-
-    code = ("import sys; from planner.cli import main\n"
-            "try: main(['validate', sys.argv[1]])\n"
-            "except SystemExit as e: assert e.code in (0, None), e.code\n"
-            "print(sorted(m for m in ('numpy', 'pandas', 'scipy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "scenarios" / "thesis.yaml")], capture_output=True,
-                         text=True, check=True, cwd=ROOT).stdout
-    assert out.splitlines() == ["ok", "[]"]
+    out = _cli_in_a_fresh_python(["validate"], "sorted(m for m in ('numpy', 'pandas', 'scipy') if m in sys.modules)")
+    assert out == ["ok", "[]"]
 
 
 def test_a_plan_runs_with_the_garbage_collector_on_and_the_imported_engine_frozen():
-    """`planner run` imports pandas, numpy and scipy with the cyclic collector paused and freezes
-    what they made (cli._load_engine): every full collection, and the one at exit, would walk
-    those hundred thousand objects again, a tenth of the command's time (bench/run_time.py). The
-    collector must be on again for the plan, or a long sweep would keep every cycle it makes."""
-    import subprocess
-    import sys
-
-    code = ("import gc, sys; from planner.cli import main\n"
-            "try: main(['run', sys.argv[1], '--today', '2026-12-07'])\n"
-            "except SystemExit as e: assert e.code in (0, None), e.code\n"
-            "print(gc.isenabled(), gc.get_freeze_count() > 50_000)")
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "scenarios" / "thesis.yaml")], capture_output=True,
-                         text=True, check=True, cwd=ROOT).stdout
-    assert out.splitlines()[-1] == "True True"
+    """`planner run` imports pandas, numpy and highspy with the cyclic collector paused and
+    freezes what they made (cli._load_engine): every full collection, and the one at exit, would
+    walk those hundred thousand objects again, a tenth of the command's time (bench/run_time.py).
+    The collector must be on again for the plan, or a long sweep would keep every cycle it makes."""
+    out = _cli_in_a_fresh_python(["run", "--today", "2026-12-07"], "gc.isenabled(), gc.get_freeze_count() > 50_000")
+    assert out[-1] == "True True"
