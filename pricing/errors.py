@@ -37,13 +37,20 @@ class InputError(Exception):
         super().__init__("\n".join(str(p) for p in unique))
 
 
-def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
-    """' (did you mean 'x'?)' for the closest choices, or '' when none is close."""
+def close_matches(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    """The choices closest to ``word``, closest first (as written, else ignoring case); none
+    when none is close."""
     choices = [str(c) for c in choices]
     close = difflib.get_close_matches(str(word), choices, n=n, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in choices}
         close = [lowered[c] for c in difflib.get_close_matches(str(word).lower(), lowered, n=n, cutoff=0.6)]
+    return close
+
+
+def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
+    """' (did you mean 'x'?)' for the closest choices (:func:`close_matches`), or '' when none is close."""
+    close = close_matches(word, choices, n)
     if not close:
         return ""
     return " (did you mean " + " or ".join(f"'{c}'" for c in close) + "?)"

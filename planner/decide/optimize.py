@@ -1057,11 +1057,11 @@ def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: 
             if kinds & kinds_quoted and name != "hybrid":
                 unbounded = (_solve(s, quotes, opts, kinds, cards, budget_usd=math.inf)
                              if s.you.budget_usd is not None else None)
-                free = _solve(uncapped, quotes, opts, kinds, cards) if s.you.max_co2_kg is not None else None
+                past_cap = _solve(uncapped, quotes, opts, kinds, cards) if s.you.max_co2_kg is not None else None
                 late.append((name, solved.options_used,
                              float(sum(solved.unmet.values())),
                              unbounded.cash_usd if unbounded is not None and not unbounded.unmet else None,
-                             free.co2_kg if free is not None and not free.unmet else None))
+                             past_cap.co2_kg if past_cap is not None and not past_cap.unmet else None))
             continue
         out.append(_alternative(name, solved, paths=True))
     return out, late

@@ -222,9 +222,8 @@ class Plan:
     options: pd.DataFrame | None = None  # every option considered (planner.decide.options.OPTION_COLUMNS)
     uncertainty: Any = None  # planner.decide.uncertainty.Uncertainty, when asked
     step: Any = None  # planner.model.workload.Step: the workload's step its speeds are at (None: large work)
-    #: strategies with options of their own whose best plan still leaves work undone: (strategy,
-    #: the options it would use, reference GPU-hours undone); alternatives holds the others
-    # (strategy, options its best plan uses, reference GPU-h undone, cash its plan in time needs past the budget)
+    #: strategies with options of their own whose best plan still leaves work undone
+    #: (:data:`LateStrategy`); alternatives holds the others
     late_strategies: tuple[LateStrategy, ...] = ()
 
     @property

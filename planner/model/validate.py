@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pricing.errors import InputError, Problem, did_you_mean
+from pricing.errors import InputError, Problem, close_matches, did_you_mean
 from pricing.ids import CatalogIds
 from pricing.yamldoc import Document, dotted, parse_document
 
@@ -233,8 +233,8 @@ def _work_given(body: Any) -> set[str]:
         k = SYNONYMS.get(k.lower(), k)
         if k in work:
             given.add(k)
-        elif k not in PHASE and (meant := re.findall(r"'([a-z_]+)'", did_you_mean(k, PHASE))) and meant[0] in work:
-            given.add(meant[0])  # the first the refusal suggests: the key it was meant to be
+        elif k not in PHASE and (meant := close_matches(k, PHASE)) and meant[0] in work:
+            given.add(meant[0])  # the first the refusal suggests (did_you_mean): the key it was meant to be
     return given
 
 
