@@ -128,7 +128,7 @@ def explain(a: Assignment, reference: str) -> str:
     if a.checkpoint_hours >= max(0.1, CHECKPOINT_SHARE_SHOWN * a.wall_hours):  # writes that cost real time
         # with the size and the rate they rest on: a rented machine's is the catalog's estimate of
         # its transfer rate, which a machine with a fast local disk beats
-        rate = f"{units.format_significant(a.checkpoint_write_gb_per_h / 3.6, 3, thousands=True)} MB/s"
+        rate = f"{units.format_significant(a.checkpoint_write_gb_per_h / 3.6, 3, thousands=True)} MB/s"  # 1 GB/h = 1/3.6 MB/s
         text += (f"; {a.checkpoint_hours:,.1f} h of it writing checkpoints ("
                  f"{units.format_significant(a.checkpoint_gb, 3, thousands=True)} GB every "
                  f"{a.checkpoint_every_min:,.0f} min at {rate}"
