@@ -242,3 +242,25 @@ def test_a_strategy_only_the_cap_stops_says_what_its_plan_in_time_emits_and_that
     up = math.ceil(rows["buy-only"] * 10) / 10
     back = planner.plan(scenario(load, you=f", grid: fr, max_co2: {up} kg", **both), catalog)
     assert "buy-only" in {a.strategy for a in back.alternatives}
+
+
+def test_a_candidate_only_the_cap_stops_is_listed_with_what_its_plan_in_time_emits(load, catalog):
+    """The card meets the deadline, but its plan emits more than a cap that renting keeps to (its
+    making counts: 76 kg against 21): its row was left out of the side-by-side table, which says
+    a row missing cannot meet the deadlines at all. It is listed past the cap with what its plan
+    emits, that of its row without the cap; no price of the card is asked of it (none lowers
+    its emissions)."""
+    from planner.report.page import render_text
+
+    both = dict(buy='["card-300w"]', rent='["gcp:*", "aws:*"]')
+    free = planner.plan(scenario(load, you=", grid: fr", **both), catalog)
+    rows = {c.strategy: c for c in free.candidates}
+    nothing, card = rows["buy nothing"].co2_kg, rows["buy card-300w"].co2_kg
+    assert nothing < card
+    capped = planner.plan(scenario(load, you=f", grid: fr, max_co2: {round((card + nothing) / 2, 1)} kg", **both),
+                          catalog)
+    row = next(c for c in capped.candidates if c.strategy == "buy card-300w")
+    assert row.needs_co2_kg == pytest.approx(card, rel=1e-9) and row.wins_below_usd is None
+    assert f"over the cap: emits {card:,.1f} kg" in render_text(capped)
+    listed = {c["candidate"]: c["needs_co2_kg"] for c in planner.to_dict(capped)["candidates"]}
+    assert listed == {"buy nothing": None, "buy card-300w": round(card, 1)}

@@ -707,6 +707,12 @@ def without_budget(program: Program) -> Program:
     return dataclasses.replace(program, blocks=[b for b in program.blocks if b.family != "budget"])
 
 
+def without_cap(program: Program) -> Program:
+    """``program`` without its cap on emissions (:func:`co2_cap`): the program of the same
+    scenario without ``you.max_co2``, without building it again."""
+    return dataclasses.replace(program, blocks=[b for b in program.blocks if b.family != "co2"])
+
+
 def account(x: XTable, cal: Calendar) -> Block:
     """A free tier's account runs one session at a time: over each bucket, each phase's sessions
     on each of its options take the days their hours need at the rate those sessions and your

@@ -1090,7 +1090,8 @@ def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards
     question, "this box, that box, or rent?", answered side by side. A card another dominates
     still gets its row (it is what the lab asks about); rent offers are pruned as for the plan.
     Only plans that meet every deadline are listed; a card whose plan does only past the budget
-    is listed with the cash that plan needs (``needs_budget_usd``)."""
+    is listed with the cash that plan needs (``needs_budget_usd``), one whose plan does only past
+    the cap on emissions with what that plan emits (``needs_co2_kg``)."""
     quotes = prune(all_quotes, rents_dominated)
     buys = sorted(set(quotes.loc[quotes["kind"].to_numpy() == "buy", "option"]) & set(cards))
     out = []
@@ -1113,14 +1114,19 @@ def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards
             out.append(_alternative(name, solved, paths=False))
             plans[name] = solved.sol.x
             continue
-        if s.you.budget_usd is None:
-            continue
-        try:
-            unbounded = _solved(s, milp.without_budget(built), cards, start)
-        except SolverError:  # its making alone is past the cap on emissions (you.max_co2)
-            continue
-        if not unbounded.unmet:  # in time only past the budget: what it would need
-            out.append(dataclasses.replace(_alternative(name, unbounded, paths=False), needs_budget_usd=unbounded.cash_usd))
+        # in time only past one limit: listed with what it would need (the cash, or the emissions)
+        for limit, lifted in (("budget", milp.without_budget), ("co2", milp.without_cap)):
+            if (s.you.budget_usd if limit == "budget" else s.you.max_co2_kg) is None:
+                continue
+            try:
+                past = _solved(s, lifted(built), cards, start)
+            except SolverError:  # its making alone is past the cap on emissions (you.max_co2)
+                continue
+            if not past.unmet:
+                row = _alternative(name, past, paths=False)
+                out.append(dataclasses.replace(row, needs_budget_usd=past.cash_usd) if limit == "budget"
+                           else dataclasses.replace(row, needs_co2_kg=past.co2_kg))
+                break
     return _wins_below(s, quotes, opts, out, buys, plans)
 
 
@@ -1134,14 +1140,14 @@ def _wins_below(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: lis
     so the flip is the catalog price less the gap to the best candidate over that slope. None
     where even a free card loses. Where the plan chooses when to buy (``buy_later``) the plan
     does depend on the price: :func:`_price_to_win` searches it."""
-    within = [r.total_cost_usd for r in rows if r.needs_budget_usd is None]
+    within = [r.total_cost_usd for r in rows if r.needs_budget_usd is None and r.needs_co2_kg is None]
     if not within:
         return rows
     best = min(within)
     out = []
     for r in rows:
-        if len(r.bought_costs) != 1 or r.needs_budget_usd is not None:  # no price makes it fit the budget
-            out.append(r)
+        if len(r.bought_costs) != 1 or r.needs_budget_usd is not None or r.needs_co2_kg is not None:
+            out.append(r)  # no price makes it fit the budget or the cap
             continue
         listed, slope = _price_line(r, opts)
         flip = listed - (r.total_cost_usd - best) / slope if slope > 0 else None

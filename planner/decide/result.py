@@ -151,6 +151,7 @@ class Alternative:
     finishes: tuple[tuple[str, dt.date], ...] = ()  # each phase's expected finish
     wins_below_usd: float | None = None  # a candidate card: the price below which its plan is the cheapest
     needs_budget_usd: float | None = None  # a candidate whose plan is in time only past the budget: the cash it needs
+    needs_co2_kg: float | None = None  # a candidate whose plan is in time only past the cap on emissions: what it emits
     price_factors: tuple[tuple[str, str, float], ...] = ()  # (phase, option, factor): rent on its price path
     price_years: tuple[tuple[str, str, float], ...] = ()  # (phase, option, years from the price's date): rent
     #: (card, day from the start, price then, resale at the horizon's end) [USD] of each card it buys
@@ -334,7 +335,8 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "candidates": [
             {"candidate": c.strategy, "buy": list(c.bought), "total_cost": money(c.total_cost_usd),
              "finish": _date(c.finish), "options": list(c.options), "wins_below": money(c.wins_below_usd),
-             "needs_budget": money(c.needs_budget_usd), "co2_kg": _num(c.co2_kg, 3),
+             "needs_budget": money(c.needs_budget_usd), "needs_co2_kg": _num(c.needs_co2_kg, 1),
+             "co2_kg": _num(c.co2_kg, 3),
              "bought_on": next((_date(s.start + dt.timedelta(days=day)) for _, day, *_ in c.bought_costs if day),
                                None)}
             for c in plan.candidates

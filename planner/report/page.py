@@ -429,12 +429,14 @@ def _candidates_section(plan: Plan, d: dict) -> view.Section | None:
     idle = {c.strategy: {b for b in c.bought if not any(o == b and h > 0 for _, o, h in c.hours)}
             for c in plan.candidates}
     cur = d["currency"]
-    within = [c["total_cost"] for c in d["candidates"] if c.get("needs_budget") is None]
+    within = [c["total_cost"] for c in d["candidates"] if c.get("needs_budget") is None and c.get("needs_co2_kg") is None]
     best = min(within) if within else None
 
     def flip(c: dict) -> str:
         if c.get("needs_budget") is not None:
             return f"over the budget: needs {_money(c['needs_budget'], cur)}"
+        if c.get("needs_co2_kg") is not None:
+            return f"over the cap: emits {c['needs_co2_kg']:,.1f} kg"
         return (_amount(c["wins_below"], cur) if c.get("wins_below") is not None else ("—" if not c["buy"] else "never"))
 
     return view.section(
@@ -446,11 +448,14 @@ def _candidates_section(plan: Plan, d: dict) -> view.Section | None:
                           flip(c), c["finish"] or "—", _kg(c.get("co2_kg")),
                           ", ".join(f"`{o}`" + (" (idle)" if o in idle.get(c["candidate"], ()) else "")
                                     for o in c["options"]))
-                         for c in sorted(d["candidates"], key=lambda c: (c.get("needs_budget") is not None,
+                         for c in sorted(d["candidates"], key=lambda c: (c.get("needs_budget") is not None
+                                                                           or c.get("needs_co2_kg") is not None,
                                                                            c["total_cost"]))),
                    frozenset({1, 2, 3, 5})),
         "The best plan that buys each card and no other (or none), meeting every deadline (a card missing "
-        "here cannot, whatever the budget; one past the budget says the cash its plan needs), and the price "
+        "here cannot, whatever the budget; one past the budget says the cash its plan needs"
+        + (", one past the cap on emissions what its plan emits" if plan.scenario.you.max_co2_kg is not None else "")
+        + "), and the price "
         "under which that card's plan would be the cheapest of all (its resale moving with its price; "
         "'never': not even free)." + (" A card marked idle is bought and does no work: other options do it for "
                                      "less, and the card is bought when it costs least." if any(idle.values()) else ""))
