@@ -1349,3 +1349,38 @@ def test_an_offer_without_an_egress_price_has_its_downloads_counted_free_and_the
     assert not any("no egress price" in f for f in free.assumed_figures + priced.assumed_figures)
     assert unknown.cost_usd["egress"] == free.cost_usd["egress"] == 0.0
     assert priced.cost_usd["egress"] == pytest.approx(100 * 0.05, rel=1e-9)
+
+
+OWNED = """\
+name: cards you own
+start: 2027-01-04
+electricity: 0.20 USD/kWh
+workload: {{family: cnn, params: 25M, activation_memory: 4 GB, reference_gpu: rtx-3090}}
+phases:
+  a: {{gpu_hours: 40, runs: 8, from: 2027-01-04, deadline: {deadline}, checkpoint_every: 1 h, checkpoint_size: 0.1 GB}}
+you: {{own: {own}, host_power: 100 W}}
+consider: {{buy: [], rent: [box], free: []}}
+catalog:
+  rent:
+    - {{id: box, device: rtx-3090, price: 1.00 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+def test_a_card_you_list_twice_is_two_cards(load, catalog):
+    """'own: [rtx-3090, rtx-3090]' was one card: eight runs of 40 GPU-h due in 9 days (216 h)
+    rented 104 h beside it. Two cards are a machine of two (data parallel, as a bought box of
+    two: 2 x 0.976 the speed), drawing two boards and one host: by hand, 320 h / 1.952 of wall,
+    each hour (2 x 350 + 100) W at 0.20 USD/kWh, writes included."""
+    from planner.model import workload
+
+    board = float(catalog.devices.set_index("id").at["rtx-3090", "board_power_w"])
+    two, used = planned(load(OWNED.format(own="[rtx-3090, rtx-3090]", deadline="2027-01-12")), catalog)
+    assert used == {"own:rtx-3090"} and two.feasible
+    a = two.phases[0].assignments[0]
+    speed = workload.data_parallel_speed(2)
+    assert speed == pytest.approx(2 * 0.976) and a.relative_speed == pytest.approx(speed, rel=1e-9)
+    writes = a.checkpoint_hours
+    assert a.wall_hours == pytest.approx(320 / speed + writes, rel=1e-9)
+    assert two.cost_usd["electricity"] == pytest.approx((2 * board + 100) / 1000 * a.wall_hours * 0.20, rel=1e-9)
+    _, used = planned(load(OWNED.format(own="[rtx-3090]", deadline="2027-01-12")), catalog)
+    assert used == {"own:rtx-3090", "box"}  # one card cannot do it alone in 9 days

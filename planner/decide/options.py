@@ -7,6 +7,7 @@ quotas), each row carrying its ``as_of`` and ``source``. Pure: no I/O.
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import fnmatch
 import math
@@ -246,10 +247,12 @@ def _same_kind(x: Any, y: Any) -> bool:
 def _build_options(s: OptionInputs, catalog: pricing.Catalog) -> pd.DataFrame:
     owned: list[dict] = []
     devices = catalog.devices.set_index("id")
-    for device in dict.fromkeys(s.own):
+    # a card listed n times is n cards: one machine of n, which runs a job data-parallel as a
+    # bought box of several does (count), drawing n cards' power
+    for device, n in collections.Counter(s.own).items():
         d = devices.loc[device]
-        owned.append(dict(option=f"own:{device}", kind="own", offer=device, device=device, count=1,
-                         purchase_usd=0.0, power_w=d["board_power_w"], as_of=d["as_of"],
+        owned.append(dict(option=f"own:{device}", kind="own", offer=device, device=device, count=n,
+                         purchase_usd=0.0, power_w=d["board_power_w"] * n, as_of=d["as_of"],
                          source="you.own (no purchase; specs: " + d["source"] + ")"))
 
     buy = catalog.buy
