@@ -190,12 +190,14 @@ class Catalog:
         return hit.iloc[0]
 
     def defaults_for(self, table: str, row: Mapping[str, Any]) -> dict[str, Any]:
-        """The documented defaults a new ``row`` of ``table`` takes for the fields it omits."""
+        """The documented defaults a new ``row`` of ``table`` takes for the fields it omits, and
+        what it takes from its provider's rows (:func:`_of_provider`)."""
         if row.get("id") in self._ids[table]:
             return {}
         if table not in self._table_defaults:
             self._table_defaults[table] = _defaults(self.columns, table)
-        return {c: v for c, v in self._table_defaults[table].items() if c not in row and v != ()}
+        taken = {c: v for c, v in self._table_defaults[table].items() if c not in row and v != ()}
+        return {**taken, **_of_provider(self.tables[table], table, {**_derive_new(table, row), **row})}
 
     @cached_property
     def _ids(self) -> dict[str, frozenset[str]]:
@@ -235,6 +237,7 @@ class Catalog:
                 else:
                     new = dict(defaults)
                     new.update(_derive_new(table, row))
+                    new.update(_of_provider(t, table, {**new, **row}))
                     new.update(row)
                     new["layer"] = layer
                     at[row["id"]] = ("added", len(added))
@@ -245,6 +248,27 @@ class Catalog:
         touched = any(rows for rows in entries.values())
         layers = self.layers + ((layer, as_of, source),) if touched else self.layers
         return Catalog(tables, self.columns, self.files, self.column_numbers, layers)
+
+
+#: Rent fields a new offer of a known provider takes from its rows, where they all give one value:
+#: what the provider charges for every instance (its price of data out), not what the instance is.
+PROVIDER_FIELDS = ("egress_usd_per_gb",)
+
+
+def _of_provider(rows: pd.DataFrame, table: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a new rent ``row`` omits of :data:`PROVIDER_FIELDS` and every row of its provider
+    gives alike: a refreshed layer's instance the catalog does not ship ('aws:p6-b200.48xlarge')
+    or a scenario's own ('aws:my-reserved') downloads at AWS's 0.09 USD/GB, as the provider
+    publishes, where a blank would say no price is known."""
+    if table != "rent" or "provider" not in rows:
+        return {}
+    same = rows[rows["provider"] == row.get("provider")]
+    out = {}
+    for col in PROVIDER_FIELDS:
+        values = {float(v) for v in same[col] if not _blank_cell(v)} if col in same and col not in row else set()
+        if len(values) == 1 and not any(_blank_cell(v) for v in same[col]):
+            out[col] = values.pop()
+    return out
 
 
 def _derive_new(table: str, row: Mapping[str, Any]) -> dict[str, Any]:
