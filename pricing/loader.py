@@ -237,7 +237,7 @@ class Catalog:
                 else:
                     new = dict(defaults)
                     new.update(_derive_new(table, row))
-                    new.update(_of_provider(t, table, {**new, **row}))
+                    new.update(_of_provider(t, table, {**_derive_new(table, row), **row}))
                     new.update(row)
                     new["layer"] = layer
                     at[row["id"]] = ("added", len(added))
@@ -251,8 +251,8 @@ class Catalog:
 
 
 #: Rent fields a new offer of a known provider takes from its rows, where they all give one value:
-#: what the provider charges for every instance (its price of data out), not what the instance is.
-PROVIDER_FIELDS = ("egress_usd_per_gb",)
+#: what the provider charges for every instance (data out, a disk kept), not what the instance is.
+PROVIDER_FIELDS = ("egress_usd_per_gb", "storage_usd_per_gb_month")
 
 
 def _of_provider(rows: pd.DataFrame, table: str, row: Mapping[str, Any]) -> dict[str, Any]:

@@ -1389,12 +1389,15 @@ def test_a_card_you_list_twice_is_two_cards(load, catalog):
 def test_a_new_offer_of_a_known_provider_downloads_at_the_price_all_its_rows_give(load, catalog):
     """A scenario's own 'aws:box' (or a refreshed instance the catalog does not ship) gives no
     egress price; every AWS row of the catalog charges 0.09 USD/GB out, so it does too, and the
-    answer lists it among the defaults the offer took: its run's 100 GB at 0.09 is 9 USD. An
+    answer lists it among the defaults the offer took (and AWS's disk price, likewise): its run's
+    100 GB at 0.09 is 9 USD. An
     offer of a provider the catalog does not know ('cash:box') has none, and says so."""
     aws, _ = planned(load(WRITES.replace('"cash:box"', '"aws:box"')), catalog)
     assert aws.cost_usd["egress"] == pytest.approx(100 * 0.09, rel=1e-9)
     assert not any("no egress price" in f for f in aws.assumed_figures)
     s = load(WRITES.replace('"cash:box"', '"aws:box"'))
-    assert catalog.defaults_for("rent", s.catalog_entries["rent"][0])["egress_usd_per_gb"] == 0.09
+    taken = catalog.defaults_for("rent", s.catalog_entries["rent"][0])
+    aws_disk = set(catalog.rent.loc[catalog.rent["provider"] == "aws", "storage_usd_per_gb_month"])
+    assert taken["egress_usd_per_gb"] == 0.09 and {taken["storage_usd_per_gb_month"]} == aws_disk  # a disk kept, likewise
     unknown, _ = planned(load(WRITES), catalog)
     assert unknown.cost_usd["egress"] == 0.0 and any("no egress price" in f for f in unknown.assumed_figures)
