@@ -1050,14 +1050,15 @@ def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: 
     buying would do, past the budget, or renting, past the cap."""
     out, late = [], []
     kinds_quoted = set(quotes["kind"])
-    uncapped = dataclasses.replace(s, you=dataclasses.replace(s.you, max_co2_kg=None))
     for name, kinds in STRATEGIES.items():
         solved = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, cards)
         if solved.unmet:
             if kinds & kinds_quoted and name != "hybrid":
-                unbounded = (_solve(s, quotes, opts, kinds, cards, budget_usd=math.inf)
+                # its program with one limit lifted (as _candidates does), not built again
+                unbounded = (_solved(s, milp.without_budget(solved.program), cards)
                              if s.you.budget_usd is not None else None)
-                past_cap = _solve(uncapped, quotes, opts, kinds, cards) if s.you.max_co2_kg is not None else None
+                past_cap = (_solved(s, milp.without_cap(solved.program), cards)
+                            if s.you.max_co2_kg is not None else None)
                 late.append((name, solved.options_used,
                              float(sum(solved.unmet.values())),
                              unbounded.cash_usd if unbounded is not None and not unbounded.unmet else None,
@@ -1140,13 +1141,13 @@ def _wins_below(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: lis
     so the flip is the catalog price less the gap to the best candidate over that slope. None
     where even a free card loses. Where the plan chooses when to buy (``buy_later``) the plan
     does depend on the price: :func:`_price_to_win` searches it."""
-    within = [r.total_cost_usd for r in rows if r.needs_budget_usd is None and r.needs_co2_kg is None]
+    within = [r.total_cost_usd for r in rows if not r.past_a_limit]
     if not within:
         return rows
     best = min(within)
     out = []
     for r in rows:
-        if len(r.bought_costs) != 1 or r.needs_budget_usd is not None or r.needs_co2_kg is not None:
+        if len(r.bought_costs) != 1 or r.past_a_limit:
             out.append(r)  # no price makes it fit the budget or the cap
             continue
         listed, slope = _price_line(r, opts)

@@ -168,6 +168,11 @@ class Alternative:
     bought_kg: tuple[tuple[str, float], ...] = ()  # (card, the making it carries [kg CO2e]) of each card it buys
 
     @property
+    def past_a_limit(self) -> bool:
+        """A candidate's row in time only past the budget or the cap on emissions."""
+        return self.needs_budget_usd is not None or self.needs_co2_kg is not None
+
+    @property
     def plan_key(self) -> tuple:
         """What makes two strategies' plans the same plan (hours to the thousandth: two solves
         of one plan differ in the last bits)."""

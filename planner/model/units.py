@@ -214,12 +214,17 @@ def parse_data_rate_gb_per_h(value: object) -> float:
     number, unit = _split(value, expected)
     if not unit:
         return _finite(number, value, expected)
-    size, _, duration = unit.partition("/")
-    gb, hours = SIZE_GB.get(size.strip().lower()), DURATION_H.get(duration.strip(), DURATION_H.get(
-        duration.strip().lower()))
+    gb, hours = _size_per_duration(unit)
     if gb is None or hours is None:
         raise _wrong_unit(value, expected, unit)
     return _finite(number * gb / hours, value, expected)
+
+
+def _size_per_duration(unit: str) -> tuple[float | None, float | None]:
+    """(GB, hours) of a unit written size/duration or size-duration ('MB/s', 'GB/month',
+    'GB-month'): each None where it is not read or not written."""
+    size, _, duration = unit.replace("-", "/").partition("/")
+    return SIZE_GB.get(size.strip().lower()), DURATION_H.get(duration.strip().lower()) if duration else None
 
 
 def parse_count(value: object) -> float:
@@ -489,8 +494,8 @@ def _money_rate_usd(value: object, currency: str, usd_per_unit: Mapping[str, flo
             raise _wrong_unit(value, expected, unit)
         per_unit = 1.0 / factor  # price per kWh = price per den / (kWh per den)
     elif per in ("GB", "GB/month"):  # a size, and for a month's keeping a duration after it
-        size, _, duration = den.replace("-", "/").partition("/")
-        gb, hours = SIZE_GB.get(size.strip().lower()), DURATION_H.get(duration.strip().lower()) if duration else None
+        gb, hours = _size_per_duration(den)
+        duration = "/" in den.replace("-", "/")
         if gb is None or (per == "GB") != (not duration) or (duration and hours is None):
             raise _wrong_unit(value, expected, unit)
         per_unit = 1.0 / gb / (hours / HOURS_PER_MONTH if hours else 1.0)

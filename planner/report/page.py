@@ -429,7 +429,10 @@ def _candidates_section(plan: Plan, d: dict) -> view.Section | None:
     idle = {c.strategy: {b for b in c.bought if not any(o == b and h > 0 for _, o, h in c.hours)}
             for c in plan.candidates}
     cur = d["currency"]
-    within = [c["total_cost"] for c in d["candidates"] if c.get("needs_budget") is None and c.get("needs_co2_kg") is None]
+    def past_a_limit(c: dict) -> bool:  # in time only past the budget or the cap on emissions
+        return c.get("needs_budget") is not None or c.get("needs_co2_kg") is not None
+
+    within = [c["total_cost"] for c in d["candidates"] if not past_a_limit(c)]
     best = min(within) if within else None
 
     def flip(c: dict) -> str:
@@ -448,9 +451,7 @@ def _candidates_section(plan: Plan, d: dict) -> view.Section | None:
                           flip(c), c["finish"] or "—", _kg(c.get("co2_kg")),
                           ", ".join(f"`{o}`" + (" (idle)" if o in idle.get(c["candidate"], ()) else "")
                                     for o in c["options"]))
-                         for c in sorted(d["candidates"], key=lambda c: (c.get("needs_budget") is not None
-                                                                           or c.get("needs_co2_kg") is not None,
-                                                                           c["total_cost"]))),
+                         for c in sorted(d["candidates"], key=lambda c: (past_a_limit(c), c["total_cost"]))),
                    frozenset({1, 2, 3, 5})),
         "The best plan that buys each card and no other (or none), meeting every deadline (a card missing "
         "here cannot, whatever the budget; one past the budget says the cash its plan needs"
