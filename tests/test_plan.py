@@ -583,6 +583,46 @@ def test_what_it_would_take_a_card_to_win_agrees_with_planning_at_that_price(loa
     assert ("rtx-3090-used" in {b.offer for b in p.purchases}) == (side < 0)
 
 
+IDLE = """\
+name: idle cards
+start: 2027-01-04
+electricity: 0.20 USD/kWh
+horizon: 24 months
+workload: {{family: transformer, params: 100M, reference_gpu: rtx-3090}}
+phases:
+  y1: {{gpu_hours: 300, deadline: 2027-06-30}}
+consider: {{buy: [{ids}], rent: [lab-share], free: []}}
+catalog:
+  buy:
+{cards}
+  rent:
+    - {{id: lab-share, device: rtx-3090, price: 0 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}}
+"""
+
+
+def test_a_card_its_own_plan_leaves_idle_wins_at_no_price(load, catalog):
+    """Where a free machine does all the work, each candidate card is bought and left idle: its
+    plan costs the card's price less its resale (by hand: the model's share of the price), a
+    line through zero at a price of zero, so no price makes it the cheapest. The table said
+    'cheapest if the card costs under 0.00' for one card of eight and 'never' for the others,
+    the float noise of that zero (1e-13 USD) deciding."""
+    from planner.decide.optimize import card_costs
+
+    prices = [449.99, 612.37, 777.77, 1234.56, 1999.0, 2345.67, 3141.59, 899.0]
+    cards = "\n".join(f"    - {{id: card-{i}, device: rtx-3090, condition: used, price: {p} USD, power: 350 W}}"
+                      for i, p in enumerate(prices))
+    p = planner.plan(load(IDLE.format(ids=", ".join(f"card-{i}" for i in range(len(prices))), cards=cards)),
+                     catalog, trials=0)
+    assert p.total_usd == 0.0 and not p.purchases
+    costs = card_costs(p.scenario, p.options)
+    rows = [c for c in p.candidates if c.bought]
+    assert len(rows) == len(prices)
+    for row in rows:
+        price, resale = costs[row.bought[0]]
+        assert row.total_cost_usd == pytest.approx(price - resale, abs=0.01) and 0 < resale < price
+        assert row.wins_below_usd is None, row.strategy
+
+
 LATER = """\
 name: later
 start: 2027-01-04

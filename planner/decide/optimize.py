@@ -1139,8 +1139,9 @@ def _wins_below(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: lis
     its path factor, ``buy_price_trend``) less the resale that moves with it (a share of the
     price, by the offer's figure or the default model; a resale given in money does not move):
     so the flip is the catalog price less the gap to the best candidate over that slope. None
-    where even a free card loses. Where the plan chooses when to buy (``buy_later``) the plan
-    does depend on the price: :func:`_price_to_win` searches it."""
+    where even a free card loses, or only ties (a card its plan leaves idle). Where the plan
+    chooses when to buy (``buy_later``) the plan does depend on the price: :func:`_price_to_win`
+    searches it."""
     within = [r.total_cost_usd for r in rows if not r.past_a_limit]
     if not within:
         return rows
@@ -1154,7 +1155,10 @@ def _wins_below(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: lis
         flip = listed - (r.total_cost_usd - best) / slope if slope > 0 else None
         if s.buy_every_weeks and r.total_cost_usd > best:
             flip = _price_to_win(s, quotes, opts, r, best, buys, (plans or {}).get(r.strategy))
-        out.append(dataclasses.replace(r, wins_below_usd=flip if flip is not None and flip > 0 else None))
+        # a price that rounds to no money is none: a card its plan leaves idle costs its price less
+        # the resale share, a line through 0 at 0, so its flip is 0 give or take 1e-13 USD, and
+        # was written '0.00' (cheapest under a price no seller asks) or 'never' at random
+        out.append(dataclasses.replace(r, wins_below_usd=flip if flip is not None and flip > 0.005 else None))
     return out
 
 
