@@ -5,7 +5,7 @@ import pytest
 from planner.model import units
 from planner.model.units import QuantityError
 
-RATES = {"USD": 1.0, "EUR": 1.0705, "JPY": 1.0705 / 171.94}
+RATES = {"USD": 1.0, "EUR": 1.0705, "JPY": 1.0705 / 171.94, "INR": 1 / 88.5}
 
 
 @pytest.mark.parametrize("text, hours", [
@@ -145,15 +145,43 @@ def test_the_article_before_a_figure_is_as_it_is_read(figure, article):
 @pytest.mark.parametrize(("written", "meant"), [("$500", "500 USD"), ("500 $", "500 USD"), ("€1.5k", "1500 EUR"),
                                                 ("USD 500", "500 USD"), ("1,500 USD", "1500 USD"),
                                                 ("2k USD", "2000 USD"), ("500 dollars", "500 USD"),
-                                                ("€1,200", "1200 EUR")])
+                                                ("€1,200", "1200 EUR"),
+                                                # Indian English: digit groups of two, rupee signs, lakh and crore
+                                                ("₹9,00,000", "900000 INR"), ("9,00,000 INR", "900000 INR"),
+                                                ("Rs 900000", "900000 INR"), ("Rs. 12,34,567", "1234567 INR"),
+                                                ("9 lakh INR", "900000 INR"), ("INR 9 lakh", "900000 INR"),
+                                                ("1.2 crore INR", "12000000 INR"), ("5 Mio EUR", "5000000 EUR")])
 def test_money_written_another_way_is_refused_with_the_form_that_reads(written, meant):
     # "$500" or "1,500 USD" was refused with no hint; the refusal suggests the form that reads, and the
-    # suggestion reads as that money (never taken in its place: "$" may be another dollar)
+    # suggestion reads as that money (never taken in its place: "$" may be another dollar). A lab in
+    # Bengaluru's "₹9,00,000" and "9 lakh INR" got no hint
     with pytest.raises(QuantityError) as refused:
         units.parse_money_usd(written, "USD", RATES)
     assert str(refused.value).endswith(f"(did you mean {meant!r}?)")
     number, code = meant.split()
     assert units.parse_money_usd(meant, "USD", RATES) == pytest.approx(float(number) * RATES[code])
+
+
+@pytest.mark.parametrize(("parse", "written", "meant"), [
+    (units.parse_duration_h, "4k hours", "4000 hours"), (units.parse_duration_h, "2.5k h", "2500 h"),
+    (units.parse_duration_h, "4,000 h", "4000 h"), (units.parse_duration_h, "1,200", "1200"),
+    (units.parse_duration_h, "4000 GPU-hours", "4000 hours"), (units.parse_duration_h, "40 GPUh", "40 h"),
+    (units.parse_size_gb, "1,200 GB", "1200 GB"), (units.parse_size_gb, "2k GB", "2000 GB")])
+def test_a_number_written_with_separators_or_a_suffix_is_refused_with_the_form_that_reads(parse, written, meant):
+    # "4k hours" was told "did you mean 'hours'?", the unit it had; "4,000 h" and "1,200 GB" got no
+    # hint, and "4000 GPU-hours" a unit without its number. The suggestion reads as that quantity
+    with pytest.raises(QuantityError) as refused:
+        parse(written)
+    assert str(refused.value).endswith(f"(did you mean {meant!r}?)")
+    assert parse(meant) == pytest.approx(float(meant.split()[0]))  # hours and GB: the units' factor is 1
+
+
+def test_a_unit_of_its_own_is_never_split_into_a_suffix():
+    # "4 kWh" is an energy, not 4 thousand "Wh"; the refusal names its kind, with its article
+    with pytest.raises(QuantityError, match=r"got '4 kWh' \(an energy\)$"):
+        units.parse_duration_h("4 kWh")
+    with pytest.raises(QuantityError, match=r"got '3 GB' \(a size\)$"):
+        units.parse_duration_h("3 GB")
 
 
 @pytest.mark.parametrize("written", ["¥500", "500 bananas", "lots"])

@@ -87,6 +87,24 @@ def _range_meant(text: str) -> str | None:
     return None
 
 
+#: A number written with thousands separators ('4,000 h', '1,200 GB'), or with a K/M suffix and
+#: then a unit after a space ('4k hours'; never '4 kWh', a unit of its own).
+_GROUPED = re.compile(r"\s*(\d{1,3}(?:,\d{3})+(?:\.\d+)?)\s*(.*?)\s*")
+_SUFFIXED = re.compile(r"\s*(\d+(?:\.\d+)?)([kKM])\s+(\S.*?)\s*")
+
+
+def _written_out(text: str) -> tuple[str, str] | None:
+    """(The number written out, its unit) of a quantity written with thousands separators or a
+    K/M suffix before its unit ('4,000 h' and '4k hours' are 4000 h), else None: what a refusal
+    suggests, never read in its place."""
+    if (m := _GROUPED.fullmatch(text)) is not None:
+        return m.group(1).replace(",", ""), m.group(2)
+    if (m := _SUFFIXED.fullmatch(text)) is not None:
+        number = float(m.group(1)) * {"k": 1e3, "m": 1e6}[m.group(2).lower()]
+        return format_significant(number, 12), m.group(3)
+    return None
+
+
 def _split(value: object, expected: str) -> tuple[float, str]:
     """Split a raw value into (number, unit text); unit is '' for a bare number."""
     if isinstance(value, bool) or value is None:
@@ -102,7 +120,7 @@ def _split(value: object, expected: str) -> tuple[float, str]:
         raise QuantityError(f"expected {expected}, got {type(value).__name__}")
     m = _QUANTITY.match(value)
     if not m:
-        hint = _range_meant(value)
+        hint = _range_meant(value) or (" ".join(filter(None, out)) if (out := _written_out(value)) else None)
         raise QuantityError(f"expected {expected}, got {value!r}" + (f" (did you mean {hint!r}?)" if hint else ""))
     number = float(m.group(1))
     if number != number or number in (float("inf"), float("-inf")):
@@ -150,7 +168,15 @@ def _wrong_unit(value: object, expected: str, unit: str, units: Iterable[str] = 
     where a duration belongs), else the units of ``units`` it comes close to ("1 mnth")."""
     kind = _kind_of(unit)
     meant = _range_meant(value) if isinstance(value, str) and ("-" in unit or "–" in unit) else None  # 200-300 h
-    note = f" (a {kind})" if kind else f" (did you mean {meant!r}?)" if meant else did_you_mean(unit, units)
+    out = _written_out(value) if isinstance(value, str) else None  # 4k hours
+    if meant is None and out is not None and (not out[1] or out[1] in units or out[1].lower() in units):
+        meant = " ".join(filter(None, out))
+    bare = re.sub(r"^gpu[-_ ]?", "", unit, flags=re.IGNORECASE)  # 40 GPU-hours: the key's hours are a GPU's
+    if meant is None and bare != unit and bare.lower() in units and isinstance(value, str) \
+            and (number := _QUANTITY.match(value)) is not None:
+        meant = f"{number.group(1)} {bare}"
+    article = "an" if kind and kind[0] in "aeiou" else "a"
+    note = f" ({article} {kind})" if kind else f" (did you mean {meant!r}?)" if meant else did_you_mean(unit, units)
     return QuantityError(f"expected {expected}, got {value!r}{note}")
 
 
@@ -376,7 +402,11 @@ def money_unit(unit: str, usd_per_unit: Mapping[str, float]) -> float | None:
 
 #: Currency signs and words people write money with, and the code each means ("$500", "500
 #: dollars"); "¥" (yen or yuan) and other signs of several currencies are left out.
-_MONEY_SIGNS = {"US$": "USD", "C$": "CAD", "A$": "AUD", "$": "USD", "€": "EUR", "£": "GBP", "₹": "INR", "₩": "KRW"}
+_MONEY_SIGNS = {"US$": "USD", "C$": "CAD", "A$": "AUD", "Rs.": "INR", "Rs": "INR", "$": "USD", "€": "EUR", "£": "GBP",
+                "₹": "INR", "₩": "KRW"}
+#: Words for large sums in Indian English (a lakh is 100,000, a crore 10,000,000), as the K and M suffixes.
+_MONEY_SCALES = {"": 1.0, "k": 1e3, "m": 1e6, "lakh": 1e5, "lakhs": 1e5, "lac": 1e5, "lacs": 1e5,
+                 "crore": 1e7, "crores": 1e7, "cr": 1e7, "mio": 1e6}
 _MONEY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR", "pound": "GBP", "pounds": "GBP",
                 "yen": "JPY", "rupee": "INR", "rupees": "INR", "yuan": "CNY", "rmb": "CNY", "franc": "CHF",
                 "francs": "CHF", "won": "KRW", "krona": "SEK", "kronor": "SEK"}
@@ -404,9 +434,10 @@ def money_as_read(text: str, currency: str | None = None) -> str | None:
         if amount.startswith(sign) or amount.endswith(sign):
             code, amount = _MONEY_SIGNS[sign], amount.removeprefix(sign).removesuffix(sign).strip()
             break
-    if (m := re.fullmatch(r"([A-Za-z]{3})\s*(\d[\d.,]*\s*[kKmM]?)", amount)) is not None:  # "USD 500"
-        code, amount = code or m.group(1).upper(), m.group(2)
-    m = re.fullmatch(r"(\d[\d.,]*?)\s*([kKmM]?)\s*([A-Za-z]*)", amount)
+    scales = "|".join(sorted(_MONEY_SCALES, key=len, reverse=True)[:-1])
+    if (m := re.fullmatch(rf"([A-Za-z]{{3}})\s*(\d[\d.,]*\s*(?:{scales})?)", amount, re.IGNORECASE)) is not None:
+        code, amount = code or m.group(1).upper(), m.group(2)  # "USD 500"
+    m = re.fullmatch(rf"(\d[\d.,]*?)\s*((?:{scales})(?![A-Za-z]))?\s*([A-Za-z]*)", amount, re.IGNORECASE)
     if m is None:
         return None
     number, scale, word = m.groups()
@@ -414,10 +445,12 @@ def money_as_read(text: str, currency: str | None = None) -> str | None:
         code = code or _MONEY_WORDS.get(word.lower(), word.upper())
     if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", number):  # thousands separated by commas
         number = number.replace(",", "")
+    elif re.fullmatch(r"\d{1,2}(,\d{2})*,\d{3}(\.\d+)?", number):  # Indian digit groups: 9,00,000
+        number = number.replace(",", "")
     elif re.fullmatch(r"\d+,\d{1,2}", number):  # a decimal comma: 0,30
         number = number.replace(",", ".")
     try:
-        x = float(number) * {"": 1.0, "k": 1e3, "m": 1e6}[scale.lower()]
+        x = float(number) * _MONEY_SCALES[(scale or "").lower()]
     except ValueError:
         return None
     written = f"{format_significant(x, 12)} {code}" + (f"/{per.strip()}" if per else "")
