@@ -160,6 +160,74 @@ def test_a_cap_on_emissions_holds_or_says_it_cannot(load, catalog):
     assert not tiny.feasible
 
 
+CLEANER = """\
+name: a cap the dearer machine meets
+start: 2027-01-04
+workload: {{family: transformer, params: 300M, reference_gpu: a100-80gb}}
+phases:
+  main: {{gpu_hours: 100, deadline: 2027-03-31}}
+consider: {{buy: [], free: [], rent: [runpod:a100-pcie-80gb, azure:standard_nc24ads_a100_v4], spot: false}}
+you: {{max_co2: {cap}}}
+"""
+
+
+def test_under_a_cap_an_offer_is_never_pruned_for_one_that_emits_more(load, catalog):
+    """Two A100 80GB offers: RunPod's is cheaper and as fast, so without a cap Azure's is never
+    in a cheapest plan and is pruned; but it emits less (its region's grid). Under a cap between
+    the two, the cheapest plan mixes them, by hand the linear program of two shares: Azure's share
+    a of the phase and RunPod's 1 - a, with a * kg_azure + (1 - a) * kg_runpod = cap. It said
+    no plan met the deadline, the cleaner offer pruned for the dirtier one."""
+    free = planner.plan(load(CLEANER.format(cap="100000 kg")), catalog, trials=0, alternatives=False)
+    q = free.quotes.set_index("option")
+    azure, runpod = "azure:standard_nc24ads_a100_v4", "runpod:a100-pcie-80gb"
+    assert q.at[azure, "cost_usd"] > q.at[runpod, "cost_usd"] and q.at[azure, "co2_kg"] < q.at[runpod, "co2_kg"]
+    assert q.at[azure, "wall_hours"] >= q.at[runpod, "wall_hours"]  # so RunPod's dominates on cost and time
+    assert [a.option for ph in free.phases for a in ph.assignments] == [runpod]
+    cap = 18.0
+    a = (q.at[runpod, "co2_kg"] - cap) / (q.at[runpod, "co2_kg"] - q.at[azure, "co2_kg"])
+    assert 0 < a < 1
+    capped = planner.plan(load(CLEANER.format(cap=f"{cap} kg")), catalog, trials=0, alternatives=False)
+    assert capped.feasible and capped.co2_kg <= cap + 1e-6
+    hours = {a.option: a.gpu_hours for ph in capped.phases for a in ph.assignments}
+    assert hours[azure] == pytest.approx(100 * a, rel=1e-3) and hours[runpod] == pytest.approx(100 * (1 - a), rel=1e-3)
+    assert capped.total_usd == pytest.approx(a * q.at[azure, "cost_usd"] + (1 - a) * q.at[runpod, "cost_usd"], rel=1e-3)
+
+
+TWO_CARDS = """\
+name: a cap the cooler card meets
+start: 2027-01-04
+electricity: 0 USD/kWh
+horizon: 12 months
+workload: {{family: transformer, params: 300M, reference_gpu: rtx-3090}}
+phases:
+  main: {{gpu_hours: 300, deadline: 2027-06-30}}
+consider: {{buy: [hot-card, cool-card], rent: [], free: []}}
+catalog:
+  buy:
+    - {{id: hot-card, device: rtx-3090, condition: used, price: 700 USD, power: 350 W}}
+    - {{id: cool-card, device: rtx-3090, condition: used, price: 750 USD, power: 250 W}}
+you: {{grid: pl{cap}}}
+"""
+
+
+def test_under_a_cap_a_card_is_never_pruned_for_one_that_emits_more(load, catalog):
+    """Two 3090s, one power-limited to 250 W and 50 USD dearer; electricity free, so the hot one
+    is as cheap to run and cheaper to buy: without a cap the cool one is pruned. Under a cap the
+    hot one's plan breaks, the cool one's plan is the answer: its price less resale (by hand),
+    and its emissions, its energy at Poland's grid and its making, under the cap."""
+    free = planner.plan(load(TWO_CARDS.format(cap="")), catalog, trials=0, alternatives=False)
+    assert [b.offer for b in free.purchases] == ["hot-card"]
+    assert "never better than buying hot-card" in free.excluded.set_index("option").at["cool-card", "reason"]
+    capped = planner.plan(load(TWO_CARDS.format(cap=f", max_co2: {free.co2_kg - 5:.1f} kg")), catalog, trials=0,
+                          alternatives=False)
+    assert capped.feasible and [b.offer for b in capped.purchases] == ["cool-card"]
+    bought = capped.purchases[0]
+    assert capped.total_usd == pytest.approx(bought.price_usd - bought.resale_usd, abs=0.01)
+    q = capped.quotes.set_index("option")
+    assert capped.co2_kg == pytest.approx(q.at["cool-card", "co2_kg"] + bought.embodied_kg, rel=1e-9)
+    assert capped.co2_kg <= free.co2_kg - 5 + 1e-6
+
+
 def test_carbon_keys_are_checked(tmp_path):
     f = tmp_path / "s.yaml"
     for you, message in ((", grid: pll", "unknown grid 'pll' (did you mean 'pl'"),

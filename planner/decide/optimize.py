@@ -79,7 +79,8 @@ STRATEGIES = {
     "hybrid": {*HOME_KINDS, "rent", *NOTEBOOK_KINDS},
 }
 def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
-                    paths: dict[str, CardPath] | None = None) -> dict[str, str]:
+                    paths: dict[str, CardPath] | None = None, made_kg: Mapping[str, float] | None = None
+                    ) -> dict[str, str]:
     """Cards to buy that no plan needs: {card: a card that dominates it}. A card dominates
     another when it costs no more net of resale and, in every phase the other can run, it can
     run too, costs no more (money and time), runs no slower and has no less weekly capacity:
@@ -87,19 +88,24 @@ def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
     own; the budget counts the price, so a dominator must cost no more net of resale and no
     more up front). Of equal cards the first by id stays (the MILP's own tie-break). Pruning
     them shrinks the integer part of the program. With ``paths`` (cards bought later), a dominator
-    must be no dearer on every day the plan may buy on."""
+    must be no dearer on every day the plan may buy on. Under a cap on emissions (``made_kg``: each
+    card's making [kg CO2e], which the cap counts for a card bought, in the same share of its life
+    for any card bought on one day), a dominator must also emit no more, made and run."""
     wall_h = quotes["wall_hours"].to_numpy(dtype=float)
     q = quotes[(quotes["kind"].to_numpy() == "buy") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
                & quotes["option"].isin(cards).to_numpy()]
     if q.empty:
         return {}
     steps = paths or {c: ((0, *cards[c]),) for c in cards}
-    return _dominated(q, np.array([[x for _, price, resale in steps[c] for x in (price - resale, price)]
-                                   for c in sorted(set(q["option"]))]))
+    ids = sorted(set(q["option"]))
+    fixed = np.array([[x for _, price, resale in steps[c] for x in (price - resale, price)] for c in ids])
+    if made_kg is None:
+        return _dominated(q, fixed)
+    return _dominated(q, np.column_stack([fixed, [made_kg.get(c, 0.0) for c in ids]]), co2=True)
 
 
 def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset(),
-                    committed: frozenset[str] = frozenset()) -> dict[str, str]:
+                    committed: frozenset[str] = frozenset(), capped: bool = False) -> dict[str, str]:
     """Rent offers no plan needs: {offer: an offer that dominates it}. An offer dominates another
     when, in every phase the other can take a share of, it can too, costs no more per reference
     hour (money, and money plus time), takes no more wall hours (so no more of the run's hours
@@ -110,20 +116,24 @@ def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()
     Of equal offers the first by id stays. Nothing else is pruned: an offer too slow to finish
     a phase alone may still do most of it beside a fast one; nor is an offer a credit pays for
     (``credited``: its providers), which its price no longer describes, nor a commitment
-    (``committed``), paid for its term rather than by the hour: it neither dominates nor is."""
+    (``committed``), paid for its term rather than by the hour: it neither dominates nor is.
+    Under a cap on emissions (``capped``: ``you.max_co2``, which every hour counts against), a
+    dominator must also emit no more in every phase: a dearer A100 on a cleaner grid was pruned
+    for a cheaper one, and a plan under a cap that only the dearer one meets said no plan could."""
     wall_h = quotes["wall_hours"].to_numpy(dtype=float)
     provider = np.array([provider_of(o) for o in quotes["option"]], dtype=object)
     q = quotes[(quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
                & ~np.isin(provider, list(credited)) & ~quotes["option"].isin(list(committed)).to_numpy()]
     if q.empty:
         return {}
-    return _dominated(q, np.zeros((q["option"].nunique(), 1)))
+    return _dominated(q, np.zeros((q["option"].nunique(), 1)), co2=capped)
 
 
-def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
-    """{option: the option that dominates it} over the quotes ``q`` of one kind: ``fixed_usd``
+def _dominated(q: pd.DataFrame, fixed: np.ndarray, co2: bool = False) -> dict[str, str]:
+    """{option: the option that dominates it} over the quotes ``q`` of one kind: ``fixed``
     (options sorted by id x figures) is what choosing it costs apart from its hours (a card: net
-    of resale, and its price for the budget); a dominator is no dearer in any of them."""
+    of resale, and its price for the budget; under a cap on emissions, its making); a dominator
+    is no dearer in any of them. With ``co2``, it also emits no more in any phase."""
     opt_of, option_index = pd.factorize(q["option"], sort=True)
     phase_of, phases = pd.factorize(q["phase"], sort=True)
     options = [str(o) for o in option_index]
@@ -142,8 +152,10 @@ def _dominated(q: pd.DataFrame, fixed_usd: np.ndarray) -> dict[str, str]:
     supply = q["supply"].to_numpy(dtype=float) if "supply" in q else np.full(len(q), np.nan)
     supply = table(np.where(np.isnan(supply), np.inf, supply), 0.0)  # instances to be had at once
     eps = 1e-9
+    kg = table(q["co2_kg"].to_numpy(dtype=float), np.inf) if co2 else np.zeros((len(options), 1))
     # better[i, j]: option i is at least as good as option j everywhere
-    better = np.asarray((fixed_usd[:, None, :] <= fixed_usd[None, :, :] + eps).all(axis=2)
+    better = np.asarray((fixed[:, None, :] <= fixed[None, :, :] + eps).all(axis=2)
+                        & (kg[:, None, :] <= kg[None, :, :] + eps).all(axis=2)
                         & (cost[:, None, :] <= cost[None, :, :] + eps).all(axis=2)
                         & (money[:, None, :] <= money[None, :, :] + eps).all(axis=2)
                         & (wall[:, None, :] <= wall[None, :, :] + eps).all(axis=2)
@@ -488,9 +500,11 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     all_quotes = quotes_frame(records)
     cards = card_costs(s, opts)
     # stage 2: prune what no plan needs, solve the program
+    capped = s.you.max_co2_kg is not None  # the cap counts emissions: a dominator must emit no more
     rents_dominated = dominated_rents(all_quotes, frozenset(p for c in s.you.credits for p in c.providers),
-                                      commitments_of(opts))
-    dominated = {**dominated_cards(all_quotes, cards, card_paths(s, opts) if s.buy_every_weeks else None),
+                                      commitments_of(opts), capped)
+    made = dict(zip(opts["option"], pd.to_numeric(opts["embodied_kg"], errors="coerce").fillna(0.0))) if capped else None
+    dominated = {**dominated_cards(all_quotes, cards, card_paths(s, opts) if s.buy_every_weeks else None, made),
                  **rents_dominated}
     quotes = prune(all_quotes, dominated)
     warnings = _warnings(s, opts, catalog)
@@ -1499,10 +1513,13 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.Da
         elif q.option in dominated and q.kind == "buy":
             rows.append(dict(option=q.option, phase=q.phase,
                              reason=f"never better than buying {dominated[q.option]}: no cheaper net of resale or up "
-                                    "front, no faster and no cheaper to run in any phase"))
+                                    "front, no faster and no cheaper to run"
+                                    f"{', and emitting no less, made and run,' if s.you.max_co2_kg is not None else ''} "
+                                    "in any phase"))
         elif q.option in dominated:
             rows.append(dict(option=q.option, phase=q.phase,
-                             reason=f"never better than renting {dominated[q.option]}: no cheaper and no faster in "
+                             reason=f"never better than renting {dominated[q.option]}: no cheaper and no faster"
+                                    f"{', emitting no less,' if s.you.max_co2_kg is not None else ''} in "
                                     f"any phase ({s.money(q.cost_usd)} for this phase)"))
         elif q.phase in plan_cost:
             price, resale = (cards or {}).get(q.option, (0.0, 0.0)) if q.kind == "buy" else (0.0, 0.0)
