@@ -451,7 +451,8 @@ def test_a_cheaper_but_slower_card_does_not_dominate():
 
     def row(option, cost, wall):
         return dict(option=option, phase="a", kind="buy", usable=True, cost_usd=cost, your_time_usd=0.0, carbon_usd=0.0,
-                    wall_hours=wall, weekly_capacity_h=168.0, open_capacity_h=168.0, needs_person=False)
+                    wall_hours=wall, wall_hours_conf=wall, weekly_capacity_h=168.0, open_capacity_h=168.0,
+                    needs_person=False)
 
     quotes = pd.DataFrame([row("slow", 10.0, 250.0), row("fast", 12.0, 100.0), row("same-but-dear", 12.0, 100.0)])
     found = optimize.dominated_cards(quotes, {"slow": (300.0, 0.0), "fast": (500.0, 0.0),
@@ -469,8 +470,8 @@ def test_of_two_offers_the_one_with_fewer_hours_to_give_is_pruned():
 
     def row(option, week_h, open_h):
         return dict(option=option, phase="a", kind="rent", usable=True, cost_usd=10.0, your_time_usd=0.0, carbon_usd=0.0,
-                    wall_hours=100.0, weekly_capacity_h=week_h, open_capacity_h=open_h, needs_person=False,
-                    supply=float("nan"))
+                    wall_hours=100.0, wall_hours_conf=100.0, weekly_capacity_h=week_h, open_capacity_h=open_h,
+                    needs_person=False, supply=float("nan"))
 
     less = {"a-less": "b-more"}
     assert optimize.dominated_rents(pd.DataFrame([row("a-less", 84.0, 168.0), row("b-more", 168.0, 168.0)])) == less
@@ -481,6 +482,83 @@ def test_of_two_offers_the_one_with_fewer_hours_to_give_is_pruned():
     scarce, plenty = row("a-scarce", 168.0, 168.0), row("b-plenty", 168.0, 168.0)
     scarce["supply"] = 2.0
     assert optimize.dominated_rents(pd.DataFrame([scarce, plenty])) == {"a-scarce": "b-plenty"}
+
+
+def test_an_offer_slower_at_the_confidence_does_not_dominate():
+    """The program gives each phase and week the wall hours at the scenario's confidence (its
+    capacity, its concurrency), not the expected ones: an interruptible offer cheaper and
+    quicker on average but slower at the confidence (its interruptions spread its hours) may miss
+    a deadline the steady one meets, so it prunes nothing."""
+    import pandas as pd
+
+    from planner.decide import optimize
+
+    def row(option, cost, wall, conf):
+        return dict(option=option, phase="a", kind="rent", usable=True, cost_usd=cost, your_time_usd=0.0,
+                    carbon_usd=0.0, wall_hours=wall, wall_hours_conf=conf, weekly_capacity_h=168.0,
+                    open_capacity_h=168.0, needs_person=False, supply=float("nan"))
+
+    spread = pd.DataFrame([row("a-spot", 80.0, 100.0, 130.0), row("b-steady", 100.0, 101.0, 101.0)])
+    assert optimize.dominated_rents(spread) == {}
+    steady = pd.DataFrame([row("a-spot", 80.0, 100.0, 100.5), row("b-steady", 100.0, 101.0, 101.0)])
+    assert optimize.dominated_rents(steady) == {"b-steady": "a-spot"}
+
+
+TERMS = """\
+name: terms
+start: 2027-01-04
+workload: {{family: transformer, params: 300M, reference_gpu: a100-80gb}}
+{trend}
+phases:
+  a: {{gpu_hours: {hours}, deadline: 2027-03-31}}
+  b: {{gpu_hours: 200, from: 2027-04-01, deadline: 2027-09-30}}
+consider: {{buy: [], free: [], rent: [hourly, monthly, weekly-block]}}
+catalog:
+  rent:
+    - {{id: hourly, device: a100-80gb, price: 1.50 USD/h, billing: 1 s}}
+    - {{id: monthly, device: a100-80gb, price: {monthly} USD/h, term: 30 days, billing: 1 s}}
+    - {{id: weekly-block, device: a100-80gb, price: 1.60 USD/h, term: 7 days, billing: 1 s}}
+"""
+
+
+def _terms_plan(load, monkeypatch, prune_terms, **kw):
+    from planner.decide import optimize
+
+    if not prune_terms:  # every commitment back in the program: the optimum over all of them
+        real = optimize.dominated_rents
+        monkeypatch.setattr(optimize, "dominated_rents",
+                            lambda q, credited, committed, capped, flat: real(q, credited, committed, capped, False))
+    text = TERMS.format(**{"trend": "", "hours": 300, "monthly": 1.0, **kw})
+    return planner.plan(load(text), planner.api.shipped_catalog(), trials=0, alternatives=False)
+
+
+@pytest.mark.parametrize(("hours", "monthly"), [(300, 1.0), (300, 1.55), (300, 3.0), (30, 1.0), (1200, 2.5)])
+def test_a_commitment_no_cheaper_by_the_hour_than_an_offer_by_the_hour_is_pruned_and_the_optimum_stays(
+        load, monkeypatch, hours, monthly):
+    """A weekly block at 1.60 USD/h, the same A100 as an hourly offer at 1.50, costs at least
+    1.60 an hour its instances run: the hourly offer does any of its work for less, so it is
+    pruned, named as such, and so is a monthly term at 1.55 or 3.00 USD/h; at 1.00 USD/h it is not
+    (fully used, it is cheaper). The plan's cost is the optimum with every commitment in the
+    program (brute force: the same plan without the pruning)."""
+    pruned = _terms_plan(load, monkeypatch, True, hours=hours, monthly=monthly)
+
+    def reasons(option):
+        return [str(r) for o, r in zip(pruned.excluded["option"], pruned.excluded["reason"]) if o == option]
+
+    assert reasons("weekly-block") and all(r.startswith("never better than renting hourly")
+                                           for r in reasons("weekly-block"))
+    assert any(r.startswith("never better") for r in reasons("monthly")) == (monthly > 1.5)
+    everything = _terms_plan(load, monkeypatch, False, hours=hours, monthly=monthly)
+    assert pruned.total_usd == pytest.approx(everything.total_usd, rel=1e-7)
+    assert pruned.problem_size[0] < everything.problem_size[0]
+
+
+def test_a_commitment_is_kept_where_rent_prices_move(load, monkeypatch):
+    """Where rent prices rise (price_trend +30 %/year), a term fixes its start day's price while
+    an hour by the hour costs more later: the hourly offer no longer does its work for less, so
+    nothing with a term is pruned."""
+    p = _terms_plan(load, monkeypatch, True, trend="price_trend: 30%/year")
+    assert not any(str(r).startswith("never better") for r in p.excluded["reason"])
 
 
 def test_an_exact_tie_follows_the_documented_order_not_the_search_gap(monkeypatch):

@@ -105,7 +105,8 @@ def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
 
 
 def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset(),
-                    committed: frozenset[str] = frozenset(), capped: bool = False) -> dict[str, str]:
+                    committed: frozenset[str] = frozenset(), capped: bool = False, flat: bool = False
+                    ) -> dict[str, str]:
     """Rent offers no plan needs: {offer: an offer that dominates it}. An offer dominates another
     when, in every phase the other can take a share of, it can too, costs no more per reference
     hour (money, and money plus time), takes no more wall hours (so no more of the run's hours
@@ -115,25 +116,43 @@ def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()
     share from the dominated offer to its dominator keeps every plan feasible and no dearer.
     Of equal offers the first by id stays. Nothing else is pruned: an offer too slow to finish
     a phase alone may still do most of it beside a fast one; nor is an offer a credit pays for
-    (``credited``: its providers), which its price no longer describes, nor a commitment
-    (``committed``), paid for its term rather than by the hour: it neither dominates nor is.
+    (``credited``: its providers), which its price no longer describes.
+    A commitment (``committed``), paid for its term rather than by the hour, dominates none.
+    Where rent prices stay as dated (``flat``: no trend moves an hour's price away from a term's,
+    fixed on its start day), a commitment is dominated as an offer by the hour would be, at its
+    price by the hour with its terms fully used: its terms cost at least that for every hour its
+    instances run (the term's capacity counts its wall hours at the confidence, so its rent is
+    counted on those, where they are fewer than the hours billed), so an offer by the hour no
+    dearer than that, and no slower, does any of its work for no more money and frees its terms.
+    A lab's two years in INR planned in 16.5 s with weekly capacity blocks of 8 A100s and
+    1- and 3-year CUDs among its integers (437), 3.8 s without them, the same plan.
     Under a cap on emissions (``capped``: ``you.max_co2``, which every hour counts against), a
     dominator must also emit no more in every phase: a dearer A100 on a cleaner grid was pruned
     for a cheaper one, and a plan under a cap that only the dearer one meets said no plan could."""
     wall_h = quotes["wall_hours"].to_numpy(dtype=float)
     provider = np.array([provider_of(o) for o in quotes["option"]], dtype=object)
+    is_term = quotes["option"].isin(list(committed)).to_numpy()
     q = quotes[(quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
-               & ~np.isin(provider, list(credited)) & ~quotes["option"].isin(list(committed)).to_numpy()]
+               & ~np.isin(provider, list(credited)) & (~is_term | flat)]
     if q.empty:
         return {}
-    return _dominated(q, np.zeros((q["option"].nunique(), 1)), co2=capped)
+    terms = q["option"].isin(list(committed)).to_numpy()
+    if terms.any():  # a term's rent on the hours its capacity counts, where fewer than those billed
+        billed, conf = q["billed_hours"].to_numpy(dtype=float), q["wall_hours_conf"].to_numpy(dtype=float)
+        over = np.clip(1.0 - np.divide(conf, billed, out=np.ones_like(billed), where=billed > 0), 0.0, 1.0)
+        q = q.assign(cost_usd=q["cost_usd"].to_numpy(dtype=float) - np.where(terms, over, 0.0)
+                     * q["rent_usd"].to_numpy(dtype=float))
+    by_hour = ~np.isin(np.unique(q["option"]), list(committed))  # options sorted by id, as _dominated's
+    return _dominated(q, np.zeros((q["option"].nunique(), 1)), co2=capped, dominates=by_hour)
 
 
-def _dominated(q: pd.DataFrame, fixed: np.ndarray, co2: bool = False) -> dict[str, str]:
+def _dominated(q: pd.DataFrame, fixed: np.ndarray, co2: bool = False, dominates: np.ndarray | None = None
+               ) -> dict[str, str]:
     """{option: the option that dominates it} over the quotes ``q`` of one kind: ``fixed``
     (options sorted by id x figures) is what choosing it costs apart from its hours (a card: net
     of resale, and its price for the budget; under a cap on emissions, its making); a dominator
-    is no dearer in any of them. With ``co2``, it also emits no more in any phase."""
+    is no dearer in any of them. With ``co2``, it also emits no more in any phase. ``dominates``
+    (options sorted by id): those that may dominate another (default: all)."""
     opt_of, option_index = pd.factorize(q["option"], sort=True)
     phase_of, phases = pd.factorize(q["phase"], sort=True)
     options = [str(o) for o in option_index]
@@ -145,6 +164,8 @@ def _dominated(q: pd.DataFrame, fixed: np.ndarray, co2: bool = False) -> dict[st
 
     cost_usd = q["cost_usd"].to_numpy(dtype=float)
     cost, wall = table(cost_usd, np.inf), table(q["wall_hours"].to_numpy(dtype=float), np.inf)
+    # the wall hours at the confidence too: the program's capacity and concurrency count those
+    conf = table(q["wall_hours_conf"].to_numpy(dtype=float), np.inf)
     money = table(cost_usd - q["your_time_usd"].to_numpy(dtype=float) - q["carbon_usd"].to_numpy(dtype=float), np.inf)
     cap = table(q["weekly_capacity_h"].to_numpy(dtype=float), 0.0)
     open_cap = table(q["open_capacity_h"].to_numpy(dtype=float), 0.0)
@@ -159,10 +180,13 @@ def _dominated(q: pd.DataFrame, fixed: np.ndarray, co2: bool = False) -> dict[st
                         & (cost[:, None, :] <= cost[None, :, :] + eps).all(axis=2)
                         & (money[:, None, :] <= money[None, :, :] + eps).all(axis=2)
                         & (wall[:, None, :] <= wall[None, :, :] + eps).all(axis=2)
+                        & (conf[:, None, :] <= conf[None, :, :] + eps).all(axis=2)
                         & (cap[:, None, :] >= cap[None, :, :] - eps).all(axis=2)
                         & (open_cap[:, None, :] >= open_cap[None, :, :] - eps).all(axis=2)
                         & (person[:, None, :] <= person[None, :, :]).all(axis=2)
                         & (supply[:, None, :] >= supply[None, :, :]).all(axis=2))
+    if dominates is not None:
+        better &= dominates[:, None] | np.eye(len(options), dtype=bool)
     out: dict[str, str] = {}
     for j, option in enumerate(options):
         for i in map(int, np.flatnonzero(better[:, j])):
@@ -501,8 +525,9 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     cards = card_costs(s, opts)
     # stage 2: prune what no plan needs, solve the program
     capped = s.you.max_co2_kg is not None  # the cap counts emissions: a dominator must emit no more
+    flat = not s.rent_price_points and all(v == 0.0 for v in milp.rent_trends(s, opts).values())
     rents_dominated = dominated_rents(all_quotes, frozenset(p for c in s.you.credits for p in c.providers),
-                                      commitments_of(opts), capped)
+                                      commitments_of(opts), capped, flat)
     made = dict(zip(opts["option"], pd.to_numeric(opts["embodied_kg"], errors="coerce").fillna(0.0))) if capped else None
     dominated = {**dominated_cards(all_quotes, cards, card_paths(s, opts) if s.buy_every_weeks else None, made),
                  **rents_dominated}
