@@ -252,20 +252,21 @@ class Catalog:
 
 #: Rent fields a new offer of a known provider takes from its rows, where they all give one value:
 #: what the provider charges for every instance (data out, a disk kept), not what the instance is.
-PROVIDER_FIELDS = ("egress_usd_per_gb", "storage_usd_per_gb_month")
+PROVIDER_FIELDS = ("egress_usd_per_gb", "storage_usd_per_gb_month", "sign_up")
 
 
 def _of_provider(rows: pd.DataFrame, table: str, row: Mapping[str, Any]) -> dict[str, Any]:
     """What a new rent ``row`` omits of :data:`PROVIDER_FIELDS` and every row of its provider
     gives alike: a refreshed layer's instance the catalog does not ship ('aws:p6-b200.48xlarge')
     or a scenario's own ('aws:my-reserved') downloads at AWS's 0.09 USD/GB, as the provider
-    publishes, where a blank would say no price is known."""
+    publishes, where a blank would say no price is known, and needs what an account of the
+    provider needs (AWS: a quota for GPU instances)."""
     if table != "rent" or "provider" not in rows:
         return {}
     same = rows[rows["provider"] == row.get("provider")]
     out = {}
     for col in PROVIDER_FIELDS:
-        values = {float(v) for v in same[col] if not _blank_cell(v)} if col in same and col not in row else set()
+        values = {v for v in same[col] if not _blank_cell(v)} if col in same and col not in row else set()
         if len(values) == 1 and not any(_blank_cell(v) for v in same[col]):
             out[col] = values.pop()
     return out

@@ -1269,6 +1269,31 @@ catalog:
 """
 
 
+def test_what_an_account_of_a_cloud_needs_is_said_up_front_and_a_new_offer_of_it_takes_it(load, catalog):
+    """A cloud GPU needs an account that may start one (AWS: a quota in vCPUs that is 0 until
+    asked for; catalog sign_up): a plan that rents it says so up front, as for a free tier. A
+    scenario's own 'aws:box' needs what every AWS row says an AWS account needs; an offer of a
+    provider the catalog does not know says nothing, and a row's own sign_up wins."""
+    import dataclasses
+
+    needs = "a GPU quota asked for in Service Quotas"
+    rent = catalog.rent.assign(sign_up=[needs if p == "aws" else None for p in catalog.rent["provider"]])
+    clouds = dataclasses.replace(catalog, tables={**catalog.tables, "rent": rent})
+    aws, used = planned(load(WRITES.replace('"cash:box"', '"aws:box"')), clouds)
+    assert used == {"aws:box"}
+    assert [f for f in aws.assumed_figures if "account" in f] == [
+        f"aws:box: the plan assumes an account that may use it now: {needs}"]
+    own = "a form signed by the lab's head"
+    mine, _ = planned(load(WRITES.replace('"cash:box"', '"aws:box"').replace(
+        "setup: 0 min}", f"setup: 0 min, sign_up: {own}}}")), clouds)
+    assert [f for f in mine.assumed_figures if "account" in f] == [
+        f"aws:box: the plan assumes an account that may use it now: {own}"]
+    unknown, _ = planned(load(WRITES), clouds)
+    assert not [f for f in unknown.assumed_figures if "account" in f]
+    shipped, _ = planned(load(WRITES.replace('"cash:box"', '"aws:box"')), catalog)  # no AWS row says one
+    assert not [f for f in shipped.assumed_figures if "account" in f]
+
+
 def test_an_assignment_says_the_hours_its_checkpoint_writes_take(load, catalog):
     """10 h of work on the reference card checkpointed every hour: 10 writes of 100 GB at a new
     offer's 360 GB/h (columns.csv's default), 2.78 h of the wall time, which the answer says (the writes of a 70B model's

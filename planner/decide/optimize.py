@@ -1025,10 +1025,11 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
                 f"and checkpoint fit on it (up to {units.format_significant(gb, 3, thousands=True)} GB here; set disk "
                 "for the tier in the scenario's catalog)"
                 for offer, gb in sorted(need_gb.items()) if gb > UNCHECKED_DISK_SAID_FROM_GB]
-    # what an account needs before its first session (catalog sign_up): one line for tiers of one account
+    # what an account needs before its first session or machine (catalog sign_up): one line for
+    # tiers of one account, and for offers of one provider
     accounts: dict[str, set[str]] = {}
     for o in used:
-        if o.kind in NOTEBOOK_KINDS and o.sign_up:
+        if o.kind in (*NOTEBOOK_KINDS, "rent") and o.sign_up:
             accounts.setdefault(o.sign_up, set()).add(o.offer)
     assumed += [f"{units.format_and(sorted(offers))}: the plan assumes an account that may use "
                 f"{'them' if len(offers) > 1 else 'it'} now: {text}"
@@ -1387,9 +1388,10 @@ def _assumed_defaults(s: Scenario, base_catalog: pricing.Catalog) -> list[str]:
     for table, rows in s.catalog_entries.items():
         for row in rows:
             taken = base_catalog.defaults_for(table, row)
-            if taken:
+            if taken:  # what an account needs is said in full up front (_assumed_figures), named here
                 out.append(f"{row['id']} ({table}): catalog defaults "
-                           + ", ".join(f"{k} = {_show(v)}" for k, v in taken.items()))
+                           + ", ".join("sign_up = its provider's (said up front where the plan rents it)" if k == "sign_up"
+                                       else f"{k} = {_show(v)}" for k, v in taken.items()))
     return out
 
 

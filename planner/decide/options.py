@@ -157,7 +157,8 @@ COPIED = {
              "usd_per_hour_high": "usd_per_hour_high", "billing_s": "billing_s", "startup_min": "startup_min",
              "session_limit_h": "session_limit_h", "setup_min": "setup_min", "transfer_gb_per_h": "transfer_gb_per_h",
              "storage_usd_per_gb_month": "storage_usd_per_gb_month", "egress_usd_per_gb": "egress_usd_per_gb",
-             "supply": "supply", "term_days": "term_days", "source": "source", "layer": "price_source"},
+             "supply": "supply", "term_days": "term_days", "source": "source", "layer": "price_source",
+             "sign_up": "sign_up"},
 }
 #: A rent row's interruption rate, which its option takes through :func:`with_interruption_defaults`.
 _RATE = "interruptions_per_h"

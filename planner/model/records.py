@@ -102,7 +102,7 @@ class Option:
     source: str | None
     price_source: str | None
     notes: str | None
-    sign_up: str | None  # what an account of a notebook tier needs before its first session
+    sign_up: str | None  # what an account needs before its first session (a tier) or machine (a rent offer)
     # the workload's fit (quotes.exclusions; blank before it)
     verdict: str = ""
     fit_reason: str | None = None
