@@ -517,7 +517,7 @@ catalog:
   rent:
     - {{id: hourly, device: a100-80gb, price: 1.50 USD/h, billing: 1 s}}
     - {{id: monthly, device: a100-80gb, price: {monthly} USD/h, term: 30 days, billing: 1 s}}
-    - {{id: weekly-block, device: a100-80gb, price: 1.60 USD/h, term: 7 days, billing: 1 s}}
+    - {{id: weekly-block, device: a100-80gb, price: {block} USD/h, term: 7 days, billing: 1 s}}
 """
 
 
@@ -528,7 +528,7 @@ def _terms_plan(load, monkeypatch, prune_terms, **kw):
         real = optimize.dominated_rents
         monkeypatch.setattr(optimize, "dominated_rents",
                             lambda q, credited, committed, capped, flat: real(q, credited, committed, capped, False))
-    text = TERMS.format(**{"trend": "", "hours": 300, "monthly": 1.0, **kw})
+    text = TERMS.format(**{"trend": "", "hours": 300, "monthly": 1.0, "block": 1.60, **kw})
     return planner.plan(load(text), planner.api.shipped_catalog(), trials=0, alternatives=False)
 
 
@@ -551,6 +551,44 @@ def test_a_commitment_no_cheaper_by_the_hour_than_an_offer_by_the_hour_is_pruned
     everything = _terms_plan(load, monkeypatch, False, hours=hours, monthly=monthly)
     assert pruned.total_usd == pytest.approx(everything.total_usd, rel=1e-7)
     assert pruned.problem_size[0] < everything.problem_size[0]
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(hours=st.sampled_from([30, 300, 1200, 3000]), monthly=st.sampled_from([0.8, 1.2, 1.49, 1.5, 1.51, 2.5]),
+       block=st.sampled_from([1.0, 1.45, 1.5, 1.6]))
+def test_pruning_commitments_never_changes_the_optimum(load, hours, monthly, block):
+    """Whatever the terms' prices against the hourly offer's 1.50 USD/h and however much work,
+    the plan with the commitments pruned costs what the program with all of them costs."""
+    with pytest.MonkeyPatch.context() as m:
+        pruned = _terms_plan(load, m, True, hours=hours, monthly=monthly, block=block)
+        everything = _terms_plan(load, m, False, hours=hours, monthly=monthly, block=block)
+    assert pruned.total_usd == pytest.approx(everything.total_usd, rel=1e-7)
+    assert pruned.feasible == everything.feasible
+
+
+def test_work_left_undone_beside_cheap_terms_says_the_deadline_that_would_do_and_it_holds(load):
+    """3,000 h due in 12 weeks, one run at a time (168 h a week at most): 940 h stay undone. The
+    earliest deadline that would do is searched by planning again; with weekly blocks and monthly
+    terms cheaper than the hourly offer, each of those plans was a search over which weeks, none
+    proven in 30 s, and the whole answer failed ('no proven plan'). Whether the work can be done
+    does not need the cheapest way to do it (milp.work_left): the answer names the deadline, by
+    hand 3,000 h / 168 h a week and its writes from 2027-01-04, and planning at it meets it, a
+    day before it does not."""
+    import re
+
+    def plan(deadline=None):
+        text = TERMS.format(trend="", hours=3000, monthly=1.2, block=1.0)
+        if deadline:
+            text = text.replace("deadline: 2027-03-31", f"deadline: {deadline}")
+        return planner.plan(load(text), planner.api.shipped_catalog(), trials=0, alternatives=False)
+
+    p = plan()
+    a = p.phases[0]
+    assert not a.meets_deadline and a.shortfall is not None
+    fix = dt.date.fromisoformat(re.search(r"A deadline on or after (\d{4}-\d{2}-\d{2})", a.shortfall).group(1))
+    assert dt.date(2027, 1, 4) + dt.timedelta(weeks=3000 / 168) <= fix <= dt.date(2027, 5, 17)
+    assert plan(fix).phases[0].meets_deadline
+    assert not plan(fix - dt.timedelta(days=1)).phases[0].meets_deadline
 
 
 def test_a_commitment_is_kept_where_rent_prices_move(load, monkeypatch):

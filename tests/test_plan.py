@@ -10,6 +10,8 @@ import re
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import planner
 import planner.report
@@ -19,7 +21,7 @@ from planner.model import edits, workload
 from planner.model.validate import load_scenario_text
 from pricing.errors import InputError
 
-from .conftest import FROZEN, SCENARIOS, TEST_CATALOG, TODAY
+from .conftest import FROZEN, SCENARIOS, TEST_CATALOG, TODAY, examples
 
 BASE = """\
 name: hand-built
@@ -146,6 +148,29 @@ def test_a_missed_deadline_on_a_shared_card_suggests_a_deadline_that_works(load)
     days[late.name] = "2027-01-11"
     assert not planner.plan(load(SHARED.replace("{first}", days["first"]).replace("{train}", days["train"])),
                             trials=0).feasible
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(first=st.sampled_from([40, 100, 160]), train=st.sampled_from([60, 100, 200]),
+       due_first=st.sampled_from(["2027-01-07", "2027-01-10", "2027-01-14"]),
+       due_train=st.sampled_from(["2027-01-08", "2027-01-10", "2027-01-20"]))
+def test_a_deadline_said_to_fix_a_phase_holds_when_planned_at(load, first, train, due_first, due_train):
+    """Two phases on one card: wherever one cannot be done, the deadline its answer names, set
+    and planned again (the other phase as it was), has the plan do all its work."""
+    def text(d_first, d_train):
+        hours = SHARED.replace("  first:\n    gpu_hours: 100", "  first:\n    gpu_hours: FIRST").replace(
+            "gpu_hours: 100", f"gpu_hours: {train}").replace("gpu_hours: FIRST", f"gpu_hours: {first}")
+        return hours.replace("{first}", d_first).replace("{train}", d_train)
+
+    p = planner.plan(load(text(due_first, due_train)), trials=0, alternatives=False)
+    assert p.phase("first").gpu_hours == first and p.phase("train").gpu_hours == train
+    for ph in p.phases:
+        said = re.search(r"A deadline on or after (\d{4}-\d{2}-\d{2})", ph.shortfall or "")
+        if ph.meets_deadline or said is None:
+            continue
+        days = {"first": due_first, "train": due_train, ph.name: said.group(1)}
+        again = planner.plan(load(text(days["first"], days["train"])), trials=0, alternatives=False)
+        assert again.phase(ph.name).meets_deadline, (ph.name, said.group(1))
 
 
 def test_json_has_the_output_contract(tmp_path):
@@ -1172,10 +1197,10 @@ def test_a_horizon_the_file_does_not_give_is_said_to_be_the_default(load, catalo
     s = load(BASE.format(hours=100, deadline="2027-03-01", buy="", rent="uni-cluster", free=""))
     text = planner.report.render_text(planner.plan(s, trials=0, alternatives=False, breakevens=False))
     assert "over a 24-month horizon (the default: 'horizon' sets it)." in text
-    for given in (load(BASE.format(hours=100, deadline="2027-03-01", buy="", rent="uni-cluster", free="").replace(
+    for set_ in (load(BASE.format(hours=100, deadline="2027-03-01", buy="", rent="uni-cluster", free="").replace(
             "start: 2027-01-04\n", "start: 2027-01-04\nhorizon: 24 months\n")),
-                  with_value(s, "horizon", "6 months", planner.api.scenario_ids(catalog))):
-        text = planner.report.render_text(planner.plan(given, trials=0, alternatives=False, breakevens=False))
+                 with_value(s, "horizon", "6 months", planner.api.scenario_ids(catalog))):
+        text = planner.report.render_text(planner.plan(set_, trials=0, alternatives=False, breakevens=False))
         assert "-month horizon." in text and "the default: 'horizon'" not in text
 
 

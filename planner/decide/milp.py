@@ -707,6 +707,23 @@ def without_budget(program: Program) -> Program:
     return dataclasses.replace(program, blocks=[b for b in program.blocks if b.family != "budget"])
 
 
+def work_left(program: Program, phase: str) -> Program:
+    """``program`` asking only how much work stays undone: its objective the unmet hours of every
+    phase, money and the tie-breaks out of it, those of ``phase`` a thousandth cheaper, so that of
+    plans leaving as much undone it takes one that leaves ``phase`` undone where any does. Its
+    solution does all of ``phase`` only where every plan leaving the least undone does, and so
+    the cheapest plan does too (the program's own objective leaves the least undone first:
+    UNMET_PENALTY_USD_PER_H); where the cheapest plan of several alike would do it, this says
+    not, so a deadline found with it holds when planned at. Whether a phase can be done is this
+    question, and the full cost made it hard: a search with weekly capacity blocks and monthly
+    terms over two years found no proven plan in 30 s (plans of equal cost, which weeks), and
+    the whole answer failed; without costs a plan that does the work is soon proven."""
+    c = np.zeros(program.n_vars)
+    for name, j in program.unmet_index.items():
+        c[j] = 1.0 - (1e-3 if name == phase else 0.0)
+    return dataclasses.replace(program, c=c, ties=None)
+
+
 def without_cap(program: Program) -> Program:
     """``program`` without its cap on emissions (:func:`co2_cap`): the program of the same
     scenario without ``you.max_co2``, without building it again."""

@@ -1290,8 +1290,9 @@ def _earliest_deadline(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, ca
     """The earliest deadline of ``ph`` at which the plan does all its work (the other phases as
     they are, within the budget), planned again: a week later, then doubling, then halving to the
     day; None when not even the horizon's end would do."""
-    def done(day: dt.date) -> bool:
-        return ph.name not in _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, {ph.name: day}).unmet
+    def done(day: dt.date) -> bool:  # whether the work can be done, not at what cost (milp.work_left)
+        program = milp.work_left(_build(s, quotes, opts, STRATEGIES["hybrid"], cards, {ph.name: day}), ph.name)
+        return ph.name not in milp.unmet(program, _solved(s, program, cards).sol)
 
     end, last = s.last_day(ph), s.horizon_end - dt.timedelta(days=1)
     if end >= last or not done(last):
