@@ -214,6 +214,48 @@ def test_a_late_plan_says_when_more_disk_would_let_a_tier_finish_in_time(load, c
     assert not slow.feasible and "room for the data" not in slow.phase("train").shortfall
 
 
+HOPELESS = """\
+name: a budget beside a phase no budget finishes
+start: 2027-01-04
+workload: {family: transformer, params: 300M, reference_gpu: a100-80gb}
+phases:
+  a: {gpu_hours: 3000, deadline: 2027-03-31}
+  b: {gpu_hours: 200, from: 2027-04-01, deadline: 2027-09-30}
+consider: {buy: [], free: [], rent: [hourly, weekly-block]}
+you: {budget: 1500 USD}
+catalog:
+  rent:
+    - {id: hourly, device: a100-80gb, price: 1.50 USD/h, billing: 1 s}
+    - {id: weekly-block, device: a100-80gb, price: 1.0 USD/h, term: 7 days, billing: 1 s}
+"""
+
+
+def test_work_the_budget_holds_back_is_said_where_no_budget_meets_every_deadline(load, catalog):
+    """3,000 h due in 12 weeks cannot be done (one run, 168 h a week), whatever the budget; the
+    budget of 1,500 USD goes to its hours, and 'b', due six months later and about 200 USD on its
+    own, is left wholly undone. No budget fixes every deadline, so the answer said nothing of the
+    budget, blamed 'b''s shortfall on the phases it shares a machine with and asked for a later
+    deadline. Now each phase says what the budget holds back: by the plan without the budget
+    (an independent plan, the budget removed), all of 'b' and the hours of 'a' it does beyond."""
+    from planner.report.page import render_markdown
+
+    p = planner.plan(load(HOPELESS), catalog, trials=0)
+    free = planner.plan(load(HOPELESS.replace("you: {budget: 1500 USD}", "you: {}")), catalog, trials=0,
+                        alternatives=False)
+    assert p.total_usd == pytest.approx(1500.0, abs=0.01) and not p.feasible
+    assert free.phase("b").meets_deadline and not free.phase("a").meets_deadline
+    b, a = p.phase("b"), p.phase("a")
+    assert not b.assignments and "Without the budget the plan does all of it" in b.shortfall
+    undone_free = 3000 - sum(x.gpu_hours for x in free.phase("a").assignments)
+    undone = 3000 - sum(x.gpu_hours for x in a.assignments)
+    from planner.model import units
+
+    assert (f"holds back {units.format_hours(undone - undone_free)} h of it (without it, "
+            f"{units.format_hours(undone_free)} h would stay undone)") in a.shortfall
+    assert any(w.startswith("the budget (1,500.00 USD) holds back work") and "200 h of 'b'" in w for w in p.warnings)
+    assert "; b left undone." in render_markdown(p).replace("**", "")
+
+
 def test_a_phase_no_option_can_run_says_why_not_a_later_deadline(load, catalog):
     # 120 GB of data on Colab alone: no tier can hold it, so no deadline would help. The answer
     # named "the fastest option" (a tier that cannot run it) and a deadline two years on

@@ -541,6 +541,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     # as the plan's (with cards bought later, most of a lab's sensitivity over its budget)
     over_budget = _over_budget(s, quotes, opts, cards, best, warnings) if detail else None
     over_cap = _over_cap(s, quotes, opts, cards, best, warnings) if detail and over_budget is None else None
+    held = _held_by_budget(s, quotes, opts, cards, best, warnings) if detail and over_budget is None else {}
     # stage 3: read the plan off the solution (records of the options it uses)
     placed = set(best.options_used)
     options = {o.option: o for o in options_of(opts[opts["option"].isin(placed)].merge(feas, on="option"))}
@@ -555,7 +556,8 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     later = ({p: _earliest_deadline(s, quotes, opts, cards, s.phase(p)) for p in best.unmet}
              if detail and over_cap is None else {})
     phases = [_phase_plan(s, ph, best, by_phase.get(ph.name, _NO_HOURS), by_key, options, parts, trials, seed,
-                          all_quotes, over_budget, later.get(ph.name), over_cap, searched=detail, step=step)
+                          all_quotes, over_budget, later.get(ph.name), over_cap, searched=detail, step=step,
+                          held=held.get(ph.name))
               for ph in s.phases]
     # stage 4: what the answer is set against: strategies, candidates, break-even, the front
     others, late = _alternatives(s, quotes, opts, cards, best) if alternatives else ([], [])
@@ -647,6 +649,26 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
                       "after the horizon), the electricity of cards you own included",
                       s.money(least) + (f" (the least cash of any plan in time; {s.money(money)} lets it be the "
                                         "cheapest in time)" if cheaper else ""), last, least)
+
+
+def _held_by_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+                    best: Solved, warnings: list[str]) -> dict[str, tuple[float, float]]:
+    """Where no budget meets every deadline (:func:`_over_budget` finds no fix) yet the budget
+    holds work back: per phase, (hours the budget leaves undone that the plan without it does,
+    hours undone without it), said in the warnings. A budget of 1,500 USD beside 3,000 h due in 12
+    weeks left a second phase, due six months later and 203 USD on its own, wholly undone, and
+    its answer blamed the phases it shares a machine with and asked for a later deadline."""
+    if not best.unmet or s.you.budget_usd is None:
+        return {}
+    unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf)
+    held = {p: (h - unbounded.unmet.get(p, 0.0), unbounded.unmet.get(p, 0.0)) for p, h in best.unmet.items()
+            if h - unbounded.unmet.get(p, 0.0) > 0.05}
+    if held:
+        warnings.append(f"the budget ({s.money(s.you.budget_usd)}) holds back work a plan without it does in time: "
+                        + units.format_and([f"{units.format_hours(h)} h of '{p}'" for p, (h, _) in held.items()])
+                        + "; no budget meets every deadline (what each phase says), and the plan spends the budget "
+                        "on the hours of every phase alike")
+    return held
 
 
 def _least_cash(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
@@ -831,7 +853,8 @@ _NO_HOURS = pd.Series([], dtype=float)
 def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key: dict[tuple[str, str], Quote],
                 options: dict[str, Option], parts: dict[str, float], trials: int, seed: int,
                 all_quotes: pd.DataFrame, over_budget: OverBudget | None, later: dt.date | None = None,
-                over_cap: str | None = None, searched: bool = True, step: workload.Step | None = None) -> PhasePlan:
+                over_cap: str | None = None, searched: bool = True, step: workload.Step | None = None,
+                held: tuple[float, float] | None = None) -> PhasePlan:
     """One phase of the plan: where its hours go (``placed``: reference GPU-hours per option,
     largest share first), its finishes, the chance it ends in time, and what would fix it when
     it cannot (not ``searched``: that it cannot); its money added to ``parts``. ``step``: the
@@ -874,7 +897,7 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
         chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts, shared)
     done = ph.name not in best.unmet
     shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget, later,
-                                                        over_cap, searched)
+                                                        over_cap, searched, held)
     meets = done and at_conf is not None and at_conf <= s.last_day(ph)
     return PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, best.finishes.get(ph.name) if done else None,
                      p50 if done else None, p90 if done else None, meets, tuple(assignments),
@@ -1313,15 +1336,24 @@ def _earliest_deadline(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, ca
 
 
 def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: float, over_budget: OverBudget | None,
-                     later: dt.date | None = None, over_cap: str | None = None, searched: bool = True) -> str:
+                     later: dt.date | None = None, over_cap: str | None = None, searched: bool = True,
+                     held: tuple[float, float] | None = None) -> str:
     """What cannot be met and what would fix it: the budget it needs, or the fastest option and
     ``later``, the earliest deadline at which the plan does it (:func:`_earliest_deadline`).
-    Not ``searched`` (a what-if's plan): what cannot be met, and that its fix was not looked for."""
+    Not ``searched`` (a what-if's plan): what cannot be met, and that its fix was not looked for.
+    ``held``: (hours the budget holds back, hours undone without it) where no budget meets every
+    deadline but the budget leaves undone work a plan without it does (:func:`_held_by_budget`)."""
     end = s.last_day(ph)
     undone = units.format_hours(unmet_h)  # a share of an hour is one (0.3), never "0 of 60 h stay undone"
     if not searched:
         return (f"'{ph.name}' cannot be finished by {end}: {undone} of {units.format_hours(ph.gpu_hours)} reference "
                 "GPU-h stay undone (a what-if's plan: what would fix it is not searched for; planner run says)")
+    if held is not None and held[1] <= 0.05:  # all of it done without the budget: the budget is the cause
+        return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd or 0.0)}: "
+                f"{undone} of {units.format_hours(ph.gpu_hours)} reference GPU-h stay undone. Without the budget the "
+                "plan does all of it; but no budget meets every deadline (what the other phases say), and the plan "
+                "spends the budget on the hours of every phase alike. A larger budget, or less work or later "
+                "deadlines for the phases no budget finishes, would fix it.")
     if over_budget:
         return (f"'{ph.name}' cannot be finished by {end} within the budget of {s.money(s.you.budget_usd or 0.0)}: "
                 f"{undone} of {units.format_hours(ph.gpu_hours)} reference GPU-h stay undone; {over_budget.spends}: "
@@ -1364,7 +1396,9 @@ def _infeasible_text(s: Scenario, ph: Phase, quotes: pd.DataFrame, unmet_h: floa
                + (f", after the horizon's end ({s.horizon_end}), when a card bought for the plan is sold"
                   if sold else "")) + f". {fix}"
             + (f", {less} or a lower you.confidence (now {conf})" if uncertain else f" or {less}")
-            + " would fix it." + _room_would(s, mine, end))
+            + (f" would fix it, with a larger budget: the budget ({s.money(s.you.budget_usd or 0.0)}) holds back "
+               f"{units.format_hours(held[0])} h of it (without it, {units.format_hours(held[1])} h would stay undone)."
+               if held is not None else " would fix it.") + _room_would(s, mine, end))
 
 
 def _room_would(s: Scenario, quotes: pd.DataFrame, end: dt.date) -> str:

@@ -263,9 +263,13 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     for ph in d["phases"]:
         if ph["assignments"]:
             groups.setdefault(" + ".join(f"`{a['option']}`" for a in ph["assignments"]), []).append(ph["name"])
-    nowhere = [ph["name"] for ph in d["phases"] if not ph["assignments"]]  # no option can run them
+    # phases with no hours: no option can run them, or the plan leaves them undone (a budget spent elsewhere)
+    nowhere = [ph["name"] for ph in d["phases"] if not ph["assignments"]
+               and str(ph.get("problem") or "").startswith("no option considered can run")]
+    undone = [ph["name"] for ph in d["phases"] if not ph["assignments"] and ph["name"] not in nowhere]
     where = "; ".join([f"{units.format_and(names)} on {options}" for options, names in groups.items()]
-                      + ([f"{units.format_and(nowhere)} on no option considered"] if nowhere else []))
+                      + ([f"{units.format_and(nowhere)} on no option considered"] if nowhere else [])
+                      + ([f"{units.format_and(undone)} left undone"] if undone else []))
     conf = s.you.confidence
     by_chance: dict[str, list[str]] = {}
     for ph in d["phases"]:
