@@ -591,6 +591,61 @@ def test_work_left_undone_beside_cheap_terms_says_the_deadline_that_would_do_and
     assert not plan(fix - dt.timedelta(days=1)).phases[0].meets_deadline
 
 
+TIER = """\
+name: a tier by the month beside an offer by the hour
+start: 2027-01-04
+workload: {{family: transformer, params: 300M, reference_gpu: a100-40gb}}
+phases:
+  a: {{gpu_hours: {hours}, deadline: 2027-06-30}}
+consider: {{buy: [], free: [colab-pro], rent: [by-hour]}}
+catalog:
+  rent:
+    - {{id: by-hour, device: a100-40gb, price: {price} USD/h, billing: 1 s}}
+"""
+
+
+def _tier_plan(load, catalog, monkeypatch, prune, **kw):
+    from planner.decide import optimize
+
+    if not prune:  # the tier's months back in the program: the optimum over all of it
+        monkeypatch.setattr(optimize, "dominated_tiers", lambda *a, **k: {})
+    return planner.plan(load(TIER.format(**kw)), catalog, trials=0, alternatives=False)
+
+
+@pytest.mark.parametrize(("price", "pruned"), [(0.10, True), (1.0, True), (1.5, True), (1.58, False), (2.0, False)])
+def test_a_tier_by_the_month_is_pruned_only_where_an_offer_by_the_hour_does_all_its_work_for_less(
+        load, catalog, monkeypatch, price, pruned):
+    """Colab Pro: 9.99 USD for 100 units a month, a T4 burning 1.86 units an hour, an A100 13.08
+    (the frozen catalog): fully used, 0.19 and 1.31 USD an hour. 200 h on the tier's A100 burn
+    238 h x 13.08 units (311 USD of fees), on its T4 1,780 h x 1.86 (330 USD), on its V100 329
+    USD; on an A100 by the hour 203 h. At 0.10, 1.00 or 1.50 USD an hour (304.5 USD, under the
+    fees the A100's hours burn though above the 299.70 its quote alone pays for its months) that is
+    cheaper than each of the tier's devices fully used, and faster: the whole tier is pruned. At
+    1.58 USD (321 USD) it
+    beats the T4 and the V100 but not the tier's A100, so none is: a month paid for the A100 makes
+    the T4's hours free at the margin. At 2.00 USD none."""
+    from planner.decide import optimize
+    from planner.decide.options import subscriptions_of
+
+    p = _tier_plan(load, catalog, monkeypatch, True, hours=200, price=price)
+    subs = subscriptions_of(p.options)
+    assert set(subs) == {"colab-pro:t4", "colab-pro:v100-16gb", "colab-pro:a100-40gb"}
+    found = optimize.dominated_tiers(p.quotes, subs)
+    assert found == (dict.fromkeys(subs, "by-hour") if pruned else {})
+    everything = _tier_plan(load, catalog, monkeypatch, False, hours=200, price=price)
+    assert (p.problem_size[0] < everything.problem_size[0]) == pruned  # the tier's months left out
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(hours=st.sampled_from([20, 200, 800]), price=st.sampled_from([0.05, 0.10, 0.5, 1.2, 2.0]))
+def test_pruning_a_tier_by_the_month_never_changes_the_optimum(load, catalog, hours, price):
+    with pytest.MonkeyPatch.context() as m:
+        pruned = _tier_plan(load, catalog, m, True, hours=hours, price=price)
+        everything = _tier_plan(load, catalog, m, False, hours=hours, price=price)
+    assert pruned.total_usd == pytest.approx(everything.total_usd, rel=1e-7)
+    assert pruned.feasible == everything.feasible
+
+
 def test_a_commitment_is_kept_where_rent_prices_move(load, monkeypatch):
     """Where rent prices rise (price_trend +30 %/year), a term fixes its start day's price while
     an hour by the hour costs more later: the hourly offer no longer does its work for less, so
