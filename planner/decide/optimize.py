@@ -174,10 +174,10 @@ def dominated_tiers(quotes: pd.DataFrame, subs: Mapping[str, tuple[str, float, f
         q = quotes[fine & quotes["option"].isin(mine).to_numpy()]
         if q.empty or set(q["option"]) != set(quotes.loc[quotes["option"].isin(mine), "option"]):
             continue  # an option it cannot price (unusable somewhere): the tier stays
-        _, fee, units_month = subs[mine[0]]
+        usd_per_unit = np.array([subs[o][1] / subs[o][2] for o in q["option"]])  # the fee over the month's units
         burned = q["wall_hours_conf"].to_numpy(dtype=float) * q["units_per_hour"].to_numpy(dtype=float)
         q = q.assign(cost_usd=q["cost_usd"].to_numpy(dtype=float) - q["rent_usd"].to_numpy(dtype=float)
-                     + burned * fee / units_month)
+                     + burned * usd_per_unit)
         both = pd.concat([by_hour, q], ignore_index=True)
         found = _dominated(both, np.zeros((both["option"].nunique(), 1)), co2=capped,
                            dominates=~np.isin(np.unique(both["option"]), mine))
