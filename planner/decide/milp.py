@@ -944,11 +944,16 @@ def energy_of(program: Program, sol: Solution) -> float:
     return float(np.asarray(sol.x[: len(x)]) @ x.energy_per_ref)
 
 
+def made_kg(opts: pd.DataFrame) -> dict[str, float]:
+    """Each option's making [kg CO2e] (options.with_footprints; 0 where unknown)."""
+    return dict(zip(opts["option"], pd.to_numeric(opts["embodied_kg"], errors="coerce").fillna(0.0)))
+
+
 def bought_kg(s: Scenario, opts: pd.DataFrame, buy_vars: tuple[BuyVar, ...]) -> list[float]:
     """The making of each card a buy variable buys that the plan carries [kg CO2e]: its share of
     the card's service life for the years from its day to the horizon's end, when it is sold
     (planner.model.carbon.embodied_share_kg)."""
-    made = dict(zip(opts["option"], pd.to_numeric(opts["embodied_kg"], errors="coerce").fillna(0.0)))
+    made = made_kg(opts)
     return [carbon.embodied_share_kg(float(made.get(v.option, 0.0)), (s.sold_day - v.day) / units.DAYS_PER_YEAR)
             for v in buy_vars]
 

@@ -104,6 +104,14 @@ def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
     return _dominated(q, np.column_stack([fixed, [made_kg.get(c, 0.0) for c in ids]]), co2=True)
 
 
+def _rentable(quotes: pd.DataFrame, credited: frozenset[str]) -> np.ndarray:
+    """Rows of rent offers that can take a share (usable, finite hours) whose price describes
+    them: not an offer of a provider a credit pays (``credited``)."""
+    provider = np.array([provider_of(o) for o in quotes["option"]], dtype=object)
+    return ((quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool)
+            & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float)) & ~np.isin(provider, list(credited)))
+
+
 def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset(),
                     committed: frozenset[str] = frozenset(), capped: bool = False, flat: bool = False
                     ) -> dict[str, str]:
@@ -129,11 +137,8 @@ def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()
     Under a cap on emissions (``capped``: ``you.max_co2``, which every hour counts against), a
     dominator must also emit no more in every phase: a dearer A100 on a cleaner grid was pruned
     for a cheaper one, and a plan under a cap that only the dearer one meets said no plan could."""
-    wall_h = quotes["wall_hours"].to_numpy(dtype=float)
-    provider = np.array([provider_of(o) for o in quotes["option"]], dtype=object)
     is_term = quotes["option"].isin(list(committed)).to_numpy()
-    q = quotes[(quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
-               & ~np.isin(provider, list(credited)) & (~is_term | flat)]
+    q = quotes[_rentable(quotes, credited) & (~is_term | flat)]
     if q.empty:
         return {}
     terms = q["option"].isin(list(committed)).to_numpy()
@@ -161,11 +166,10 @@ def dominated_tiers(quotes: pd.DataFrame, subs: Mapping[str, tuple[str, float, f
     at the margin. Only where rent prices stay as dated, as for terms. Over a lab's two years
     the months of Colab Pro and Pro+ (72 binaries) took 2.9 s of HiGHS's cuts a plan and none
     was ever bought: 4.1 s a plan, 1.8 s without them."""
-    wall_h = quotes["wall_hours"].to_numpy(dtype=float)
     provider = np.array([provider_of(o) for o in quotes["option"]], dtype=object)
-    fine = quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h) & ~np.isin(provider, list(credited))
-    kind = quotes["kind"].to_numpy()
-    by_hour = quotes[fine & (kind == "rent") & ~quotes["option"].isin(list(committed)).to_numpy()]
+    fine = (quotes["usable"].to_numpy(dtype=bool) & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
+            & ~np.isin(provider, list(credited)))
+    by_hour = quotes[_rentable(quotes, credited) & ~quotes["option"].isin(list(committed)).to_numpy()]
     out: dict[str, str] = {}
     if by_hour.empty:
         return out
@@ -566,11 +570,11 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     # stage 2: prune what no plan needs, solve the program
     capped = s.you.max_co2_kg is not None  # the cap counts emissions: a dominator must emit no more
     flat = not s.rent_price_points and all(v == 0.0 for v in milp.rent_trends(s, opts).values())
-    credited = frozenset(p for c in s.you.credits for p in c.providers)
-    rents_dominated = dominated_rents(all_quotes, credited, commitments_of(opts), capped, flat)
+    credited, committed = frozenset(p for c in s.you.credits for p in c.providers), commitments_of(opts)
+    rents_dominated = dominated_rents(all_quotes, credited, committed, capped, flat)
     if flat:  # a tier's months where offers by the hour do all of its options' work for less
-        rents_dominated |= dominated_tiers(all_quotes, subscriptions_of(opts), credited, commitments_of(opts), capped)
-    made = dict(zip(opts["option"], pd.to_numeric(opts["embodied_kg"], errors="coerce").fillna(0.0))) if capped else None
+        rents_dominated |= dominated_tiers(all_quotes, subscriptions_of(opts), credited, committed, capped)
+    made = milp.made_kg(opts) if capped else None
     dominated = {**dominated_cards(all_quotes, cards, card_paths(s, opts) if s.buy_every_weeks else None, made),
                  **rents_dominated}
     quotes = prune(all_quotes, dominated)
@@ -581,9 +585,11 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     # what would fix work left undone (the budget, the cap on emissions): searched for the answer; a
     # what-if's row (without ``detail``) reads none of it, and each search solves programs as large
     # as the plan's (with cards bought later, most of a lab's sensitivity over its budget)
-    over_budget = _over_budget(s, quotes, opts, cards, best, warnings) if detail else None
+    unbounded = (_solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf)
+                 if detail and best.unmet and s.you.budget_usd is not None else None)  # the plan the budget holds back
+    over_budget = _over_budget(s, quotes, opts, cards, best, unbounded, warnings)
     over_cap = _over_cap(s, quotes, opts, cards, best, warnings) if detail and over_budget is None else None
-    held = _held_by_budget(s, quotes, opts, cards, best, warnings) if detail and over_budget is None else {}
+    held = _held_by_budget(s, best, unbounded, warnings) if over_budget is None else {}
     # stage 3: read the plan off the solution (records of the options it uses)
     placed = set(best.options_used)
     options = {o.option: o for o in options_of(opts[opts["option"].isin(placed)].merge(feas, on="option"))}
@@ -665,13 +671,11 @@ def _hours_by_phase(sched: pd.DataFrame) -> dict[str, pd.Series]:
 
 
 def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
-                 warnings: list[str]) -> OverBudget | None:
+                 unbounded: Solved | None, warnings: list[str]) -> OverBudget | None:
     """When the budget leaves work undone: what meeting every deadline would cost in cash, said
-    in the warnings, and what the infeasible phases say of it (None otherwise)."""
-    if not best.unmet or s.you.budget_usd is None:
-        return None
-    unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf)
-    if unbounded.unmet:
+    in the warnings, and what the infeasible phases say of it (None otherwise). ``unbounded``:
+    the plan without the budget (None: no budget, or nothing left undone)."""
+    if unbounded is None or not best.unmet or s.you.budget_usd is None or unbounded.unmet:
         return None
     money = unbounded.cash_usd
     least = _least_cash(s, quotes, opts, cards, money)
@@ -693,16 +697,16 @@ def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
                                         "cheapest in time)" if cheaper else ""), last, least)
 
 
-def _held_by_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
-                    best: Solved, warnings: list[str]) -> dict[str, tuple[float, float]]:
+def _held_by_budget(s: Scenario, best: Solved, unbounded: Solved | None, warnings: list[str]
+                    ) -> dict[str, tuple[float, float]]:
     """Where no budget meets every deadline (:func:`_over_budget` finds no fix) yet the budget
     holds work back: per phase, (hours the budget leaves undone that the plan without it does,
     hours undone without it), said in the warnings. A budget of 1,500 USD beside 3,000 h due in 12
     weeks left a second phase, due six months later and 203 USD on its own, wholly undone, and
-    its answer blamed the phases it shares a machine with and asked for a later deadline."""
-    if not best.unmet or s.you.budget_usd is None:
+    its answer blamed the phases it shares a machine with and asked for a later deadline.
+    ``unbounded``: the plan without the budget, as :func:`_over_budget` reads it."""
+    if unbounded is None or s.you.budget_usd is None:
         return {}
-    unbounded = _solve(s, quotes, opts, STRATEGIES["hybrid"], cards, budget_usd=math.inf)
     held = {p: (h - unbounded.unmet.get(p, 0.0), unbounded.unmet.get(p, 0.0)) for p, h in best.unmet.items()
             if h - unbounded.unmet.get(p, 0.0) > 0.05}
     if held:
