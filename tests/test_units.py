@@ -166,6 +166,7 @@ def test_money_written_another_way_is_refused_with_the_form_that_reads(written, 
     (units.parse_duration_h, "4k hours", "4000 hours"), (units.parse_duration_h, "2.5k h", "2500 h"),
     (units.parse_duration_h, "4,000 h", "4000 h"), (units.parse_duration_h, "1,200", "1200"),
     (units.parse_duration_h, "4000 GPU-hours", "4000 hours"), (units.parse_duration_h, "40 GPUh", "40 h"),
+    (units.parse_duration_h, "1,200 GPU-hours", "1200 hours"), (units.parse_duration_h, "4k GPU-hours", "4000 hours"),
     (units.parse_size_gb, "1,200 GB", "1200 GB"), (units.parse_size_gb, "2k GB", "2000 GB")])
 def test_a_number_written_with_separators_or_a_suffix_is_refused_with_the_form_that_reads(parse, written, meant):
     # "4k hours" was told "did you mean 'hours'?", the unit it had; "4,000 h" and "1,200 GB" got no

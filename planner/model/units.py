@@ -168,13 +168,13 @@ def _wrong_unit(value: object, expected: str, unit: str, units: Iterable[str] = 
     where a duration belongs), else the units of ``units`` it comes close to ("1 mnth")."""
     kind = _kind_of(unit)
     meant = _range_meant(value) if isinstance(value, str) and ("-" in unit or "–" in unit) else None  # 200-300 h
-    out = _written_out(value) if isinstance(value, str) else None  # 4k hours
-    if meant is None and out is not None and (not out[1] or out[1] in units or out[1].lower() in units):
-        meant = " ".join(filter(None, out))
-    bare = re.sub(r"^gpu[-_ ]?", "", unit, flags=re.IGNORECASE)  # 40 GPU-hours: the key's hours are a GPU's
-    if meant is None and bare != unit and bare.lower() in units and isinstance(value, str) \
-            and (number := _QUANTITY.match(value)) is not None:
-        meant = f"{number.group(1)} {bare}"
+    if meant is None and isinstance(value, str):  # 4k hours, 1,200 h, 40 GPU-hours (the key's hours are a GPU's)
+        out = _written_out(value)
+        number, written = out if out else (m.group(1), (m.group(2) or "").strip()) if (
+            m := _QUANTITY.match(value)) else ("", unit)
+        bare = re.sub(r"^gpu[-_ ]?", "", written, flags=re.IGNORECASE)
+        if number and (out or bare != written) and (not bare or bare in units or bare.lower() in units):
+            meant = " ".join(filter(None, (number, bare)))
     article = "an" if kind and kind[0] in "aeiou" else "a"
     note = f" ({article} {kind})" if kind else f" (did you mean {meant!r}?)" if meant else did_you_mean(unit, units)
     return QuantityError(f"expected {expected}, got {value!r}{note}")
