@@ -1320,6 +1320,49 @@ def test_an_assignment_says_the_hours_its_checkpoint_writes_take(load, catalog):
     assert "writing checkpoints" not in explain(small.phases[0].assignments[0], "rtx-3090")  # 0.03 h: not said
 
 
+FITS = """\
+name: a batch that one card holds and another does not
+start: 2027-01-04
+workload: {family: cnn, params: 25M, activation_memory: 40 GB, reference_gpu: a100-80gb}
+phases:
+  a: {gpu_hours: 10, from: 2027-01-04, deadline: 2027-03-31, checkpoint_every: 1 h, checkpoint_size: 0.1 GB}
+you: {host_power: 0 W}
+consider: {buy: [], rent: ["cash:box"], free: []}
+catalog:
+  rent:
+    - {id: "cash:box", device: rtx-3090, price: 0.60 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}
+"""
+
+
+def test_an_assignment_says_the_speed_its_work_runs_at_where_the_batch_fits_one_card_and_not_the_other(load, catalog):
+    """40 GB of activations at batch 32 fit the A100 80GB the hours were timed on; the RTX 3090
+    (24 GB, 0.4 GB of states and 1 GB of framework) holds 18 samples, so it runs 2 micro-batches
+    of 16: one halving, 5 % slower (workload.ACCUMULATION_SLOWDOWN_PER_HALVING). The line said
+    "at 0.42x" over wall hours 5 % longer than that speed gives: a TPU that ran micro-batches of 2
+    left its reader 47 h short. It now gives the speed the work runs at, which with the writes
+    adds up to the wall hours; the other way round (hours timed on the 3090, run on the A100)
+    the work runs faster than the cards' speeds say."""
+    from planner.report.page import explain
+
+    p, _ = planned(load(FITS), catalog)
+    a = p.phases[0].assignments[0]
+    assert (a.verdict, a.slowdown) == ("fits-with-accumulation", pytest.approx(1.05, rel=1e-12))
+    runs_at = a.relative_speed / 1.05
+    assert a.wall_hours == pytest.approx(10 / runs_at + a.checkpoint_hours + a.setup_hours + a.lost_hours, rel=1e-9)
+    assert f"at {a.relative_speed:.2f}x the a100-80gb (measured; {runs_at:.2f}x with gradient accumulation)" \
+        in explain(a, "a100-80gb")
+    assert to_dict(p)["phases"][0]["assignments"][0]["slowdown"] == 1.05
+    back, _ = planned(load(FITS.replace("reference_gpu: a100-80gb", "reference_gpu: rtx-3090")
+                           .replace("device: rtx-3090", "device: a100-80gb")), catalog)
+    b = back.phases[0].assignments[0]
+    assert (b.verdict, b.slowdown) == ("fits", pytest.approx(1 / 1.05, rel=1e-12))
+    assert f"({b.speed_source}; {b.relative_speed * 1.05:.2f}x as it holds more of the batch than the rtx-3090)" \
+        in explain(b, "rtx-3090")
+    fits, _ = planned(load(FITS.replace("activation_memory: 40 GB", "activation_memory: 20 GB")), catalog)
+    assert fits.phases[0].assignments[0].slowdown == 1.0  # 18 samples' room holds the batch of 32 at 20 GB
+    assert "x with" not in explain(fits.phases[0].assignments[0], "a100-80gb")
+
+
 def test_the_plan_table_writes_the_wall_hours_its_line_does(load, catalog):
     """The plan's table and the line under it write one figure: an assignment of 3.7499 wall
     hours is 3.7 in both (the table read the JSON's 3.75, already rounded, and wrote 3.8 above

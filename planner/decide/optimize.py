@@ -993,7 +993,7 @@ def _assignment(s: Scenario, ph: Phase, c: Quote, o: Option, f: float, hours: fl
         checkpoint_every_min=ph.checkpoint_every_h * 60,
         checkpoint_every_recommended_min=spread.recommended_min,
         relative_speed=c.relative_speed, speed_source=c.speed_source, verdict=c.verdict,
-        fit_reason=c.fit_reason or "", cost_usd=cost, saved_by_recommended_h=spread.saved_h,
+        fit_reason=c.fit_reason or "", slowdown=o.slowdown, cost_usd=cost, saved_by_recommended_h=spread.saved_h,
         wall_hours_p50=spread.wall_p50, wall_hours_p90=spread.wall_p90,
         lost_hours_p10=spread.lost_p10, lost_hours_p90=spread.lost_p90,
         cost_p50_usd=spread.cost_p50, cost_p90_usd=spread.cost_p90,

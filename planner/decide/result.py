@@ -38,6 +38,11 @@ class Assignment:
     verdict: str
     cost_usd: dict[str, float]
     fit_reason: str = ""
+    #: how much longer than at ``relative_speed`` the work takes for the way the batch fits this
+    #: device against the reference (gradient accumulation, activation checkpointing: below 1
+    #: where it holds more of the batch than the reference); ``relative_speed / slowdown`` is the
+    #: speed the work runs at
+    slowdown: float = 1.0
     saved_by_recommended_h: float = 0.0  # wall hours the recommended checkpoint interval saves
     wall_hours_p50: float | None = None
     wall_hours_p90: float | None = None
@@ -427,7 +432,7 @@ def _assignment_dict(a: Assignment, money: Money) -> dict[str, Any]:
         "checkpoint_every_min": _num(a.checkpoint_every_min, 1),
         "checkpoint_every_recommended_min": _num(a.checkpoint_every_recommended_min, 1),
         "relative_speed": _num(a.relative_speed, 3), "speed_source": a.speed_source,
-        "fit": a.verdict, "fit_reason": a.fit_reason,
+        "slowdown": _num(a.slowdown, 3), "fit": a.verdict, "fit_reason": a.fit_reason,
         "saved_by_recommended_hours": _num(a.saved_by_recommended_h),
         "wall_hours_p50": _num(a.wall_hours_p50), "wall_hours_p90": _num(a.wall_hours_p90),
         "lost_hours_p10": _num(a.lost_hours_p10), "lost_hours_p90": _num(a.lost_hours_p90),
