@@ -252,7 +252,8 @@ FIT_FLAGS = {  # flag -> workload key of docs/scenario.md
 }
 FIT_HEADERS = {"fit": {
     "device": "Device", "vram_gb": "VRAM [GB]", "need_gb": "Need [GB]", "verdict": "Verdict",
-    "micro_batch": "Micro-batch", "relative_speed": "Speed [x ref]", "speed_at_scale": "Large work [x ref]",
+    "micro_batch": "Micro-batch", "relative_speed": "Speed [x ref]", "runs_at": "Runs at [x ref]",
+    "speed_at_scale": "Large work [x ref]",
     "speed_source": "Source",
     "replica_vram_gb": "Per replica [GB]",
 }}
@@ -324,7 +325,8 @@ def fit(scenario: str, kind: str | None, gpus: int, variant: str | None, sets: t
 
 
 ESTIMATE_HEADERS = {"estimate": {
-    "device": "Device", "verdict": "Verdict", "relative_speed": "Speed [x ref]", "speed_source": "Source",
+    "device": "Device", "verdict": "Verdict", "relative_speed": "Speed [x ref]", "runs_at": "Runs at [x ref]",
+    "speed_source": "Source",
     "gpu_hours": "Hours a run [h]", "gpu_hours_low": "Low [h]", "gpu_hours_high": "High [h]",
 }}
 

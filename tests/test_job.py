@@ -351,10 +351,57 @@ def test_estimate_lists_every_device_from_the_reference_hours(load, catalog):
     s = load((ROOT / "scenarios" / "alpaca.yaml").read_text(encoding="utf-8"))
     assert ref["gpu_hours"] == pytest.approx(s.phases[0].gpu_hours_per_run, abs=0.01)
     assert ref["hours_from"] == "job" and ref["utilisation"] == 0.30
-    for r in rows:
-        if r["relative_speed"]:
+    for r in rows:  # at the speed the work runs at: its fit's slowdown against the reference's counted
+        if r["runs_at"]:
+            assert r["gpu_hours"] == pytest.approx(ref["gpu_hours"] / r["runs_at"], rel=1e-2, abs=0.01)
+        elif r["relative_speed"]:  # one that cannot hold the model: at its speed, as if it could
+            assert r["verdict"] == "does-not-fit"
             assert r["gpu_hours"] == pytest.approx(ref["gpu_hours"] / r["relative_speed"], rel=1e-2, abs=0.01)
     assert {r["device"] for r in rows} == set(catalog.devices["id"])
+
+
+def test_estimate_gives_each_device_the_hours_a_plan_on_it_counts(load, catalog, tmp_path):
+    """40 GB of activations at batch 32 fit the A100 80GB the 10 hours a run were timed on; the
+    RTX 3090 (24 GB) runs 2 micro-batches of 16, 5 % slower (one halving). `planner estimate`
+    gave it 10 h / its speed, 5 % fewer hours than any plan on it counts; it now gives the
+    plan's, and says the speed the work runs at, which `planner fit` gives too."""
+    import planner
+
+    text = """\
+name: a batch that one card holds and another does not
+start: 2027-01-04
+workload: {family: cnn, params: 25M, activation_memory: 40 GB, reference_gpu: a100-80gb}
+phases:
+  a: {gpu_hours: 10, runs: 2, deadline: 2027-03-31, checkpoint_every: 1 h, checkpoint_size: 0.1 GB}
+consider: {buy: [], rent: ["box"], free: []}
+catalog:
+  rent:
+    - {id: box, device: rtx-3090, price: 0.60 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}
+"""
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    out = CliRunner().invoke(main, ["estimate", str(path), "--format", "json", "--today", TODAY.isoformat()])
+    assert out.exit_code == 0, out.output
+    row = next(r for r in json.loads(out.output) if r["device"] == "rtx-3090")
+    s = load(text)
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, alternatives=False, breakevens=False)
+    (q,) = [q for q in p.quotes.itertuples() if q.option == "box"]
+    assert row["gpu_hours"] == pytest.approx(q.device_hours / 2, rel=1e-3)  # a run's, as the plan counts it
+    assert row["runs_at"] == pytest.approx(row["relative_speed"] / 1.05, abs=0.001)
+    fit = CliRunner().invoke(main, ["fit", str(path), "--format", "json", "--today", TODAY.isoformat()])
+    assert next(r for r in json.loads(fit.output) if r["device"] == "rtx-3090")["runs_at"] == row["runs_at"]
+    # the other way round: hours timed on the 3090, which accumulated, hold that cost; the A100 does not pay it
+    back = text.replace("reference_gpu: a100-80gb", "reference_gpu: rtx-3090").replace("device: rtx-3090",
+                                                                                       "device: a100-80gb")
+    path.write_text(back, encoding="utf-8")
+    out = CliRunner().invoke(main, ["estimate", str(path), "--format", "json", "--today", TODAY.isoformat()])
+    rows = {r["device"]: r for r in json.loads(out.output)}
+    assert rows["rtx-3090"]["runs_at"] == 1.0 and rows["rtx-3090"]["gpu_hours"] == 10.0
+    assert rows["a100-80gb"]["runs_at"] == pytest.approx(rows["a100-80gb"]["relative_speed"] * 1.05, abs=0.001)
+    s = load(back)
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, alternatives=False, breakevens=False)
+    (q,) = [q for q in p.quotes.itertuples() if q.option == "box"]
+    assert rows["a100-80gb"]["gpu_hours"] == pytest.approx(q.device_hours / 2, rel=1e-3)
 
 
 def test_device_classes():

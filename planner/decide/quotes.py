@@ -43,8 +43,7 @@ def _fits(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, step: St
     def make() -> tuple[dict, _Placements, float]:
         speed = workload.speeds_at_size(workload.relative_speed(
             devices, throughput, w.reference_gpu, w.family, w.precision, w.measured_speed), step)
-        ref = workload.place_reference(w, devices)
-        ref_slowdown = workload.slowdown_at(ref.fit, w, step, 1.0) if math.isfinite(ref.fit.slowdown) else 1.0
+        ref_slowdown = workload.reference_slowdown(w, devices, step)
         speeds = dict(zip(speed.index, zip(speed["relative_speed"], speed["speed_source"],
                                            speed["speed_at_scale"])))  # a row read per option
         return speeds, _Placements(w, {d.id: d for d in devices.itertuples()}), ref_slowdown

@@ -337,11 +337,13 @@ def estimate_table(s_phases: Sequence[Phase], w: Workload, devices: pd.DataFrame
         ref_h = ph.gpu_hours_per_run
         low_h, high_h = e.hours_range if (e is not None and ph.hours_from_job) else (ref_h, ref_h)
         for device, f in fits.iterrows():
-            speed = f["relative_speed"]
+            # as a plan counts its hours: at the speed the work runs at, the fit's slowdown too (a
+            # device that cannot hold the model, and a reference that cannot: at its speed)
+            speed = f["runs_at"] if f["runs_at"] is not None and f["runs_at"] == f["runs_at"] else f["relative_speed"]
             ok = speed is not None and speed == speed and speed > 0
             rows.append(dict(
                 phase=ph.name, device=device, kind=f["kind"], verdict=f["verdict"],
-                relative_speed=speed, speed_source=f["speed_source"],
+                relative_speed=f["relative_speed"], runs_at=speed, speed_source=f["speed_source"],
                 hours_from="job" if ph.hours_from_job else "gpu_hours",
                 flops=float(f"{e.flops:.4g}") if e is not None else None,
                 gpu_hours=round(ref_h / speed, 2) if ok else None,

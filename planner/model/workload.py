@@ -941,13 +941,24 @@ def speeds_at_size(speed: pd.DataFrame, step: Step | None) -> pd.DataFrame:
     return out
 
 
+def reference_slowdown(w: Workload, devices: pd.DataFrame, step: Step | None) -> float:
+    """The slowdown of the workload's fit on its reference GPU (:func:`slowdown_at`; 1 where it
+    cannot hold the states): hours measured on a card that accumulates gradients already hold
+    that cost, so a device's slowdown counts against the reference's own."""
+    ref = place_reference(w, devices)
+    return slowdown_at(ref.fit, w, step, 1.0) if math.isfinite(ref.fit.slowdown) else 1.0
+
+
 def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, count: int = 1,
               step: Step | None = None) -> pd.DataFrame:
     """One row per device (``count`` of them in one machine): memory, need, verdict,
     micro-batch and relative speed at the workload's ``step`` (:func:`speeds_at_size`), with the
-    speed on large work and the step's fixed share on the reference."""
+    speed on large work, the step's fixed share on the reference, and ``runs_at``: the speed the
+    work runs at, its fit's slowdown against the reference's own (:func:`reference_slowdown`)
+    counted, as a plan's hours on the device are (planner.decide.quotes)."""
     speed = speeds_at_size(relative_speed(devices, throughput, w.reference_gpu, w.family, w.precision,
                                           w.measured_speed), step)
+    ref_slowdown = reference_slowdown(w, devices, step)
     share = step.share if step is not None else 0.0
     rows = []
     d: Any  # a row of the devices table
@@ -962,6 +973,8 @@ def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, coun
                          verdict=f.verdict, micro_batch=f.micro_batch,
                          slowdown=round(slowdown, 3) if math.isfinite(slowdown) else None,
                          relative_speed=round(rel, 3) if np.isfinite(rel) else None,
+                         runs_at=(round(rel * ref_slowdown / slowdown, 3)
+                                  if np.isfinite(rel) and math.isfinite(slowdown) and slowdown > 0 else None),
                          speed_at_scale=round(at_large, 3) if np.isfinite(at_large) else None,
                          fixed_share=round(share, 4), speed_source=speed.at[d.id, "speed_source"], reason=f.reason,
                          assumptions="; ".join(p.need.notes)))
