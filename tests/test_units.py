@@ -177,6 +177,27 @@ def test_a_number_written_with_separators_or_a_suffix_is_refused_with_the_form_t
     assert parse(meant) == pytest.approx(float(meant.split()[0]))  # hours and GB: the units' factor is 1
 
 
+@pytest.mark.parametrize(("parse", "written", "meant", "value"), [
+    (units.parse_mass_kg, "60 kilos", "60 kg", 60.0), (units.parse_mass_kg, "2 tons", "2 t", 2000.0),
+    (units.parse_mass_kg, "1,500 kilograms", "1500 kg", 1500.0), (units.parse_mass_kg, "800 grams", "800 g", 0.8),
+    (units.parse_size_gb, "30 gigs", "30 GB", 30.0), (units.parse_size_gb, "2 terabytes", "2 TB", 2000.0),
+    (units.parse_power_w, "350 watts", "350 W", 350.0), (units.parse_power_w, "1.2 kilowatts", "1.2 kW", 1200.0)])
+def test_a_unit_spelled_out_is_refused_with_its_symbol(parse, written, meant, value):
+    # "60 kilos" for you.max_co2 was refused with no hint; "tons" may be short tons (907 kg), so
+    # it is a suggestion, never read in its place. The suggestion reads as the quantity meant
+    with pytest.raises(QuantityError) as refused:
+        parse(written)
+    assert str(refused.value).endswith(f"(did you mean {meant!r}?)")
+    assert parse(meant) == pytest.approx(value)
+
+
+def test_a_unit_spelled_out_of_another_kind_gets_no_symbol():
+    # a power where a mass belongs: no "did you mean '60 kW'" a mass key could not read
+    with pytest.raises(QuantityError) as refused:
+        units.parse_mass_kg("60 kilowatts")
+    assert "did you mean" not in str(refused.value)
+
+
 def test_a_unit_of_its_own_is_never_split_into_a_suffix():
     # "4 kWh" is an energy, not 4 thousand "Wh"; the refusal names its kind, with its article
     with pytest.raises(QuantityError, match=r"got '4 kWh' \(an energy\)$"):

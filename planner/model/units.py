@@ -163,6 +163,16 @@ def split_range(value: object) -> tuple[str, str] | None:
     return None
 
 
+#: Units people spell out, by the symbol the planner reads ("60 kilos": "60 kg"): what a refusal
+#: suggests, never read in its place ("tons" may be short tons of 907 kg, "gigs" GiB).
+_SPELLED_UNITS = {"kilo": "kg", "kilos": "kg", "kilogram": "kg", "kilograms": "kg", "kgs": "kg",
+                  "gram": "g", "grams": "g", "ton": "t", "tons": "t", "metric tons": "t",
+                  "gig": "GB", "gigs": "GB", "gigabyte": "GB", "gigabytes": "GB", "gbs": "GB",
+                  "megabyte": "MB", "megabytes": "MB", "terabyte": "TB", "terabytes": "TB", "tbs": "TB",
+                  "watt": "W", "watts": "W", "kilowatt": "kW", "kilowatts": "kW",
+                  "kilowatt-hour": "kWh", "kilowatt-hours": "kWh", "kilowatt hours": "kWh"}
+
+
 def _wrong_unit(value: object, expected: str, unit: str, units: Iterable[str] = ()) -> QuantityError:
     """The error for a value in a unit the key does not take: the kind of quantity it is (a size
     where a duration belongs), else the units of ``units`` it comes close to ("1 mnth")."""
@@ -175,6 +185,9 @@ def _wrong_unit(value: object, expected: str, unit: str, units: Iterable[str] = 
         bare = re.sub(r"^gpu[-_ ]?", "", written, flags=re.IGNORECASE)
         if number and (out or bare != written) and (not bare or bare in units or bare.lower() in units):
             meant = " ".join(filter(None, (number, bare)))
+        symbol = _SPELLED_UNITS.get(written.lower())
+        if meant is None and number and symbol is not None and symbol.lower() in {u.lower() for u in units}:
+            meant = f"{number} {symbol}"
     article = "an" if kind and kind[0] in "aeiou" else "a"
     note = f" ({article} {kind})" if kind else f" (did you mean {meant!r}?)" if meant else did_you_mean(unit, units)
     return QuantityError(f"expected {expected}, got {value!r}{note}")
