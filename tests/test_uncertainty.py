@@ -630,3 +630,30 @@ def test_an_analysis_asked_for_with_no_plan_in_time_says_why_there_is_none(load)
                             "deadline, and no strategy has one") for w in p.warnings)
     in_time = planner.plan(load(late.replace("2027-01-06", "2027-12-31")), trials=0, uncertainty=200)
     assert in_time.uncertainty is not None and not any("no uncertainty analysis" in w for w in in_time.warnings)
+
+
+SPOT_AT_A_DEFAULT_RATE = """\
+name: a spot card at a default rate
+start: 2027-05-03
+workload: {{family: transformer, params: 350M, batch_size: 8, sequence_length: 1024, precision: mixed,
+            reference_gpu: a100-80gb}}
+phases:
+  a: {{gpu_hours: {hours}, deadline: 2027-05-08, checkpoint_every: 1 h, dataset_size: 1 GB}}
+consider: {{buy: [], rent: ["vast:rtx-4090-interruptible"], free: []}}
+"""
+
+
+@pytest.mark.parametrize("hours", [34, 36, 38])
+def test_a_spot_offers_chance_at_a_default_rate_is_the_one_its_own_analysis_finds(load, catalog, hours):
+    """A spot RTX 4090 at Vast's default rate (0.05-0.5/h around 0.1): the speed's spread moves
+    every session hour, the interruptions' too, as the analysis draws them (work / speed x the
+    hours at the drawn rate). Counted on the hours at the rate used alone, 38 h were promised at
+    92.9 % and planned at 90 %, and the analysis met them in 89.0 % of its 4,000 draws (34 h:
+    98.1 % said, 94.5 % found). Now the chance said is within two and a half points of the one
+    found, on either side (the rest is the skew of 1 / speed and of the rate, which the normal
+    model leaves out)."""
+    s = load(SPOT_AT_A_DEFAULT_RATE.format(hours=hours))
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, uncertainty=4000, breakevens=False)
+    assert p.feasible and p.uncertainty is not None and p.uncertainty.chosen is not None
+    found = float(p.uncertainty.chosen.meets.mean())
+    assert abs(p.phases[0].on_time_chance - found) <= 0.025, (p.phases[0].on_time_chance, found)

@@ -932,7 +932,8 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
             shift = float_or(c.wall_hours_rate_shift) * f
             shifts += shift
             spread.append(_wall_sd(s, c, f, shift))
-            shared.append(_shared_parts(s, c, o, c.wall_hours * f, work_rel_sd, step))
+            shared.append(_shared_parts(s, c, o, (c.wall_hours + float_or(c.wall_hours_rate_shift)) * f, work_rel_sd,
+                                        step))
     chance = 1.0
     if p50 is not None and finish is not None:
         # the finishes and the promise rest on the program's own model (sessions.Finish): the
