@@ -202,6 +202,13 @@ def test_the_answer_says_up_front_what_the_speeds_at_the_jobs_size_rest_on(load)
     a = p.phases[0].assignments[0]
     large = workload.at_scale(a.relative_speed, p.step.share)
     assert f"h100-sxm {a.relative_speed:.2f}x instead of {large:.2f}x" in note and "0.3-5.6 ms" in note
+    assert "extrapolation" not in note  # fitted on PyTorch trainers: the scenario's own framework
+    # JAX and TensorFlow compile a step (XLA fuses a layer's kernels): the range fitted on PyTorch
+    # trainers is said to be an extrapolation there, where a TPU's speed at a job's size rests on it
+    jax = planner.plan(load(THESIS_ON_H100 + "framework: jax\n"), trials=0)
+    note = next(a for a in jax.assumed_figures if a.startswith("speeds at this job's size"))
+    assert note.endswith("the range was fitted on PyTorch trainers on GPUs, and jax's compiled steps (XLA fuses a "
+                         "layer's kernels, on TPUs as on GPUs) may spend less: an extrapolation")
     big = planner.plan(load(THESIS_ON_H100.replace("params: 86M", "params: 7B").replace("batch_size: 8", "batch_size: 64")),
                        trials=0)
     assert not any(a.startswith("speeds at this job's size") for a in big.assumed_figures)

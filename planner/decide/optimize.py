@@ -1028,7 +1028,10 @@ def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> l
             f"time a layer that no GPU shortens (kernel launches and host work: {low * 1e3:g}-{high * 1e3:g} ms, typically "
             f"{typical * 1e3:g}; fitted on published runs at several sizes), on average {share:.0%} of a step on "
             f"{s.workload.reference_gpu}, so speeds lie nearer the reference's than on large work ({said}); the plan counts "
-            "on the mean hours over the range and the uncertainty analysis draws it"]
+            "on the mean hours over the range and the uncertainty analysis draws it"
+            + (f"; the range was fitted on PyTorch trainers on GPUs, and {s.framework}'s compiled steps (XLA fuses a "
+               "layer's kernels, on TPUs as on GPUs) may spend less: an extrapolation" if s.framework in ("jax", "tensorflow")
+               else "")]
 
 
 def _apart(a: float, b: float) -> tuple[str, str]:
