@@ -1320,18 +1320,10 @@ def test_an_assignment_says_the_hours_its_checkpoint_writes_take(load, catalog):
     assert "writing checkpoints" not in explain(small.phases[0].assignments[0], "rtx-3090")  # 0.03 h: not said
 
 
-FITS = """\
-name: a batch that one card holds and another does not
-start: 2027-01-04
-workload: {family: cnn, params: 25M, activation_memory: 40 GB, reference_gpu: a100-80gb}
-phases:
-  a: {gpu_hours: 10, from: 2027-01-04, deadline: 2027-03-31, checkpoint_every: 1 h, checkpoint_size: 0.1 GB}
-you: {host_power: 0 W}
-consider: {buy: [], rent: ["cash:box"], free: []}
-catalog:
-  rent:
-    - {id: "cash:box", device: rtx-3090, price: 0.60 USD/h, billing: 1 s, startup: 0 min, setup: 0 min}
-"""
+#: WRITES with 40 GB of activations, timed on an A100 80GB, and small checkpoints
+FITS = (WRITES.replace("name: big checkpoints", "name: a batch that one card holds and another does not")
+        .replace("activation_memory: 4 GB, reference_gpu: rtx-3090", "activation_memory: 40 GB, reference_gpu: a100-80gb")
+        .replace("checkpoint_size: 100 GB", "checkpoint_size: 0.1 GB"))
 
 
 def test_an_assignment_says_the_speed_its_work_runs_at_where_the_batch_fits_one_card_and_not_the_other(load, catalog):
