@@ -360,8 +360,9 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     # the speed and the work move every session hour, the interruptions' too: their relative spread
     # scales the hours at a default rate's mean (wall + shift), and the rate's own spread with them
     # (the sd of a product of independent factors; the uncertainty analysis draws hours as work /
-    # speed x the hours at its drawn rate). At the rate used alone, a spot A100's 60 h planned at
-    # 90 % were met in 89 % of its own analysis's draws.
+    # speed x the hours at its drawn rate). On the hours at the rate used alone, a spot RTX 4090's
+    # 38 h were said to end in time at 92.9 % and did in 89.0 % of its own analysis's draws (90.1 %
+    # said now: tests/test_uncertainty.py).
     wall_conf = shift + sessions.wall_at_chance_h(
         wall, math.sqrt((sd_run * math.sqrt(ph.runs)) ** 2 + ((wall + shift) * spread) ** 2
                         + (over_rate ** 2) * (1.0 + spread ** 2)), s.phase_confidence)
