@@ -81,6 +81,12 @@ CASES = [
     ("adapters-of-a-cnn", "  family: transformer ", "  method: qlora\n  family: cnn ",
      "15:11: workload.method: qlora's default adapters are a transformer's (rank on its attention and MLP "
      "matrices); for a cnn give workload.trainable_params, or use method: full"),
+    # a credit's keys as people write them: every credit's at once, with the key each stands for
+    ("credit-keys", "  own: [gtx-1060-6gb]", "  credits:\n    - {provider: gcp, amount: 1000 USD, expires: 2027-06-30}\n"
+     "    - {provider: aws, amount: 300 USD}\n  own: [gtx-1060-6gb]",
+     "42:5: you.credits: credit 1: unknown keys 'expires' (did you mean 'until'?) and 'provider' (did you mean "
+     "'providers'?); credit 2: unknown key 'provider' (did you mean 'providers'?); expected amount, providers, from, "
+     "until, name"),
     ("unknown-currency", "currency: USD ", "currency: USDD ",
      "9:11: currency: expected a currency code the catalog has a rate for (AUD, CAD, CHF, CNY, EUR, GBP, INR, JPY, "
      "KRW, SEK, USD), got 'USDD' (did you mean 'USD'?)"),

@@ -532,6 +532,22 @@ def _measured_speeds(v: Any, ctx: _Context) -> Any:
     return tuple(sorted(out, key=lambda x: x[0]))
 
 
+#: A credit's keys (you.credits), and those people write for them: a grant "expires", "starts".
+CREDIT_KEYS = ("amount", "providers", "from", "until", "name")
+_CREDIT_SYNONYMS = {"expires": "until", "expiry": "until", "expiration": "until", "expires_on": "until",
+                    "valid_until": "until", "end": "until", "ends": "until", "to": "until",
+                    "start": "from", "starts": "from", "valid_from": "from", "granted": "from",
+                    "value": "amount", "usd": "amount", "credit": "amount", "cloud": "providers"}
+
+
+def _credit_key_meant(key: str) -> str:
+    """' (did you mean ...?)' for an unknown key of a credit: a close spelling ('provider'), or
+    the key a word people write stands for ('expires': 'until'); else ''."""
+    close = did_you_mean(key, CREDIT_KEYS)
+    meant = _CREDIT_SYNONYMS.get(key.lower())
+    return close or (f" (did you mean '{meant}'?)" if meant else "")
+
+
 def _credits(v: Any, ctx: _Context) -> Any:
     """``[{amount: 5000 USD, providers: [aws], from: 2027-03-01, until: 2027-06-30, name: AWS grant}]``."""
     if isinstance(v, tuple) and all(isinstance(c, Credit) for c in v):
@@ -543,14 +559,14 @@ def _credits(v: Any, ctx: _Context) -> Any:
                          "dates combine into one)")
     providers_known = sorted({provider_of(i) for i in ctx.ids.rent | ctx.user_ids["rent"] if ":" in i})
     out = []
+    wrong = [f"credit {i + 1}: unknown key{'s' if len(keys) > 1 else ''} "
+             + " and ".join(f"{k!r}{_credit_key_meant(k)}" for k in keys)
+             for i, c in enumerate(v) if isinstance(c, dict) and (keys := sorted(set(map(str, c)) - set(CREDIT_KEYS)))]
+    if wrong:  # every credit's, at once
+        raise ValueError(f"{'; '.join(wrong)}; expected {', '.join(CREDIT_KEYS)}")
     for i, c in enumerate(v):
         if not isinstance(c, dict):
             raise ValueError(f"credit {i + 1}: expected a mapping with amount, providers, from, until")
-        unknown = set(c) - {"amount", "providers", "from", "until", "name"}
-        if unknown:
-            key = sorted(unknown)[0]
-            raise ValueError(f"credit {i + 1}: unknown key {key!r}"
-                             f"{did_you_mean(key, ['amount', 'providers', 'from', 'until', 'name'])}")
         if "amount" not in c or "providers" not in c:
             raise ValueError(f"credit {i + 1}: 'amount' and 'providers' are required")
         amount = _q(_money, maximum=1e12, unit="USD")(c["amount"], ctx)
