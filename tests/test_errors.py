@@ -87,6 +87,10 @@ CASES = [
      "42:5: you.credits: credit 1: unknown keys 'expires' (did you mean 'until'?) and 'provider' (did you mean "
      "'providers'?); credit 2: unknown key 'provider' (did you mean 'providers'?); expected amount, providers, from, "
      "until, name"),
+    # a yearly change as people write it
+    ("trend-per-year", "horizon: 24 months ", "price_trend: -20% per year\nhorizon: 24 months ",
+     "10:14: price_trend: expected flat, a yearly change from -90%/year to +100%/year such as -25%/year, or dated "
+     "levels such as {2027-06-30: -10%}, got '-20% per year' (did you mean '-20%/year'?)"),
     ("unknown-currency", "currency: USD ", "currency: USDD ",
      "9:11: currency: expected a currency code the catalog has a rate for (AUD, CAD, CHF, CNY, EUR, GBP, INR, JPY, "
      "KRW, SEK, USD), got 'USDD' (did you mean 'USD'?)"),
@@ -102,6 +106,19 @@ def test_scenario_mistakes(thesis_text, tmp_path, old, new, expected):
     else:
         assert expected in result.output and "s.yaml:" in result.output
     assert "Traceback" not in result.output
+
+
+def test_an_entrys_device_written_as_gpu_is_one_mistake_with_its_price_and_condition(thesis_text, tmp_path):
+    # 'gpu:' was told twice (an unknown key, and a new offer lacking its device), 'cost:' was told
+    # "did you mean 'count'", and 'second-hand' no choice at all
+    text = mutate(thesis_text, "  spot: true\n", "  spot: true\ncatalog:\n  rent:\n    - {id: uni, gpu: a100-80gb, "
+                  "cost: 1.2 USD/h}\n  buy:\n    - {id: my-4090, device: rtx-4090, price: 1500 USD, condition: second-hand}\n")
+    out = run(["validate", "{file}"], text, tmp_path).output
+    assert "catalog.rent[uni].gpu: unknown key (did you mean 'device'?)" in out
+    assert "catalog.rent[uni].cost: unknown key (did you mean 'price'?)" in out
+    assert "needs a 'device'" not in out
+    assert ("catalog.buy[my-4090].condition: expected one of new, used, got 'second-hand' (a card someone owned "
+            "before, refurbished or not, is 'used')") in out
 
 
 def test_a_day_past_its_months_end_is_reported_with_every_other_mistake(thesis_text, tmp_path):

@@ -191,6 +191,31 @@ def test_a_unit_spelled_out_is_refused_with_its_symbol(parse, written, meant, va
     assert parse(meant) == pytest.approx(value)
 
 
+@pytest.mark.parametrize(("parse", "args", "written", "meant", "value"), [
+    (units.parse_duration_h, (), "every hour", "1 hour", 1.0),
+    (units.parse_duration_h, (), "every 30 min", "30 min", 0.5),
+    (units.parse_duration_h, (), "each 2 hours", "2 hours", 2.0),
+    (units.parse_rate, (24.0,), "2 per day", "2/day", 2.0),
+    (units.parse_rate, (168.0, "duration", "30 h/week"), "30 hours a week", "30 hours/week", 30.0),
+    (units.parse_data_rate_gb_per_h, (), "1 GB per s", "1 GB/s", 3600.0),
+    (units.parse_intensity, (), "350 g per kWh", "350 g/kWh", 350.0),
+    (units.parse_money_per_mass_usd, ("EUR", RATES), "80 EUR per tonne", "80 EUR/tonne", 80 * RATES["EUR"] / 1000)])
+def test_a_rate_or_a_duration_in_words_is_refused_with_the_form_that_reads(parse, args, written, meant, value):
+    # "checkpoint_every: every hour" and "carbon_price: 80 EUR per tonne" got no hint; the
+    # suggestion reads as the quantity meant, and is never read in its place
+    with pytest.raises(QuantityError) as refused:
+        parse(written, *args)
+    assert str(refused.value).endswith(f"(did you mean {meant!r}?)")
+    assert parse(meant, *args) == pytest.approx(value)
+
+
+def test_words_that_make_no_rate_get_no_guess():
+    for parse, written in ((units.parse_duration_h, "every blue moon"), (units.parse_rate, "2 per fortnight")):
+        with pytest.raises(QuantityError) as refused:
+            parse(written, *((24.0,) if parse is units.parse_rate else ()))
+        assert "did you mean" not in str(refused.value)
+
+
 def test_a_unit_spelled_out_of_another_kind_gets_no_symbol():
     # a power where a mass belongs: no "did you mean '60 kW'" a mass key could not read
     with pytest.raises(QuantityError) as refused:

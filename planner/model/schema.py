@@ -118,6 +118,10 @@ FAMILY_WORDS = {**dict.fromkeys(("vit", "llm", "gpt", "bert", "t5", "llama", "at
                 **dict.fromkeys(("lstm", "gru", "recurrent"), "an LSTM or GRU is 'rnn'"),
                 **dict.fromkeys(("resnet", "convnet", "conv", "vgg", "efficientnet", "convolutional"),
                                 "a convolutional network is 'cnn'")}
+#: Words for a catalog column's choice written otherwise, by column (a card's condition).
+ENUM_WORDS = {"condition": {**dict.fromkeys(("secondhand", "preowned", "refurbished", "refurb", "old"),
+                                            "a card someone owned before, refurbished or not, is 'used'"),
+                            **dict.fromkeys(("brandnew", "unused", "sealed", "retail"), "a card bought new is 'new'")}}
 #: Words for a method the schema names otherwise.
 METHOD_WORDS = {**dict.fromkeys(("finetune", "fullfinetune", "sft", "fullft"),
                                 "a fine-tune of every weight is 'full'"),
@@ -640,10 +644,22 @@ def _trend(v: Any, ctx: _Context) -> Any:
     try:
         x = sign * units.parse_fraction(text.lstrip("+-"))
     except units.QuantityError:
-        raise ValueError(expected) from None
+        raise ValueError(expected + _yearly_meant(v)) from None
     if not -0.9 <= x <= 1.0:
         raise ValueError(expected)
     return x
+
+
+#: A share a year as people write it: '-20% per year', '-20% a year', '-20%/yr', '-20% p.a.', '-20% yearly'.
+_YEARLY = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?\s*%?)\s*(?:(?:per|a|an|/|every)\s*(?:year|yr|annum)|p\.?\s*a\.?|yearly"
+                     r"|annually)\s*$", re.IGNORECASE)
+
+
+def _yearly_meant(v: Any) -> str:
+    """' (did you mean ...?)' for a yearly change written another way ('-20% per year': '-20%/year');
+    else ''. Suggested, never read in its place."""
+    m = _YEARLY.match(str(v)) if isinstance(v, str) else None
+    return f" (did you mean '{m.group(1).replace(' ', '')}/year'?)" if m else ""
 
 
 def _rent_trend(v: Any, ctx: _Context) -> Any:
@@ -863,7 +879,7 @@ def _column(table: str, column: str, *, required: bool = False, positive: bool =
     if kind == "float":
         convert: Callable[[Any, Any], Any] = _q(_READ_UNIT[unit], positive=positive, maximum=maximum, unit=unit)
     elif kind.startswith("enum:"):
-        convert = _enum(tuple(kind[5:].split("|")))
+        convert = _enum(tuple(kind[5:].split("|")), ENUM_WORDS.get(column))
     else:
         convert = _READ_TYPE[kind]
     return column, Field(convert, required=required, doc=doc)

@@ -12,9 +12,11 @@ Units follow docs/scenario.md, "Quantities".
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from pricing.errors import did_you_mean
 
@@ -231,6 +233,40 @@ def in_hours_if_clock(value: object) -> object:
     return value if hours is None else f"{format_significant(hours, 12)} h"
 
 
+_PER_WORDS = re.compile(r"\s+(?:per|a|an|each|every)\s+", re.IGNORECASE)
+_EVERY = re.compile(r"^\s*(?:every|each)\s+(.+?)\s*$", re.IGNORECASE)
+
+
+def _written_as_rate(text: str) -> str | None:
+    """A rate or a duration as people write it, in the form the planner reads: "2 per day" and
+    "30 hours a week" as "2/day" and "30 hours/week", "every hour" as "1 hour", "every 30 min"
+    as "30 min"; None where it is written neither way."""
+    if (m := _EVERY.match(text)) is not None:
+        rest = m.group(1)
+        return rest if rest[:1].isdigit() else f"1 {rest}"
+    return _PER_WORDS.sub("/", text.strip()) if _PER_WORDS.search(text) else None
+
+
+def _rate_hint(parse: Callable[..., float]) -> Callable[..., float]:
+    """``parse`` whose refusal of a rate or duration written in words (:func:`_written_as_rate`)
+    suggests the form that reads, where it reads: suggested, never read in its place."""
+    @functools.wraps(parse)
+    def parsed(value: object, *args: Any, **kwargs: Any) -> float:
+        try:
+            return parse(value, *args, **kwargs)
+        except QuantityError as exc:
+            hint = _written_as_rate(value) if isinstance(value, str) and "did you mean" not in str(exc) else None
+            if hint is None:
+                raise
+            try:
+                parse(hint, *args, **kwargs)
+            except QuantityError:
+                raise exc from None
+            raise QuantityError(f"{exc} (did you mean {hint!r}?)") from None
+    return parsed
+
+
+@_rate_hint
 def parse_duration_h(value: object, default_unit: str = "h") -> float:
     """Duration in hours. Bare numbers are in ``default_unit``; the example in an error is in
     the key's own scale (a horizon in months, a checkpoint interval in minutes or hours). A
@@ -246,6 +282,7 @@ def parse_size_gb(value: object) -> float:
     return _in_units(value, "a size such as 500 MB or 120 GB", SIZE_GB, "gb")
 
 
+@_rate_hint
 def parse_data_rate_gb_per_h(value: object) -> float:
     """A rate of copying data in GB per hour: "100 MB/s" (360), "1.5 GB/s", "500 GB/h"; a bare
     number is GB/h, the catalog's unit."""
@@ -302,11 +339,13 @@ def parse_mass_kg(value: object) -> float:
     return _in_units(value, "a mass such as 500 kg or 2 t", MASS_KG, "kg")
 
 
+@_rate_hint
 def parse_intensity(value: object) -> float:
     """A grid's carbon intensity in g CO2e per kWh ("350 g/kWh", "0.35 kg/kWh")."""
     return _in_units(value, "an intensity such as 350 g/kWh", INTENSITY_G_PER_KWH, "g/kwh")
 
 
+@_rate_hint
 def parse_money_per_mass_usd(value: object, currency: str, usd_per_unit: Mapping[str, float]) -> float:
     """Money per tonne of CO2e ("80 EUR/t", "0.08 USD/kg") in USD per kg. A bare number is in
     ``currency`` per tonne."""
@@ -553,6 +592,7 @@ def _money_rate_usd(value: object, currency: str, usd_per_unit: Mapping[str, flo
     return _finite(number * rate * per_unit, value, expected)
 
 
+@_rate_hint
 def parse_rate(value: object, per_h: float, numerator: str = "count", example: str = "2/day") -> float:
     """A frequency, returned per ``per_h`` hours.
 

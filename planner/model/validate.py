@@ -204,14 +204,18 @@ def _tokens_at(card: Any, image_size: int | None) -> int:
 
 #: Keys a user writes for one the schema names otherwise: a dataset counted in images,
 #: sequences or examples is samples; a phase's hours are GPU-hours on the reference GPU.
-SYNONYMS = {"images": "samples", "sequences": "samples", "examples": "samples", "hours": "gpu_hours"}
+#: A catalog entry's device, price and count are written as a gpu, a cost or a number of gpus.
+SYNONYMS = {"images": "samples", "sequences": "samples", "examples": "samples", "hours": "gpu_hours",
+            "gpu": "device", "card": "device", "accelerator": "device", "cost": "price", "rate": "price",
+            "hourly": "price", "price_per_hour": "price", "gpus": "count", "num_gpus": "count", "quantity": "count"}
 
 
 def _meant(key: Any, schema: Mapping[str, Any]) -> str:
-    """' (did you mean ...?)' for an unknown key: a close spelling of a key of ``schema``, or the
-    key a synonym stands for (SYNONYMS), with what it means there; else ''."""
+    """' (did you mean ...?)' for an unknown key: the key a synonym stands for (SYNONYMS), with
+    what it means there, where ``schema`` has it (an entry's 'cost' is its price, not the 'count'
+    it is spelt close to); else a close spelling of a key of ``schema``; else ''."""
     close = did_you_mean(key, schema)
-    if close or not isinstance(key, str) or SYNONYMS.get(key.lower()) not in schema:
+    if not isinstance(key, str) or SYNONYMS.get(key.lower()) not in schema:
         return close
     meant = SYNONYMS[key.lower()]
     return f" (did you mean '{meant}'? {key} are counted as {meant})" if meant == "samples" else \
@@ -568,7 +572,9 @@ class _Validator:
                     self.add(path + ("as_of",), f"dated {values['as_of']}, after today ({self.ctx.today}): "
                              "a price cannot be known before it is seen")
                     continue
-                if values["id"] not in known and "device" not in values:
+                wrote_device = isinstance(entry, dict) and any(  # 'gpu:' is told once, as a key meaning 'device'
+                    SYNONYMS.get(str(k).lower()) == "device" or close_matches(str(k), ["device"]) for k in entry)
+                if values["id"] not in known and "device" not in values and not wrote_device:
                     self.add(path, f"new {kind} offer '{values['id']}' needs a 'device' "
                              f"(or an id of the catalog to override{did_you_mean(values['id'], sorted(known))})")
                     continue
