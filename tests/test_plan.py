@@ -1215,3 +1215,28 @@ def test_money_that_rounds_to_zero_is_written_without_a_sign(load):
         written = money(usd)
         assert written == 0.0 and math.copysign(1.0, written) == 1.0 and json.dumps(written) == "0.0"
     assert money(-0.006) == -0.01  # a real negative keeps its sign
+
+
+def test_a_device_named_by_a_name_several_go_by_is_said_up_front_as_read(load):
+    """'A100' is the catalog's alias of the A100 40GB, and the 80 GB cards go by that name too: a
+    phase's hours on 'A100' were read as hours on a100-40gb unsaid (the A100 80GB does ~10 % more
+    an hour). The answer now says up front how the name was read, for the reference and for a
+    card you own; a full id or an alias only one card goes by ('a100-80') says nothing."""
+    text = """\
+name: a name several cards go by
+start: 2027-01-04
+workload: {{family: transformer, params: 86M, batch_size: 8, reference_gpu: {ref}}}
+phases:
+  a: {{gpu_hours: 20, deadline: 2027-03-31}}
+you: {{own: [{own}]}}
+consider: {{buy: [], rent: [], free: []}}
+"""
+    s = load(text.format(ref="A100", own="h100"))
+    assert s.workload.reference_gpu == "a100-40gb" and s.you.own == ("h100-sxm",)
+    notes = [a for a in planner.plan(s, trials=0).assumed_figures if " is read as " in a]
+    assert notes == ["workload.reference_gpu: 'A100' is read as a100-40gb; a100-80gb and a100-pcie-80gb go by that "
+                     "name too (name the one you mean)",
+                     "you.own: 'h100' is read as h100-sxm; h100-pcie goes by that name too (name the one you mean)"]
+    for ref, own in (("a100-80gb", "h100-sxm"), ("a100-80", "h100-pcie")):
+        s = load(text.format(ref=ref, own=own))
+        assert not [a for a in planner.plan(s, trials=0).assumed_figures if " is read as " in a]

@@ -1120,9 +1120,10 @@ def _assumed_figures(s: Scenario, used: list[Option], warnings: list[str]) -> li
 
 def job_notes(s: Scenario) -> list[str]:
     """What the answer says up front of each phase described as a job: hours estimated, not
-    measured (their FLOPs, utilisation and range), or your gpu_hours used instead of the job; and
-    the reference GPU the planner took where the file names none."""
-    out = []
+    measured (their FLOPs, utilisation and range), or your gpu_hours used instead of the job; the
+    reference GPU the planner took where the file names none; and how a device named by a name
+    several devices go by was read ('A100': a100-40gb)."""
+    out = [f"{path}: {note}" for path, note in s.read_as]  # what the hours are hours on comes first
     if s.reference_gpu_is_default:
         out.append(f"workload.reference_gpu not given: the jobs' hours are estimated on {s.workload.reference_gpu}, "
                    "the card the utilisation of data-centre GPUs was measured on, and every other device's follow from "

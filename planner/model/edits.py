@@ -91,7 +91,8 @@ def with_value(s: Scenario, path: str, raw: Any, ids: CatalogIds) -> Scenario | 
     attr = f.attr or key
     ranges = {k: r for k, r in s.ranges.items() if k != path} | v.ranges  # a range only where one is written
     change = f"{path}: {_show(_value_at(s, parts, attr))} -> {_show(raw)} (--set)"
-    changed = _replace(s, ranges=ranges, overrides=(*s.overrides, change))
+    read_as = (*((k, n) for k, n in s.read_as if k != path), *v.read_as)  # as the file with this --set reads
+    changed = _replace(s, ranges=ranges, read_as=read_as, overrides=(*s.overrides, change))
     if parts[0] == "phases":
         ph = s.phase(parts[1])
         moved = _replace(ph, **{attr: value}, **({"hours_from_job": False} if key == "gpu_hours" else {}))

@@ -275,6 +275,8 @@ class Scenario:
     file: str = "<scenario>"
     variant_names: tuple[str, ...] = ()
     ranges: Mapping[str, tuple[float, float]] = dataclasses.field(default_factory=dict)  # path -> (low, high)
+    #: (path, how it was read) of each device named by a name several devices go by ('A100')
+    read_as: tuple[tuple[str, str], ...] = ()
     uncertainty_samples: int = 0  # draws of the uncertainty analysis asked by the file (0: none)
     #: rent prices move by this share a year from their catalog date; None: each device's catalog trend
     rent_trend_per_year: float | None = 0.0

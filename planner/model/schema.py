@@ -82,6 +82,8 @@ class _Context:
     currency: str = "USD"
     start: dt.date | None = None
     user_ids: dict[str, set[str]] = field(default_factory=lambda: {"buy": set(), "rent": set(), "free": set()})
+    #: how a device's name that several devices go by was read ('A100': a100-40gb), as converted
+    read_as: list[str] = field(default_factory=list)
 
 
 def _text(v: Any, ctx: _Context) -> Any:
@@ -498,7 +500,12 @@ def _device(v: Any, ctx: _Context) -> Any:
     if key in ctx.ids.devices:
         return key
     if key in ctx.ids.aliases:
-        return ctx.ids.aliases[key]
+        device = ctx.ids.aliases[key]
+        others = sorted(d for d in ctx.ids.devices if d != device and d.startswith(key))
+        if others:  # 'a100' is the 40 GB card; the 80 GB ones go by the name too: said up front
+            ctx.read_as.append(f"{str(v).strip()!r} is read as {device}; {' and '.join(others)} "
+                               f"{'goes' if len(others) == 1 else 'go'} by that name too (name the one you mean)")
+        return device
     hint = did_you_mean(key, sorted(ctx.ids.devices | set(ctx.ids.aliases)))
     raise ValueError(f"unknown device {v!r}{hint}; `planner pricing list --devices` lists them")
 

@@ -265,6 +265,7 @@ class _Validator:
         self.problems: list[Problem] = []
         self.origin: dict[tuple, Override] = {}
         self.ranges: dict[str, tuple[float, float]] = {}  # quantities given as ranges (docs/scenario.md)
+        self.read_as: list[tuple[str, str]] = []  # (path, how a name several devices go by was read)
 
     # -- problems
     def add(self, path: tuple, message: str, at_key: bool = False) -> None:
@@ -297,7 +298,10 @@ class _Validator:
         gives its middle, and the range is kept for the uncertainty analysis."""
         ends = units.split_range(value)
         if ends is None:
-            return f.convert(value, self.ctx)
+            said = len(self.ctx.read_as)
+            out = f.convert(value, self.ctx)
+            self.read_as += [(dotted(path), note) for note in self.ctx.read_as[said:]]
+            return out
         try:
             low, high = (f.convert(e, self.ctx) for e in ends)
         except ValueError as exc:  # say what was written, not the end the unit was carried to
@@ -409,6 +413,7 @@ class _Validator:
             consider=build(Consider, CONSIDER, consider),
             catalog_entries=entries,
             ranges=dict(self.ranges),
+            read_as=tuple(dict.fromkeys(self.read_as)),
             uncertainty_samples=top.get("uncertainty", SCHEMA["uncertainty"].default),
             rent_trend_per_year=(trend if isinstance(trend, float) else 0.0 if isinstance(trend, tuple) else None),
             rent_price_points=trend if isinstance(trend, tuple) else (),
