@@ -91,6 +91,10 @@ CASES = [
     ("trend-per-year", "horizon: 24 months ", "price_trend: -20% per year\nhorizon: 24 months ",
      "10:14: price_trend: expected flat, a yearly change from -90%/year to +100%/year such as -25%/year, or dated "
      "levels such as {2027-06-30: -10%}, got '-20% per year' (did you mean '-20%/year'?)"),
+    ("runs-as-a-word", "  runs: 3 ", "  runs: three ",
+     "33:11: phases.final.runs: expected a whole number of at least 1, got 'three' (did you mean 3?)"),
+    ("cards-counted", "own: [gtx-1060-6gb]", "own: [2x gtx-1060-6gb]",
+     "41:8: you.own: unknown device '2x gtx-1060-6gb': one id per card; 2 of them are [gtx-1060-6gb, gtx-1060-6gb]"),
     ("unknown-currency", "currency: USD ", "currency: USDD ",
      "9:11: currency: expected a currency code the catalog has a rate for (AUD, CAD, CHF, CNY, EUR, GBP, INR, JPY, "
      "KRW, SEK, USD), got 'USDD' (did you mean 'USD'?)"),

@@ -249,11 +249,19 @@ def _date(v: Any, ctx: _Context) -> Any:
     return v
 
 
+#: Whole numbers written as words ('runs: two'), suggested as digits, never read in their place.
+NUMBER_WORDS = {w: n for n, w in enumerate(("one two three four five six seven eight nine ten eleven twelve "
+                                            "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty")
+                                           .split(), start=1)} | {"a dozen": 12, "dozen": 12, "a couple": 2}
+
+
 def _positive_int(v: Any, ctx: _Context) -> Any:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         thousands = isinstance(v, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*[kK]\s*", v)
+        word = NUMBER_WORDS.get(v.strip().lower()) if isinstance(v, str) else None
         raise ValueError(f"expected a whole number of at least 1, got {str(v)[:40]!r}"
-                         + (" (write it out, e.g. 2048: a 'k' could mean 1,000 or 1,024)" if thousands else ""))
+                         + (" (write it out, e.g. 2048: a 'k' could mean 1,000 or 1,024)" if thousands else
+                            f" (did you mean {word}?)" if word else ""))
     return v
 
 
@@ -510,12 +518,31 @@ def _device(v: Any, ctx: _Context) -> Any:
     raise ValueError(f"unknown device {v!r}{hint}; `planner pricing list --devices` lists them")
 
 
+#: A count before a device id, as people write how many cards they own ('2x rtx-3090', '2 x 3090').
+_COUNTED = re.compile(r"^\s*(\d+)\s*[x×*]?\s+(\S.*?)\s*$|^\s*(\d+)\s*[x×*]\s*(\S.*?)\s*$", re.IGNORECASE)
+
+
 def _devices(v: Any, ctx: _Context) -> Any:
+    """Device ids, one per card: two cards of a model are the id twice ([rtx-3090, rtx-3090]);
+    '2x rtx-3090' is refused with the list it means."""
     if isinstance(v, (str, int)) and not isinstance(v, bool):
         v = [v]
     if not isinstance(v, list):
         raise ValueError(f"expected a list of device ids such as [gtx-1060-6gb], got {v!r}")
-    return tuple(_device(x, ctx) for x in v)
+    out = []
+    for x in v:
+        m = _COUNTED.match(x) if isinstance(x, str) else None
+        if m is not None and 1 <= int(m.group(1) or m.group(3)) <= 16:
+            n, name = int(m.group(1) or m.group(3)), m.group(2) or m.group(4)
+            try:
+                device = _device(name, ctx)
+            except ValueError:
+                device = None
+            if device is not None:
+                raise ValueError(f"unknown device {x!r}: one id per card; {n} of them are "
+                                 f"[{', '.join([device] * n)}]")
+        out.append(_device(x, ctx))
+    return tuple(out)
 
 
 def _measured_speeds(v: Any, ctx: _Context) -> Any:
