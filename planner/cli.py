@@ -40,7 +40,9 @@ def _today(ctx: click.Context, param: click.Parameter, value: Any) -> dt.date:
     try:
         day = dt.date.fromisoformat(value)
     except ValueError:
-        raise click.BadParameter(f"expected a date YYYY-MM-DD, got {value!r}") from None
+        from .model.schema import date_hint  # as a scenario's dates are refused
+
+        raise click.BadParameter(f"expected a date YYYY-MM-DD, got {value!r}{date_hint(value)}") from None
     if not dt.date(1990, 1, 1) <= day <= dt.date(2100, 12, 31):  # planner.model.scenario's calendar
         raise click.BadParameter(f"expected a date between 1990-01-01 and 2100-12-31, got {value}")
     return day

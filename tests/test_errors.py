@@ -229,6 +229,16 @@ def test_set_without_equals():
     assert "expected key.path=value" in result.output
 
 
+@pytest.mark.parametrize(("written", "hint"), [("07/12/2026", "(did you mean 2026-07-12 or 2026-12-07?)"),
+                                               ("Dec 7 2026", "(did you mean 2026-12-07?)"),
+                                               ("2026-02-30", "(February 2026 has 28 days)")])
+def test_a_today_written_another_way_is_refused_as_a_scenarios_date_is(written, hint):
+    # --today told only "expected a date YYYY-MM-DD", where a scenario's date says what it can mean
+    result = CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml"), "--today", written])
+    assert result.exit_code == 2
+    assert f"expected a date YYYY-MM-DD, got {written!r} {hint}" in result.output
+
+
 def test_unknown_variant():
     path = SCENARIOS / "thesis.yaml"
     result = CliRunner().invoke(main, ["validate", str(path), "--variant", "cheap-pwer"])

@@ -221,6 +221,15 @@ def _dates_meant(text: str) -> list[dt.date]:
     return sorted(set(out))
 
 
+def date_hint(v: Any) -> str:
+    """What a refusal of a date written otherwise adds: the date or dates it can mean
+    (:func:`_dates_meant`), else what is wrong with a day past its month's end; else ''."""
+    meant = _dates_meant(v) if isinstance(v, str) else []
+    if meant:
+        return f" (did you mean {' or '.join(d.isoformat() for d in meant)}?)"
+    return f" ({short})" if isinstance(v, str) and (short := _past_month_end(v)) else ""
+
+
 def _past_month_end(text: str) -> str | None:
     """What is wrong with a day past its month's end (2027-02-30, 2027-04-31): the month's days."""
     m = re.fullmatch(r"\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*", text)
@@ -240,10 +249,7 @@ def _date(v: Any, ctx: _Context) -> Any:
         except ValueError:
             pass
     if not isinstance(v, dt.date):
-        meant = _dates_meant(v) if isinstance(v, str) else []
-        raise ValueError(f"expected a date such as 2027-05-31, got {v!r}"
-                         + (f" (did you mean {' or '.join(d.isoformat() for d in meant)}?)" if meant
-                            else f" ({short})" if isinstance(v, str) and (short := _past_month_end(v)) else ""))
+        raise ValueError(f"expected a date such as 2027-05-31, got {v!r}{date_hint(v)}")
     if not FIRST_DATE <= v <= LAST_DATE:
         raise ValueError(f"expected a date between {FIRST_DATE} and {LAST_DATE}, got {v}")
     return v
