@@ -123,6 +123,11 @@ def test_an_entrys_device_written_as_gpu_is_one_mistake_with_its_price_and_condi
     assert "needs a 'device'" not in out
     assert ("catalog.buy[my-4090].condition: expected one of new, used, got 'second-hand' (a card someone owned "
             "before, refurbished or not, is 'used')") in out
+    tier = mutate(thesis_text, "  spot: true\n", "  spot: true\ncatalog:\n  free:\n    - {id: uni-jupyter, device: t4, "
+                  "weekly_quota: 20 h, session_length: 4 h}\n")
+    out = run(["validate", "{file}"], tier, tmp_path).output
+    assert "catalog.free[uni-jupyter].weekly_quota: unknown key (did you mean 'quota'?)" in out
+    assert "catalog.free[uni-jupyter].session_length: unknown key (did you mean 'session_limit'?)" in out
 
 
 def test_a_day_past_its_months_end_is_reported_with_every_other_mistake(thesis_text, tmp_path):

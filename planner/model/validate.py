@@ -204,10 +204,13 @@ def _tokens_at(card: Any, image_size: int | None) -> int:
 
 #: Keys a user writes for one the schema names otherwise: a dataset counted in images,
 #: sequences or examples is samples; a phase's hours are GPU-hours on the reference GPU.
-#: A catalog entry's device, price and count are written as a gpu, a cost or a number of gpus.
+#: A catalog entry's device, price and count are written as a gpu, a cost or a number of gpus, a
+#: tier's quota and session limit as a weekly quota or a session length.
 SYNONYMS = {"images": "samples", "sequences": "samples", "examples": "samples", "hours": "gpu_hours",
             "gpu": "device", "card": "device", "accelerator": "device", "cost": "price", "rate": "price",
-            "hourly": "price", "price_per_hour": "price", "gpus": "count", "num_gpus": "count", "quantity": "count"}
+            "hourly": "price", "price_per_hour": "price", "gpus": "count", "num_gpus": "count", "quantity": "count",
+            "weekly_quota": "quota", "quota_per_week": "quota", "hours_per_week": "quota", "weekly_hours": "quota",
+            "max_session": "session_limit", "session_length": "session_limit", "timeout": "idle_timeout"}
 
 
 def _meant(key: Any, schema: Mapping[str, Any]) -> str:
