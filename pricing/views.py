@@ -187,6 +187,9 @@ def details(catalog: Catalog, key: str, table: str | None = None
     fields = [(str(c), v) for c, v in row.items() if not str(c).startswith("_")]
     derived: list[tuple[str, Any]] = [(f"also in {other}", f"planner pricing show {key} --table {other}")
                                       for other in tables_with(catalog, key) if other != table]
+    device = catalog.aliases().get(key.lower())
+    if device is not None and table != "devices":  # 'a100': a trend's id, and the A100 40GB's alias
+        derived.append(("also a device's alias", f"planner pricing show {device}"))
     if table == "free" and isinstance(row["units_per_hour"], dict):
         for device, units in row["units_per_hour"].items():
             usd = row["usd_per_unit"] * units

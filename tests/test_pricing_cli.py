@@ -65,6 +65,10 @@ def test_show_names_every_table_that_has_the_id(catalog):
     assert wrong.exit_code == 2 and "no row 'de' in the rent table; it is in electricity, grid" in wrong.output
     assert "also in buy" in invoke("pricing", "show", "rtx-4090").output  # the device, and the card to buy
     assert "also in" not in invoke("pricing", "show", "vast:rtx-3090").output  # a rent offer alone
+    # 'a100' is an id (the A100s' making) and the A100 40GB's alias: show gave the row and never named the card
+    both = invoke("pricing", "show", "a100").output
+    assert both.startswith("[embodied]") and "planner pricing show a100-40gb" in both
+    assert "alias" not in invoke("pricing", "show", "a100-40gb").output.split("--- derived")[-1]
 
 
 def test_list_filters_and_sorts():
