@@ -252,7 +252,7 @@ class Catalog:
 
 #: Rent fields a new offer of a known provider takes from its rows, where they all give one value:
 #: what the provider charges for every instance (data out, a disk kept), not what the instance is.
-PROVIDER_FIELDS = ("egress_usd_per_gb", "storage_usd_per_gb_month", "sign_up")
+PROVIDER_FIELDS = ("egress_usd_per_gb", "storage_usd_per_gb_month", "sign_up", "long_runs")
 
 
 def _of_provider(rows: pd.DataFrame, table: str, row: Mapping[str, Any]) -> dict[str, Any]:

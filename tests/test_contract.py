@@ -1461,3 +1461,26 @@ def test_a_new_offer_of_a_known_provider_downloads_at_the_price_all_its_rows_giv
     assert taken["egress_usd_per_gb"] == 0.09 and {taken["storage_usd_per_gb_month"]} == aws_disk  # a disk kept, likewise
     unknown, _ = planned(load(WRITES), catalog)
     assert unknown.cost_usd["egress"] == 0.0 and any("no egress price" in f for f in unknown.assumed_figures)
+
+
+def test_a_run_of_days_in_one_session_says_what_its_host_must_allow(load, catalog):
+    """A Vast host sets a maximum rental duration (docs.vast.ai, catalog long_runs): the lab's 1.3B
+    pretrain ran 1,534 h in one session on one Vast 3090 and said nothing of it. A session of more
+    than a day on an offer whose rows say what long runs need says so up front, with its length
+    (100 h of work on the reference card and its checkpoint writes, in one session); a run of
+    hours says nothing. A scenario's own offer of the provider takes the provider's text."""
+    import dataclasses
+
+    needs = "a host whose maximum duration exceeds the run"
+    rent = catalog.rent.assign(long_runs=[needs if p == "vast" else None for p in catalog.rent["provider"]])
+    hosts = dataclasses.replace(catalog, tables={**catalog.tables, "rent": rent})
+    long = WRITES.replace("gpu_hours: 10,", "gpu_hours: 100,").replace('"cash:box"', '"vast:box"')
+    p, used = planned(load(long), hosts)
+    (a,) = p.phases[0].assignments
+    assert used == {"vast:box"} and a.sessions == 1 and a.wall_hours > 24
+    assert [f for f in p.assumed_figures if "in one session" in f] == [
+        f"vast:box: runs of about {a.wall_hours:,.0f} h ({a.wall_hours / 24:,.0f} days) in one session: {needs}"]
+    short, _ = planned(load(WRITES.replace('"cash:box"', '"vast:box"')), hosts)  # 12.8 h: a run of hours
+    assert not [f for f in short.assumed_figures if "in one session" in f]
+    elsewhere, _ = planned(load(long), catalog)  # no row of the provider says it
+    assert not [f for f in elsewhere.assumed_figures if "in one session" in f]

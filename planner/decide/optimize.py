@@ -623,6 +623,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
         assumed = _assumed_figures(s, [o for o in options.values() if o.option in used], warnings)
         assumed += _catalog_trends(s, catalog, opts, used)  # where rent goes: a default with its range, said up front
         assumed += _step_note(s, step, [o for o in options.values() if o.option in used])
+        assumed += _long_runs(options, phases)
     return Plan(
         scenario=s,
         feasible=all(ph.meets_deadline for ph in phases),
@@ -1032,6 +1033,24 @@ def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> l
             + (f"; the range was fitted on PyTorch trainers on GPUs, and {s.framework}'s compiled steps (XLA fuses a "
                "layer's kernels, on TPUs as on GPUs) may spend less: an extrapolation" if s.framework in ("jax", "tensorflow")
                else "")]
+
+
+#: A session on a rent offer longer than this is a run of days: what its host must allow is said.
+LONG_SESSION_H = 24.0
+
+
+def _long_runs(options: Mapping[str, Option], phases: Sequence[PhasePlan]) -> list[str]:
+    """What the plan's sessions of more than a day (:data:`LONG_SESSION_H`) on a rent offer need of
+    its host, where the catalog says (``long_runs``: a Vast host's maximum rental duration and
+    reliability): a lab's 1.3B pretrain ran 1,534 h in one session on one Vast 3090, unsaid."""
+    longest: dict[str, float] = {}
+    for ph in phases:
+        for a in ph.assignments:
+            o = options.get(a.option)
+            if o is not None and o.kind == "rent" and o.long_runs and a.sessions > 0:
+                longest[a.option] = max(longest.get(a.option, 0.0), a.wall_hours / a.sessions)
+    return [f"{option}: runs of about {h:,.0f} h ({h / 24:,.0f} days) in one session: {options[option].long_runs}"
+            for option, h in sorted(longest.items()) if h > LONG_SESSION_H]
 
 
 def _apart(a: float, b: float) -> tuple[str, str]:

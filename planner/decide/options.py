@@ -36,7 +36,7 @@ OPTION_COLUMNS = [
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
     "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
     "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "term_days", "notes",
-    "sign_up",
+    "sign_up", "long_runs",
     "usd_per_hour_low", "usd_per_hour_high", "unavailable_share", "unavailable_low", "unavailable_high",
     "unavailable_estimate",
     "rent_trend_per_year", "rent_trend_low_per_year", "rent_trend_high_per_year", "rent_trend_default",
@@ -158,7 +158,7 @@ COPIED = {
              "session_limit_h": "session_limit_h", "setup_min": "setup_min", "transfer_gb_per_h": "transfer_gb_per_h",
              "storage_usd_per_gb_month": "storage_usd_per_gb_month", "egress_usd_per_gb": "egress_usd_per_gb",
              "supply": "supply", "term_days": "term_days", "source": "source", "layer": "price_source",
-             "sign_up": "sign_up"},
+             "sign_up": "sign_up", "long_runs": "long_runs"},
 }
 #: A rent row's interruption rate, which its option takes through :func:`with_interruption_defaults`.
 _RATE = "interruptions_per_h"

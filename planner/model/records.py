@@ -103,6 +103,7 @@ class Option:
     price_source: str | None
     notes: str | None
     sign_up: str | None  # what an account needs before its first session (a tier) or machine (a rent offer)
+    long_runs: str | None = None  # what a run of many days in one session needs of a rent offer's host
     # the workload's fit (quotes.exclusions; blank before it)
     verdict: str = ""
     fit_reason: str | None = None

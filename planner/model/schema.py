@@ -956,7 +956,7 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "term": ("term_days", {"positive": True, "maximum": 5 * 365,
                                "doc": "a commitment: paid for every hour of this long from the day the plan "
                                       "starts it, used or not (1 year, 7 days); the plan chooses start and count"}),
-        "frameworks": "frameworks", "sign_up": "sign_up",
+        "frameworks": "frameworks", "sign_up": "sign_up", "long_runs": "long_runs",
     }),
     "free": _entry("free", {
         "session_limit": ("session_limit_h", {"positive": True}), "idle_timeout": "idle_timeout_min",
