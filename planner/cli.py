@@ -124,6 +124,23 @@ def handle_errors(f: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+class _Command(click.Command):
+    """A command whose refusal of an extra argument after a --set or --vary value says what the
+    shell did: '--set phases.final.gpu_hours=300 hours' unquoted is two arguments."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes its list
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            if "unexpected extra argument" in exc.message:
+                for i, arg in enumerate(given[:-2]):
+                    if arg in ("--set", "--vary") and "=" in given[i + 1] and not given[i + 2].startswith("-"):
+                        raise click.UsageError(f"{exc.message} (the shell split a value at its space: quote it, "
+                                               f"{arg} '{given[i + 1]} {given[i + 2]}')", exc.ctx) from None
+            raise
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="planner")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for internal errors.")
@@ -134,6 +151,9 @@ def main(debug: bool) -> None:
     `planner run FILE`.
     """
     atexit.register(gc.freeze)  # see _load_engine: the collection at exit walks every object, to free nothing
+
+
+main.command_class = _Command  # every command of main: what an unquoted --set value became
 
 
 def _load_engine() -> None:

@@ -244,6 +244,18 @@ def test_a_today_written_another_way_is_refused_as_a_scenarios_date_is(written, 
     assert f"expected a date YYYY-MM-DD, got {written!r} {hint}" in result.output
 
 
+def test_a_set_value_the_shell_split_at_its_space_is_told_to_be_quoted():
+    # '--set phases.final.gpu_hours=300 hours' unquoted is two arguments: click said only
+    # "unexpected extra argument (hours)"
+    result = CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml"), "--set", "phases.final.gpu_hours=300",
+                                       "hours"])
+    assert result.exit_code == 2
+    assert ("unexpected extra argument (hours) (the shell split a value at its space: quote it, "
+            "--set 'phases.final.gpu_hours=300 hours')") in result.output
+    other = CliRunner().invoke(main, ["validate", str(SCENARIOS / "thesis.yaml"), "extra"])
+    assert other.exit_code == 2 and "quote it" not in other.output  # an extra argument of another kind
+
+
 def test_unknown_variant():
     path = SCENARIOS / "thesis.yaml"
     result = CliRunner().invoke(main, ["validate", str(path), "--variant", "cheap-pwer"])
