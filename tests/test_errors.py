@@ -91,6 +91,8 @@ CASES = [
     ("trend-per-year", "horizon: 24 months ", "price_trend: -20% per year\nhorizon: 24 months ",
      "10:14: price_trend: expected flat, a yearly change from -90%/year to +100%/year such as -25%/year, or dated "
      "levels such as {2027-06-30: -10%}, got '-20% per year' (did you mean '-20%/year'?)"),
+    ("grid-as-a-country-name", "  own: [gtx-1060-6gb]", "  grid: Germany\n  own: [gtx-1060-6gb]",
+     "41:9: you.grid: unknown grid 'Germany' (did you mean 'de'?): a country (de, us)"),
     ("runs-as-a-word", "  runs: 3 ", "  runs: three ",
      "33:11: phases.final.runs: expected a whole number of at least 1, got 'three' (did you mean 3?)"),
     ("cards-counted", "own: [gtx-1060-6gb]", "own: [2x gtx-1060-6gb]",

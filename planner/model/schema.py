@@ -436,6 +436,17 @@ def _currency(v: Any, ctx: _Context) -> Any:
     return v.upper()
 
 
+#: Countries by the names people write for them, for the code a grid is given by ('germany': de):
+#: suggested where the catalog has the country's grid, never read in its place.
+COUNTRY_CODES = {"germany": "de", "deutschland": "de", "united states": "us", "usa": "us", "america": "us",
+                 "france": "fr", "united kingdom": "gb", "uk": "gb", "england": "gb", "britain": "gb",
+                 "great britain": "gb", "netherlands": "nl", "the netherlands": "nl", "holland": "nl",
+                 "sweden": "se", "norway": "no", "poland": "pl", "italy": "it", "spain": "es", "china": "cn",
+                 "japan": "jp", "korea": "kr", "south korea": "kr", "india": "in", "canada": "ca",
+                 "australia": "au", "brazil": "br", "singapore": "sg", "switzerland": "ch", "finland": "fi",
+                 "ireland": "ie", "taiwan": "tw", "belgium": "be"}
+
+
 def _grid(v: Any, ctx: _Context) -> Any:
     """A zone of the catalog's grid table (a country code in any case), a region the catalog
     prices electricity for within a country of it (us-ca: the US grid, California's price;
@@ -451,7 +462,9 @@ def _grid(v: Any, ctx: _Context) -> Any:
         return g
     if v is False and "no" in ctx.ids.grid_zones:  # YAML 1.1: an unquoted no (Norway) is false
         raise ValueError("got false: YAML reads an unquoted no as false; for Norway write grid: 'no' (in quotes)")
-    hint = did_you_mean(str(v).strip().lower(), sorted({*ctx.ids.grid_zones, *ctx.ids.electricity_usd_per_kwh_by_region}))
+    named = COUNTRY_CODES.get(re.sub(r"[\s_-]+", " ", str(v).strip().lower()))
+    hint = (f" (did you mean '{named}'?)" if named in ctx.ids.grid_zones else
+            did_you_mean(str(v).strip().lower(), sorted({*ctx.ids.grid_zones, *ctx.ids.electricity_usd_per_kwh_by_region})))
     raise ValueError(f"unknown grid {v!r}{hint}: a country (de, us), a zone of `planner pricing list --grid`, "
                      "a region of `planner pricing list --electricity` (us-ca), or an intensity such as 350 g/kWh")
 
