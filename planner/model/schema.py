@@ -8,7 +8,7 @@ import datetime as dt
 import fnmatch
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -597,12 +597,19 @@ _CREDIT_SYNONYMS = {"expires": "until", "expiry": "until", "expiration": "until"
                     "value": "amount", "usd": "amount", "credit": "amount", "cloud": "providers"}
 
 
+def synonym_of(key: Any, keys: Collection[str], synonyms: Mapping[str, str]) -> str | None:
+    """The key of ``keys`` a word people write stands for (``synonyms``), which an unknown key's
+    refusal suggests before any close spelling: an entry's 'cost' is its price, not the 'count' it
+    is spelt close to; None where the word is none of them."""
+    meant = synonyms.get(key.lower()) if isinstance(key, str) else None
+    return meant if meant in keys else None
+
+
 def _credit_key_meant(key: str) -> str:
-    """' (did you mean ...?)' for an unknown key of a credit: a close spelling ('provider'), or
-    the key a word people write stands for ('expires': 'until'); else ''."""
-    close = did_you_mean(key, CREDIT_KEYS)
-    meant = _CREDIT_SYNONYMS.get(key.lower())
-    return close or (f" (did you mean '{meant}'?)" if meant else "")
+    """' (did you mean ...?)' for an unknown key of a credit: the key it stands for ('expires':
+    'until', :func:`synonym_of`), else a close spelling ('provider': 'providers'); else ''."""
+    meant = synonym_of(key, CREDIT_KEYS, _CREDIT_SYNONYMS)
+    return f" (did you mean '{meant}'?)" if meant else did_you_mean(key, CREDIT_KEYS)
 
 
 def _credits(v: Any, ctx: _Context) -> Any:

@@ -255,15 +255,21 @@ def _rate_hint(parse: Callable[..., float]) -> Callable[..., float]:
         try:
             return parse(value, *args, **kwargs)
         except QuantityError as exc:
-            hint = _written_as_rate(value) if isinstance(value, str) and "did you mean" not in str(exc) else None
-            if hint is None:
-                raise
-            try:
-                parse(hint, *args, **kwargs)
-            except QuantityError:
-                raise exc from None
-            raise QuantityError(f"{exc} (did you mean {hint!r}?)") from None
+            hint = _written_as_rate(value) if isinstance(value, str) else None
+            raise _hinted(exc, hint, lambda v: parse(v, *args, **kwargs)) from None
     return parsed
+
+
+def _hinted(exc: QuantityError, hint: str | None, parse: Callable[[str], float]) -> QuantityError:
+    """``exc`` with "did you mean ``hint``?" where the hint reads (``parse`` takes it) and ``exc``
+    suggests nothing yet; else ``exc`` as it is: what a refusal suggests, never read in its place."""
+    if hint is None or "did you mean" in str(exc):
+        return exc
+    try:
+        parse(hint)
+    except QuantityError:
+        return exc
+    return QuantityError(f"{exc} (did you mean {hint!r}?)")
 
 
 @_rate_hint
@@ -512,14 +518,8 @@ def money_as_read(text: str, currency: str | None = None) -> str | None:
 def _suggested(exc: QuantityError, value: object, parse: Callable[[str], float], currency: str | None = None
                ) -> QuantityError:
     """``exc`` with the money form it comes close to (:func:`money_as_read`; cents of
-    ``currency``), where that form reads."""
-    if not isinstance(value, str) or "did you mean" in str(exc) or (hint := money_as_read(value, currency)) is None:
-        return exc
-    try:
-        parse(hint)
-    except QuantityError:
-        return exc
-    return QuantityError(f"{exc} (did you mean {hint!r}?)")
+    ``currency``), where that form reads (:func:`_hinted`)."""
+    return _hinted(exc, money_as_read(value, currency) if isinstance(value, str) else None, parse)
 
 
 def parse_money_usd(value: object, currency: str, usd_per_unit: Mapping[str, float]) -> float:

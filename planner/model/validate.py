@@ -37,6 +37,7 @@ from .schema import (
     build,
     grid_of_region,
     section_values,
+    synonym_of,
     too_much_work,
 )
 
@@ -217,10 +218,9 @@ def _meant(key: Any, schema: Mapping[str, Any]) -> str:
     """' (did you mean ...?)' for an unknown key: the key a synonym stands for (SYNONYMS), with
     what it means there, where ``schema`` has it (an entry's 'cost' is its price, not the 'count'
     it is spelt close to); else a close spelling of a key of ``schema``; else ''."""
-    close = did_you_mean(key, schema)
-    if not isinstance(key, str) or SYNONYMS.get(key.lower()) not in schema:
-        return close
-    meant = SYNONYMS[key.lower()]
+    meant = synonym_of(key, schema, SYNONYMS)
+    if meant is None:
+        return did_you_mean(key, schema)
     return f" (did you mean '{meant}'? {key} are counted as {meant})" if meant == "samples" else \
         f" (did you mean '{meant}'?)"
 
@@ -581,7 +581,7 @@ class _Validator:
                              "a price cannot be known before it is seen")
                     continue
                 wrote_device = isinstance(entry, dict) and any(  # 'gpu:' is told once, as a key meaning 'device'
-                    SYNONYMS.get(str(k).lower()) == "device" or close_matches(str(k), ["device"]) for k in entry)
+                    synonym_of(k, ("device",), SYNONYMS) or close_matches(str(k), ["device"]) for k in entry)
                 if values["id"] not in known and "device" not in values and not wrote_device:
                     self.add(path, f"new {kind} offer '{values['id']}' needs a 'device' "
                              f"(or an id of the catalog to override{did_you_mean(values['id'], sorted(known))})")
