@@ -1119,6 +1119,22 @@ def test_a_strategy_whose_options_cannot_meet_the_deadlines_is_said_with_the_wor
         in render_markdown(p)
 
 
+def test_a_strategy_with_no_option_of_its_own_is_neither_listed_nor_solved(load, monkeypatch):
+    """Renting alone considered (no card owned or considered, no free tier): buying and free tiers
+    have no option, so their programs would leave all the work undone and go unlisted. The plan
+    builds and solves two programs (the plan itself and rent-only), not four."""
+    from planner.decide import optimize
+
+    built = []
+    solve = optimize._solve
+    monkeypatch.setattr(optimize, "_solve", lambda s, quotes, opts, kinds, *a, **k: (
+        built.append(frozenset(kinds)), solve(s, quotes, opts, kinds, *a, **k))[1])
+    p = planner.plan(make(load, hours=100, deadline="2027-12-31", rent="uni-cluster"), trials=0)
+    assert [a.strategy for a in p.alternatives] == ["rent-only", "hybrid"] and not p.late_strategies
+    assert sorted(map(sorted, built)) == sorted(map(sorted, (optimize.STRATEGIES["rent-only"],
+                                                             optimize.STRATEGIES["hybrid"])))
+
+
 def test_a_strategy_only_the_budget_stops_says_the_cash_it_needs(load):
     """By hand: 100 h by year's end and a 100 USD budget. Renting (50 USD) fits; buying the card
     cannot: it costs 1,000 USD up front, and the budget caps cash out during the plan (resale

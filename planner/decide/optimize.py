@@ -1180,10 +1180,14 @@ def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: 
     leaves undone, the cash its best plan meeting every deadline needs where only the budget
     stops it, else None, and what it emits where only the cap on emissions stops it, else None),
     so the answer can say free tiers alone fall short rather than leave them out, and that
-    buying would do, past the budget, or renting, past the cap."""
+    buying would do, past the budget, or renting, past the cap. A strategy with no option of its
+    own (buy-only where no card is owned or considered) is neither listed nor solved: its program
+    would leave every hour undone, a build and a solve of about 4 ms a plan for nothing."""
     out, late = [], []
     kinds_quoted = set(quotes["kind"])
     for name, kinds in STRATEGIES.items():
+        if name != "hybrid" and not kinds & kinds_quoted and any(ph.gpu_hours > 0 for ph in s.phases):
+            continue
         solved = hybrid if name == "hybrid" else _solve(s, quotes, opts, kinds, cards)
         if solved.unmet:
             if kinds & kinds_quoted and name != "hybrid":
