@@ -318,3 +318,26 @@ def test_a_date_written_another_way_is_refused_with_what_it_can_mean(load, writt
         load(MINIMAL.replace("deadline: 2027-03-01", f"deadline: '{written}'"))
     (problem,) = refused.value.problems
     assert problem.path == "phases.train.deadline" and problem.message.endswith(f"(did you mean {meant}?)")
+
+
+@pytest.mark.parametrize(("written", "meant"), [
+    ("June 2027", "2027-06-30, its last day, or 2027-06-01, its first"),
+    ("Sept. 2027", "2027-09-30, its last day, or 2027-09-01, its first"),
+    ("2028-02", "2028-02-29, its last day, or 2028-02-01, its first"),
+    ("02/2027", "2027-02-28, its last day, or 2027-02-01, its first"),
+    ("end of June 2027", "2027-06-30, its last day"), ("Beginning of  April 2027", "2027-04-01, its first day")])
+def test_a_month_written_for_a_deadline_is_refused_with_its_last_and_first_day(load, written, meant):
+    # 'deadline: June 2027' was refused as no date with no hint: which day of June is 29 days of work
+    with pytest.raises(InputError) as refused:
+        load(MINIMAL.replace("deadline: 2027-03-01", f"deadline: '{written}'"))
+    (problem,) = refused.value.problems
+    assert problem.path == "phases.train.deadline"
+    assert problem.message.endswith(f"(a month, not a day: did you mean {meant}?)")
+
+
+@pytest.mark.parametrize("written", ["Junebug 2027", "2027-13", "next month", "June"])
+def test_what_is_no_month_of_a_year_gets_no_day_suggested(load, written):
+    with pytest.raises(InputError) as refused:
+        load(MINIMAL.replace("deadline: 2027-03-01", f"deadline: '{written}'"))
+    (problem,) = refused.value.problems
+    assert "did you mean" not in problem.message and "a month" not in problem.message

@@ -223,11 +223,40 @@ def _dates_meant(text: str) -> list[dt.date]:
 
 def date_hint(v: Any) -> str:
     """What a refusal of a date written otherwise adds: the date or dates it can mean
-    (:func:`_dates_meant`), else what is wrong with a day past its month's end; else ''."""
+    (:func:`_dates_meant`), else the days a month written without one can mean
+    (:func:`_month_days`), else what is wrong with a day past its month's end; else ''."""
     meant = _dates_meant(v) if isinstance(v, str) else []
     if meant:
         return f" (did you mean {' or '.join(d.isoformat() for d in meant)}?)"
+    if isinstance(v, str) and (days := _month_days(v)):
+        return f" (a month, not a day: did you mean {days}?)"
     return f" ({short})" if isinstance(v, str) and (short := _past_month_end(v)) else ""
+
+
+def _month_days(text: str) -> str | None:
+    """The day a month written without one can mean, as a refusal says it: 'end of June 2027'
+    its last day, 'start of June 2027' its first, 'June 2027' (or 2027-06, 06/2027) either; a
+    deadline is a day, and whether June's deadline is its first or its last day is 29 days of
+    work. None where the text is no such month."""
+    t = re.sub(r"\s+", " ", text.strip().lower())
+    edge, _, rest = t.partition(" of ") if re.match(r"(end|start|beginning) of ", t) else ("", "", t)
+    m = re.fullmatch(r"([a-z]{3,9})\.?,? (\d{4})", rest)
+    named = [i for i in range(1, 13) if m and calendar.month_name[i].lower().startswith(m.group(1))]
+    if m is not None and named:  # June, Jun, Sept: the start of a month's name
+        month, year = named[0], int(m.group(2))
+    elif (m := re.fullmatch(r"(\d{4})[-/](\d{1,2})|(\d{1,2})/(\d{4})", rest)) is not None:
+        year, month = (int(m.group(1)), int(m.group(2))) if m.group(1) else (int(m.group(4)), int(m.group(3)))
+    else:
+        return None
+    if not 1 <= month <= 12 or not 1 <= year <= 9999:
+        return None
+    first = dt.date(year, month, 1)
+    last = dt.date(year, month, calendar.monthrange(year, month)[1])
+    if edge == "end":
+        return f"{last}, its last day"
+    if edge:
+        return f"{first}, its first day"
+    return f"{last}, its last day, or {first}, its first"
 
 
 def _past_month_end(text: str) -> str | None:
