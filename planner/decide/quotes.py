@@ -146,7 +146,7 @@ def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: flo
                                                                   persistent or mounted, ph.dataset_size_gb)
     restore_h = 0.0 if persistent else sessions.copy_hours(checkpoint_gb, transfer)
     write_rate = checkpoint_write_gb_per_h(r)
-    per_ref_h = r.slowdown / r.relative_speed  # device hours per reference hour
+    per_ref_h = r.slowdown / phase_speed(r, ph, s.workload.sharding)  # device hours per reference hour
     experiment_h = ph.run_length_h * per_ref_h if ph.run_length_h is not None else None
     return sessions.Process(
         work_h=ph.gpu_hours_per_run * per_ref_h,
@@ -158,6 +158,28 @@ def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: flo
         interruptions_per_h=float_or(r.interruptions_per_h),
         resume_wait_h=float_or(r.resume_wait_h) if paused else 0.0,
     )
+
+
+def runs_side_by_side(r: Any, ph: Phase, sharding: str) -> int:
+    """How many of phase ``ph``'s runs option ``r``'s machine carries at once, one to a group of
+    its GPUs (:func:`planner.model.workload.side_by_side`): a card you own or buy, a box of
+    several, a free tier's machine of two. A rented offer takes one run an instance, as many
+    instances as it has (:func:`planner.model.sessions.parallel_runs`): 1."""
+    count = int(r.count) if not missing(r.count) else 1
+    return 1 if r.kind == "rent" else workload.side_by_side(count, ph.runs, sharding)
+
+
+def phase_speed(r: Any, ph: Phase, sharding: str) -> float:
+    """The speed [x the reference GPU] option ``r`` does phase ``ph``'s runs at: its machine's
+    (``r.relative_speed``, every GPU on one run, data-parallel) with the runs side by side where
+    its machine carries several at once (:func:`runs_side_by_side`), which no communication
+    slows: 2 cards you own do two seeds at 2x one card, not the 1.95x of one run on both."""
+    groups = runs_side_by_side(r, ph, sharding)
+    if groups == 1:
+        return float(r.relative_speed)
+    count = int(r.count)
+    return (float(r.relative_speed) / workload.data_parallel_speed(count, sharding)
+            * workload.machine_speed(count, groups, sharding))
 
 
 def checkpoint_write_gb_per_h(r: Any) -> float:
@@ -388,8 +410,8 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
                                wall + shift, float_or(r.pue, 1.0))
     return Quote(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
-        relative_speed=r.relative_speed, speed_source=r.speed_source, verdict=r.verdict,
-        fit_reason=r.fit_reason, spot=r.spot,
+        relative_speed=phase_speed(r, ph, s.workload.sharding), speed_source=r.speed_source, verdict=r.verdict,
+        fit_reason=r.fit_reason, spot=r.spot, side_by_side=runs_side_by_side(r, ph, s.workload.sharding),
         interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
         wall_hours=wall, wall_hours_conf=wall_conf, billed_hours=billed, sessions=n_sessions,
         restarts_by_hand=restarts,
@@ -555,7 +577,7 @@ def _no_hours(ph: Phase, r: Option, proc: sessions.Process, cap: float) -> Quote
     """A quote for an option that offers no hours at all."""
     return no_hours_quote(dict(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer, open_capacity_h=cap,
-        quota_h_per_week=r.quota_h_per_week, quota_reset=r.quota_reset, relative_speed=r.relative_speed,
+        quota_h_per_week=r.quota_h_per_week, quota_reset=r.quota_reset, relative_speed=r.relative_speed, side_by_side=1,
         speed_source=r.speed_source, verdict=r.verdict, fit_reason=r.fit_reason, device_hours=proc.work_h * ph.runs,
         weekly_capacity_h=cap, units_per_hour=r.units_per_hour, quota_group=r.quota_group,
         needs_person=r.needs_person, quota_h_total=r.quota_h_total, cap_h_per_month=r.cap_h_per_month))

@@ -43,6 +43,9 @@ class Assignment:
     #: where it holds more of the batch than the reference); ``relative_speed / slowdown`` is the
     #: speed the work runs at
     slowdown: float = 1.0
+    #: runs of the phase its machine carries at once, one to a group of its GPUs (1: one run on
+    #: every GPU); ``relative_speed`` is the machine's with them so (quotes.phase_speed)
+    side_by_side: int = 1
     saved_by_recommended_h: float = 0.0  # wall hours the recommended checkpoint interval saves
     wall_hours_p50: float | None = None
     wall_hours_p90: float | None = None
@@ -432,7 +435,7 @@ def _assignment_dict(a: Assignment, money: Money) -> dict[str, Any]:
         "checkpoint_every_min": _num(a.checkpoint_every_min, 1),
         "checkpoint_every_recommended_min": _num(a.checkpoint_every_recommended_min, 1),
         "relative_speed": _num(a.relative_speed, 3), "speed_source": a.speed_source,
-        "slowdown": _num(a.slowdown, 3), "fit": a.verdict, "fit_reason": a.fit_reason,
+        "slowdown": _num(a.slowdown, 3), "side_by_side": a.side_by_side, "fit": a.verdict, "fit_reason": a.fit_reason,
         "saved_by_recommended_hours": _num(a.saved_by_recommended_h),
         "wall_hours_p50": _num(a.wall_hours_p50), "wall_hours_p90": _num(a.wall_hours_p90),
         "lost_hours_p10": _num(a.lost_hours_p10), "lost_hours_p90": _num(a.lost_hours_p90),

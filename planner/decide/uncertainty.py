@@ -157,8 +157,8 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
         if device == s.workload.reference_gpu:
             continue  # the work is measured in its hours
         count = opts.at[o, "count"]
-        one_gpu = float(row["relative_speed"]) / workload.data_parallel_speed(
-            int(count) if not missing(count) else 1, s.workload.sharding)
+        one_gpu = float(row["relative_speed"]) / workload.machine_speed(  # its phase's runs side by side
+            int(count) if not missing(count) else 1, int(row["side_by_side"]), s.workload.sharding)
         sigma = workload.speed_sigma(family, precision, source)
         why = spreads.get(source, spreads["yours"])
         large = one_gpu

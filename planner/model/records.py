@@ -178,11 +178,12 @@ class Quote:
     kind: str
     device: str
     offer: str
-    relative_speed: float
+    relative_speed: float  # the speed the option's machine does the phase's runs at (quotes.phase_speed)
     speed_source: str
     verdict: str
     fit_reason: str | None
     spot: bool
+    side_by_side: int  # runs the machine carries at once, one to a group of its GPUs (workload.side_by_side)
     interruptions_per_h: float | None
     device_hours: float
     wall_hours: float
@@ -256,7 +257,7 @@ def quotes_frame(quotes: Iterable[Quote]) -> pd.DataFrame:
 def no_hours_quote(fields: Mapping[str, Any]) -> Quote:
     """A quote of an option that offers no hours: every hour infinite, nothing usable."""
     row: dict[str, Any] = dict.fromkeys(QUOTE_COLUMNS)
-    row.update(spot=False, wall_hours=math.inf, wall_hours_conf=math.inf, billed_hours=math.nan, sessions=0,
+    row.update(spot=False, side_by_side=1, wall_hours=math.inf, wall_hours_conf=math.inf, billed_hours=math.nan, sessions=0,
                restarts_by_hand=0, lost_hours=math.nan, setup_hours=math.nan, checkpoint_hours=math.nan,
                finish=None, ok=False, usable=False, reason="offers no hours", cost_usd=math.inf,
                energy_kwh=math.nan, co2_kg=math.nan,

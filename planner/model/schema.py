@@ -892,7 +892,8 @@ PHASE = {
 
 YOU = {
     "own": Field(_devices, default=(), doc="cards already owned: no purchase, still electricity; a card listed "
-                 "twice is two, one machine of two that runs a job data-parallel, as a bought box does"),
+                 "twice is two, one machine of two, as a bought box is: a phase's runs go side by side on it, one "
+                 "a card, and a single run on both data-parallel"),
     "host_machine": Field(_bool, default=True, doc="a desktop for your cards, owned or new; false: running any "
                           "card at home needs a host computer bought (host_price)"),
     "host_power": Field(_q(_power, maximum=100_000, unit="W"), attr="host_power_w", default=DEFAULT_HOST_POWER_W,

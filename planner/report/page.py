@@ -130,7 +130,8 @@ def explain(a: Assignment, reference: str) -> str:
     if a.wall_hours != a.wall_hours or a.wall_hours == float("inf"):
         return f"{units.format_hours(a.gpu_hours)} reference GPU-h cannot be done in time here"
     text = (f"{units.format_hours(a.gpu_hours)} reference GPU-h become {a.wall_hours:,.1f} wall-h at {a.relative_speed:.2f}x "
-            f"the {reference} ({a.speed_source}{_as_it_fits(a, reference)})")
+            f"the {reference} ({a.speed_source}{_as_it_fits(a, reference)}"
+            + (f"; {a.side_by_side} runs side by side" if a.side_by_side > 1 else "") + ")")
     if a.kind in ("free", "subscription", "rent"):
         text += (f" over {a.sessions} session{'s' if a.sessions != 1 else ''}; {a.setup_hours:,.1f} h of setup, "
                  f"{a.lost_hours:,.1f} h lost to session ends and interruptions")
