@@ -413,6 +413,8 @@ def test_a_plan_with_no_card_at_home_does_not_dwell_on_electricity(load):
     text = render_markdown(card)
     assert all(s in text for s in ("Electricity 0.1545 USD/kWh (catalog default)", "Cards are sold after",
                                    "your grid unknown")) and "No card at home" not in text
+    # what the electricity leaves out, said with it: a box left on between runs draws its idle power
+    assert "both counted while the cards train (a machine left on between runs also draws its idle power" in text
     # the plan is the same either way: 100 h rented at 0.50 USD/h beat the card's 600 USD net of resale
     assert rented.total_usd == card.total_usd == pytest.approx(0.5 * RENT_WALL)
 

@@ -602,7 +602,8 @@ def _assumptions_section(plan: Plan, d: dict) -> view.Section:
         *((f"Electricity {s.electricity_usd_per_kwh / s.usd_per_currency:.4f} {cur}/kWh"
            + (f" (the catalog's price for {s.electricity_region}, you.grid)" if s.electricity_region
               else " (catalog default)" if s.electricity_is_default else "")
-           + f"; the host draws {s.you.host_power_w:g} W"
+           + f"; the host draws {s.you.host_power_w:g} W; both counted while the cards train (a machine left on "
+           "between runs also draws its idle power, which the plan does not count)"
            + (f"; a card at home needs a host computer bought for {_money(s.you.host_usd / s.usd_per_currency, cur)} "
               "(you.host_price; not resold)" if s.you.buys_host else "") + ".",
            f"Cards are sold after the {_horizon(s)} horizon; resale follows each offer's figure or the "
