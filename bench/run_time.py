@@ -60,4 +60,8 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("scenarios", nargs="*", help="scenario files (default: the thesis and the lab)")
+    main(ap.parse_args().scenarios)
