@@ -1013,7 +1013,8 @@ def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> l
     """What the speeds at the job's size rest on, said up front where they move a device the plan
     uses by STEP_NOTE_AT or more: the step's fixed time per layer, a default with its range
     (planner.model.workload.Step)."""
-    moved = sorted({(o.device, o.relative_speed / workload.data_parallel_speed(o.count, s.workload.sharding))
+    moved = sorted({(o.device, o.relative_speed / workload.data_parallel_speed(o.count, s.workload.sharding,
+                                                                                gpus=o.gpu_class))
                     for o in used if o.speed_source in ("measured", "estimated") and o.device != s.workload.reference_gpu})
     if step is None:
         return [f"speeds are those of large work: {workload.UNKNOWN_STEP}, so on small steps the speeds of "

@@ -47,6 +47,8 @@ OPTION_COLUMNS = [
     "embodied_kg", "embodied_low_kg", "embodied_high_kg", "embodied_source", "co2_kg_per_wall_h", "board_w_estimate",
     # whether its device and the reference GPU train in FP8 (workload.FP8_ARCHITECTURES)
     "fp8", "reference_fp8",
+    # its GPUs' class, for a machine of several's data-parallel efficiency (workload.gpu_class)
+    "gpu_class",
 ]
 
 
@@ -305,6 +307,8 @@ def _build_options(s: OptionInputs, catalog: pricing.Catalog) -> pd.DataFrame:
     arch = catalog.devices.set_index("id")["architecture"]
     opts["fp8"] = opts["device"].map(arch).isin(workload.FP8_ARCHITECTURES).to_numpy()
     opts["reference_fp8"] = bool(arch.get(s.reference_gpu) in workload.FP8_ARCHITECTURES)
+    names = catalog.devices.set_index("id")["name"]
+    opts["gpu_class"] = [workload.gpu_class(names.get(d, "")) for d in opts["device"]]
     return with_price_trends(with_interruption_defaults(opts, catalog.interruptions), catalog.trends)
 
 

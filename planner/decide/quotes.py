@@ -128,7 +128,7 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
             reason = "the tier grants no hours"
         rows.append(dict(option=r.option, verdict=verdict, fit_reason=why,
                          slowdown=workload.slowdown_at(f, w, s.step, float(large)) / ref_slowdown,
-                         relative_speed=rel * workload.data_parallel_speed(count, w.sharding),
+                         relative_speed=rel * workload.data_parallel_speed(count, w.sharding, gpus=r.gpu_class),
                          speed_source=source, reason=reason))
     return pd.DataFrame(rows, columns=["option", "verdict", "fit_reason", "slowdown", "relative_speed",
                                        "speed_source", "reason"])
@@ -166,7 +166,7 @@ def runs_side_by_side(r: Any, ph: Phase, sharding: str) -> int:
     several, a free tier's machine of two. A rented offer takes one run an instance, as many
     instances as it has (:func:`planner.model.sessions.parallel_runs`): 1."""
     count = int(r.count) if not missing(r.count) else 1
-    return 1 if r.kind == "rent" else workload.side_by_side(count, ph.runs, sharding)
+    return 1 if r.kind == "rent" else workload.side_by_side(count, ph.runs, sharding, gpus=r.gpu_class)
 
 
 def phase_speed(r: Any, ph: Phase, sharding: str) -> float:
@@ -178,8 +178,8 @@ def phase_speed(r: Any, ph: Phase, sharding: str) -> float:
     if groups == 1:
         return float(r.relative_speed)
     count = int(r.count)
-    return (float(r.relative_speed) / workload.data_parallel_speed(count, sharding)
-            * workload.machine_speed(count, groups, sharding))
+    return (float(r.relative_speed) / workload.data_parallel_speed(count, sharding, gpus=r.gpu_class)
+            * workload.machine_speed(count, groups, sharding, gpus=r.gpu_class))
 
 
 def checkpoint_write_gb_per_h(r: Any) -> float:
@@ -443,7 +443,7 @@ def shared_rel_sd(s: Scenario | QuoteInputs, r: Option, step: Step | None) -> tu
         fp8 = workload.fp8_gain_rel_sd() * (-1.0 if r.fp8 else 1.0)
     if step is None or r.speed_source not in ("measured", "estimated"):
         return fp8, None
-    one_gpu = r.relative_speed / workload.data_parallel_speed(r.count, s.workload.sharding)
+    one_gpu = r.relative_speed / workload.data_parallel_speed(r.count, s.workload.sharding, gpus=r.gpu_class)
     ratio = float(workload.at_scale(one_gpu, step.share))
     return fp8, workload.size_rel_sd(step, ratio) * (1.0 if ratio > 1.0 else -1.0)
 

@@ -158,7 +158,8 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
             continue  # the work is measured in its hours
         count = opts.at[o, "count"]
         one_gpu = float(row["relative_speed"]) / workload.machine_speed(  # its phase's runs side by side
-            int(count) if not missing(count) else 1, int(row["side_by_side"]), s.workload.sharding)
+            int(count) if not missing(count) else 1, int(row["side_by_side"]), s.workload.sharding,
+            gpus=str(opts.at[o, "gpu_class"]))
         sigma = workload.speed_sigma(family, precision, source)
         why = spreads.get(source, spreads["yours"])
         large = one_gpu

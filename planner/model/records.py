@@ -129,6 +129,7 @@ class Option:
     co2_kg_per_wall_h: float | None = None  # an hour's emissions, central [kg CO2e/h]
     fp8: bool = False  # its device trains in FP8 (workload.FP8_ARCHITECTURES)
     reference_fp8: bool = False  # and the reference GPU does
+    gpu_class: str = "pro"  # its GPUs' class, for a machine of several's data parallelism (workload.gpu_class)
 
     @property
     def by_the_month(self) -> bool:

@@ -82,12 +82,29 @@ PYTORCH_ON_TPU = ("PyTorch runs on TPUs only through PyTorch/XLA, and the catalo
 #: Estimate: a PyTorch CUDA context alone takes several hundred MB.
 FRAMEWORK_OVERHEAD_GB = 1.0
 
-#: Per-GPU throughput efficiency of data-parallel training on N GPUs in one
-#: machine: the median of throughput(N GPUs) / (N x throughput(1 GPU)) over the
-#: same model and precision in Lambda's PyTorch benchmark
-#: (lambdal/deeplearning-benchmark@2ed2ee02, runs 2020-2021; 332/296/226
-#: pairs for 2/4/8 GPUs). Between the measured counts, interpolated in log2(N).
-MULTI_GPU_EFFICIENCY = {1: 1.0, 2: 0.976, 4: 0.944, 8: 0.932}
+#: Per-GPU throughput efficiency of data-parallel training on N GPUs in one machine, by the
+#: class of its cards (:func:`gpu_class`): the median of throughput(N GPUs) / (N x throughput(1
+#: GPU)) over the same model and precision in Lambda's PyTorch benchmark
+#: (lambdal/deeplearning-benchmark@2ed2ee02, runs 2020-2021). GeForce machines (GTX 1080 Ti,
+#: RTX 2080 Ti, 3070, 3080 and 3090 without an NVLink bridge: 64/64/48 pairs for 2/4/8 GPUs)
+#: exchange gradients over PCIe and lose far more to it than data-centre and workstation
+#: machines (A100, V100, A40, RTX A4000-A6000, Quadro RTX 6000 and 8000: 252/216/180 pairs),
+#: whose larger machines mostly link their GPUs (NVLink, NVSwitch). One median for both (0.976 /
+#: 0.944 / 0.932) put a box of four RTX 4090s at 3.78x one card where GeForce machines of four
+#: measured 3.48x, and a rented 8x A100 at 7.46x where such machines measured 7.70x. The
+#: 8-GPU median above the 4-GPU one is as measured. Between the measured counts, interpolated
+#: in log2(N).
+MULTI_GPU_EFFICIENCY = {
+    "geforce": {1: 1.0, 2: 0.913, 4: 0.869, 8: 0.81},
+    "pro": {1: 1.0, 2: 0.983, 4: 0.960, 8: 0.962},
+}
+
+
+def gpu_class(name: str) -> str:
+    """The class of a GPU by its name in the devices table, for its machines' data-parallel
+    efficiency (:data:`MULTI_GPU_EFFICIENCY`): "geforce" for NVIDIA's consumer cards (GeForce,
+    TITAN), which exchange gradients over PCIe; "pro" for data-centre and workstation cards."""
+    return "geforce" if str(name).startswith(("GeForce", "TITAN")) else "pro"
 
 #: Slowdown of gradient accumulation per halving of the micro-batch (same
 #: math, lower GPU utilisation at small batches). Estimate: 5 % per halving;
@@ -507,41 +524,45 @@ def work_spread(speed_sigma_log: float, work_range: tuple[float, float] | None, 
     return math.sqrt(var)
 
 
-def multi_gpu_efficiency(count: int | np.ndarray) -> np.ndarray:
-    """Per-GPU data-parallel efficiency for ``count`` GPUs (see MULTI_GPU_EFFICIENCY)."""
-    xs = np.log2(list(MULTI_GPU_EFFICIENCY))
-    ys = np.array(list(MULTI_GPU_EFFICIENCY.values()))
+def multi_gpu_efficiency(count: int | np.ndarray, gpus: str) -> np.ndarray:
+    """Per-GPU data-parallel efficiency for ``count`` GPUs of class ``gpus`` (:func:`gpu_class`;
+    see MULTI_GPU_EFFICIENCY)."""
+    table = MULTI_GPU_EFFICIENCY[gpus]
+    xs = np.log2(list(table))
+    ys = np.array(list(table.values()))
     return np.interp(np.log2(np.maximum(count, 1)), xs, ys)
 
 
-def data_parallel_speed(count: int, sharding: str = "none") -> float:
-    """Throughput of ``count`` GPUs of one machine in units of one GPU: count x per-GPU
-    efficiency, whose loss grows with ZeRO's extra communication (SHARDING_COMMUNICATION)."""
+def data_parallel_speed(count: int, sharding: str = "none", *, gpus: str) -> float:
+    """Throughput of ``count`` GPUs of class ``gpus`` in one machine in units of one GPU:
+    count x per-GPU efficiency, whose loss grows with ZeRO's extra communication
+    (SHARDING_COMMUNICATION)."""
     if count <= 1:
         return 1.0
-    loss = 1.0 - float(multi_gpu_efficiency(count))
+    loss = 1.0 - float(multi_gpu_efficiency(count, gpus))
     return count * max(0.0, 1.0 - loss * SHARDING_COMMUNICATION[sharding])
 
 
-def side_by_side(count: int, runs: int, sharding: str = "none") -> int:
+def side_by_side(count: int, runs: int, sharding: str = "none", *, gpus: str) -> int:
     """How many of a phase's ``runs`` (independent: seeds, folds) one machine of ``count`` GPUs
-    carries at once: as many equal groups of its GPUs as the runs fill, each group training one
-    run data-parallel. Groups without communication between them lose nothing to it, so the
-    machine's throughput is groups x :func:`data_parallel_speed` of a group (4 cards and 8 seeds:
-    4 runs of one card each, 4.00x one card where one run on all four goes 3.78x; 2 seeds: two
-    pairs, 3.90x). 1 (one run on every GPU) where the states are sharded across them (ZeRO:
-    a group of fewer GPUs holds more of them each) or the runs are one. A rented machine takes
-    a run an instance instead (:func:`planner.model.sessions.parallel_runs`)."""
+    of class ``gpus`` carries at once: equal groups of its GPUs, each group training one run
+    data-parallel, as many as make the machine fastest (:func:`machine_speed`; the most groups
+    where they tie). Groups without communication between them lose nothing to it: 4 GeForce
+    cards and 8 seeds go 4 at once, one a card, at 4.00x one card where one run on all four goes
+    3.48x; 2 seeds as two pairs, 3.65x. 1 (one run on every GPU) where the states are sharded
+    across them (ZeRO: a group of fewer GPUs holds more of them each) or the runs are one. A
+    rented machine takes a run an instance instead (:func:`planner.model.sessions.parallel_runs`)."""
     if count <= 1 or runs <= 1 or sharding != "none":
         return 1
-    return max(g for g in range(1, count + 1) if count % g == 0 and g <= runs)
+    groups = [g for g in range(1, min(count, runs) + 1) if count % g == 0]
+    return max(groups, key=lambda g: (round(machine_speed(count, g, sharding, gpus=gpus), 12), g))
 
 
-def machine_speed(count: int, groups: int = 1, sharding: str = "none") -> float:
-    """Throughput of ``count`` GPUs of one machine carrying ``groups`` runs at once
-    (:func:`side_by_side`), in units of one GPU: each group of count / groups GPUs data-parallel
-    (:func:`data_parallel_speed`)."""
-    return groups * data_parallel_speed(count // groups, sharding)
+def machine_speed(count: int, groups: int = 1, sharding: str = "none", *, gpus: str) -> float:
+    """Throughput of ``count`` GPUs of class ``gpus`` in one machine carrying ``groups`` runs at
+    once (:func:`side_by_side`), in units of one GPU: each group of count / groups GPUs
+    data-parallel (:func:`data_parallel_speed`)."""
+    return groups * data_parallel_speed(count // groups, sharding, gpus=gpus)
 
 
 @dataclass(frozen=True)
@@ -986,8 +1007,9 @@ def fit_table(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, coun
     for d in devices.itertuples():
         p = place(w, d, count)
         f = p.fit
-        rel = float(speed["relative_speed"].loc[d.id]) * data_parallel_speed(count, w.sharding)
-        at_large = float(speed["speed_at_scale"].loc[d.id]) * data_parallel_speed(count, w.sharding)
+        machine = data_parallel_speed(count, w.sharding, gpus=gpu_class(d.name))
+        rel = float(speed["relative_speed"].loc[d.id]) * machine
+        at_large = float(speed["speed_at_scale"].loc[d.id]) * machine
         slowdown = slowdown_at(f, w, step, float(speed["speed_at_scale"].loc[d.id]))
         rows.append(dict(device=d.id, kind=d.kind, vram_gb=d.vram_gb * count, need_gb=round(p.need.total_gb, 2),
                          replica_vram_gb=round(p.replica_vram_gb, 2), replicas=p.replicas,
