@@ -92,8 +92,11 @@ FRAMEWORK_OVERHEAD_GB = 1.0
 #: whose larger machines mostly link their GPUs (NVLink, NVSwitch). One median for both (0.976 /
 #: 0.944 / 0.932) put a box of four RTX 4090s at 3.78x one card where GeForce machines of four
 #: measured 3.48x, and a rented 8x A100 at 7.46x where such machines measured 7.70x. The
-#: 8-GPU median above the 4-GPU one is as measured. Between the measured counts, interpolated
-#: in log2(N).
+#: 8-GPU median above the 4-GPU one is as measured. The benchmark's later table
+#: (pytorch/pytorch-train-throughput-fp32.csv at 0551cb70) has two RTX 4090s, which have no
+#: peer-to-peer transfers at all, at a median 0.93 over its 10 models (0.56 to 1.00), two
+#: RTX 3090s at 0.94, and two RTX 6000 Ada (the 4090's die) at 0.98. Between the measured
+#: counts, interpolated in log2(N).
 MULTI_GPU_EFFICIENCY = {
     "geforce": {1: 1.0, 2: 0.913, 4: 0.869, 8: 0.81},
     "pro": {1: 1.0, 2: 0.983, 4: 0.960, 8: 0.962},
