@@ -341,3 +341,27 @@ def test_what_is_no_month_of_a_year_gets_no_day_suggested(load, written):
         load(MINIMAL.replace("deadline: 2027-03-01", f"deadline: '{written}'"))
     (problem,) = refused.value.problems
     assert "did you mean" not in problem.message and "a month" not in problem.message
+
+
+@pytest.mark.parametrize(("written", "meant"), [("fifty percent", "50%"), ("95 percent", "95%"), ("12.5 pct", "12.5%"),
+                                                ("ninety-five per cent", "95%"), ("Twenty Five Percent", "25%"),
+                                                ("a hundred percent", "100%"), ("fiftyish percent", None),
+                                                ("fifty", None), ("twenty-ten percent", None), ("50%", None)])
+def test_a_share_written_with_percent_is_suggested_as_one(written, meant):
+    from planner.model import units
+
+    assert units.percent_meant(written) == meant
+
+
+def test_a_confidence_or_a_resale_written_in_words_is_refused_with_the_share_it_means(load):
+    # 'confidence: ninety percent' and 'resale: fifty percent' were refused with no hint
+    with pytest.raises(InputError) as refused:
+        load(MINIMAL + "you: {confidence: ninety percent}\n")
+    (problem,) = refused.value.problems
+    assert problem.path == "you.confidence" and problem.message.endswith("(did you mean '90%'?)")
+    text = MINIMAL + "catalog:\n  buy:\n    - {id: my-card, device: rtx-3090, price: 900 USD, resale: fifty percent}\n"
+    with pytest.raises(InputError) as refused:
+        load(text)
+    (problem,) = refused.value.problems
+    assert problem.path == "catalog.buy[my-card].resale"
+    assert problem.message == "expected a share of the price such as 40%, got 'fifty percent' (did you mean '50%'?)"

@@ -784,7 +784,8 @@ def _confidence(v: Any, ctx: _Context) -> Any:
     except units.QuantityError:
         x = math.nan
     if not 0.5 <= x <= 0.999:
-        raise ValueError(f"expected a chance from 50% to 99.9%, got {v!r}")
+        meant = units.percent_meant(v)
+        raise ValueError(f"expected a chance from 50% to 99.9%, got {v!r}" + (f" (did you mean {meant!r}?)" if meant else ""))
     return x
 
 
@@ -807,6 +808,8 @@ def _money_or_fraction(v: Any, ctx: _Context) -> Any:
     try:
         return ("usd", _q(_money)(v, ctx))
     except ValueError as exc:
+        if (meant := units.percent_meant(v)) is not None:  # a share written out: the share it means
+            raise ValueError(f"expected a share of the price such as 40%, got {v!r} (did you mean {meant!r}?)") from None
         raise ValueError(f"{exc} (or a share of the price such as 40%, or a multiple of the resale model such "
                          "as 0.9x)") from None
 

@@ -422,9 +422,43 @@ def format_share(x: float) -> str:
     return f"{round(100.0 * x, 1):g} %"
 
 
+_UNITS_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                "sixteen seventeen eighteen nineteen").split()
+_TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def _number_in_words(text: str) -> int | None:
+    """A whole number from 0 to 100 written in words ('fifty', 'twenty-five', 'a hundred'), else None."""
+    words = text.replace("-", " ").split()
+    if words in (["hundred"], ["a", "hundred"], ["one", "hundred"]):
+        return 100
+    if len(words) == 1 and words[0] in _UNITS_WORDS:
+        return _UNITS_WORDS.index(words[0])
+    if words and words[0] in _TENS_WORDS and (len(words) == 1 or (len(words) == 2 and words[1] in _UNITS_WORDS[1:10])):
+        return 20 + 10 * _TENS_WORDS.index(words[0]) + (_UNITS_WORDS.index(words[1]) if len(words) == 2 else 0)
+    return None
+
+
+def percent_meant(value: object) -> str | None:
+    """The percentage a share written with 'percent' means ('fifty percent', '50 per cent', '12.5
+    pct': '50%', '12.5%'), else None: what a refusal suggests, never read in its place."""
+    if not isinstance(value, str):
+        return None
+    m = re.fullmatch(r"\s*(.+?)\s*(?:percent|per\s+cent|pct)\.?\s*", value.lower())
+    if m is None:
+        return None
+    number = m.group(1)
+    if re.fullmatch(r"\d+(?:\.\d+)?", number):
+        return f"{number}%"
+    words = _number_in_words(number)
+    return None if words is None else f"{words}%"
+
+
 def parse_fraction(value: object) -> float:
     """A fraction 0-1, written as a decimal (0.4) or a percentage (40%)."""
     expected = "a fraction such as 40% or 0.4"
+    if (meant := percent_meant(value)) is not None:
+        raise QuantityError(f"expected {expected}, got {value!r} (did you mean {meant!r}?)")
     number, unit = _split(value, expected)
     if unit == "%":
         number /= 100.0
