@@ -109,6 +109,7 @@ def gpu_class(name: str) -> str:
     TITAN), which exchange gradients over PCIe; "pro" for data-centre and workstation cards."""
     return "geforce" if str(name).startswith(("GeForce", "TITAN")) else "pro"
 
+
 #: Slowdown of gradient accumulation per halving of the micro-batch (same
 #: math, lower GPU utilisation at small batches). Estimate: 5 % per halving;
 #: the measured tables hold one batch size per device, too few to fit it. Used where the job's
