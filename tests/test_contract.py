@@ -1492,6 +1492,30 @@ def test_runs_go_side_by_side_on_a_free_tier_of_two_gpus_and_never_on_a_rented_m
     assert eight["pair"].relative_speed == one["pair"].relative_speed == pytest.approx(1.826, rel=1e-9)
 
 
+def test_runs_side_by_side_share_their_sessions_setup_and_starts(load, catalog):
+    """Six seeds of 2 GPU-h on Kaggle's 2x T4 go in three rounds of two: three sessions, three
+    setups, three starts by hand, where one run at a time on both T4s (ZeRO-2: states sharded,
+    so no runs side by side, and its communication the same as plain data parallelism) takes six
+    of each. By hand, each round holds two runs' work at twice one T4, the wall of one run on
+    one T4 (under the 12 h session limit; no disconnects); its overheads are those of one session."""
+    def quote(sharding: str):
+        text = OWNED.format(own="[]", deadline="2027-06-30").replace(
+            "gpu_hours: 40, runs: 8", "gpu_hours: 2, runs: 6").replace(
+            "rent: [box], free: []", "rent: [], free: [kaggle-t4x2]").replace(
+            "reference_gpu: rtx-3090}", f"reference_gpu: rtx-3090, sharding: {sharding}}}")
+        text += "  free:\n    - {id: kaggle-t4x2, interruptions: 0}\n"  # sessions end at their limit alone
+        p = planner.plan(load(text), catalog, trials=0)
+        return next(q for q in p.quotes.itertuples() if q.option == "kaggle-t4x2")
+
+    pairs, alone = quote("none"), quote("zero2")
+    assert (pairs.side_by_side, alone.side_by_side) == (2, 1)
+    assert (round(pairs.sessions), round(alone.sessions)) == (3, 6)
+    assert pairs.setup_hours == pytest.approx(alone.setup_hours / 2, rel=1e-9)
+    assert pairs.restarts_by_hand == pytest.approx(alone.restarts_by_hand / 2, rel=1e-9)
+    # the same work: 12 reference GPU-h at 2x one T4, against 1.966x
+    assert pairs.device_hours * pairs.relative_speed == pytest.approx(alone.device_hours * alone.relative_speed, rel=1e-9)
+
+
 def test_a_new_offer_of_a_known_provider_downloads_at_the_price_all_its_rows_give(load, catalog):
     """A scenario's own 'aws:box' (or a refreshed instance the catalog does not ship) gives no
     egress price; every AWS row of the catalog charges 0.09 USD/GB out, so it does too, and the

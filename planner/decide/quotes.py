@@ -136,7 +136,9 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
 
 def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: float, checkpoint_every_h: float | None = None
                 ) -> sessions.Process:
-    """The session process of one run of phase ``ph`` on option row ``r``."""
+    """The session process of one round of phase ``ph`` on option row ``r``: one run, or the runs
+    its machine carries at once (:func:`rounds_of`), which share its sessions, setup and
+    restores."""
     local = r.kind in HOME_KINDS
     paused = r.interruption_mode == "pause"  # the machine comes back with its disk
     persistent = local or bool(r.persistent_storage) or paused
@@ -147,9 +149,13 @@ def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: flo
     restore_h = 0.0 if persistent else sessions.copy_hours(checkpoint_gb, transfer)
     write_rate = checkpoint_write_gb_per_h(r)
     per_ref_h = r.slowdown / phase_speed(r, ph, s.workload.sharding)  # device hours per reference hour
-    experiment_h = ph.run_length_h * per_ref_h if ph.run_length_h is not None else None
+    groups = runs_side_by_side(r, ph, s.workload.sharding)  # an experiment of each group at once
+    experiment_h = ph.run_length_h * per_ref_h * groups if ph.run_length_h is not None else None
+    work_h = ph.gpu_hours_per_run * per_ref_h
+    if groups > 1:  # a round's runs at once: the work spread evenly over the rounds
+        work_h *= ph.runs / rounds_of(r, ph, s.workload.sharding)
     return sessions.Process(
-        work_h=ph.gpu_hours_per_run * per_ref_h,
+        work_h=work_h,
         checkpoint_every_h=checkpoint_every_h or sessions.experiment_interval_h(ph.checkpoint_every_h, experiment_h),
         checkpoint_write_h=sessions.copy_hours(checkpoint_gb, write_rate),
         setup_first_h=setup_h,
@@ -167,6 +173,14 @@ def runs_side_by_side(r: Any, ph: Phase, sharding: str) -> int:
     instances as it has (:func:`planner.model.sessions.parallel_runs`): 1."""
     count = int(r.count) if not missing(r.count) else 1
     return 1 if r.kind == "rent" else workload.side_by_side(count, ph.runs, sharding, gpus=r.gpu_class)
+
+
+def rounds_of(r: Any, ph: Phase, sharding: str) -> int:
+    """The rounds in which option ``r``'s machine does phase ``ph``'s runs: the runs, or where it
+    carries several at once (:func:`runs_side_by_side`), as many rounds as take them all; the
+    runs of a round share its sessions, setup and restores (Kaggle's 2x T4 does six seeds in
+    three sessions, not six), and the work is spread evenly over the rounds."""
+    return -(-ph.runs // runs_side_by_side(r, ph, sharding))
 
 
 def phase_speed(r: Any, ph: Phase, sharding: str) -> float:
@@ -352,19 +366,20 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     checkpoint_gb = checkpoint_gb_of(s, ph)
     rented = r.kind == "rent"
     proc = process_for(ph, r, s, checkpoint_gb)
+    rounds = rounds_of(r, ph, s.workload.sharding)  # the runs, or the rounds of those side by side
     cap = _capacity(s, r, opt_float(r.session_limit_h))  # an upper bound before the session model
     if cap <= 0:
-        return _no_hours(ph, r, proc, cap)
+        return _no_hours(ph, r, proc, cap, rounds)
     supply = opt_float(r.supply)
     parallel = sessions.parallel_runs(r.kind, ph.runs, int(supply) if supply else None)
-    window_h = max((end - begin).days, 1) / 7.0 * cap * parallel / ph.runs
+    window_h = max((end - begin).days, 1) / 7.0 * cap * parallel / rounds
     e, sd_run, scale = _expected_run(proc, window_h)
     session_h = e.wall_h / e.sessions if e.sessions > 0 and math.isfinite(e.wall_h) else opt_float(r.session_limit_h)
     if e.sessions > 0 and math.isfinite(e.wall_h):
         cap = _capacity(s, r, session_h)
     open_cap = _capacity(s, r, session_h, weekly_quota=False)
-    wall = e.wall_h * ph.runs
-    n_sessions = e.sessions * ph.runs
+    wall = e.wall_h * rounds
+    n_sessions = e.sessions * rounds
     restarts = n_sessions if bool(r.needs_person) else 0.0
     # wall hours not exceeded at the scenario's confidence (runs independent): capacity and dates
     # are planned with them. Over the interruptions, a default rate's range, the speed and the
@@ -377,7 +392,7 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
         job_sd = math.hypot(job_sd, step)
     spread = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision, str(r.speed_source)),
                                   s.ranges.get(f"phases.{ph.name}.gpu_hours"), job_sd)
-    low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, ph.runs)
+    low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, rounds)
     shift, over_rate = _over_rate(r, (low, wall, high))
     # the speed and the work move every session hour, the interruptions' too: their relative spread
     # scales the hours at a default rate's mean (wall + shift), and the rate's own spread with them
@@ -386,7 +401,7 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     # 38 h were said to end in time at 92.9 % and did in 89.0 % of its own analysis's draws (90.1 %
     # said now: tests/test_uncertainty.py).
     wall_conf = shift + sessions.wall_at_chance_h(
-        wall, math.sqrt((sd_run * math.sqrt(ph.runs)) ** 2 + ((wall + shift) * spread) ** 2
+        wall, math.sqrt((sd_run * math.sqrt(rounds)) ** 2 + ((wall + shift) * spread) ** 2
                         + (over_rate ** 2) * (1.0 + spread ** 2)), s.phase_confidence)
     weeks = wall_conf / (cap * parallel) if cap > 0 else math.inf
     month_h = opt_float(r.cap_h_per_month)
@@ -398,7 +413,7 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     fits_disk = not disk_problem  # ok: finishes alone in time; usable: may take a share
     reason = _why_not_alone(ph, r, proc, disk_problem, wall, finish, last_day, sold)
     months_used = max(weeks * 7 / units.DAYS_PER_MONTH, 0.0)
-    billed = ph.runs * sessions.billed_hours(proc, e.wall_h - e.wait_h, e.sessions, float_or(r.startup_min) / 60.0,
+    billed = rounds * sessions.billed_hours(proc, e.wall_h - e.wait_h, e.sessions, float_or(r.startup_min) / 60.0,
                                              (opt_float(r.billing_s) or 0.0) / 3600.0,
                                              exact=scale == 1) if rented else 0.0
     # what the plan costs is its expected cost: over a default interruption rate's range, as the
@@ -412,12 +427,12 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
         relative_speed=phase_speed(r, ph, s.workload.sharding), speed_source=r.speed_source, verdict=r.verdict,
         fit_reason=r.fit_reason, spot=r.spot, side_by_side=runs_side_by_side(r, ph, s.workload.sharding),
-        interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * ph.runs,
+        interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * rounds,
         wall_hours=wall, wall_hours_conf=wall_conf, billed_hours=billed, sessions=n_sessions,
         restarts_by_hand=restarts,
-        lost_hours=e.lost_h * ph.runs, setup_hours=e.setup_h * ph.runs, wait_hours=e.wait_h * ph.runs,
+        lost_hours=e.lost_h * rounds, setup_hours=e.setup_h * rounds, wait_hours=e.wait_h * rounds,
         session_limit_h=opt_float(r.session_limit_h),
-        checkpoint_hours=e.checkpoint_h * ph.runs, weekly_capacity_h=cap, open_capacity_h=open_cap,
+        checkpoint_hours=e.checkpoint_h * rounds, weekly_capacity_h=cap, open_capacity_h=open_cap,
         quota_h_per_week=opt_float(r.quota_h_per_week), quota_reset=r.quota_reset, supply=supply, finish=finish,
         units_per_hour=opt_float(r.units_per_hour), quota_group=r.quota_group,
         needs_person=bool(r.needs_person), quota_h_total=total_quota, cap_h_per_month=opt_float(r.cap_h_per_month),
@@ -535,7 +550,7 @@ def _over_rate(r: Any, walls: tuple[float, float, float]) -> tuple[float, float]
                                       float_or(r.interruptions_high_per_h)), walls)
 
 
-def _at_range_ends(proc: sessions.Process, r: Any, scale: float, runs: int) -> tuple[float, float, float, float]:
+def _at_range_ends(proc: sessions.Process, r: Any, scale: float, rounds: int) -> tuple[float, float, float, float]:
     """Expected wall and billed hours of the phase at the low and high ends of the option's
     default interruption range (wall low, wall high, billed low, billed high; NaN without a
     range): the uncertainty analysis interpolates between them and the rate used, since the
@@ -548,8 +563,8 @@ def _at_range_ends(proc: sessions.Process, r: Any, scale: float, runs: int) -> t
     for rate in (low, high):
         at = dataclasses.replace(part, interruptions_per_h=rate)
         e = sessions.expected(at)
-        walls.append(e.wall_h * scale * runs)
-        billed.append(scale * runs * sessions.billed_hours(at, e.wall_h - e.wait_h, e.sessions,
+        walls.append(e.wall_h * scale * rounds)
+        billed.append(scale * rounds * sessions.billed_hours(at, e.wall_h - e.wait_h, e.sessions,
                                                           float_or(r.startup_min) / 60.0,
                                                           (opt_float(r.billing_s) or 0.0) / 3600.0, exact=False)
                       if r.kind == "rent" else 0.0)
@@ -573,12 +588,12 @@ def _capacity(s: Scenario | QuoteInputs, r: Any, session_h: float | None, weekly
                                       available_share(r))
 
 
-def _no_hours(ph: Phase, r: Option, proc: sessions.Process, cap: float) -> Quote:
+def _no_hours(ph: Phase, r: Option, proc: sessions.Process, cap: float, rounds: int) -> Quote:
     """A quote for an option that offers no hours at all."""
     return no_hours_quote(dict(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer, open_capacity_h=cap,
         quota_h_per_week=r.quota_h_per_week, quota_reset=r.quota_reset, relative_speed=r.relative_speed, side_by_side=1,
-        speed_source=r.speed_source, verdict=r.verdict, fit_reason=r.fit_reason, device_hours=proc.work_h * ph.runs,
+        speed_source=r.speed_source, verdict=r.verdict, fit_reason=r.fit_reason, device_hours=proc.work_h * rounds,
         weekly_capacity_h=cap, units_per_hour=r.units_per_hour, quota_group=r.quota_group,
         needs_person=r.needs_person, quota_h_total=r.quota_h_total, cap_h_per_month=r.cap_h_per_month))
 
