@@ -1516,6 +1516,21 @@ def test_runs_side_by_side_share_their_sessions_setup_and_starts(load, catalog):
     assert pairs.device_hours * pairs.relative_speed == pytest.approx(alone.device_hours * alone.relative_speed, rel=1e-9)
 
 
+def test_runs_side_by_side_leave_no_room_for_a_run_on_another_machine(load, catalog):
+    """Four seeds of 250 GPU-h due in 9 days (216 h) on four RTX 3090s of your own, a rented 3090
+    beside them. By hand, four runs are at most four streams at one 3090 each: 864 of the 1,000
+    reference GPU-h, whatever the machines. The four cards carry all four side by side for the
+    whole window, so a rented card can carry no fifth: the plan took 136 h on it beside them and
+    called the deadline met."""
+    text = OWNED.format(own="[rtx-3090, rtx-3090, rtx-3090, rtx-3090]", deadline="2027-01-12").replace(
+        "gpu_hours: 40, runs: 8", "gpu_hours: 250, runs: 4")
+    p, used = planned(load(text), catalog)
+    assert not p.feasible and used == {"own:rtx-3090"}
+    (a,) = p.phases[0].assignments
+    # each hour of work writes a 0.1 GB checkpoint at 1,800 GB/h (a local disk): 864 / (1 + 0.1 / 1800)
+    assert a.side_by_side == 4 and a.gpu_hours == pytest.approx(4 * 216 / (1 + 0.1 / 1800), rel=1e-9)
+
+
 def test_a_new_offer_of_a_known_provider_downloads_at_the_price_all_its_rows_give(load, catalog):
     """A scenario's own 'aws:box' (or a refreshed instance the catalog does not ship) gives no
     egress price; every AWS row of the catalog charges 0.09 USD/GB out, so it does too, and the
@@ -1554,3 +1569,16 @@ def test_a_run_of_days_in_one_session_says_what_its_host_must_allow(load, catalo
     assert not [f for f in short.assumed_figures if "in one session" in f]
     elsewhere, _ = planned(load(long), catalog)  # no row of the provider says it
     assert not [f for f in elsewhere.assumed_figures if "in one session" in f]
+
+
+def test_a_bucket_of_runs_side_by_side_takes_the_days_its_runs_need():
+    """By hand: two runs; a machine carrying both side by side for 24 wall-h is 48 run-hours, and
+    24 h on another machine 24 more: 72 run-hours for two runs take 1.5 days, though each machine
+    alone would be done in one."""
+    from planner.decide import milp
+
+    day = 24.0 * 7  # a week's capacity of a machine open all week
+    assert milp.days_needed(np.array([24.0, 24.0]), np.array([day, day]), np.array([1, 1]), 2,
+                            np.array([2.0, 1.0])) == pytest.approx(1.5)
+    assert milp.days_needed(np.array([24.0, 24.0]), np.array([day, day]), np.array([1, 1]), 2,
+                            np.array([1.0, 1.0])) == pytest.approx(1.0)

@@ -836,7 +836,7 @@ def _stretch_case(rows: list[tuple[str, int, str, float, float]]):
     cal = Calendar(dt.date(2027, 1, 4), 1, np.array([0, 3, 7]), {"a": (0, 7), "b": (0, 7)})
     sched = pd.DataFrame(rows, columns=["phase", "bucket", "option", "wall_hours", "weekly_capacity_h"])
     sched["wall_hours_conf"] = sched["wall_hours"] * 1.5
-    sched["open_capacity_h"], sched["parallel"] = 168.0, 1.0
+    sched["open_capacity_h"], sched["parallel"], sched["streams"] = 168.0, 1.0, 1.0
     s = types.SimpleNamespace(phase=lambda p: types.SimpleNamespace(runs=1))
     return s, types.SimpleNamespace(calendar=cal), sched
 
