@@ -418,7 +418,7 @@ class XTable:
     weeks_in: np.ndarray  # the bucket's first day [weeks from the start]
     runs: np.ndarray  # the phase's runs (int)
     parallel: np.ndarray  # runs the option carries at once (int)
-    streams: np.ndarray  # runs each wall hour of it carries: its runs side by side (quotes.runs_side_by_side)
+    streams: np.ndarray  # runs each wall hour of it carries: its runs side by side (quotes.machine_runs)
     committed: np.ndarray  # the option is a commitment: its hours are paid by the term (bool)
     needs_person: np.ndarray  # a session needs you to start it (bool)
     # what the option allows (nan: no such limit)

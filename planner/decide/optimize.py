@@ -44,10 +44,10 @@ from .quotes import (
     checkpoint_write_gb_per_h,
     disk_need_gb,
     exclusions,
+    machine_runs,
     money_by_part,
     process_for,
     quote_records,
-    rounds_of,
     shared_rel_sd,
 )
 from .result import (
@@ -1541,8 +1541,8 @@ def _spread(s: Scenario, ph: Phase, r: Option, c: Quote, share: float, trials: i
     # the runs this option does: all of them with the whole phase, else the share's worth of whole
     # runs (at least one), each its part of the work: 0.8 of 4 runs' work is one run of 0.8 of a
     # run's work and one setup, not four runs of a fifth each and four setups (which put the P50 of
-    # a 1.5 h assignment at 2.0 h). Runs its machine carries side by side go in rounds (quotes.rounds_of)
-    rounds = rounds_of(r, ph, s.workload.sharding)
+    # a 1.5 h assignment at 2.0 h). Runs its machine carries side by side go in rounds (quotes.machine_runs)
+    rounds = machine_runs(r, ph, s.workload.sharding).rounds
     runs = rounds if share >= 1.0 else max(1, round(share * rounds))
     proc = dataclasses.replace(full, work_h=full.work_h * share * rounds / runs)
     rec_h = sessions.recommended_interval(proc)

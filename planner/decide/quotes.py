@@ -12,7 +12,7 @@ import datetime as dt
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -137,7 +137,7 @@ def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, through
 def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: float, checkpoint_every_h: float | None = None
                 ) -> sessions.Process:
     """The session process of one round of phase ``ph`` on option row ``r``: one run, or the runs
-    its machine carries at once (:func:`rounds_of`), which share its sessions, setup and
+    its machine carries at once (:func:`machine_runs`), which share its sessions, setup and
     restores."""
     local = r.kind in HOME_KINDS
     paused = r.interruption_mode == "pause"  # the machine comes back with its disk
@@ -148,12 +148,13 @@ def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: flo
                                                                   persistent or mounted, ph.dataset_size_gb)
     restore_h = 0.0 if persistent else sessions.copy_hours(checkpoint_gb, transfer)
     write_rate = checkpoint_write_gb_per_h(r)
-    per_ref_h = r.slowdown / phase_speed(r, ph, s.workload.sharding)  # device hours per reference hour
-    groups = runs_side_by_side(r, ph, s.workload.sharding)  # an experiment of each group at once
-    experiment_h = ph.run_length_h * per_ref_h * groups if ph.run_length_h is not None else None
+    machine = machine_runs(r, ph, s.workload.sharding)
+    per_ref_h = r.slowdown / machine.speed  # device hours per reference hour
+    # an experiment of each group at once
+    experiment_h = ph.run_length_h * per_ref_h * machine.groups if ph.run_length_h is not None else None
     work_h = ph.gpu_hours_per_run * per_ref_h
-    if groups > 1:  # a round's runs at once: the work spread evenly over the rounds
-        work_h *= ph.runs / rounds_of(r, ph, s.workload.sharding)
+    if machine.groups > 1:  # a round's runs at once: the work spread evenly over the rounds
+        work_h *= ph.runs / machine.rounds
     return sessions.Process(
         work_h=work_h,
         checkpoint_every_h=checkpoint_every_h or sessions.experiment_interval_h(ph.checkpoint_every_h, experiment_h),
@@ -166,34 +167,30 @@ def process_for(ph: Phase, r: Any, s: Scenario | QuoteInputs, checkpoint_gb: flo
     )
 
 
-def runs_side_by_side(r: Any, ph: Phase, sharding: str) -> int:
-    """How many of phase ``ph``'s runs option ``r``'s machine carries at once, one to a group of
-    its GPUs (:func:`planner.model.workload.side_by_side`): a card you own or buy, a box of
-    several, a free tier's machine of two. A rented offer takes one run an instance, as many
-    instances as it has (:func:`planner.model.sessions.parallel_runs`): 1."""
+class MachineRuns(NamedTuple):
+    """How option ``r``'s machine does a phase's runs (:func:`machine_runs`)."""
+
+    groups: int  # runs it carries at once, one to a group of its GPUs (1: one run on every GPU)
+    rounds: int  # rounds that take them all; the runs of a round share its sessions, setup and restores
+    speed: float  # its speed so [x the reference GPU]
+
+
+def machine_runs(r: Any, ph: Phase, sharding: str) -> MachineRuns:
+    """How option ``r``'s machine does phase ``ph``'s runs. A card you own or buy, a box of
+    several, a free tier's machine of two carries them side by side, one to a group of its GPUs
+    (:func:`planner.model.workload.side_by_side`), which no communication slows: 2 cards you own
+    do two seeds at 2x one card, not the 1.83x of one run on both; in as many rounds as take
+    them all, whose runs share the round's sessions, setup and restores (Kaggle's 2x T4 does six
+    seeds in three sessions, not six), the work spread evenly over the rounds. A rented offer
+    takes one run an instance, as many instances as it has (:func:`sessions.parallel_runs`): one
+    group, a round a run, at its machine's speed (``r.relative_speed``, every GPU on one run)."""
     count = int(r.count) if not missing(r.count) else 1
-    return 1 if r.kind == "rent" else workload.side_by_side(count, ph.runs, sharding, gpus=r.gpu_class)
-
-
-def rounds_of(r: Any, ph: Phase, sharding: str) -> int:
-    """The rounds in which option ``r``'s machine does phase ``ph``'s runs: the runs, or where it
-    carries several at once (:func:`runs_side_by_side`), as many rounds as take them all; the
-    runs of a round share its sessions, setup and restores (Kaggle's 2x T4 does six seeds in
-    three sessions, not six), and the work is spread evenly over the rounds."""
-    return -(-ph.runs // runs_side_by_side(r, ph, sharding))
-
-
-def phase_speed(r: Any, ph: Phase, sharding: str) -> float:
-    """The speed [x the reference GPU] option ``r`` does phase ``ph``'s runs at: its machine's
-    (``r.relative_speed``, every GPU on one run, data-parallel) with the runs side by side where
-    its machine carries several at once (:func:`runs_side_by_side`), which no communication
-    slows: 2 cards you own do two seeds at 2x one card, not the 1.95x of one run on both."""
-    groups = runs_side_by_side(r, ph, sharding)
+    groups = 1 if r.kind == "rent" else workload.side_by_side(count, ph.runs, sharding, gpus=r.gpu_class)
     if groups == 1:
-        return float(r.relative_speed)
-    count = int(r.count)
-    return (float(r.relative_speed) / workload.data_parallel_speed(count, sharding, gpus=r.gpu_class)
-            * workload.machine_speed(count, groups, sharding, gpus=r.gpu_class))
+        return MachineRuns(1, ph.runs, float(r.relative_speed))
+    return MachineRuns(groups, -(-ph.runs // groups),
+                       float(r.relative_speed) / workload.data_parallel_speed(count, sharding, gpus=r.gpu_class)
+                       * workload.machine_speed(count, groups, sharding, gpus=r.gpu_class))
 
 
 def checkpoint_write_gb_per_h(r: Any) -> float:
@@ -366,7 +363,8 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     checkpoint_gb = checkpoint_gb_of(s, ph)
     rented = r.kind == "rent"
     proc = process_for(ph, r, s, checkpoint_gb)
-    rounds = rounds_of(r, ph, s.workload.sharding)  # the runs, or the rounds of those side by side
+    machine = machine_runs(r, ph, s.workload.sharding)
+    rounds = machine.rounds  # the runs, or the rounds of those side by side
     cap = _capacity(s, r, opt_float(r.session_limit_h))  # an upper bound before the session model
     if cap <= 0:
         return _no_hours(ph, r, proc, cap, rounds)
@@ -425,8 +423,8 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
                                wall + shift, float_or(r.pue, 1.0))
     return Quote(
         phase=ph.name, option=r.option, kind=r.kind, device=r.device, offer=r.offer,
-        relative_speed=phase_speed(r, ph, s.workload.sharding), speed_source=r.speed_source, verdict=r.verdict,
-        fit_reason=r.fit_reason, spot=r.spot, side_by_side=runs_side_by_side(r, ph, s.workload.sharding),
+        relative_speed=machine.speed, speed_source=r.speed_source, verdict=r.verdict,
+        fit_reason=r.fit_reason, spot=r.spot, side_by_side=machine.groups,
         interruptions_per_h=opt_float(r.interruptions_per_h), device_hours=proc.work_h * rounds,
         wall_hours=wall, wall_hours_conf=wall_conf, billed_hours=billed, sessions=n_sessions,
         restarts_by_hand=restarts,

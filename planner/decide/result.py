@@ -44,7 +44,7 @@ class Assignment:
     #: speed the work runs at
     slowdown: float = 1.0
     #: runs of the phase its machine carries at once, one to a group of its GPUs (1: one run on
-    #: every GPU); ``relative_speed`` is the machine's with them so (quotes.phase_speed)
+    #: every GPU); ``relative_speed`` is the machine's with them so (quotes.machine_runs)
     side_by_side: int = 1
     saved_by_recommended_h: float = 0.0  # wall hours the recommended checkpoint interval saves
     wall_hours_p50: float | None = None

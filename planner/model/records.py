@@ -179,7 +179,7 @@ class Quote:
     kind: str
     device: str
     offer: str
-    relative_speed: float  # the speed the option's machine does the phase's runs at (quotes.phase_speed)
+    relative_speed: float  # the speed the option's machine does the phase's runs at (quotes.machine_runs)
     speed_source: str
     verdict: str
     fit_reason: str | None

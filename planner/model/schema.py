@@ -284,19 +284,13 @@ def _date(v: Any, ctx: _Context) -> Any:
     return v
 
 
-#: Whole numbers written as words ('runs: two'), suggested as digits, never read in their place.
-NUMBER_WORDS = {w: n for n, w in enumerate(("one two three four five six seven eight nine ten eleven twelve "
-                                            "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty")
-                                           .split(), start=1)} | {"a dozen": 12, "dozen": 12, "a couple": 2}
-
-
 def _positive_int(v: Any, ctx: _Context) -> Any:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         thousands = isinstance(v, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*[kK]\s*", v)
-        word = NUMBER_WORDS.get(v.strip().lower()) if isinstance(v, str) else None
+        word = units.number_in_words(v) if isinstance(v, str) else None  # 'runs: two', suggested as 2
         raise ValueError(f"expected a whole number of at least 1, got {str(v)[:40]!r}"
                          + (" (write it out, e.g. 2048: a 'k' could mean 1,000 or 1,024)" if thousands else
-                            f" (did you mean {word}?)" if word else ""))
+                            f" (did you mean {word}?)" if word else ""))  # (never 0: 'zero' is no count)
     return v
 
 
@@ -784,8 +778,7 @@ def _confidence(v: Any, ctx: _Context) -> Any:
     except units.QuantityError:
         x = math.nan
     if not 0.5 <= x <= 0.999:
-        meant = units.percent_meant(v)
-        raise ValueError(f"expected a chance from 50% to 99.9%, got {v!r}" + (f" (did you mean {meant!r}?)" if meant else ""))
+        raise ValueError(f"expected a chance from 50% to 99.9%, got {v!r}{units.percent_hint(v)}")
     return x
 
 
@@ -808,8 +801,8 @@ def _money_or_fraction(v: Any, ctx: _Context) -> Any:
     try:
         return ("usd", _q(_money)(v, ctx))
     except ValueError as exc:
-        if (meant := units.percent_meant(v)) is not None:  # a share written out: the share it means
-            raise ValueError(f"expected a share of the price such as 40%, got {v!r} (did you mean {meant!r}?)") from None
+        if hint := units.percent_hint(v):  # a share written out: the share it means
+            raise ValueError(f"expected a share of the price such as 40%, got {v!r}{hint}") from None
         raise ValueError(f"{exc} (or a share of the price such as 40%, or a multiple of the resale model such "
                          "as 0.9x)") from None
 

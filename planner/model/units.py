@@ -427,11 +427,16 @@ _UNITS_WORDS = ("zero one two three four five six seven eight nine ten eleven tw
 _TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 
 
-def _number_in_words(text: str) -> int | None:
-    """A whole number from 0 to 100 written in words ('fifty', 'twenty-five', 'a hundred'), else None."""
-    words = text.replace("-", " ").split()
+def number_in_words(text: str) -> int | None:
+    """A whole number from 0 to 100 written in words ('fifty', 'twenty-five', 'a hundred', 'a
+    dozen'), else None: what a refusal suggests, never read in its place."""
+    words = text.lower().replace("-", " ").split()
     if words in (["hundred"], ["a", "hundred"], ["one", "hundred"]):
         return 100
+    if words in (["dozen"], ["a", "dozen"]):
+        return 12
+    if words == ["a", "couple"]:
+        return 2
     if len(words) == 1 and words[0] in _UNITS_WORDS:
         return _UNITS_WORDS.index(words[0])
     if words and words[0] in _TENS_WORDS and (len(words) == 1 or (len(words) == 2 and words[1] in _UNITS_WORDS[1:10])):
@@ -450,15 +455,21 @@ def percent_meant(value: object) -> str | None:
     number = m.group(1)
     if re.fullmatch(r"\d+(?:\.\d+)?", number):
         return f"{number}%"
-    words = _number_in_words(number)
+    words = number_in_words(number)
     return None if words is None else f"{words}%"
+
+
+def percent_hint(value: object) -> str:
+    """' (did you mean '50%'?)' for a share written with 'percent' (:func:`percent_meant`), else ''."""
+    meant = percent_meant(value)
+    return f" (did you mean {meant!r}?)" if meant else ""
 
 
 def parse_fraction(value: object) -> float:
     """A fraction 0-1, written as a decimal (0.4) or a percentage (40%)."""
     expected = "a fraction such as 40% or 0.4"
-    if (meant := percent_meant(value)) is not None:
-        raise QuantityError(f"expected {expected}, got {value!r} (did you mean {meant!r}?)")
+    if hint := percent_hint(value):
+        raise QuantityError(f"expected {expected}, got {value!r}{hint}")
     number, unit = _split(value, expected)
     if unit == "%":
         number /= 100.0
