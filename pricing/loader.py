@@ -537,7 +537,8 @@ def check_price_ranges(tables: Tables, files: Mapping[str, str]) -> list[Problem
 def check_subscriptions(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
     """A tier priced in compute units names known devices and a unit price; a tier with a monthly
     fee says the units the fee buys and what its GPUs burn (the planner prices a subscription by
-    its months' units: a fee without them would plan as free)."""
+    its months' units: a fee without them would plan as free); packs of units (``units_per_pack``)
+    have a unit price and burn rates to price them by, and only packs last ``pack_days``."""
     out = []
     devices = set(tables["devices"]["id"].dropna())
     for _, r in tables["free"].iterrows():
@@ -548,6 +549,15 @@ def check_subscriptions(tables: Tables, files: Mapping[str, str]) -> list[Proble
                                "a tier with a monthly fee needs units_per_month and units_per_hour (the compute "
                                "units the fee buys and its GPUs burn): without them it would plan as free"))
         burn = r.get("units_per_hour")
+        pack, pack_days = r.get("units_per_pack"), r.get("pack_days")
+        if not _blank_cell(pack) and (not isinstance(burn, dict) or _blank_cell(r.get("usd_per_unit"))):
+            out.append(Problem(files["free"], int(r["_line"]), 1, f"free.{r['id']}.units_per_pack",
+                               "a tier that sells its compute units in packs needs units_per_hour and usd_per_unit "
+                               "(what its GPUs burn and a unit's price: a pack's price is usd_per_unit x "
+                               "units_per_pack)"))
+        if not _blank_cell(pack_days) and _blank_cell(pack):
+            out.append(Problem(files["free"], int(r["_line"]), 1, f"free.{r['id']}.pack_days",
+                               "pack_days says how long a pack's units last: it needs units_per_pack"))
         if not isinstance(burn, dict):
             continue
         where = f"free.{r['id']}.units_per_hour"

@@ -293,6 +293,30 @@ def test_a_tier_with_a_fee_but_no_units_is_a_located_error(tmp_path):
         pricing.load_catalog(tmp_path / "c")
 
 
+def test_rule_packs_of_units_have_a_price_and_burn_rates(tmp_path):
+    # a pack's price is usd_per_unit x units_per_pack, its hours burn units_per_hour: a pack
+    # without them could not be priced, and pack_days without packs says nothing
+    import shutil
+
+    import pricing
+    from pricing.errors import InputError
+
+    from .conftest import TEST_CATALOG
+
+    shutil.copytree(TEST_CATALOG, tmp_path / "c")
+    free = tmp_path / "c" / "free.yaml"
+    text = free.read_text(encoding="utf-8")
+    free.write_text(text.replace("  usd_per_unit: 0.0999\n  units_per_pack: 100\n", "  units_per_pack: 100\n", 1),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"free.yaml:\d+:1: free.colab-payg.units_per_pack: a tier that sells its "
+                                         "compute units in packs needs units_per_hour and usd_per_unit"):
+        pricing.load_catalog(tmp_path / "c")
+    free.write_text(text.replace("  units_per_pack: 100\n", "", 1), encoding="utf-8")
+    with pytest.raises(InputError, match=r"free.colab-payg.pack_days: pack_days says how long a pack's units last: "
+                                         "it needs units_per_pack"):
+        pricing.load_catalog(tmp_path / "c")
+
+
 def test_rule_utilisation_covers_every_model_size(broken):
     # blank is never zero: a job of 1B parameters on a consumer card must find a utilisation
     msgs = broken("utilisation.csv", "consumer,,pretrain,200000000,2000000000,", "consumer,,pretrain,300000000,2000000000,")

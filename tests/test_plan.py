@@ -449,21 +449,33 @@ def test_starts_by_hand_are_limited_by_attention(load):
     assert days >= 30  # so 60 h take at least a month
 
 
-def test_compute_unit_tiers_cost_units_times_their_price(load):
-    # colab-payg in the frozen catalog: T4 at 1.86 units/h, 0.0999 USD a unit, no fee
-    text = BASE.format(hours=10, deadline="2027-12-31", buy="", rent="", free="colab-payg")
-    text = text.replace("reference_gpu: rtx-3090", "reference_gpu: t4")
-    p = planner.plan(load(text))
+def _payg(text: str, **sets: str) -> str:
+    """The hand-built scenario on colab-payg alone, its hours timed on a T4."""
+    return text.replace("reference_gpu: rtx-3090", "reference_gpu: t4")
+
+
+def test_compute_units_bought_as_you_go_one_at_a_time_cost_units_times_their_price(load, tmp_path):
+    # a tier that sells its units one at a time (the frozen catalog's colab-payg without its packs):
+    # T4 at 1.86 units/h, 0.0999 USD a unit, no fee
+    import shutil
+
+    import pricing
+    from planner.model import sessions
+    from planner.model.records import options_of
+
+    shutil.copytree(TEST_CATALOG, tmp_path / "c")
+    free = tmp_path / "c" / "free.yaml"
+    free.write_text(free.read_text(encoding="utf-8").replace("  units_per_pack: 100\n", "", 1), encoding="utf-8")
+    single = pricing.load_catalog(tmp_path / "c")
+    p = planner.plan(load(_payg(BASE.format(hours=10, deadline="2027-12-31", buy="", rent="", free="colab-payg"))),
+                     single)
     (ph,) = p.phases
     (a,) = ph.assignments
-    assert a.option == "colab-payg:t4"
+    assert a.option == "colab-payg:t4" and not p.packs and not a.prepaid
     # units burn for every hour the runtime is up (setup and checkpoint writes included): the mean
     # hours over the tier's default interruption range (the cost counts the hours that range adds on
     # average, sessions.wall_over_rate_h over the hours at the range's ends), at 1.86 units an
     # hour and 0.0999 USD a unit
-    from planner.model import sessions
-    from planner.model.records import options_of
-
     q = next(q for q in p.quotes.itertuples() if q.option == "colab-payg:t4")
     option = next(o for o in options_of(p.options) if o.option == "colab-payg:t4")
     rates = (option.interruptions_low_per_h, option.interruptions_per_h, option.interruptions_high_per_h)
@@ -471,6 +483,58 @@ def test_compute_unit_tiers_cost_units_times_their_price(load):
     assert shift > 0 and q.wall_hours_rate_shift == shift  # a default rate, skewed up: 0.02-0.05-0.3
     assert a.cost_usd["rent"] == pytest.approx((a.wall_hours + shift) * 1.86 * 0.0999, rel=1e-6)
     assert a.wall_hours >= 10  # at least the work itself, on the reference device
+
+
+def _units_at_confidence(p) -> float:
+    """The compute units the plan's hours on packs burn, as the program counts them: each
+    assignment's share of its quote's wall hours at the confidence x its device's units an hour."""
+    q = p.quotes.set_index(["phase", "option"])
+    opts = p.options.set_index("option")
+    return sum(float(q.at[(ph.name, a.option), "wall_hours_conf"]) * a.gpu_hours / ph.gpu_hours
+               * float(opts.at[a.option, "units_per_hour"]) for ph in p.phases for a in ph.assignments)
+
+
+def test_compute_units_bought_in_packs_cost_whole_packs(load):
+    # colab-payg in the frozen catalog: 1.86 units an hour of a T4, 13.08 of an A100, sold in
+    # packs of 100 units for 9.99 USD (100 x 0.0999) that expire after 90 days. Ten hours burn
+    # far fewer, yet the pack is paid whole: the plan said 3.8 USD of rent where a user pays 9.99
+    # (with the pack paid, the A100 is the tier's best use of it: faster, fewer starts)
+    text = _payg(BASE.format(hours=10, deadline="2027-12-31", buy="", rent="", free="colab-payg"))
+    p = planner.plan(load(text), trials=0)
+    (a,) = p.phase("train").assignments
+    assert a.option.startswith("colab-payg:") and a.prepaid and a.cost_usd["rent"] == 0.0
+    (pack,) = p.packs
+    assert (pack.tier, pack.count, pack.units) == ("colab-payg", 1, 100.0)
+    assert pack.cost_usd == pytest.approx(9.99) and p.cost_usd["rent"] == pytest.approx(9.99)
+    assert pack.start == dt.date(2027, 1, 4) and pack.end == dt.date(2027, 4, 3)  # bought when first used, 90 days
+    assert _units_at_confidence(p) <= 100 + 1e-6
+    assert p.total_usd == pytest.approx(9.99 + sum(a.cost_usd[k] for k in a.cost_usd if k != "rent"))
+    d = planner.to_dict(p)
+    assert d["packs"] == [{"tier": "colab-payg", "bought": "2027-01-04", "expires": "2027-04-03", "count": 1,
+                           "cost": 9.99, "units": 100.0}]
+    # 60 h burn more than one pack's units wherever they run: two packs, 19.98 USD
+    many = planner.plan(load(text.replace("gpu_hours: 10", "gpu_hours: 60")), trials=0)
+    assert [(k.count, k.start) for k in many.packs] == [(2, dt.date(2027, 1, 4))]
+    assert many.cost_usd["rent"] == pytest.approx(19.98)
+    # the hours carry no price of their own: the units paid for are spent where they save time
+    # (on the A100, fewer hours and starts by hand), all 200 of them
+    assert _units_at_confidence(many) == pytest.approx(200)
+    # a second phase after the first pack's units expired (day 90 on) needs a pack of its own
+    later = text.replace("    checkpoint_size: 0.36 GB\n", "    checkpoint_size: 0.36 GB\n  again:\n"
+                         "    gpu_hours: 10\n    from: 2027-06-01\n    deadline: 2027-12-31\n", 1)
+    later = later.replace("deadline: 2027-12-31\n    checkpoint_size", "deadline: 2027-02-28\n    checkpoint_size", 1)
+    two = planner.plan(load(later), trials=0)
+    assert [(k.count, k.start) for k in two.packs] == [(1, dt.date(2027, 1, 4)), (1, dt.date(2027, 6, 1))]
+    assert two.cost_usd["rent"] == pytest.approx(2 * 9.99)
+
+
+def test_a_pack_bought_for_few_hours_leaves_the_tier_where_a_free_one_does_them(load):
+    # Kaggle does the work for your time alone; a pack's 9.99 USD for a few A100 hours is no
+    # longer priced at the 2 USD the units burnt would cost, and with the hours due at once the
+    # free tier takes them (the catalog's colab-payg and kaggle-t4x2, frozen)
+    text = _payg(BASE.format(hours=10, deadline="2027-12-31", buy="", rent="", free="colab-payg, kaggle-t4x2"))
+    p = planner.plan(load(text), trials=0)
+    assert {a.option for a in p.phase("train").assignments} == {"kaggle-t4x2"} and not p.packs
 
 
 def test_debug_shows_the_traceback_of_an_internal_error(monkeypatch):

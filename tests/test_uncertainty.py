@@ -524,6 +524,31 @@ def test_units_beyond_the_months_subscribed_are_bought_at_the_fees_price_per_uni
     assert extra == pytest.approx([0.0, 10 * 0.0999, 100 * 0.0999])
 
 
+def test_units_beyond_the_packs_bought_are_bought_in_whole_packs():
+    # two packs of 100 units bought (9.99 USD each); draws burning 150, 200, 201 and 350 units
+    # pay for 0, 0, 1 and 2 packs more: a pack is sold whole
+    from planner.decide.result import Alternative
+
+    alt = Alternative("hybrid", 0.0, None, (), (), commitments=(
+        ("colab-payg", 0, 2, 19.98), ("aws:x", 0, 2, 100.0)))
+    packed = {"colab-payg:t4": ("colab-payg", 9.99, 100.0, 90.0), "colab-payg:a100-40gb": ("colab-payg", 9.99, 100.0, 90.0)}
+    extra = uncertainty._packs_beyond(alt, packed, {"colab-payg": np.array([150.0, 200.0, 201.0, 350.0])}, 4)
+    assert extra == pytest.approx([0.0, 0.0, 9.99, 2 * 9.99])
+
+
+def test_a_pack_is_paid_in_every_draw(load):
+    # ten T4 hours on colab-payg burn far fewer than a pack's 100 units: every draw pays the pack,
+    # 9.99 USD, and no rent by the hour
+    from .test_plan import BASE, _payg
+
+    p = planner.plan(load(_payg(BASE.format(hours=10, deadline="2027-12-31", buy="", rent="", free="colab-payg"))),
+                     trials=10, uncertainty=300, seed=0)
+    assert [k.cost_usd for k in p.packs] == [pytest.approx(9.99)]
+    hybrid = by_strategy(p)["hybrid"]
+    rest = p.total_usd - 9.99  # the plan's your time (and nothing else) beside the pack
+    assert hybrid.cost_usd.min() >= 9.99 + 0.5 * rest and hybrid.cost_usd.max() <= 9.99 + 2 * rest
+
+
 def test_a_cards_market_range_is_drawn_over_it(load, catalog):
     # a card priced 2,000 USD whose market runs from 1,500 to 3,000 (test catalog): its draws stay
     # inside the range, most likely at the price, with the triangular mean (1,500 + 2,000 + 3,000) / 3

@@ -21,7 +21,8 @@ Variables
     h in {0, 1}       a host computer is bought (when the user has none)
     u[p] >= 0         work of phase p that no option can do in time (penalised)
     z[c, d] integer   instances of commitment c started on day d; m[t, month] in {0, 1}: a month of
-                      subscription tier t (its hours then carry no price)
+                      subscription tier t (its hours then carry no price); k[t, period] integer: packs
+                      of tier t's compute units bought at the period's start (its hours carry no price)
     v[k, g] >= 0      USD credit k pays of the money of group g: the x that the same credits may
                       pay (rent of their providers in buckets inside their days; :func:`credit_groups`);
                       v[k, z] of a commitment's terms
@@ -39,6 +40,8 @@ Constraint families (wall hours come from the session model as factors per refer
                   known); a week the plan covers in part keeps its whole quota
     subscription  a tier's compute units per month <= its month's units x m[t, month] (m in {0, 1}:
                   the month is subscribed, its fee paid; months from the start's day of the month)
+    packs         a tier's compute units per period <= a pack's units x k[t, period] (periods as
+                  long as a pack's units last, from the start)
     starts        sessions started by hand <= starts a day x the bucket's days
     supply        a rent offer with a known supply: its instances at once, over every phase
     once          a tier's one-off hours
@@ -72,7 +75,7 @@ from ..model import carbon, costs, units
 from ..model.records import HOME_KINDS, NOTEBOOK_KINDS
 from ..model.scenario import WEEKDAYS, Credit, Scenario
 from ..model.sessions import Finish, finish_day, parallel_runs
-from .options import commitments_of, subscriptions_of
+from .options import commitments_of, packs_of, subscriptions_of
 
 UNMET_PENALTY_USD_PER_H = 1e7
 #: How far a start may miss a row or bound [the row's unit] (:meth:`Program.holds`): a tenth of
@@ -127,9 +130,10 @@ class Calendar:
 
     @classmethod
     def of(cls, s: Scenario, deadline_override: dict[str, dt.date] | None = None, resets: tuple[str, ...] = (),
-           monthly: bool = False) -> Calendar:
+           monthly: bool = False, periods: tuple[float, ...] = ()) -> Calendar:
         """``resets``: the weekdays on which the quotas in play reset (cut there too); ``monthly``:
-        cut at every month's first day too (:func:`month_starts`; subscriptions are in play)."""
+        cut at every month's first day too (:func:`month_starts`; subscriptions are in play);
+        ``periods``: cut every so many days from the start too (the days a pack's units last)."""
         override = deadline_override or {}
         dated = {ph.name: s.window(ph, override.get(ph.name)) for ph in s.phases}
         last = max([s.horizon_end, *(end for _, end in dated.values())])
@@ -144,6 +148,8 @@ class Calendar:
             cuts |= set(range(cls.reset_offset(s.start, day), total, 7))
         if monthly:
             cuts |= set(month_starts(s.start, total))
+        for days in periods:
+            cuts |= set(pack_starts(days, total))
         for credit in s.you.credits:  # from 'from' to the end of 'until'
             ends = (credit.start, None if credit.until is None else credit.until + dt.timedelta(days=1))
             cuts |= {(day - s.start).days for day in ends if day is not None and 0 < (day - s.start).days < total}
@@ -315,10 +321,12 @@ class CommitVar:
     day: int  # days from the start
     days: float  # the term
     usd: float  # one instance over the whole term, paid whether used or not
-    units: float | None = None  # a subscription month (one at a time): the compute units its fee buys
+    units: float | None = None  # a subscription month (one at a time) or a pack: the compute units its price buys
+    pack: bool = False  # packs of compute units, as many as needed, bought on ``day`` and lasting ``days``
 
     @property
     def subscription(self) -> bool:
+        """A notebook tier's month or pack (the tier's hours carry no price), not a term of a rent offer."""
         return self.units is not None
 
 
@@ -793,6 +801,59 @@ def month_vars(cal: Calendar, x: XTable, subs: Mapping[str, tuple[str, float, fl
     return tuple(out)
 
 
+def pack_starts(days: float, total_days: int) -> list[int]:
+    """Days from the start on which a tier's packs may be bought: every ``days`` (as long as a
+    pack's units last, whole days, at least one) within ``total_days``; only the first where
+    units never expire."""
+    if not math.isfinite(days):
+        return [0]
+    step = max(1, math.floor(days))
+    return list(range(0, max(total_days, 1), step))
+
+
+def pack_vars(cal: Calendar, x: XTable, packs: Mapping[str, tuple[str, float, float, float]],
+              first_var: int) -> tuple[CommitVar, ...]:
+    """One integer per (tier whose units come in packs, period its x lie in): the packs bought at
+    the period's start, their units spent within it (:func:`pack_starts`: the calendar cuts
+    there, so each bucket lies in one period). Buying every pack at a period's start is one way
+    to buy them, so the cost is one a user can pay; buying in mid-period can need fewer packs
+    where the hours straddle two periods."""
+    mine = np.isin(x.option, list(packs))
+    if not mine.any():
+        return ()
+    out: list[CommitVar] = []
+    for tier, usd, units_each, days in sorted({v for v in packs.values()}):
+        starts = np.array(pack_starts(days, int(cal.edges[-1])), dtype=int)
+        ends = np.append(starts[1:], int(cal.edges[-1]))
+        ours = np.isin(x.option, [o for o, v in packs.items() if v[0] == tier])
+        period = np.searchsorted(starts, cal.first_day[x.bucket[ours]], side="right") - 1
+        for k in sorted(set(period.tolist())):
+            out.append(CommitVar(first_var + len(out), tier, int(starts[k]), float(ends[k] - starts[k]), usd,
+                                 units_each, pack=True))
+    return tuple(out)
+
+
+def packs_block(x: XTable, cal: Calendar, packs: Mapping[str, tuple[str, float, float, float]],
+                bought: tuple[CommitVar, ...]) -> Block:
+    """A tier's compute units, per period: the units its hours burn in the period (wall hours at
+    the confidence x the device's units an hour, over every device of the tier) <= a pack's units
+    x the packs bought at the period's start. Units left at a period's end are not carried over
+    (they expire; where they never do, one period spans the calendar)."""
+    if not bought:
+        return Block.of("packs", [], [], [], [], -np.inf, [])
+    at = np.flatnonzero(np.isin(x.option, list(packs)))
+    first = cal.first_day[x.bucket[at]]
+    tier = np.array([packs[o][0] for o in x.option[at]], dtype=object)
+    row = {(z.option, z.day): i for i, z in enumerate(bought)}
+    rid = np.array([row[(t, max(z.day for z in bought if z.option == t and z.day <= f))]
+                    for t, f in zip(tier, first)], dtype=int)
+    burn = x.wall_conf_per_ref[at] * x.units_per_hour[at]
+    return Block.of("packs", [f"{z.option} packs from {cal.date(z.day)}" for z in bought],
+                    np.concatenate([rid, np.arange(len(bought))]),
+                    np.concatenate([x.var[at], [z.var for z in bought]]),
+                    np.concatenate([burn, [-float(z.units or 0.0) for z in bought]]), -np.inf, 0.0)
+
+
 def subscription(x: XTable, cal: Calendar, subs: Mapping[str, tuple[str, float, float]],
                  months: tuple[CommitVar, ...]) -> Block:
     """A subscription's compute units, per month: the units its hours burn in the month (wall
@@ -1076,9 +1137,11 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
                    & quotes["option"].isin(opts.loc[opts["kind"].isin(kinds), "option"]).to_numpy(), COLUMNS]
     resets = q.loc[q["kind"].isin(NOTEBOOK_KINDS).to_numpy() & q["quota_h_per_week"].notna().to_numpy(), "quota_reset"]
     subs = {o: v for o, v in subscriptions_of(opts).items() if o in set(q["option"])}
-    cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})), bool(subs))
+    packs = {o: v for o, v in packs_of(opts).items() if o in set(q["option"])}
+    cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})), bool(subs),
+                      tuple(sorted({v[3] for v in packs.values()})))
     trends = rent_trends(s, opts)
-    xi = x_table(s, cal, q, opts, subs, trends)
+    xi = x_table(s, cal, q, opts, {**subs, **packs}, trends)
     # the variables, family by family
     var = VarIndex()
     var.add("hours", len(xi))  # x: xi.var numbers them
@@ -1096,6 +1159,8 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     var.add("terms", len(commits))
     months = month_vars(cal, xi, subs, var.n)
     var.add("months", len(months))
+    bought_packs = pack_vars(cal, xi, packs, var.n)
+    var.add("packs", len(bought_packs))
     groups, paid = credit_groups(credit_cover(s, xi, cal), nx)
     credit_index = []  # one u variable per (credit, group of hours it may pay for)
     for k, gs in enumerate(paid):
@@ -1108,7 +1173,7 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     c, ties = _objective(xi, n)
     for v in buy_vars:
         c[v.var] = v.price_usd - v.resale_usd + v.made_kg * (s.you.carbon_usd_per_kg or 0.0)
-    for z in (*commits, *months):
+    for z in (*commits, *months, *bought_packs):
         c[z.var] = z.usd
         ties[z.var] = TIE_BREAKS["term"]
     for j in unmet_index.values():
@@ -1120,7 +1185,8 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
 
     blocks = [work(xi, s, unmet_index), concurrency(xi, cal), machine(xi, cal, buy_vars), buy_once(buy_vars, forced),
               account(xi, cal),
-              quota(xi, cal), subscription(xi, cal, subs, months), supply(xi, cal),
+              quota(xi, cal), subscription(xi, cal, subs, months),
+              packs_block(xi, cal, packs, bought_packs), supply(xi, cal),
               commitment(xi, cal, commits), starts(xi, cal, s.you.attention_starts_per_day),
               once(xi)]
     if host_index is not None:
@@ -1134,7 +1200,7 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     if limit is not None and math.isfinite(limit):
         blocks.append(budget(xi, buy_vars, host_index, s.you.host_usd, limit,
                              np.concatenate([u for u, _ in [*credit_index, *paid_terms]]) if credit_index else None,
-                             (*commits, *months)))
+                             (*commits, *months, *bought_packs)))
     blocks = [b for b in blocks if b.labels]
 
     integrality = np.zeros(n)
@@ -1149,9 +1215,12 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
         integrality[z.var], ub[z.var] = 1, float(n_max) if n_max is not None and n_max == n_max else most
     for z in months:  # one subscription of a tier at a time
         integrality[z.var], ub[z.var] = 1, 1
+    for z in bought_packs:  # as many packs as the period's hours burn
+        integrality[z.var] = 1
     lb = np.zeros(n)
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
-                   tuple(credit_index), tuple(groups), buy_vars, (*commits, *months), tuple(paid_terms), ties,
+                   tuple(credit_index), tuple(groups), buy_vars, (*commits, *months, *bought_packs), tuple(paid_terms),
+                   ties,
                    dict(var.ranges))
 
 
@@ -1505,6 +1574,17 @@ def purchases(program: Program, sol: Solution) -> list[str]:
 def committed(program: Program, sol: Solution) -> list[tuple[CommitVar, int]]:
     """Each commitment the plan makes: its start day and term, and the instances committed."""
     return [(z, round(float(sol.x[z.var]))) for z in program.commit_vars if sol.x[z.var] > 0.5]
+
+
+def first_use(program: Program, sol: Solution, z: CommitVar, options: Sequence[str]) -> int:
+    """The first day (from the start) within ``z``'s period on which the solution runs hours on
+    ``options`` (a tier's): the day its packs are needed, bought then rather than at the period's
+    start, their units lasting from then (``z.day`` where no hour is run)."""
+    x = program.x_index
+    day = program.calendar.first_day[x.bucket]
+    used = ((np.asarray(sol.x[: len(x)]) > 1e-9) & np.isin(x.option, list(options)) & (day >= z.day)
+            & (day < z.day + z.days))
+    return int(day[used].min()) if used.any() else z.day
 
 
 def bought(program: Program, sol: Solution) -> dict[str, BuyVar]:

@@ -35,7 +35,7 @@ from ..model.costs import COST_PARTS, PART_NAMES
 from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, Option, Quote, considers_home, options_of, quotes_frame
 from ..model.scenario import Phase, Scenario
 from . import breakeven, milp
-from .options import build_options, commitments_of, stale_rows, subscriptions_of
+from .options import build_options, commitments_of, packs_of, stale_rows, subscriptions_of
 from .quotes import (
     CardPath,
     card_costs,
@@ -56,6 +56,7 @@ from .result import (
     Commitment,
     CreditKept,
     LateStrategy,
+    Pack,
     ParetoPoint,
     PhasePlan,
     Plan,
@@ -467,7 +468,8 @@ class Solved:
         if self.host_bought:
             out["host computer"] = self.s.you.host_usd
         for z, k in self.committed:
-            what = f"subscribe {z.option}" if z.subscription else f"commit {z.option}"
+            what = (f"packs of {z.option}" if z.pack else f"subscribe {z.option}" if z.subscription
+                    else f"commit {z.option}")
             out[what] = out.get(what, 0.0) + z.usd * k
         out.update({str(k): float(v) for k, v in spent.items() if v > 0.005})
         return out
@@ -600,6 +602,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     credit_kept = _credit_kept(s, quotes, opts, cards, best) if detail and s.you.credits else None
     commitments = _commitments(s, best, opts, parts)
     subscriptions = _subscriptions(s, best, parts)
+    packs = _packs(s, best, opts, parts)
     by_key = {(q.phase, q.option): q for q in records}
     by_phase = _hours_by_phase(best.schedule)
     later = ({p: _earliest_deadline(s, quotes, opts, cards, s.phase(p)) for p in best.unmet}
@@ -631,6 +634,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
         purchases=tuple(purchases),
         commitments=tuple(commitments),
         subscriptions=tuple(subscriptions),
+        packs=tuple(packs),
         phases=tuple(phases),
         cost_usd=parts,
         alternatives=tuple(others),
@@ -817,12 +821,29 @@ def _purchases(s: Scenario, best: Solved, options: dict[str, Option], parts: dic
     return out
 
 
+def _packs(s: Scenario, best: Solved, opts: pd.DataFrame, parts: dict[str, float]) -> list[Pack]:
+    """The packs of compute units the plan buys, their price added to the rent (the hours on the
+    tier carry none: a pack is paid whole whether its units are used or not). The program buys a
+    period's packs at its start; the answer buys them on the first day the period runs hours on
+    the tier, when they are needed (their units, lasting from then, cover every hour planned)."""
+    tiers: dict[str, list[str]] = {}
+    for option, v in packs_of(opts).items():
+        tiers.setdefault(v[0], []).append(option)
+    out = []
+    for z, k in best.committed:
+        if z.pack:
+            day = milp.first_use(best.program, best.sol, z, tiers.get(z.option, []))
+            out.append(Pack(z.option, s.start + dt.timedelta(days=day), z.days, k, z.usd * k, float(z.units or 0) * k))
+            parts["rent"] += z.usd * k
+    return out
+
+
 def _subscriptions(s: Scenario, best: Solved, parts: dict[str, float]) -> list[Subscription]:
     """The months the plan subscribes to a tier, their fees added to the rent (the hours on the
     tier carry none: the month's units are paid whether used or not)."""
     out = []
     for z, k in best.committed:
-        if z.subscription:
+        if z.subscription and not z.pack:
             out.append(Subscription(z.option, s.start + dt.timedelta(days=z.day), z.days, z.usd * k, float(z.units or 0)))
             parts["rent"] += z.usd * k
     return out
@@ -922,7 +943,7 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
         cost = {k: c.part_usd(k) * f for k in PART_NAMES}
         if c.kind == "rent":  # rent prices on their path (price_trend), over the hours placed
             cost["rent"] *= best.price_factors.get((ph.name, c.option), 1.0)
-        if o.term_days is not None or o.by_the_month:  # paid once by the term or the month
+        if o.term_days is not None or o.by_the_month or o.by_the_pack:  # paid once by the term, month or pack
             cost["rent"] = 0.0
         for k in PART_NAMES:
             parts[k] += cost[k]
@@ -1001,7 +1022,7 @@ def _assignment(s: Scenario, ph: Phase, c: Quote, o: Option, f: float, hours: fl
         wall_hours_p50=spread.wall_p50, wall_hours_p90=spread.wall_p90,
         lost_hours_p10=spread.lost_p10, lost_hours_p90=spread.lost_p90,
         cost_p50_usd=spread.cost_p50, cost_p90_usd=spread.cost_p90,
-        price_source=_price_source(o), prepaid=o.term_days is not None or o.by_the_month,
+        price_source=_price_source(o), prepaid=o.term_days is not None or o.by_the_month or o.by_the_pack,
         energy_kwh=c.energy_kwh * f, co2_kg=c.co2_kg * f,
     )
 

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 OPTION_COLUMNS = [
     "option", "kind", "offer", "device", "count", "usd_per_hour", "usd_per_month", "purchase_usd",
     "resale_usd", "resale_fraction", "resale_model_factor", "condition", "power_w", "session_limit_h", "idle_timeout_min",
-    "quota_h_per_week", "quota_h_total", "cap_h_per_month", "units_per_hour", "needs_person", "setup_min",
-    "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
+    "quota_h_per_week", "quota_h_total", "cap_h_per_month", "units_per_hour", "units_per_pack", "pack_days",
+    "needs_person", "setup_min", "transfer_gb_per_h", "persistent_storage", "frameworks", "spot", "billing_s", "startup_min",
     "interruptions_per_h", "storage_usd_per_gb_month", "egress_usd_per_gb", "quota_group", "as_of", "source",
     "interruption_mode", "resume_wait_h", "interruptions_low_per_h", "interruptions_high_per_h",
     "interruptions_default", "disk_gb", "dataset_mount", "price_source", "quota_reset", "supply", "term_days", "notes",
@@ -63,6 +63,24 @@ def commitments_of(opts: pd.DataFrame) -> frozenset[str]:
     if "term_days" not in opts:
         return frozenset()
     return frozenset(opts.loc[opts["term_days"].notna().to_numpy(), "option"])
+
+
+def packs_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float, float]]:
+    """The options of tiers whose compute units are bought as you go in packs: {option: (tier,
+    a pack's price [USD], its units, the days they last)}. A pack is paid whole whether its units
+    are used or not (Colab sells 100 units for 9.99 USD, and they expire after 90 days), so the
+    hours on the tier carry no price of their own: four hours of an A100 cost the pack, not 2.16
+    USD. Units that never expire last the plan's whole calendar."""
+    if "units_per_pack" not in opts or not (opts["kind"].to_numpy() == "subscription").any():
+        return {}
+    pack = pd.to_numeric(opts["units_per_pack"], errors="coerce").to_numpy(dtype=float)
+    days = pd.to_numeric(opts["pack_days"], errors="coerce").to_numpy(dtype=float)
+    usd_h = pd.to_numeric(opts["usd_per_hour"], errors="coerce").to_numpy(dtype=float)
+    burn = pd.to_numeric(opts["units_per_hour"], errors="coerce").to_numpy(dtype=float)
+    keep = ((opts["kind"].to_numpy() == "subscription") & np.isfinite(pack) & (pack > 0) & np.isfinite(usd_h)
+            & np.isfinite(burn) & (burn > 0))
+    return {str(o): (str(t), float(u / b * n), float(n), float(d) if d == d else math.inf) for o, t, u, b, n, d in
+            zip(opts["option"][keep], opts["offer"][keep], usd_h[keep], burn[keep], pack[keep], days[keep])}
 
 
 def subscriptions_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float]]:
@@ -292,7 +310,7 @@ def _build_options(s: OptionInputs, catalog: pricing.Catalog) -> pd.DataFrame:
             "session_limit_h", "idle_timeout_min", "quota_h_per_week", "quota_h_total", "needs_person", "setup_min",
             "transfer_gb_per_h", "persistent_storage", "interruptions_per_h", "frameworks", "as_of", "source",
             "unavailable_share", "unavailable_low", "unavailable_high")},
-            **{c: r.get(c) for c in ("quota_low_h_per_week", "quota_high_h_per_week")},
+            **{c: r.get(c) for c in ("quota_low_h_per_week", "quota_high_h_per_week", "units_per_pack", "pack_days")},
             quota_group=r["quota_group"] if isinstance(r["quota_group"], str) else r["tier"],
             disk_gb=r.get("disk_gb"), dataset_mount=bool(r.get("dataset_mount", False)), price_source=r["layer"],
             operator=r.get("operator") if isinstance(r.get("operator"), str) else None,

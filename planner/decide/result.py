@@ -58,8 +58,8 @@ class Assignment:
     checkpoint_gb: float = 0.0  # one checkpoint's size
     checkpoint_write_gb_per_h: float = 0.0  # how fast the option writes it (quotes.checkpoint_write_gb_per_h)
     price_source: str | None = None  # catalog layer of the price: shipped, refreshed DATE, a --catalog file, scenario
-    prepaid: bool = False  # on a commitment or a subscription: its hours carry no rent (Plan.commitments and
-    # Plan.subscriptions hold the terms' and months' cost)
+    prepaid: bool = False  # on a commitment, a subscription or packs of units: its hours carry no rent
+    # (Plan.commitments, Plan.subscriptions and Plan.packs hold the terms', months' and packs' cost)
     energy_kwh: float = 0.0  # its energy (planner.model.carbon)
     co2_kg: float = 0.0  # its emissions: energy at its grid, a rented or free machine's making by the hour
 
@@ -118,6 +118,24 @@ class Subscription(_Paid):
     days: float  # the month's days
     cost_usd: float  # the month's fee
     units: float  # compute units the fee buys
+
+
+@dataclass(frozen=True)
+class Pack(_Paid):
+    """Packs of a notebook tier's compute units bought on one day (units bought as you go: Colab's
+    pay-as-you-go), paid whole whether their units are used or not, lasting ``days``."""
+
+    tier: str
+    start: dt.date  # the day they are bought
+    days: float  # how long their units last (inf: they do not expire)
+    count: int  # packs bought
+    cost_usd: float  # all of them
+    units: float  # the compute units they hold
+
+    @property
+    def end(self) -> dt.date:
+        """The last day their units last (the horizon's end is far enough where they never expire)."""
+        return self.start + dt.timedelta(days=math.ceil(min(self.days, 365_000)) - 1)
 
 
 @dataclass(frozen=True)
@@ -228,6 +246,7 @@ class Plan:
     candidates: tuple[Alternative, ...] = ()  # the best plan with each considered card bought, and with none
     commitments: tuple[Commitment, ...] = ()  # reserved capacity the plan commits to
     subscriptions: tuple[Subscription, ...] = ()  # months of notebook tiers paid by the month
+    packs: tuple[Pack, ...] = ()  # packs of notebook tiers' compute units bought as you go
     credits: tuple[tuple[str, float, float, float], ...] = ()  # (name, amount, used, lost unused) [USD]
     credit_kept: CreditKept | None = None  # a plan of the same cash that spends less of your credits
     problem_size: tuple[int, int] = (0, 0)  # MILP variables, constraints
@@ -325,6 +344,10 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "subscriptions": [
             {"tier": m.tier, "start": _date(m.start), "end": _date(m.end), "days": _num(m.days, 1),
              "cost": money(m.cost_usd), "units": _num(m.units, 1)} for m in plan.subscriptions
+        ],
+        "packs": [
+            {"tier": k.tier, "bought": _date(k.start), "expires": _date(k.end) if math.isfinite(k.days) else None,
+             "count": k.count, "cost": money(k.cost_usd), "units": _num(k.units, 1)} for k in plan.packs
         ],
         "phases": [_phase_dict(ph, money, plan.scenario) for ph in plan.phases],
         "breakeven": [

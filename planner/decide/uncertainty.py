@@ -51,7 +51,7 @@ from ..model.costs import NOT_CASH
 from ..model.records import HOME_KINDS
 from ..model.sessions import at_rates, triangular_ppf
 from . import quotes
-from .options import commitments_of, subscriptions_of
+from .options import commitments_of, packs_of, subscriptions_of
 from .quotes import card_costs
 
 #: A plan and one strategy's plan (planner.decide.result.Plan and Alternative): not imported,
@@ -174,12 +174,14 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
     # the catalog writes it in USD, converted to 4 significant digits
     hourly = "g" if s.currency == "USD" else ".4g"
     monthly = subscriptions_of(_options(plan))
+    packed = packs_of(_options(plan))
     for o in used:
         r: Any = opts.loc[o]
         kind = r["kind"]
         yours = r.get("price_source") == "scenario"  # a price you wrote is yours: certain unless a range
-        # units bought as you go (a month's fee is certain; its hours carry no price)
-        paid_tier = kind == "subscription" and o not in monthly
+        # units bought as you go one at a time (a month's fee and a pack's price are certain; the
+        # hours of their tiers carry no price)
+        paid_tier = kind == "subscription" and o not in monthly and o not in packed
         low, high = (opt_float(r.get(c)) for c in ("usd_per_hour_low", "usd_per_hour_high"))
         if kind == "rent" and not yours and low is not None and high is not None and low <= high:
             # a marketplace: the plan rents at its typical listing, the listings at or below it its
@@ -404,7 +406,8 @@ def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q:
     years = {(phase, option): y for phase, option, y in alt.price_years}
     committed = commitments_of(_options(plan))
     monthly = subscriptions_of(_options(plan))
-    burnt: dict[str, np.ndarray] = {}  # per tier paid by the month: compute units the draw's hours burn
+    packed = packs_of(_options(plan))
+    burnt: dict[str, np.ndarray] = {}  # per tier paid by the month or the pack: compute units the draw's hours burn
     money: dict[tuple[str, str], np.ndarray] = {}  # per (phase, option): money spent in each draw
     for phase, option, hours in alt.hours:
         c = q.loc[(phase, option)]
@@ -419,7 +422,7 @@ def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q:
         if trend is not None and (phase, option) in years:  # a dated price on its device's trend
             # the plan's path is at the central trend: the draw's path instead, from the price's date
             price = price * ((1.0 + trend.draws) / (1.0 + trend.base)) ** years[(phase, option)]
-        if option in committed or option in monthly:  # a term or a month: paid below, not by the hour
+        if option in committed or option in monthly or option in packed:  # a term, month or pack: paid below
             price = np.zeros(n)
         wall, billed = float(c["wall_hours"]), float(c["billed_hours"])
         # the session hours scale with the work over the speed, and with the interruption rate as
@@ -445,8 +448,8 @@ def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q:
             rent_factor=price, electricity_factor=elec, time_value_factor=time_value, carbon_factor=co2_hour)
         cost += sum(parts.values())
         money[(phase, option)] = sum(v for k, v in parts.items() if k not in NOT_CASH) + np.zeros(n)
-        if option in monthly:
-            tier = monthly[option][0]
+        if option in monthly or option in packed:
+            tier = monthly[option][0] if option in monthly else packed[option][0]
             burnt[tier] = burnt.get(tier, 0.0) + wall * share * r * float(opts.at[option, "units_per_hour"])
     cards = card_costs(s, _options(plan))
     bought = {b: (price, resale) for b, _, price, resale in alt.bought_costs}  # on the day the plan buys it
@@ -468,7 +471,7 @@ def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q:
         terms[(option, day)] = usd * _factor(by_name, f"price {option}", n)
         cost += terms[(option, day)]
     cost -= credits_paid(alt.credits, money, terms, n)
-    cost += _units_beyond(alt, monthly, burnt, n)
+    cost += _units_beyond(alt, monthly, burnt, n) + _packs_beyond(alt, packed, burnt, n)
     if alt.host:
         cost += s.you.host_usd
     last = np.zeros(n)
@@ -496,7 +499,27 @@ def _units_beyond(alt: Alternative, monthly: dict[str, tuple[str, float, float]]
     per_unit = {t: fee / units for t, fee, units in monthly.values()}
     extra = np.zeros(n)
     for tier, used in sorted(burnt.items()):
-        extra += np.maximum(np.asarray(used, dtype=float) - granted.get(tier, 0.0), 0.0) * per_unit[tier]
+        if tier in per_unit:  # a tier paid by the month (packs: _packs_beyond)
+            extra += np.maximum(np.asarray(used, dtype=float) - granted.get(tier, 0.0), 0.0) * per_unit[tier]
+    return extra
+
+
+def _packs_beyond(alt: Alternative, packed: dict[str, tuple[str, float, float, float]], burnt: dict[str, np.ndarray],
+                  n: int) -> np.ndarray:
+    """What a draw pays for the packs of compute units it needs beyond those the plan buys [USD]:
+    whole packs, at their price, for the units its hours burn beyond the packs' (counted over the
+    whole plan, as :func:`_units_beyond` counts months)."""
+    tiers = {t: (usd, units) for t, usd, units, _ in packed.values()}
+    granted: dict[str, float] = {}
+    for option, _, k, _ in alt.commitments:
+        if option in tiers:
+            granted[option] = granted.get(option, 0.0) + tiers[option][1] * k
+    extra = np.zeros(n)
+    for tier, used in sorted(burnt.items()):
+        if tier in tiers:
+            usd, units = tiers[tier]
+            beyond = np.maximum(np.asarray(used, dtype=float) - granted.get(tier, 0.0), 0.0)
+            extra += np.ceil(beyond / units - 1e-9) * usd
     return extra
 
 

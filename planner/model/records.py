@@ -130,12 +130,21 @@ class Option:
     fp8: bool = False  # its device trains in FP8 (workload.FP8_ARCHITECTURES)
     reference_fp8: bool = False  # and the reference GPU does
     gpu_class: str = "pro"  # its GPUs' class, for a machine of several's data parallelism (workload.gpu_class)
+    units_per_pack: float | None = None  # compute units bought as you go come in packs of these (options.packs_of)
+    pack_days: float | None = None  # and last this long from the day a pack is bought (None: no expiry)
 
     @property
     def by_the_month(self) -> bool:
         """A tier paid by the month (``options.subscriptions_of``): its hours carry no price; the
         month's fee buys its units."""
         return (self.kind == "subscription" and self.usd_per_month is not None and self.cap_h_per_month is not None
+                and self.units_per_hour is not None)
+
+    @property
+    def by_the_pack(self) -> bool:
+        """A tier whose compute units are bought in packs (``options.packs_of``): its hours carry
+        no price; the packs bought pay for its units."""
+        return (self.kind == "subscription" and self.units_per_pack is not None and self.units_per_pack > 0
                 and self.units_per_hour is not None)
 
 

@@ -125,8 +125,9 @@ def _as_it_fits(a: Assignment, reference: str) -> str:
     return f"{speed} with gradient accumulation"
 
 
-def explain(a: Assignment, reference: str) -> str:
-    """One assignment in words: speed, sessions, losses, the checkpoint advice, the spread."""
+def explain(a: Assignment, reference: str, packed: frozenset[str] = frozenset()) -> str:
+    """One assignment in words: speed, sessions, losses, the checkpoint advice, the spread.
+    ``packed``: the tiers whose compute units the plan buys in packs (Plan.packs)."""
     if a.wall_hours != a.wall_hours or a.wall_hours == float("inf"):
         return f"{units.format_hours(a.gpu_hours)} reference GPU-h cannot be done in time here"
     text = (f"{units.format_hours(a.gpu_hours)} reference GPU-h become {a.wall_hours:,.1f} wall-h at {a.relative_speed:.2f}x "
@@ -135,7 +136,9 @@ def explain(a: Assignment, reference: str) -> str:
     if a.kind in ("free", "subscription", "rent"):
         text += (f" over {a.sessions} session{'s' if a.sessions != 1 else ''}; {a.setup_hours:,.1f} h of setup, "
                  f"{a.lost_hours:,.1f} h lost to session ends and interruptions")
-        if a.prepaid and a.kind == "subscription":
+        if a.prepaid and a.kind == "subscription" and a.option.split(":", 1)[0] in packed:
+            text += "; no price by the hour: the packs bought pay for its compute units, whether used or not"
+        elif a.prepaid and a.kind == "subscription":
             text += "; no price by the hour: the month's fee buys its compute units, whether used or not"
         elif a.prepaid:
             text += "; no rent by the hour: the commitment's term is paid once, whether used or not"
@@ -278,6 +281,11 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
     buys += "".join(f"; subscribe to `{tier}` from {units.format_and([f'{a} to {b}' for a, b, _ in ts])} "
                     f"({_money(sum(c for _, _, c in ts), cur)}, the monthly fees, whether "
                     f"{'its' if len(ts) == 1 else 'their'} units are used or not)" for tier, ts in spans.items())
+    buys += "".join(f"; pay for {k['count']} pack{'s' if k['count'] != 1 else ''} of `{k['tier']}`'s compute units "
+                    f"on {k['bought']} ({_money(x.cost_usd * per, cur)} for "
+                    f"{units.format_significant(k['units'], 6, thousands=True)} units"
+                    + (f", which last until {k['expires']}" if k["expires"] else "") + ", whether used or not)"
+                    for k, x in zip(d.get("packs", []), plan.packs))
     # phases grouped by where they run: "a, b and c on `x`; d on `y` + `z`" (not `x` seven times)
     groups: dict[str, list[str]] = {}
     for ph in d["phases"]:
@@ -365,7 +373,8 @@ def _plan_section(plan: Plan, d: dict) -> view.Section:
                          ph["deadline"] or "—",
                          f"yes ({_percent(ph['on_time_chance'])})" if ph["meets_deadline"] else "**NO**",
                          _amount(a["cost"], cur) if a else "—"))
-    notes = [f"{ph.name} on `{a.option}`: " + explain(a, ref).replace("\n    ", " — ")
+    packed = frozenset(k.tier for k in plan.packs)
+    notes = [f"{ph.name} on `{a.option}`: " + explain(a, ref, packed).replace("\n    ", " — ")
              for ph in plan.phases for a in ph.assignments]
     notes += [f"**{ph.name}: {ph.shortfall}**" for ph in plan.phases if ph.shortfall]
     # the finish each phase is held to: at the phase's own confidence (finish_confident in the
