@@ -465,7 +465,7 @@ def test_compute_units_bought_as_you_go_one_at_a_time_cost_units_times_their_pri
 
     shutil.copytree(TEST_CATALOG, tmp_path / "c")
     free = tmp_path / "c" / "free.yaml"
-    free.write_text(free.read_text(encoding="utf-8").replace("  units_per_pack: 100\n", "", 1), encoding="utf-8")
+    free.write_text(free.read_text(encoding="utf-8").replace("  units_per_pack: 100\n  pack_days: 90\n", "", 1), encoding="utf-8")
     single = pricing.load_catalog(tmp_path / "c")
     p = planner.plan(load(_payg(BASE.format(hours=10, deadline="2027-12-31", buy="", rent="", free="colab-payg"))),
                      single)
@@ -526,6 +526,13 @@ def test_compute_units_bought_in_packs_cost_whole_packs(load):
     two = planner.plan(load(later), trials=0)
     assert [(k.count, k.start) for k in two.packs] == [(1, dt.date(2027, 1, 4)), (1, dt.date(2027, 6, 1))]
     assert two.cost_usd["rent"] == pytest.approx(2 * 9.99)
+    # the money over time pays each pack in the week it is bought (the second in June, though its
+    # stretch of 90 days began in April)
+    (hybrid,) = [a for a in two.alternatives if a.strategy == "hybrid"]
+    spent = dict(hybrid.cumulative)
+    june = [d for d in spent if d <= dt.date(2027, 6, 1)][-1]
+    assert spent[june] == pytest.approx(9.99 + two.cost_usd["your_time"] / 2, abs=1.0)
+    assert max(spent.values()) == pytest.approx(2 * 9.99 + two.cost_usd["your_time"], abs=0.01)
 
 
 def test_a_pack_bought_for_few_hours_leaves_the_tier_where_a_free_one_does_them(load):

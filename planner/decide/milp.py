@@ -354,6 +354,8 @@ class Program:
     #: per credit: its u variables on commitments (USD it pays of a term) and the commitment each pays for
     credit_terms: tuple[tuple[np.ndarray, tuple[CommitVar, ...]], ...] = ()
     ties: np.ndarray | None = None  # the tie-breaks inside ``c``
+    #: per tier whose compute units come in packs: its options (what :func:`first_use` reads)
+    pack_options: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     #: the variables by family (hours, bought, unmet, host, terms, months, credits): their columns
     variables: dict[str, range] = dataclasses.field(default_factory=dict)
 
@@ -1220,7 +1222,7 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     lb = np.zeros(n)
     return Program(c + ties, blocks, integrality, Bounds(lb, ub), xi, buy_index, unmet_index, host_index, cal,
                    tuple(credit_index), tuple(groups), buy_vars, (*commits, *months, *bought_packs), tuple(paid_terms),
-                   ties,
+                   ties, {t: tuple(sorted(o for o, v in packs.items() if v[0] == t)) for t in {v[0] for v in packs.values()}},
                    dict(var.ranges))
 
 
@@ -1576,13 +1578,14 @@ def committed(program: Program, sol: Solution) -> list[tuple[CommitVar, int]]:
     return [(z, round(float(sol.x[z.var]))) for z in program.commit_vars if sol.x[z.var] > 0.5]
 
 
-def first_use(program: Program, sol: Solution, z: CommitVar, options: Sequence[str]) -> int:
-    """The first day (from the start) within ``z``'s period on which the solution runs hours on
-    ``options`` (a tier's): the day its packs are needed, bought then rather than at the period's
-    start, their units lasting from then (``z.day`` where no hour is run)."""
+def first_use(program: Program, sol: Solution, z: CommitVar) -> int:
+    """The first day (from the start) within the period of packs ``z`` on which the solution runs
+    hours on their tier: the day they are needed, bought then rather than at the period's start,
+    their units lasting from then (``z.day`` where no hour is run, or ``z`` is no pack)."""
     x = program.x_index
     day = program.calendar.first_day[x.bucket]
-    used = ((np.asarray(sol.x[: len(x)]) > 1e-9) & np.isin(x.option, list(options)) & (day >= z.day)
+    used = ((np.asarray(sol.x[: len(x)]) > 1e-9) & np.isin(x.option, list(program.pack_options.get(z.option, ())))
+            & (day >= z.day)
             & (day < z.day + z.days))
     return int(day[used].min()) if used.any() else z.day
 

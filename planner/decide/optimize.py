@@ -35,7 +35,7 @@ from ..model.costs import COST_PARTS, PART_NAMES
 from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, Option, Quote, considers_home, options_of, quotes_frame
 from ..model.scenario import Phase, Scenario
 from . import breakeven, milp
-from .options import build_options, commitments_of, packs_of, stale_rows, subscriptions_of
+from .options import build_options, commitments_of, stale_rows, subscriptions_of
 from .quotes import (
     CardPath,
     card_costs,
@@ -504,8 +504,9 @@ class Solved:
         host_day = self.host_day()
         if host_day:  # bought after the first day: in its week, not with the first day's purchases
             weekly[min(host_day // 7, len(weekly) - 1)] += self.s.you.host_usd
-        for z, k in self.committed:  # a term is paid when it starts
-            weekly[min(z.day // 7, len(weekly) - 1)] += z.usd * k
+        for z, k in self.committed:  # a term is paid when it starts, packs when first used
+            day = milp.first_use(self.program, self.sol, z) if z.pack else z.day
+            weekly[min(day // 7, len(weekly) - 1)] += z.usd * k
         for u, zs in self.program.credit_terms:  # less what credits pay of it
             for var, z in zip(u, zs):
                 weekly[min(z.day // 7, len(weekly) - 1)] -= self.sol.x[var]
@@ -602,7 +603,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     credit_kept = _credit_kept(s, quotes, opts, cards, best) if detail and s.you.credits else None
     commitments = _commitments(s, best, opts, parts)
     subscriptions = _subscriptions(s, best, parts)
-    packs = _packs(s, best, opts, parts)
+    packs = _packs(s, best, parts)
     by_key = {(q.phase, q.option): q for q in records}
     by_phase = _hours_by_phase(best.schedule)
     later = ({p: _earliest_deadline(s, quotes, opts, cards, s.phase(p)) for p in best.unmet}
@@ -821,18 +822,15 @@ def _purchases(s: Scenario, best: Solved, options: dict[str, Option], parts: dic
     return out
 
 
-def _packs(s: Scenario, best: Solved, opts: pd.DataFrame, parts: dict[str, float]) -> list[Pack]:
+def _packs(s: Scenario, best: Solved, parts: dict[str, float]) -> list[Pack]:
     """The packs of compute units the plan buys, their price added to the rent (the hours on the
     tier carry none: a pack is paid whole whether its units are used or not). The program buys a
     period's packs at its start; the answer buys them on the first day the period runs hours on
     the tier, when they are needed (their units, lasting from then, cover every hour planned)."""
-    tiers: dict[str, list[str]] = {}
-    for option, v in packs_of(opts).items():
-        tiers.setdefault(v[0], []).append(option)
     out = []
     for z, k in best.committed:
         if z.pack:
-            day = milp.first_use(best.program, best.sol, z, tiers.get(z.option, []))
+            day = milp.first_use(best.program, best.sol, z)
             out.append(Pack(z.option, s.start + dt.timedelta(days=day), z.days, k, z.usd * k, float(z.units or 0) * k))
             parts["rent"] += z.usd * k
     return out
