@@ -194,8 +194,16 @@ def details(catalog: Catalog, key: str, table: str | None = None
         for device, units in row["units_per_hour"].items():
             usd = row["usd_per_unit"] * units
             cap = row["units_per_month"] / units if not missing(row["units_per_month"]) else None
+            pack = row.get("units_per_pack")
+            hours = pack / units if pack is not None and not missing(pack) else None
             derived.append((f"{device}", f"{units:g} units/h (published) -> {usd:.3f} USD/h (derived)"
-                            + (f", at most {cap:.1f} h/month" if cap else "")))
+                            + (f", at most {cap:.1f} h/month" if cap else "")
+                            + (f", {hours:.1f} h a pack" if hours else "")))
+        pack = row.get("units_per_pack")
+        if pack is not None and not missing(pack):
+            days = row.get("pack_days")
+            derived.append(("pack", f"{pack:g} units for {row['usd_per_unit'] * pack:.2f} USD, paid whole"
+                            + (f", lasting {days:g} days" if days is not None and not missing(days) else "")))
     if table == "devices":
         n = int((catalog.throughput["device"] == row["id"]).sum())
         derived.append(("measured throughput rows", n))

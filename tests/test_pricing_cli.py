@@ -103,6 +103,14 @@ def test_show_derives_hourly_price_from_compute_units():
     assert "source" in result.output and "as_of" in result.output
 
 
+def test_show_a_tier_that_sells_packs_says_what_a_pack_buys():
+    # colab-payg (frozen): 100 units for 9.99 USD that last 90 days; an A100 burns 13.08 an hour
+    result = invoke("pricing", "show", "colab-payg")
+    assert result.exit_code == 0
+    assert "13.08 units/h (published) -> 1.307 USD/h (derived), 7.6 h a pack" in result.output
+    assert "100 units for 9.99 USD, paid whole, lasting 90 days" in result.output
+
+
 def test_show_a_device_lists_what_it_costs_to_buy_newest_first():
     # issue 37: 'pricing show CARD' gave its specs only; the test catalog sells the RTX 4090 three ways
     out = invoke("pricing", "show", "rtx-4090").output
