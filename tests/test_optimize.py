@@ -646,6 +646,50 @@ def test_pruning_a_tier_by_the_month_never_changes_the_optimum(load, catalog, ho
     assert pruned.feasible == everything.feasible
 
 
+PACKS = """\
+name: packs of units beside an offer by the hour
+start: 2027-01-04
+workload: {{family: transformer, params: 300M, reference_gpu: t4}}
+phases:
+  a: {{gpu_hours: {hours}, deadline: 2027-03-31}}
+consider: {{buy: [], free: [colab-payg], rent: [by-hour]}}
+catalog:
+  rent:
+    - {{id: by-hour, device: t4, price: {price} USD/h, billing: 1 s}}
+"""
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(hours=st.sampled_from([5, 40, 120, 300]), price=st.sampled_from([0.02, 0.1, 0.3, 1.0]))
+def test_packs_of_units_match_a_search_over_their_count(load, catalog, hours, price):
+    """The plan against an independent optimum written from the contract: for each count of packs
+    n (9.99 USD for 100 units, frozen catalog's colab-payg), a linear program puts the hours
+    where they cost least (the tier's hours at their cost less rent, their units at the
+    confidence at most 100 n; the offer by the hour at its cost), and the best n wins. One phase
+    within one stretch of 90 days, a deadline far enough that no capacity binds."""
+    from scipy.optimize import linprog
+
+    from planner.decide.options import packs_of
+
+    p = planner.plan(load(PACKS.format(hours=hours, price=price)), catalog, trials=0, alternatives=False)
+    assert p.feasible
+    q = p.quotes[p.quotes["usable"].astype(bool) & np.isfinite(p.quotes["wall_hours"].to_numpy(dtype=float))]
+    packed = packs_of(p.options)
+    on_tier = q["option"].isin(list(packed)).to_numpy()
+    per_ref = (q["cost_usd"].to_numpy(dtype=float) - np.where(on_tier, q["rent_usd"].to_numpy(dtype=float), 0.0)) / hours
+    units = np.where(on_tier, q["wall_hours_conf"].to_numpy(dtype=float) / hours
+                     * q["units_per_hour"].to_numpy(dtype=float), 0.0)
+    best = math.inf
+    for n in range(0, 8):
+        lp = linprog(per_ref, A_ub=[units], b_ub=[100.0 * n], A_eq=[np.ones(len(q))], b_eq=[hours],
+                     bounds=[(0, None)] * len(q), method="highs")
+        if lp.status == 0:
+            best = min(best, 9.99 * n + lp.fun)
+    assert p.total_usd == pytest.approx(best, abs=0.01)
+    assert sum(k.count for k in p.packs) * 9.99 == pytest.approx(p.cost_usd["rent"] - sum(
+        a.cost_usd["rent"] for ph in p.phases for a in ph.assignments), abs=1e-6)
+
+
 def test_a_commitment_is_kept_where_rent_prices_move(load, monkeypatch):
     """Where rent prices rise (price_trend +30 %/year), a term fixes its start day's price while
     an hour by the hour costs more later: the hourly offer no longer does its work for less, so
