@@ -207,9 +207,10 @@ def test_a_partner_too_slow_to_finish_alone_still_does_most_of_the_work(load, ca
     walls = {a.option: a.wall_hours * conf[a.option] for a in p.phases[0].assignments}
     # the A100's speed is measured against the 3090 on other jobs: on this one it is off by a median
     # 6.7 % (mixed-precision CNNs, leave one job out: workload.speed_sigma), a log-normal of sigma
-    # 0.067 / 0.6745; at 90 % every option books z(0.9) x sqrt(e^sigma^2 - 1) = 1.2816 x 0.0996
-    # more; the spot's interruptions spread its wall hours further
-    assert conf["fast"] == pytest.approx(1 + 1.281552 * math.sqrt(math.expm1((0.067 / 0.6745) ** 2)), rel=1e-5)
+    # 0.067 / 0.6745 about the speed planned; at 90 % every option books the log-normal's own
+    # quantile, e^(z(0.9) sigma) = e^(1.2816 x 0.0993) (13.6 % more; the normal's 1 + z sd, 12.8 %,
+    # fell short of it); the spot's interruptions spread its wall hours further
+    assert conf["fast"] == pytest.approx(math.exp(1.281552 * 0.067 / 0.6745), rel=1e-5)
     assert conf["spot"] > conf["fast"] + 0.001  # in quadrature with the speed's 12 %
     assert sum(walls.values()) == pytest.approx(168.0, abs=1e-3)
 
@@ -449,13 +450,16 @@ def test_a_chance_over_two_cards_of_one_model_draws_their_speed_once(load, catal
     """Two runs of 60 A100-hours in 6 days, on your RTX 4090 and one on a rented RTX 4090:
     the uncertainty analysis draws the 4090's speed once, so both runs are slow together. Taken
     as independent, the chance stated lay above the one its own draws find: 98 % against 95 %
-    here, 99 % against 95 % with a rented and an owned 4090 in a conference rebuttal's plan."""
+    here, 99 % against 95 % with a rented and an owned 4090 in a conference rebuttal's plan. Now
+    it lies at or below it: 92.7 % against 96.0 % (the speed's spread is booked at its quantile,
+    workload.speed_rel_sd_at, over the device's whole estimated spread, where the draws take the
+    speed to this small job's step, whose fixed time narrows it)."""
     s = load(SAME_CARD)
     p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0)
     assert {a.option for a in p.phases[0].assignments} == {"own:rtx-4090", "box"}
     drawn = float(np.mean(uncertainty.analyse(p, 4000, seed=1).chosen.meets))
     assert 0.5 < drawn < 0.97  # the deadline is tight enough for the draws to tell
-    assert p.phases[0].on_time_chance == pytest.approx(drawn, abs=0.02)
+    assert drawn - 0.04 <= p.phases[0].on_time_chance <= drawn + 0.005
 
 
 QUOTAS = """\
@@ -550,10 +554,10 @@ def test_a_marketplace_offer_rents_no_more_instances_than_it_has(load, catalog):
     two, _ = planned(load(SUPPLY.format(supply=", supply: 2")), catalog)
     walls = {a.option: a.wall_hours for a in two.phases[0].assignments}
     assert {a.option for a in unlimited.phases[0].assignments} == {"floor"}
-    # the 2 x 72 h are booked at 90 %: wall hours x (1 + z(0.9) x 0.0996) for the A100's speed, measured
-    # on other jobs (a median 6.7 % off on a new mixed-precision CNN: sigma 0.067 / 0.6745)
-    sd = math.sqrt(math.expm1((0.067 / 0.6745) ** 2))
-    assert walls["floor"] * (1 + 1.281552 * sd) == pytest.approx(2 * 72, rel=1e-5)
+    # the 2 x 72 h are booked at 90 %: wall hours x e^(z(0.9) sigma), the log-normal quantile of the
+    # A100's speed, measured on other jobs (a median 6.7 % off on a new mixed-precision CNN: sigma
+    # 0.067 / 0.6745)
+    assert walls["floor"] * math.exp(1.281552 * 0.067 / 0.6745) == pytest.approx(2 * 72, rel=1e-5)
     assert walls["list"] > 0
     assert two.total_usd == pytest.approx(reference_optimum(load(SUPPLY.format(supply=", supply: 2")), catalog)[0],
                                           abs=0.01)

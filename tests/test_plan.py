@@ -430,9 +430,10 @@ def test_a_one_off_quota_is_spent_once(load, catalog):
     assert "tianchi" in by and "uni-cluster" in by  # free first, then pay
     assert by["tianchi"].wall_hours <= 60 + 1e-6
     # it is worth spending almost all of it: the 60 h hold the V100's wall hours at 90 %, its speed
-    # estimated (the speed model's error, workload.speed_sigma): 60 / (1 + z(0.9) x sd) expected hours
-    sd = math.sqrt(math.expm1(workload.speed_sigma("cnn", "mixed", "estimated") ** 2))
-    assert by["tianchi"].wall_hours == pytest.approx(60 / (1 + 1.281552 * sd), rel=0.01)
+    # estimated (the speed model's error, workload.speed_sigma: a log-normal of sigma s about the
+    # speed planned): 60 / e^(z(0.9) s) expected hours, the log-normal's own quantile
+    sigma = workload.speed_sigma("cnn", "mixed", "estimated")
+    assert by["tianchi"].wall_hours == pytest.approx(60 / math.exp(1.281552 * sigma), rel=0.01)
 
 
 def test_starts_by_hand_are_limited_by_attention(load):

@@ -316,3 +316,30 @@ def test_weekly_capacity_by_hand_counts_the_starts_at_which_the_device_is_there(
     assert sessions.weekly_capacity_h(10.0, None, True, 1.0, 0.5) == pytest.approx(35.0)
     assert sessions.weekly_capacity_h(10.0, None, False, 1.0, 0.5) == pytest.approx(84.0)
     assert sessions.weekly_capacity_h(10.0, 30.0, True, 1.0, 0.5) == pytest.approx(30.0)
+
+
+def test_a_default_rates_spread_is_booked_at_its_quantile():
+    # hours 90 + 200 x rate, the rate triangular over 0.05-0.5 around 0.1 (a straight line through
+    # the three points): mean rate 0.2167, sd 0.1007, 90 % quantile 0.5 - sqrt(0.1 x 0.45 x 0.4) =
+    # 0.3658; so the mean hours 133.33 (23.33 over the rate used), sd 20.14, and at 90 % 163.17 h,
+    # 23.28 sd above the mean: the spread booked at 90 % (the normal's 1.28 sd fell 3.9 h short)
+    rates, walls = (0.05, 0.1, 0.5), (100.0, 110.0, 190.0)
+    shift, sd = sessions.wall_over_rate_h(rates, walls)
+    assert shift == pytest.approx(23.333, rel=2e-3) and sd == pytest.approx(20.14, rel=3e-3)
+    shift90, sd90 = sessions.wall_over_rate_h(rates, walls, 0.9)
+    assert shift90 == shift
+    assert sd90 == pytest.approx((90 + 200 * (0.5 - math.sqrt(0.1 * 0.45 * 0.4)) - 133.333) / 1.281552, rel=2e-3)
+    # a chance at or below one half books the sd
+    assert sessions.wall_over_rate_h(rates, walls, 0.5)[1] == sd
+
+
+def test_a_speeds_spread_is_booked_at_its_log_normal_quantile():
+    # wall hours go as 1 / speed, log-normal of sigma 0.2 about the hours planned: at 95 % their
+    # quantile is e^(1.6449 x 0.2) = 1.3895, so the spread booked is 0.3895 / 1.6449 = 0.2368,
+    # above the sd sqrt(e^0.04 - 1) = 0.2020; without a chance, the sd
+    from planner.model import workload
+
+    assert workload.speed_rel_sd_at(0.2, 0.95) == pytest.approx(math.expm1(1.644854 * 0.2) / 1.644854, rel=1e-6)
+    assert workload.speed_rel_sd_at(0.2, 0.95) == pytest.approx(0.2368, abs=1e-4)
+    assert workload.speed_rel_sd_at(0.2) == pytest.approx(math.sqrt(math.expm1(0.04)), rel=1e-9)
+    assert workload.speed_rel_sd_at(0.0, 0.95) == 0.0

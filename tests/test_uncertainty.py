@@ -668,17 +668,32 @@ consider: {{buy: [], rent: ["vast:rtx-4090-interruptible"], free: []}}
 """
 
 
-@pytest.mark.parametrize("hours", [34, 36, 38])
+@pytest.mark.parametrize("hours", [34, 36])
 def test_a_spot_offers_chance_at_a_default_rate_is_the_one_its_own_analysis_finds(load, catalog, hours):
     """A spot RTX 4090 at Vast's default rate (0.05-0.5/h around 0.1): the speed's spread moves
     every session hour, the interruptions' too, as the analysis draws them (work / speed x the
     hours at the drawn rate). Counted on the hours at the rate used alone, 38 h were promised at
     92.9 % and planned at 90 %, and the analysis met them in 89.0 % of its 4,000 draws (34 h:
-    98.1 % said, 94.5 % found). Now the chance said is within two and a half points of the one
-    found, on either side (the rest is the skew of 1 / speed and of the rate, which the normal
-    model leaves out)."""
+    98.1 % said, 94.5 % found); with a normal spread of the rate and of 1 / speed, 38 h were
+    still planned at 90 %. Booked at their quantiles (the rate's range reaches further up than
+    down, and 1 / speed has a long tail: workload.speed_rel_sd_at, sessions.wall_over_rate_h),
+    the chance said is within a point and a half of the one found, and not above it by more
+    than half a point."""
     s = load(SPOT_AT_A_DEFAULT_RATE.format(hours=hours))
     p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, uncertainty=4000, breakevens=False)
     assert p.feasible and p.uncertainty is not None and p.uncertainty.chosen is not None
     found = float(p.uncertainty.chosen.meets.mean())
-    assert abs(p.phases[0].on_time_chance - found) <= 0.025, (p.phases[0].on_time_chance, found)
+    said = p.phases[0].on_time_chance
+    assert -0.015 <= said - found <= 0.005, (said, found)
+
+
+def test_a_spot_offer_met_less_often_than_the_confidence_is_not_promised_at_it(load, catalog):
+    # 38 h by the deadline: the best plan, as at 85 %, meets it in 89.0 % of its own analysis's
+    # 4,000 draws, so at 90 % the plan says it cannot (it once said it could, at 92.9 %)
+    text = SPOT_AT_A_DEFAULT_RATE.format(hours=38)
+    s = load(text)
+    assert not planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, alternatives=False).feasible
+    s = load(text + "you: {confidence: 85%}\n")
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, uncertainty=4000, breakevens=False)
+    assert p.feasible and p.uncertainty is not None and p.uncertainty.chosen is not None
+    assert float(p.uncertainty.chosen.meets.mean()) < 0.90

@@ -1616,8 +1616,8 @@ def _shared_parts(s: Scenario, c: Quote, o: Option, wall_h: float, work_rel_sd: 
     signed by the way each moves these hours: the phase's work (``work_rel_sd``, every option
     alike), the device's speed (one draw a device: a card rented and your own of the same
     model), the FP8 gain and a step's fixed time (quotes.shared_rel_sd)."""
-    speed_rel_sd = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision,
-                                                             str(c.speed_source)), None)
+    speed_rel_sd = workload.speed_rel_sd_at(workload.speed_sigma(s.workload.family, s.workload.precision,
+                                                                 str(c.speed_source)), s.phase_confidence)
     fp8, fixed = shared_rel_sd(s, o, step)
     parts = {"work": work_rel_sd, f"speed {c.device}": speed_rel_sd, "fp8": fp8, "step": fixed or 0.0}
     return {k: wall_h * v for k, v in parts.items() if v}

@@ -389,9 +389,9 @@ def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
     if step is not None:  # the step's fixed time, likewise
         job_sd = math.hypot(job_sd, step)
     spread = workload.work_spread(workload.speed_sigma(s.workload.family, s.workload.precision, str(r.speed_source)),
-                                  s.ranges.get(f"phases.{ph.name}.gpu_hours"), job_sd)
+                                  s.ranges.get(f"phases.{ph.name}.gpu_hours"), job_sd, s.phase_confidence)
     low, high, billed_low, billed_high = _at_range_ends(proc, r, scale, rounds)
-    shift, over_rate = _over_rate(r, (low, wall, high))
+    shift, over_rate = _over_rate(r, (low, wall, high), s.phase_confidence)
     # the speed and the work move every session hour, the interruptions' too: their relative spread
     # scales the hours at a default rate's mean (wall + shift), and the rate's own spread with them
     # (the sd of a product of independent factors; the uncertainty analysis draws hours as work /
@@ -538,14 +538,14 @@ def money_by_part(s: Scenario | QuoteInputs, ph: Phase, r: Any, wall_h: Any, bil
     return parts
 
 
-def _over_rate(r: Any, walls: tuple[float, float, float]) -> tuple[float, float]:
+def _over_rate(r: Any, walls: tuple[float, float, float], chance: float | None = None) -> tuple[float, float]:
     """What a default interruption rate's range adds to the phase's wall (or billed) hours on
     option ``r`` (``walls``: those hours at the range's low end, the rate used and its high end):
-    (mean, sd) [h] (sessions.wall_over_rate_h)."""
+    (mean, sd) [h], the sd as the plan books it at ``chance`` where given (sessions.wall_over_rate_h)."""
     if not math.isfinite(walls[0]):
         return 0.0, 0.0
     return sessions.wall_over_rate_h((float_or(r.interruptions_low_per_h), float_or(r.interruptions_per_h),
-                                      float_or(r.interruptions_high_per_h)), walls)
+                                      float_or(r.interruptions_high_per_h)), walls, chance)
 
 
 def _at_range_ends(proc: sessions.Process, r: Any, scale: float, rounds: int) -> tuple[float, float, float, float]:

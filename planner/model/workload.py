@@ -511,15 +511,36 @@ def speed_sigma(family: str, precision: str, source: str) -> float:
     return YOUR_SPEED_SIGMA
 
 
-def work_spread(speed_sigma_log: float, work_range: tuple[float, float] | None, work_rel_sd: float = 0.0) -> float:
+def speed_rel_sd_at(speed_sigma_log: float, chance: float | None = None) -> float:
+    """The relative spread of wall hours from a device's speed, as the plan books them at
+    ``chance`` (its confidence): wall hours go as 1 / speed, a log-normal about the hours at the
+    speed planned (its median) with ``speed_sigma_log``, whose relative sd is sqrt(e^(s^2) - 1);
+    its long tail of slow runs puts the quantile at e^(z s), above the hours + z sd, so the
+    spread booked is the larger of the sd and (e^(z s) - 1) / z, the spread that puts the
+    quantile at the hours + z x it (as the job's utilisation's: Estimate.hours_rel_sd_at). At a
+    95 % confidence with s = 0.2, 0.237 instead of 0.202; without it, a spot T4 planned at 90 %
+    met its deadline in 88.5 % of its own uncertainty analysis's draws, and a rented RTX 3090's
+    three runs stated 98.4 % where it found 96.3 %. Without ``chance``: the sd."""
+    from statistics import NormalDist
+
+    sd = math.sqrt(math.expm1(speed_sigma_log ** 2))
+    z = NormalDist().inv_cdf(chance) if chance is not None and 0.0 < chance < 1.0 else 0.0
+    if z <= 0.0 or speed_sigma_log <= 0.0:
+        return sd
+    return max(sd, math.expm1(z * speed_sigma_log) / z)
+
+
+def work_spread(speed_sigma_log: float, work_range: tuple[float, float] | None, work_rel_sd: float = 0.0,
+                chance: float | None = None) -> float:
     """The relative standard deviation of a phase's wall hours on one device from what the plan
     does not know of the work itself: the device's speed (wall hours go as 1 / speed, a
-    log-normal with ``speed_sigma_log``: the exact relative sd sqrt(e^(s^2) - 1)) and the work's
-    range if the user gave one (uniform: (high - low) / sqrt(12) over its middle), independent,
-    added in quadrature. With the interruptions' own spread it sets the wall hours planned at
-    the scenario's confidence, so the chance stated is the one the uncertainty analysis finds.
-    ``work_rel_sd``: the work's own relative sd where it is estimated from a job (planner.model.job)."""
-    var = math.expm1(speed_sigma_log ** 2) + work_rel_sd ** 2
+    log-normal with ``speed_sigma_log``: :func:`speed_rel_sd_at`, at ``chance`` where given) and
+    the work's range if the user gave one (uniform: (high - low) / sqrt(12) over its middle),
+    independent, added in quadrature. With the interruptions' own spread it sets the wall hours
+    planned at the scenario's confidence, so the chance stated is the one the uncertainty
+    analysis finds. ``work_rel_sd``: the work's own relative sd where it is estimated from a job
+    (planner.model.job)."""
+    var = speed_rel_sd_at(speed_sigma_log, chance) ** 2 + work_rel_sd ** 2
     if work_range is not None:
         low, high = work_range
         mid = (low + high) / 2.0
