@@ -509,12 +509,14 @@ def wall_over_rate_h(rates: tuple[float, float, float], walls: tuple[float, floa
     low, rate, high = rates
     if not (np.all(np.isfinite(rates)) and np.all(np.isfinite(walls))) or high <= low:
         return 0.0, 0.0
-    hours = at_rates(rates, walls, triangular_ppf(RATE_QUANTILES, low, rate, high))
-    mean, sd = float(hours.mean()), float(hours.std())
     z = NormalDist().inv_cdf(chance) if chance is not None and 0.0 < chance < 1.0 else 0.0
+    # the grid's hours and, at the end, those at the chance's quantile: one fit through the three
+    drawn = at_rates(rates, walls, triangular_ppf(np.append(RATE_QUANTILES, chance if z > 0.0 else 0.5), low, rate,
+                                                  high))
+    hours = drawn[:-1]
+    mean, sd = float(hours.mean()), float(hours.std())
     if z > 0.0:
-        slow = float(at_rates(rates, walls, triangular_ppf(np.array([chance]), low, rate, high))[0])
-        sd = max(sd, (slow - mean) / z)
+        sd = max(sd, (float(drawn[-1]) - mean) / z)
     return mean - walls[1], sd
 
 
