@@ -687,6 +687,28 @@ def test_a_spot_offers_chance_at_a_default_rate_is_the_one_its_own_analysis_find
     assert -0.015 <= said - found <= 0.005, (said, found)
 
 
+def test_a_chance_read_beyond_the_confidence_is_the_log_normals_own():
+    # one option whose hours' spread is its speed's (1 / speed: a log-normal of sigma 0.3 about
+    # the hours planned, 100 h), booked at 90 %: with 60 h of headroom the chance is the chance
+    # whose quantile of the hours is 160 h, e^(z 0.3) = 1.6, z = ln 1.6 / 0.3 = 1.567: 94.1 %. A
+    # normal read with the spread booked at 90 % (0.366) said 95.0 %, one with the sd (0.307) 97.5 %
+    from statistics import NormalDist
+
+    from planner.decide.optimize import _on_time
+    from planner.model import workload
+
+    sigma, conf, wall, headroom = 0.3, 0.9, 100.0, 60.0
+    booked = wall * workload.speed_rel_sd_at(sigma, conf)
+
+    def at_chance(part: str, p: float) -> float:
+        return workload.speed_rel_sd_at(sigma, p) / workload.speed_rel_sd_at(sigma, conf)
+
+    exact = NormalDist().cdf(math.log(1 + headroom / wall) / sigma)
+    assert exact == pytest.approx(0.9414, abs=1e-4)
+    assert _on_time([booked], headroom, [{"speed x": booked}], at_chance) == pytest.approx(exact, abs=1e-5)
+    assert _on_time([booked], headroom, [{"speed x": booked}]) == pytest.approx(0.9495, abs=1e-4)  # read at 90 %'s
+
+
 def test_a_spot_offer_met_less_often_than_the_confidence_is_not_promised_at_it(load, catalog):
     # 38 h by the deadline: the best plan, as at 85 %, meets it in 89.0 % of its own analysis's
     # 4,000 draws, so at 90 % the plan says it cannot (it once said it could, at 92.9 %)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -49,6 +49,7 @@ from .quotes import (
     process_for,
     quote_records,
     shared_rel_sd,
+    speed_share_at_step,
 )
 from .result import (
     Alternative,
@@ -962,7 +963,18 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
         # is on time while it fits in
         # what the earlier buckets keep for it and the days left after the expected finish
         p50, p90 = _later(p50, finish.day_with(over_p50)), _later(p90, finish.day_with(over_p90))
-        chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts, shared)
+        sigmas = {f"speed {c.device}": workload.speed_sigma(s.workload.family, s.workload.precision,
+                                                            str(c.speed_source)) for c in
+                  (by_key[(ph.name, str(o))] for o in placed.index)}
+        conf = s.phase_confidence
+
+        def at_chance(part: str, p: float) -> float:  # a speed's part booked at chance p, over its booking at conf
+            sigma = sigmas.get(part)
+            if sigma is None or sigma <= 0:
+                return 1.0
+            return workload.speed_rel_sd_at(sigma, p) / workload.speed_rel_sd_at(sigma, conf)
+
+        chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts, shared, at_chance)
     done = ph.name not in best.unmet
     shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget, later,
                                                         over_cap, searched, held)
@@ -1618,12 +1630,18 @@ def _shared_parts(s: Scenario, c: Quote, o: Option, wall_h: float, work_rel_sd: 
     model), the FP8 gain and a step's fixed time (quotes.shared_rel_sd)."""
     speed_rel_sd = workload.speed_rel_sd_at(workload.speed_sigma(s.workload.family, s.workload.precision,
                                                                  str(c.speed_source)), s.phase_confidence)
+    speed_rel_sd *= speed_share_at_step(s, o, step)
     fp8, fixed = shared_rel_sd(s, o, step)
     parts = {"work": work_rel_sd, f"speed {c.device}": speed_rel_sd, "fp8": fp8, "step": fixed or 0.0}
     return {k: wall_h * v for k, v in parts.items() if v}
 
 
-def _on_time(spread_h: list[float], headroom_h: float, shared_h: Sequence[Mapping[str, float]] | None = None) -> float:
+#: At most so many rounds settle a stated chance whose skewed parts are booked at it (_on_time).
+ITERATIONS_OF_A_CHANCE = 50
+
+
+def _on_time(spread_h: list[float], headroom_h: float, shared_h: Sequence[Mapping[str, float]] | None = None,
+             at_chance: Callable[[str, float], float] | None = None) -> float:
     """The chance that a run's overrun, the sum of the options' normal overruns of standard
     deviations ``spread_h``, stays within ``headroom_h`` wall hours. ``shared_h``: per option, the
     parts of its standard deviation that one draw moves on other options too (signed, by what is
@@ -1635,17 +1653,32 @@ def _on_time(spread_h: list[float], headroom_h: float, shared_h: Sequence[Mappin
 
     if any(math.isinf(sd) for sd in spread_h):
         return 0.0
-    var, totals = 0.0, dict[str, float]()
-    for x, parts in zip(spread_h, shared_h or [{}] * len(spread_h)):
-        held = sum(v * v for v in parts.values())
-        scale = min(1.0, x / math.sqrt(held)) if held > 0 else 1.0  # never more of it shared than there is
-        var += max(x * x - held * scale * scale, 0.0)
-        for k, v in parts.items():
-            totals[k] = totals.get(k, 0.0) + v * scale
-    sd = math.sqrt(var + sum(v * v for v in totals.values()))
+
+    def sd_at(p: float | None) -> float:  # the run's overrun's sd, skewed parts booked at chance p
+        var, totals = 0.0, dict[str, float]()
+        for x, parts in zip(spread_h, shared_h or [{}] * len(spread_h)):
+            held = sum(v * v for v in parts.values())
+            scale = min(1.0, x / math.sqrt(held)) if held > 0 else 1.0  # never more of it shared than there is
+            var += max(x * x - held * scale * scale, 0.0)
+            for k, v in parts.items():
+                totals[k] = totals.get(k, 0.0) + v * scale * (at_chance(k, p) if at_chance and p is not None else 1.0)
+        return math.sqrt(var + sum(v * v for v in totals.values()))
+
+    sd = sd_at(None)
     if sd <= 0:
         return float(headroom_h >= -1e-9)
-    return float(NormalDist(0.0, sd).cdf(headroom_h))
+    chance = float(NormalDist(0.0, sd).cdf(headroom_h))
+    if at_chance is None:
+        return chance
+    # a skewed part (1 / speed) is booked at the chance itself: the chance whose quantile of the
+    # overrun is the headroom (increasing in the chance, so the iteration settles from either side)
+    for _ in range(ITERATIONS_OF_A_CHANCE):
+        sd = sd_at(chance)
+        settled = float(NormalDist(0.0, sd).cdf(headroom_h)) if sd > 0 else float(headroom_h >= -1e-9)
+        if abs(settled - chance) < 1e-6:
+            return settled
+        chance = settled
+    return chance
 
 
 def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.DataFrame, used: set[str],

@@ -511,8 +511,8 @@ def wall_over_rate_h(rates: tuple[float, float, float], walls: tuple[float, floa
         return 0.0, 0.0
     z = NormalDist().inv_cdf(chance) if chance is not None and 0.0 < chance < 1.0 else 0.0
     # the grid's hours and, at the end, those at the chance's quantile: one fit through the three
-    drawn = at_rates(rates, walls, triangular_ppf(np.append(RATE_QUANTILES, chance if z > 0.0 else 0.5), low, rate,
-                                                  high))
+    at = chance if chance is not None and z > 0.0 else 0.5
+    drawn = at_rates(rates, walls, triangular_ppf(np.append(RATE_QUANTILES, at), low, rate, high))
     hours = drawn[:-1]
     mean, sd = float(hours.mean()), float(hours.std())
     if z > 0.0:

@@ -531,7 +531,7 @@ def speed_rel_sd_at(speed_sigma_log: float, chance: float | None = None) -> floa
 
 
 def work_spread(speed_sigma_log: float, work_range: tuple[float, float] | None, work_rel_sd: float = 0.0,
-                chance: float | None = None) -> float:
+                chance: float | None = None, speed_share: float = 1.0) -> float:
     """The relative standard deviation of a phase's wall hours on one device from what the plan
     does not know of the work itself: the device's speed (wall hours go as 1 / speed, a
     log-normal with ``speed_sigma_log``: :func:`speed_rel_sd_at`, at ``chance`` where given) and
@@ -539,8 +539,9 @@ def work_spread(speed_sigma_log: float, work_range: tuple[float, float] | None, 
     independent, added in quadrature. With the interruptions' own spread it sets the wall hours
     planned at the scenario's confidence, so the chance stated is the one the uncertainty
     analysis finds. ``work_rel_sd``: the work's own relative sd where it is estimated from a job
-    (planner.model.job)."""
-    var = speed_rel_sd_at(speed_sigma_log, chance) ** 2 + work_rel_sd ** 2
+    (planner.model.job); ``speed_share``: the share of the hours the speed moves at the job's
+    step (quotes.speed_share_at_step; the rest is the step's fixed time)."""
+    var = (speed_share * speed_rel_sd_at(speed_sigma_log, chance)) ** 2 + work_rel_sd ** 2
     if work_range is not None:
         low, high = work_range
         mid = (low + high) / 2.0
