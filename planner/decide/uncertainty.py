@@ -275,6 +275,16 @@ def inputs(plan: Plan, n: int, seed: int) -> list[Input]:
                          "Lambda's and Surogate's runs at several sizes; one for every device: they share the "
                          f"software); {step.layers} layers, on average {step.share:.0%} of the step on "
                          f"{s.workload.reference_gpu}"))
+    # drawn last, as the step: the sessions' own spread, where something interrupts a run (when an
+    # interruption strikes, the work it loses): the session model's standard deviation of the wall
+    # hours (quotes: wall_hours_run_sd), which the confidence books beside the inputs' spreads; one
+    # normal draw an option, in its standard deviations
+    run_sd = q["wall_hours_run_sd"] if "wall_hours_run_sd" in q else None
+    for o in used:
+        if run_sd is not None and o in run_sd.index and float_or(run_sd.get(o)) > 0:
+            out.append(Input(f"{SESSIONS_INPUT} {o}", rng.standard_normal(n), 0.0, "sd",
+                             "when interruptions strike and the work each loses: the session model's own spread of "
+                             "the wall hours (sessions.wall_sd_h), normal"))
     return out
 
 
@@ -284,6 +294,10 @@ STEP_INPUT = "step fixed time"
 
 #: The uncertainty analysis's name for the FP8 gain (``precision: fp8``).
 FP8_INPUT = "fp8 gain"
+
+#: The uncertainty analysis's name for a run's luck with its sessions on an option (when
+#: interruptions strike, the work each loses), in the session model's standard deviations.
+SESSIONS_INPUT = "sessions"
 
 
 def _fp8_factor(by_name: dict[str, Input], r: Any, n: int) -> np.ndarray:
@@ -430,6 +444,10 @@ def evaluate(plan: Plan, alt: Alternative, by_name: dict[str, Input], n: int, q:
         drawn = by_name.get(f"interruptions {option}")
         r = work / speed * (_at_rate(c, opts.loc[option], drawn, "wall_hours") / wall if wall > 0 else 1.0)
         rb = work / speed * (_at_rate(c, opts.loc[option], drawn, "billed_hours") / billed if billed > 0 else 1.0)
+        luck = by_name.get(f"{SESSIONS_INPUT} {option}")
+        if luck is not None and wall > 0:  # the sessions' own spread, as many sessions as the draw's hours
+            noise = luck.draws * float_or(c["wall_hours_run_sd"]) / wall * np.sqrt(np.maximum(r, 0.0))
+            r, rb = np.maximum(r + noise, 0.0), np.maximum(rb + noise, 0.0)
         if float(c["weekly_capacity_h"]) > 0:  # an option that runs at all (as the plan's P50/P90)
             over[phase] = over.get(phase, 0.0) + wall * share * (r - 1.0)
             quota = by_name.get(f"quota {opts.loc[option, 'offer']}")

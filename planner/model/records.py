@@ -223,6 +223,10 @@ class Quote:
     #: the wall hours a default interruption rate's range adds on average (0 for a published
     #: rate): the planned capacity holds them, the chance of ending in time counts them
     wall_hours_rate_shift: float | None
+    #: the standard deviation of the wall hours at the rate used from the sessions themselves (when
+    #: interruptions strike, the work each loses: sessions.wall_sd_h), which the confidence books
+    #: and the uncertainty analysis draws; 0 where nothing interrupts a run
+    wall_hours_run_sd: float | None
     storage_months: float | None
     finish: dt.date | None
     ok: bool
