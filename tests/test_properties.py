@@ -63,7 +63,8 @@ def scenarios(draw) -> dict:
                                  max_size=2)),
             "rent": draw(st.lists(st.sampled_from(["runpod:*", "lambda:gpu_1x_*", "aws:g5.xlarge*", "gcp:tpu-*"]),
                                   max_size=2)),
-            "free": draw(st.lists(st.sampled_from(["kaggle", "colab-free", "colab-pro", "ai-studio"]), max_size=2)),
+            "free": draw(st.lists(st.sampled_from(["kaggle", "colab-free", "colab-pro", "colab-payg", "ai-studio"]),
+                                  max_size=2)),
             "spot": draw(st.booleans()),
         },
     }
