@@ -841,19 +841,7 @@ def packs_block(x: XTable, cal: Calendar, packs: Mapping[str, tuple[str, float, 
     the confidence x the device's units an hour, over every device of the tier) <= a pack's units
     x the packs bought at the period's start. Units left at a period's end are not carried over
     (they expire; where they never do, one period spans the calendar)."""
-    if not bought:
-        return Block.of("packs", [], [], [], [], -np.inf, [])
-    at = np.flatnonzero(np.isin(x.option, list(packs)))
-    first = cal.first_day[x.bucket[at]]
-    tier = np.array([packs[o][0] for o in x.option[at]], dtype=object)
-    row = {(z.option, z.day): i for i, z in enumerate(bought)}
-    rid = np.array([row[(t, max(z.day for z in bought if z.option == t and z.day <= f))]
-                    for t, f in zip(tier, first)], dtype=int)
-    burn = x.wall_conf_per_ref[at] * x.units_per_hour[at]
-    return Block.of("packs", [f"{z.option} packs from {cal.date(z.day)}" for z in bought],
-                    np.concatenate([rid, np.arange(len(bought))]),
-                    np.concatenate([x.var[at], [z.var for z in bought]]),
-                    np.concatenate([burn, [-float(z.units or 0.0) for z in bought]]), -np.inf, 0.0)
+    return _units_block("packs", x, cal, {o: v[0] for o, v in packs.items()}, bought, "packs")
 
 
 def subscription(x: XTable, cal: Calendar, subs: Mapping[str, tuple[str, float, float]],
@@ -862,19 +850,27 @@ def subscription(x: XTable, cal: Calendar, subs: Mapping[str, tuple[str, float, 
     hours x the device's units an hour, over every device of the tier) <= the month's units if
     the month is subscribed, else 0. Units left at a month's end are not carried over (Colab
     keeps them 90 days: a plan that relies on that pays for a month it may not need)."""
-    if not months:
-        return Block.of("subscription", [], [], [], [], -np.inf, [])
-    at = np.flatnonzero(np.isin(x.option, list(subs)))
+    return _units_block("subscription", x, cal, {o: v[0] for o, v in subs.items()}, months, "month")
+
+
+def _units_block(family: str, x: XTable, cal: Calendar, tier_of: Mapping[str, str], grants: tuple[CommitVar, ...],
+                 what: str) -> Block:
+    """Per grant of a tier's compute units (a month subscribed, packs bought), from its day to the
+    next grant's: the units the tier's hours burn there (wall hours at the confidence x the
+    device's units an hour; ``tier_of``: option -> tier) <= the grant's units x its variable."""
+    if not grants:
+        return Block.of(family, [], [], [], [], -np.inf, [])
+    at = np.flatnonzero(np.isin(x.option, list(tier_of)))
     first = cal.first_day[x.bucket[at]]
-    tier = np.array([subs[o][0] for o in x.option[at]], dtype=object)
-    row = {(z.option, z.day): i for i, z in enumerate(months)}
-    rid = np.array([row[(t, max(z.day for z in months if z.option == t and z.day <= f))]
+    tier = np.array([tier_of[o] for o in x.option[at]], dtype=object)
+    row = {(z.option, z.day): i for i, z in enumerate(grants)}
+    rid = np.array([row[(t, max(z.day for z in grants if z.option == t and z.day <= f))]
                     for t, f in zip(tier, first)], dtype=int)
     burn = x.wall_conf_per_ref[at] * x.units_per_hour[at]
-    return Block.of("subscription", [f"{z.option} month from {cal.date(z.day)}" for z in months],
-                    np.concatenate([rid, np.arange(len(months))]),
-                    np.concatenate([x.var[at], [z.var for z in months]]),
-                    np.concatenate([burn, [-float(z.units or 0.0) for z in months]]), -np.inf, 0.0)
+    return Block.of(family, [f"{z.option} {what} from {cal.date(z.day)}" for z in grants],
+                    np.concatenate([rid, np.arange(len(grants))]),
+                    np.concatenate([x.var[at], [z.var for z in grants]]),
+                    np.concatenate([burn, [-float(z.units or 0.0) for z in grants]]), -np.inf, 0.0)
 
 
 def supply(x: XTable, cal: Calendar) -> Block:
