@@ -37,7 +37,8 @@ LISTINGS: dict[str, dict[str, str]] = {
     },
     "free": {
         "id": "Tier", "device": "Device", "count": "GPUs", "vram_gb": "VRAM [GB]", "usd_per_month": "Fee [USD/month]",
-        "usd_per_hour": "Price [USD/h]", "session_limit_h": "Session [h]", "quota_h_per_week": "Quota [h/week]",
+        "usd_per_hour": "Price [USD/h]", "units_per_pack": "Pack [units]", "session_limit_h": "Session [h]",
+        "quota_h_per_week": "Quota [h/week]",
         "needs_person": "Needs person", "persistent_storage": "Files kept", "as_of": "As of",
     },
     "models": {

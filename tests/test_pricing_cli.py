@@ -109,6 +109,12 @@ def test_show_a_tier_that_sells_packs_says_what_a_pack_buys():
     assert result.exit_code == 0
     assert "13.08 units/h (published) -> 1.307 USD/h (derived), 7.6 h a pack" in result.output
     assert "100 units for 9.99 USD, paid whole, lasting 90 days" in result.output
+    # and the list of tiers names the pack beside the price by the hour, which it is sold in
+    listed = invoke("pricing", "list", "--free")
+    assert listed.exit_code == 0 and "Pack [units]" in listed.output
+    row = next(line for line in listed.output.splitlines() if line.startswith("colab-payg:t4 "))
+    assert " 100 " in row
+    assert " 100 " not in next(line for line in listed.output.splitlines() if line.startswith("colab-pro:t4 "))
 
 
 def test_show_a_device_lists_what_it_costs_to_buy_newest_first():
