@@ -314,7 +314,8 @@ class BuyVar:
 
 @dataclass(frozen=True)
 class CommitVar:
-    """The z variable of a commitment started on one day: the instances committed to (integer)."""
+    """The z variable of a commitment started on one day: the instances committed to (integer);
+    also a subscription's month (yes or no) and a tier's packs bought on one day (integer)."""
 
     var: int
     option: str  # the rent offer; for a subscription month, the tier
@@ -356,7 +357,7 @@ class Program:
     ties: np.ndarray | None = None  # the tie-breaks inside ``c``
     #: per tier whose compute units come in packs: its options (what :func:`first_use` reads)
     pack_options: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
-    #: the variables by family (hours, bought, unmet, host, terms, months, credits): their columns
+    #: the variables by family (hours, bought, unmet, host, terms, months, packs, credits): their columns
     variables: dict[str, range] = dataclasses.field(default_factory=dict)
 
     @property

@@ -1648,7 +1648,10 @@ def _on_time(spread_h: list[float], headroom_h: float, shared_h: Sequence[Mappin
     drawn: :func:`_shared_parts`), which add up over the options before they are squared; the
     rest of each is independent. (Summed as independent, a split phase's chance stood at 96 %
     where the uncertainty analysis found 90 %, and 99 % where it found 95 % with two RTX 4090s,
-    rented and your own, one draw of their speed.)"""
+    rented and your own, one draw of their speed.) ``at_chance(part, p)``: a shared part's size
+    booked at chance p over its size as given (1 / speed, a log-normal: workload.speed_rel_sd_at);
+    with it, the chance is the one whose quantile of the overrun is ``headroom_h``, each such part
+    booked at that chance (exactly the log-normal's own chance with one such part alone)."""
     from statistics import NormalDist
 
     if any(math.isinf(sd) for sd in spread_h):
