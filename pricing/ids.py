@@ -128,6 +128,10 @@ class CatalogIds:
     device_specs: Mapping[str, DeviceSpec] = field(default_factory=dict)
     utilisation: tuple[Utilisation, ...] = ()
     grid_zones: frozenset[str] = frozenset()  # grid.csv: the zones you.grid may name
+    #: the free tiers priced in compute units (a unit price and burn rates), and of those the ones
+    #: with a monthly fee (the units it buys): what a scenario's own fee or unit price may set
+    free_in_units: frozenset[str] = frozenset()
+    free_by_the_month: frozenset[str] = frozenset()
     #: electricity.csv: each region's price [USD/kWh], the default where you.grid names the region
     electricity_usd_per_kwh_by_region: Mapping[str, float] = field(default_factory=dict)
     #: what a job's estimate needs of the speed model (planner.api.scenario_ids adds it; a
@@ -170,6 +174,10 @@ def read_ids(data_dir: Path | str = DATA_DIR) -> CatalogIds:
         buy=frozenset(r["id"] for r in _rows(d / "buy.csv")),
         rent=frozenset(r["id"] for r in _rows(d / "rent.csv")),
         free=frozenset(str(r["id"]) for r in free),
+        free_in_units=frozenset(str(r["id"]) for r in free if isinstance(r.get("units_per_hour"), dict)
+                                and r.get("usd_per_unit") is not None),
+        free_by_the_month=frozenset(str(r["id"]) for r in free if isinstance(r.get("units_per_hour"), dict)
+                                    and r.get("units_per_month") is not None and (r.get("usd_per_month") or 0) > 0),
         usd_per_unit=usd_per_unit,
         electricity_default_usd_per_kwh=float(default["price"]) * usd_per_unit[default["currency"].strip()],
         models={r["id"]: ModelCard.of(r) for r in _optional_rows(d / "models.csv")},

@@ -911,6 +911,42 @@ def test_a_subscription_month_grants_its_units_to_spend_in_any_week_for_its_fee(
                                             "days": 31.0, "cost": 9.99, "units": 100.0}]
 
 
+def test_your_own_fee_and_unit_price_price_the_tiers(load, catalog):
+    # Colab Pro where it costs another fee (catalog.free[colab-pro].fee, in the scenario's own
+    # currency) and pay-as-you-go units at another price: the month costs your fee, a pack 100 x your
+    # unit price; everything else as in the catalog (the frozen rates: INR per USD)
+    inr = catalog.usd_per_unit()["INR"]  # USD an INR
+    text = SUBSCRIPTION.format(hours=60, deadline="2027-01-10", box="5.00") + (
+        "  free:\n    - {id: colab-pro, fee: 1024 INR}\n    - {id: colab-payg, unit_price: 0.2 EUR/unit}\n")
+    s = load(text)
+    p = planner.plan(s, catalog.with_entries(s.catalog_entries), trials=0, alternatives=False)
+    assert [m.cost_usd for m in p.subscriptions] == [pytest.approx(1024 * inr)]
+    payg = load(text.replace("free: [colab-pro]", "free: [colab-payg]"))
+    q = planner.plan(payg, catalog.with_entries(payg.catalog_entries), trials=0, alternatives=False)
+    assert q.packs and all(k.cost_usd / k.count == pytest.approx(100 * 0.2 * catalog.usd_per_unit()["EUR"])
+                           for k in q.packs)
+    # a month's fee as money a month too, and --set reaches it
+    per_year = load(text.replace("fee: 1024 INR", "fee: 12288 INR/year"))
+    assert planner.plan(per_year, catalog.with_entries(per_year.catalog_entries), trials=0,
+                        alternatives=False).subscriptions[0].cost_usd == pytest.approx(1024 * inr)
+
+
+def test_a_fee_or_unit_price_on_a_tier_without_units_is_refused(load):
+    # a fee on a tier sold by the pack, a unit price on a free tier, a fee on a notebook of your
+    # own: each would plan as free (their hours have no units to price), so each is refused where
+    # it is written, with the tiers that take it
+    text = SUBSCRIPTION.format(hours=60, deadline="2027-01-10", box="5.00") + (
+        "  free:\n    - {id: colab-payg, fee: 9.99 USD}\n    - {id: kaggle, unit_price: 0.1 USD}\n"
+        "    - {id: mine, device: t4, fee: 5 USD}\n")
+    with pytest.raises(InputError) as err:
+        load(text)
+    shown = str(err.value)
+    assert "s.yaml:12:" in shown and "catalog.free[colab-payg].fee: 'colab-payg' has no monthly fee to set" in shown
+    assert "(colab-pro, colab-pro-plus)" in shown
+    assert "catalog.free[kaggle].unit_price: 'kaggle' is not priced in compute units" in shown
+    assert "catalog.free[mine].fee: 'mine' has no monthly fee to set" in shown
+
+
 @pytest.mark.parametrize("box, subscribes", [("5.00", False), ("10.05", True), ("12.00", True)])
 def test_a_subscription_is_taken_only_where_its_fee_beats_the_hours_it_saves(load, catalog, box, subscribes):
     # 1 reference hour: 1.001 h on the box (5.00, 10.05 or 12.00 USD/h) against a month of Pro at

@@ -427,6 +427,21 @@ def _usd_per_hour(v: Any, ctx: _Context) -> Any:
     return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="h")
 
 
+def _usd_per_month(v: Any, ctx: _Context) -> Any:
+    """Money a month: "9.99 USD/month", "120 EUR/year", or money alone ("1024 INR", a bare number
+    in the currency), which a fee is by the month."""
+    if not (isinstance(v, str) and "/" in v):
+        return units.parse_money_usd(v, ctx.currency, ctx.ids.usd_per_unit)
+    return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="month") * units.HOURS_PER_MONTH
+
+
+def _usd_per_unit(v: Any, ctx: _Context) -> Any:
+    """Money for one compute unit: "0.10 EUR", "0.10 EUR/unit" or a bare number in the currency."""
+    if isinstance(v, str) and re.search(r"/\s*(compute\s+)?units?\s*$", v.strip(), re.IGNORECASE):
+        v = re.sub(r"/\s*(compute\s+)?units?\s*$", "", v.strip(), flags=re.IGNORECASE)
+    return units.parse_money_usd(v, ctx.currency, ctx.ids.usd_per_unit)
+
+
 def _usd_per_kwh(v: Any, ctx: _Context) -> Any:
     return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="kWh")
 
@@ -946,7 +961,7 @@ def section_values(obj: object, schema: Mapping[str, Any]) -> dict[str, Any]:
 _READ_UNIT: dict[str, Callable[[Any, Any], float]] = {
     "USD": _money, "USD/h": _usd_per_hour, "W": _power, "s": _seconds, "min": _minutes, "h": _hours,
     "days": _days, "1/h": _per_hour, "h/week": _hours_per_week, "GB": _size, "GB/h": _gb_per_h, "USD/GB": _usd_per_gb,
-    "USD/(GB*month)": _usd_per_gb_month,
+    "USD/(GB*month)": _usd_per_gb_month, "USD/month": _usd_per_month, "USD/unit": _usd_per_unit,
 }
 #: How a value of a catalog column's other types is read (the only list an entry takes is its frameworks).
 _READ_TYPE: dict[str, Callable[[Any, Any], Any]] = {
@@ -1011,6 +1026,14 @@ ENTRY_COLUMNS: dict[str, dict[str, tuple[str, Field]]] = {
         "transfer": ("transfer_gb_per_h", {"positive": True}),
         "needs_person": "needs_person", "frameworks": "frameworks", "sign_up": "sign_up",
         "disk": ("disk_gb", {"positive": True, "maximum": 1e6}),
+        # a tier priced in compute units (Colab's): its fee and its unit's price where you pay another
+        "fee": ("usd_per_month", {"positive": True, "maximum": 1e5,
+                                  "doc": "a subscription's monthly fee where yours differs (9.99 USD/month; in "
+                                         "another country, its price there): a catalog tier with a fee only"}),
+        "unit_price": ("usd_per_unit", {"positive": True, "maximum": 1e3,
+                                        "doc": "a compute unit's price where yours differs (0.10 EUR): a catalog "
+                                               "tier priced in compute units only (its GPUs' burn rates are the "
+                                               "catalog's)"}),
     }),
 }
 

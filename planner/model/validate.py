@@ -544,6 +544,25 @@ class _Validator:
                              hours_from_job=from_job))
         return tuple(out)
 
+    def _units_priced(self, values: Mapping[str, Any], path: tuple) -> bool:
+        """Whether a free entry's fee and unit price, where it gives them, price a catalog tier
+        priced in compute units (the tier's GPUs' burn rates are catalog data): a fee a tier paid
+        by the month, a unit price any tier priced in units; refused (False) otherwise, as a fee
+        on a tier without units would plan as free."""
+        ids, tier = self.ctx.ids, str(values.get("id"))
+        in_units = sorted(ids.free_in_units)
+        if "fee" in values and tier not in ids.free_by_the_month:
+            self.add(path + ("fee",), f"'{tier}' has no monthly fee to set: a fee prices a catalog tier paid by the "
+                     f"month ({', '.join(sorted(ids.free_by_the_month)) or 'none in this catalog'}); a notebook "
+                     "you pay by the hour is a rent offer (catalog.rent, with its price)")
+            return False
+        if "unit_price" in values and tier not in ids.free_in_units:
+            self.add(path + ("unit_price",), f"'{tier}' is not priced in compute units: a unit price sets a catalog "
+                     f"tier's ({', '.join(in_units) or 'none in this catalog'}); a notebook you pay by the hour is "
+                     "a rent offer (catalog.rent, with its price)")
+            return False
+        return True
+
     def catalog(self, raw: Any, prefix: tuple = ("catalog",)) -> dict[str, tuple[dict, ...]]:
         out: dict[str, tuple[dict, ...]] = {"buy": (), "rent": (), "free": ()}
         if raw is None:
@@ -585,6 +604,8 @@ class _Validator:
                 if values["id"] not in known and "device" not in values and not wrote_device:
                     self.add(path, f"new {kind} offer '{values['id']}' needs a 'device' "
                              f"(or an id of the catalog to override{did_you_mean(values['id'], sorted(known))})")
+                    continue
+                if kind == "free" and not self._units_priced(values, path):
                     continue
                 row = {columns[k][0]: val for k, val in values.items()}
                 if "resale" in row:
