@@ -562,6 +562,10 @@ def check_subscriptions(tables: Tables, files: Mapping[str, str]) -> list[Proble
                                "a tier that sells its compute units in packs needs units_per_hour and usd_per_unit "
                                "(what its GPUs burn and a unit's price: a pack's price is usd_per_unit x "
                                "units_per_pack)"))
+        if not _blank_cell(pack) and not _blank_cell(fee) and float(cast(float, fee)) > 0:
+            out.append(Problem(files["free"], int(r["_line"]), 1, f"free.{r['id']}.units_per_pack",
+                               "a tier sells its units by the month (usd_per_month) or in packs, not both: its "
+                               "units would be paid twice"))
         if not _blank_cell(pack_days) and _blank_cell(pack):
             out.append(Problem(files["free"], int(r["_line"]), 1, f"free.{r['id']}.pack_days",
                                "pack_days says how long a pack's units last: it needs units_per_pack"))

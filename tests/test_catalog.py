@@ -315,6 +315,11 @@ def test_rule_packs_of_units_have_a_price_and_burn_rates(tmp_path):
     with pytest.raises(InputError, match=r"free.colab-payg.pack_days: pack_days says how long a pack's units last: "
                                          "it needs units_per_pack"):
         pricing.load_catalog(tmp_path / "c")
+    # a tier paid by the month sells no packs besides: its units would be paid twice
+    free.write_text(text.replace("  units_per_month: 100\n", "  units_per_month: 100\n  units_per_pack: 100\n", 1),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"free.colab-pro.units_per_pack: a tier sells its units by the month"):
+        pricing.load_catalog(tmp_path / "c")
 
 
 def test_rule_utilisation_covers_every_model_size(broken):
