@@ -477,6 +477,24 @@ def test_sensitivity_moves_the_interruption_rates_and_quotas_the_plan_rests_on(c
     assert own["catalog.rent[vast:rtx-3090-interruptible].interruptions"] == ("0.06/h", "0.048/h", "0.072/h")
 
 
+def test_sensitivity_moves_the_fee_or_unit_price_of_a_tier_the_plan_pays(catalog):
+    """A tier you pay is a price like a rent offer's: sensitivity moves Colab Pro's monthly fee (the
+    frozen catalog's 9.99 USD) where a plan subscribes, and pay-as-you-go's unit price (0.0999 USD)
+    where a plan buys its packs; the cost moves by the fee's or the packs' change where the plan
+    stays, and the rows plan as the --set they stand for."""
+    from .test_contract import SUBSCRIPTION
+
+    text = SUBSCRIPTION.format(hours=60, deadline="2027-01-10", box="5.00")
+    table = whatif.sensitivity(job(text), 0.2).set_index("input")
+    row = table.loc["catalog.free[colab-pro].fee"]
+    assert (row["value"], row["low_value"], row["high_value"]) == ("9.99 USD", "7.992 USD", "11.99 USD")
+    assert row["cost_high"] - row["cost_base"] == pytest.approx(0.2 * 9.99, abs=0.011)  # one month, one fee
+    at = plan_of(catalog, text, sets=("catalog.free[colab-pro].fee=11.988 USD",))
+    assert at["total_cost"] == pytest.approx(row["cost_high"], abs=0.005)
+    payg = whatif.sensitivity(job(text.replace("free: [colab-pro]", "free: [colab-payg]")), 0.2).set_index("input")
+    assert "catalog.free[colab-payg].unit_price" in payg.index and "catalog.free[colab-payg].fee" not in payg.index
+
+
 EUR = """\
 name: euros
 start: 2027-01-04

@@ -453,7 +453,8 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     runner-up rent offer of each phase (the cheapest the plan leaves out) and of every card
     considered (:func:`_cards_to_move`), with its resale; the interruption rates of the interruptible ones and free
     tiers (a default rate, the least known of them, across its sourced range instead), the free
-    tiers' weekly quotas, and each phase's deadline moved by ``span`` of its window (whole days)."""
+    tiers' weekly quotas, a paid tier's monthly fee (or, sold by the unit, its unit's price), and
+    each phase's deadline moved by ``span`` of its window (whole days)."""
     from .. import api
     from ..decide.quotes import card_costs
 
@@ -504,6 +505,13 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
                 out.append((path, given, amount.at(low), amount.at(high)))  # a default: its sourced range
             else:
                 moved(path, amount)
+        if kind == "subscription":  # a tier you pay: its month's fee, or its unit's price where it has none
+            fee, burn = opt_float(r["usd_per_month"]), opt_float(r["units_per_hour"])
+            if fee:
+                moved(f"catalog.free[{offer}].fee", Amount(fee, ("free", offer, "usd_per_month"), **money))
+            elif burn:
+                moved(f"catalog.free[{offer}].unit_price", Amount(float(r["usd_per_hour"]) / burn,
+                                                                  ("free", offer, "usd_per_unit"), **money))
         if kind in ("free", "subscription") and opt_float(r["quota_h_per_week"]):
             moved(f"catalog.free[{offer}].quota", Amount(float(r["quota_h_per_week"]),
                                                          ("free", offer, "quota_h_per_week"), unit=" h/week"))
