@@ -155,6 +155,19 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def tiers_in_units(rows: Iterable[Mapping[str, Any]]) -> tuple[frozenset[str], frozenset[str]]:
+    """(the free tiers priced in compute units: a unit price and burn rates; of those, the ones
+    with a monthly fee, the units it buys) of the free table's ``rows`` (blank cells None or NaN):
+    what a scenario's own fee or unit price may set (CatalogIds.free_in_units, free_by_the_month)."""
+    def given(v: Any) -> bool:
+        return v is not None and not (isinstance(v, float) and v != v)
+
+    units = [r for r in rows if isinstance(r.get("units_per_hour"), dict) and given(r.get("usd_per_unit"))]
+    monthly = [r for r in units if given(r.get("units_per_month")) and given(r.get("usd_per_month"))
+               and float(r["usd_per_month"]) > 0]
+    return frozenset(str(r["id"]) for r in units), frozenset(str(r["id"]) for r in monthly)
+
+
 def read_ids(data_dir: Path | str = DATA_DIR) -> CatalogIds:
     """The :class:`CatalogIds` of a catalog directory, from its id, alias and rate columns."""
     import yaml
@@ -168,16 +181,15 @@ def read_ids(data_dir: Path | str = DATA_DIR) -> CatalogIds:
     default = next(r for r in power if r["default"].strip().lower() == "true")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     free = yaml.load((d / "free.yaml").read_text(encoding="utf-8"), Loader=loader) or []
+    in_units, by_the_month = tiers_in_units(free)
     return CatalogIds(
         devices=frozenset(r["id"] for r in devices),
         aliases=aliases,
         buy=frozenset(r["id"] for r in _rows(d / "buy.csv")),
         rent=frozenset(r["id"] for r in _rows(d / "rent.csv")),
         free=frozenset(str(r["id"]) for r in free),
-        free_in_units=frozenset(str(r["id"]) for r in free if isinstance(r.get("units_per_hour"), dict)
-                                and r.get("usd_per_unit") is not None),
-        free_by_the_month=frozenset(str(r["id"]) for r in free if isinstance(r.get("units_per_hour"), dict)
-                                    and r.get("units_per_month") is not None and (r.get("usd_per_month") or 0) > 0),
+        free_in_units=in_units,
+        free_by_the_month=by_the_month,
         usd_per_unit=usd_per_unit,
         electricity_default_usd_per_kwh=float(default["price"]) * usd_per_unit[default["currency"].strip()],
         models={r["id"]: ModelCard.of(r) for r in _optional_rows(d / "models.csv")},

@@ -26,9 +26,8 @@ import pandas as pd
 
 from . import DATA_DIR
 from .errors import InputError, Problem, did_you_mean
-from .ids import CatalogIds, DeviceSpec, JobFacts, ModelCard, Utilisation, usd_per_kwh_by_region
+from .ids import CatalogIds, DeviceSpec, JobFacts, ModelCard, Utilisation, tiers_in_units, usd_per_kwh_by_region
 from .memo import Kept
-from .values import float_or, missing
 from .yamldoc import parse_document
 
 TABLE_FILES = {
@@ -168,18 +167,15 @@ class Catalog:
 
     def ids(self) -> CatalogIds:
         models, specs, utilisation = self.job_facts()
+        in_units, by_the_month = tiers_in_units(cast(list[dict[str, Any]], self.free.to_dict("records")))
         return CatalogIds(
             devices=frozenset(self.devices["id"]),
             aliases=self.aliases(),
             buy=frozenset(self.buy["id"]),
             rent=frozenset(self.rent["id"]),
             free=frozenset(self.free["id"]),
-            free_in_units=frozenset(str(r["id"]) for _, r in self.free.iterrows()
-                                    if isinstance(r.get("units_per_hour"), dict) and not missing(r.get("usd_per_unit"))),
-            free_by_the_month=frozenset(str(r["id"]) for _, r in self.free.iterrows()
-                                        if isinstance(r.get("units_per_hour"), dict)
-                                        and not missing(r.get("units_per_month"))
-                                        and float_or(r.get("usd_per_month")) > 0),
+            free_in_units=in_units,
+            free_by_the_month=by_the_month,
             usd_per_unit=self.usd_per_unit(),
             electricity_default_usd_per_kwh=self.default_electricity_usd_per_kwh(),
             models=models, device_specs=specs, utilisation=utilisation,

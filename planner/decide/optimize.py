@@ -46,6 +46,7 @@ from .quotes import (
     exclusions,
     machine_runs,
     money_by_part,
+    one_gpu_speed,
     process_for,
     quote_records,
     shared_rel_sd,
@@ -966,13 +967,10 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
         sigmas = {f"speed {c.device}": workload.speed_sigma(s.workload.family, s.workload.precision,
                                                             str(c.speed_source)) for c in
                   (by_key[(ph.name, str(o))] for o in placed.index)}
-        conf = s.phase_confidence
+        booked = {k: workload.speed_rel_sd_at(v, s.phase_confidence) for k, v in sigmas.items() if v > 0}
 
         def at_chance(part: str, p: float) -> float:  # a speed's part booked at chance p, over its booking at conf
-            sigma = sigmas.get(part)
-            if sigma is None or sigma <= 0:
-                return 1.0
-            return workload.speed_rel_sd_at(sigma, p) / workload.speed_rel_sd_at(sigma, conf)
+            return workload.speed_rel_sd_at(sigmas[part], p) / booked[part] if part in booked else 1.0
 
         chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts, shared, at_chance)
     done = ph.name not in best.unmet
@@ -1045,8 +1043,7 @@ def _step_note(s: Scenario, step: workload.Step | None, used: list[Option]) -> l
     """What the speeds at the job's size rest on, said up front where they move a device the plan
     uses by STEP_NOTE_AT or more: the step's fixed time per layer, a default with its range
     (planner.model.workload.Step)."""
-    moved = sorted({(o.device, o.relative_speed / workload.data_parallel_speed(o.count, s.workload.sharding,
-                                                                                gpus=o.gpu_class))
+    moved = sorted({(o.device, one_gpu_speed(o, s.workload.sharding))
                     for o in used if o.speed_source in ("measured", "estimated") and o.device != s.workload.reference_gpu})
     if step is None:
         return [f"speeds are those of large work: {workload.UNKNOWN_STEP}, so on small steps the speeds of "

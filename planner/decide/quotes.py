@@ -189,8 +189,14 @@ def machine_runs(r: Any, ph: Phase, sharding: str) -> MachineRuns:
     if groups == 1:
         return MachineRuns(1, ph.runs, float(r.relative_speed))
     return MachineRuns(groups, -(-ph.runs // groups),
-                       float(r.relative_speed) / workload.data_parallel_speed(count, sharding, gpus=r.gpu_class)
-                       * workload.machine_speed(count, groups, sharding, gpus=r.gpu_class))
+                       one_gpu_speed(r, sharding) * workload.machine_speed(count, groups, sharding, gpus=r.gpu_class))
+
+
+def one_gpu_speed(r: Any, sharding: str) -> float:
+    """One GPU's speed of option ``r``'s machine [x the reference GPU]: its speed (every GPU on
+    one run, data-parallel) over its GPUs' data-parallel throughput (workload.data_parallel_speed)."""
+    count = int(r.count) if not missing(r.count) else 1
+    return float(r.relative_speed) / workload.data_parallel_speed(count, sharding, gpus=r.gpu_class)
 
 
 def checkpoint_write_gb_per_h(r: Any) -> float:
@@ -458,7 +464,7 @@ def shared_rel_sd(s: Scenario | QuoteInputs, r: Option, step: Step | None) -> tu
         fp8 = workload.fp8_gain_rel_sd() * (-1.0 if r.fp8 else 1.0)
     if step is None or r.speed_source not in ("measured", "estimated"):
         return fp8, None
-    one_gpu = r.relative_speed / workload.data_parallel_speed(r.count, s.workload.sharding, gpus=r.gpu_class)
+    one_gpu = one_gpu_speed(r, s.workload.sharding)
     ratio = float(workload.at_scale(one_gpu, step.share))
     return fp8, workload.size_rel_sd(step, ratio) * (1.0 if ratio > 1.0 else -1.0)
 
@@ -475,7 +481,7 @@ def speed_share_at_step(s: Scenario | QuoteInputs, r: Option, step: Step | None)
     where the draws found 96.0 %."""
     if step is None or r.speed_source not in ("measured", "estimated"):
         return 1.0
-    one_gpu = r.relative_speed / workload.data_parallel_speed(r.count, s.workload.sharding, gpus=r.gpu_class)
+    one_gpu = one_gpu_speed(r, s.workload.sharding)
     ratio = float(workload.at_scale(one_gpu, step.share))
     if not (math.isfinite(ratio) and ratio > 0 and math.isfinite(one_gpu)):
         return 1.0

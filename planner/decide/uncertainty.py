@@ -509,11 +509,7 @@ def _units_beyond(alt: Alternative, monthly: dict[str, tuple[str, float, float]]
     subscription's own price per unit (its fee over its units; Colab sells more units as you go
     at 9.99 USD per 100, so for Pro+ this is about 17 % low), counted over the whole plan: a
     month's spare units pay for another month's overrun, which Colab allows within 90 days."""
-    granted: dict[str, float] = {}
-    for option, _, k, _ in alt.commitments:
-        units = next((u for t, _, u in monthly.values() if t == option), None)
-        if units is not None:
-            granted[option] = granted.get(option, 0.0) + units * k
+    granted = _granted(alt, {t: u for t, _, u in monthly.values()})
     per_unit = {t: fee / units for t, fee, units in monthly.values()}
     extra = np.zeros(n)
     for tier, used in sorted(burnt.items()):
@@ -522,16 +518,23 @@ def _units_beyond(alt: Alternative, monthly: dict[str, tuple[str, float, float]]
     return extra
 
 
+def _granted(alt: Alternative, units_of: dict[str, float]) -> dict[str, float]:
+    """Per tier, the compute units the plan's months or packs grant (``units_of``: tier -> units
+    a month or a pack; alt.commitments: (tier, day, count, cost))."""
+    granted: dict[str, float] = {}
+    for option, _, k, _ in alt.commitments:
+        if option in units_of:
+            granted[option] = granted.get(option, 0.0) + units_of[option] * k
+    return granted
+
+
 def _packs_beyond(alt: Alternative, packed: dict[str, tuple[str, float, float, float]], burnt: dict[str, np.ndarray],
                   n: int) -> np.ndarray:
     """What a draw pays for the packs of compute units it needs beyond those the plan buys [USD]:
     whole packs, at their price, for the units its hours burn beyond the packs' (counted over the
     whole plan, as :func:`_units_beyond` counts months)."""
     tiers = {t: (usd, units) for t, usd, units, _ in packed.values()}
-    granted: dict[str, float] = {}
-    for option, _, k, _ in alt.commitments:
-        if option in tiers:
-            granted[option] = granted.get(option, 0.0) + tiers[option][1] * k
+    granted = _granted(alt, {t: units for t, (_, units) in tiers.items()})
     extra = np.zeros(n)
     for tier, used in sorted(burnt.items()):
         if tier in tiers:
