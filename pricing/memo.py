@@ -10,7 +10,7 @@ must treat what they get back as read-only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 EVERY: list[Kept | ByValue] = []
@@ -50,10 +50,10 @@ class ByValue:
 
     def __init__(self, size: int):
         self.size = size
-        self._entries: dict[tuple, Any] = {}
+        self._entries: dict[Hashable, Any] = {}
         EVERY.append(self)
 
-    def get(self, key: tuple, make: Callable[[], Any]) -> Any:
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
         hit = self._entries.get(key)
         if hit is None:
             if len(self._entries) >= self.size:

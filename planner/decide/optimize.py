@@ -32,7 +32,7 @@ from pricing.values import float_or, missing, opt_float
 
 from ..model import job, sessions, units, workload
 from ..model.costs import COST_PARTS, PART_NAMES
-from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, Option, Quote, considers_home, options_of, quotes_frame
+from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, Option, Quote, considers_home, quotes_frame
 from ..model.scenario import Phase, Scenario
 from . import breakeven, milp
 from .options import build_options, commitments_of, stale_rows, subscriptions_of
@@ -51,6 +51,7 @@ from .quotes import (
     quote_records,
     shared_rel_sd,
     speed_share_at_step,
+    usable_options,
 )
 from .result import (
     Alternative,
@@ -598,7 +599,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     held = _held_by_budget(s, best, unbounded, warnings) if over_budget is None else {}
     # stage 3: read the plan off the solution (records of the options it uses)
     placed = set(best.options_used)
-    options = {o.option: o for o in options_of(opts[opts["option"].isin(placed)].merge(feas, on="option"))}
+    options = {o.option: o for o in usable_options(opts, feas) if o.option in placed}  # placed: quoted, so usable
     parts = dict.fromkeys(COST_PARTS, 0.0)
     purchases = _purchases(s, best, options, parts)
     credits = _credits(s, opts, best, parts, warnings)

@@ -246,6 +246,9 @@ _OPTION_ROWS = Kept()
 #: moves one phase re-prices that phase, and one that changes one catalog row (a price, a rate)
 #: builds new tables but re-prices only that row.
 _ROWS = ByValue(size=20_000)  # about 2 KB a row: tens of MB at most
+#: A phase's part of its quotes' keys, one object for equal values: looking up each of a phase's
+#: options in _ROWS then compares it by identity, not the phase, workload and dates field by field.
+_PHASE_KEYS = ByValue(size=2_000)
 
 
 def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Step | None = None) -> pd.DataFrame:
@@ -297,8 +300,9 @@ class QuoteInputs:
 
     @functools.cached_property
     def _every_option_reads(self) -> _HashedOnce:
-        return _HashedOnce((self.phase, self.begin, self.end, self.workload, self.work_range, self.phase_confidence,
-                            self.step, self.you.carbon_usd_per_kg))
+        values = _HashedOnce((self.phase, self.begin, self.end, self.workload, self.work_range, self.phase_confidence,
+                              self.step, self.you.carbon_usd_per_kg))
+        return _PHASE_KEYS.get(values, lambda: values)  # one object for equal values: keys then compare by identity
 
     def key(self, r: Option) -> tuple:
         """What option ``r``'s quote is kept under in a process (pricing.memo), with ``r``: these
@@ -346,16 +350,23 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Ste
     A quote is priced from its :class:`QuoteInputs` and the option's own record alone, and kept
     per process under the option and what of those inputs it reads (:meth:`QuoteInputs.key`):
     a what-if that moves one of them prices again what it touches, never less."""
-    def usable_rows() -> list[Option]:
-        merged = opts.merge(feas, on="option")
-        return options_of(merged[merged["reason"].isna()])
-
-    options = _OPTION_ROWS.get((opts, feas), (), usable_rows)
+    options = usable_options(opts, feas)
     out = []
     for ph in s.phases:
         inputs = QuoteInputs.of(s, ph, step)
         out += [_ROWS.get((inputs.key(r), r), functools.partial(_phase_row, inputs, ph, r)) for r in options]
     return out
+
+
+def usable_options(opts: pd.DataFrame, feas: pd.DataFrame) -> list[Option]:
+    """The options that can run (no ``reason`` in ``feas``, :func:`exclusions`), as records with
+    their fit merged in, in the table's order: those quoted, kept per process for these very
+    tables (pricing.memo.Kept); read-only."""
+    def usable_rows() -> list[Option]:
+        merged = opts.merge(feas, on="option")
+        return options_of(merged[merged["reason"].isna()])
+
+    return _OPTION_ROWS.get((opts, feas), (), usable_rows)
 
 
 def _phase_row(s: QuoteInputs, ph: Phase, r: Option) -> Quote:
