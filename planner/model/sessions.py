@@ -479,11 +479,14 @@ def at_rates(rates: tuple[float, float, float], hours: tuple[float, float, float
     ``hours`` at three ``rates`` (a default's low end, the rate used, its high end): the
     quadratic through them, the overhead being convex in the rate (a straight line where the
     rate used is an end of its range)."""
-    xs, ys = np.asarray(rates, dtype=float), np.asarray(hours, dtype=float)
-    keep = np.unique(xs, return_index=True)[1]
-    if len(keep) < 3:
+    (x0, x1, x2), (y0, y1, y2) = rates, hours
+    if x0 == x1 or x1 == x2 or x0 == x2:
+        xs, ys = np.asarray(rates, dtype=float), np.asarray(hours, dtype=float)
+        keep = np.unique(xs, return_index=True)[1]
         return np.interp(drawn, xs[keep], ys[keep])
-    return np.polyval(np.polyfit(xs, ys, 2), drawn)
+    d = np.asarray(drawn, dtype=float)  # Lagrange's form of the quadratic through the three points
+    return (y0 * (d - x1) * (d - x2) / ((x0 - x1) * (x0 - x2)) + y1 * (d - x0) * (d - x2) / ((x1 - x0) * (x1 - x2))
+            + y2 * (d - x0) * (d - x1) / ((x2 - x0) * (x2 - x1)))
 
 
 #: Quantiles a default interruption rate's spread is taken over (deterministic: no draws).
