@@ -167,7 +167,8 @@ class Catalog:
 
     def ids(self) -> CatalogIds:
         models, specs, utilisation = self.job_facts()
-        in_units, by_the_month = tiers_in_units(cast(list[dict[str, Any]], self.free.to_dict("records")))
+        read = [c for c in ("id", "units_per_hour", "usd_per_unit", "units_per_month", "usd_per_month") if c in self.free]
+        in_units, by_the_month = tiers_in_units(cast(list[dict[str, Any]], self.free[read].to_dict("records")))
         return CatalogIds(
             devices=frozenset(self.devices["id"]),
             aliases=self.aliases(),

@@ -285,15 +285,17 @@ def trainable_params(w: Workload) -> tuple[float, str]:
                f"set workload.trainable_params)")
 
 
-def states_gb(w: Workload, shards: int = 1) -> float:
+def states_gb(w: Workload, shards: int = 1, sharding: str | None = None) -> float:
     """Weights, gradients and optimizer states one replica holds [GB].
 
     Full training: BYTES_PER_PARAM (ZeRO's 16 bytes for mixed-precision Adam). LoRA: the
     frozen base (FROZEN_BYTES_PER_PARAM) plus the adapters at BYTES_PER_PARAM. QLoRA: the
     4-bit base plus 12-byte adapters. With ``shards`` > 1, ZeRO stage 2 splits gradients
     and optimizer states across the replicas and stage 3 also the weights (Rajbhandari et
-    al. 2020, sec. 5: per device 2 + 14/N and 16/N bytes for mixed Adam).
+    al. 2020, sec. 5: per device 2 + 14/N and 16/N bytes for mixed Adam). ``sharding``: in place
+    of the workload's own (a checkpoint holds the states unsharded).
     """
+    sharding = w.sharding if sharding is None else sharding
     per_param = BYTES_PER_PARAM[(memory_precision(w.precision), w.optimizer)]
     weight_bytes = 2.0 if memory_precision(w.precision) == "mixed" else 4.0
     if w.method in FULL_METHODS:
@@ -306,9 +308,9 @@ def states_gb(w: Workload, shards: int = 1) -> float:
             base, adapter_bytes = w.params * QLORA_BASE_BYTES_PER_PARAM, QLORA_ADAPTER_BYTES_PER_PARAM
         weights, rest = base + adapters * weight_bytes, adapters * (adapter_bytes - weight_bytes)
     n = max(1, shards)
-    if w.sharding == "zero3":
+    if sharding == "zero3":
         return (weights + rest) / n / 1e9
-    if w.sharding == "zero2":
+    if sharding == "zero2":
         return (weights + rest / n) / 1e9
     return (weights + rest) / 1e9
 
@@ -317,7 +319,7 @@ def checkpoint_gb(w: Workload) -> float:
     """Size of a resumable checkpoint [GB]: what training changes (the weights, or the adapters,
     with their optimizer states), unsharded; a frozen base is not saved."""
     if w.method in FULL_METHODS:
-        return states_gb(dataclasses.replace(w, sharding="none"))
+        return states_gb(w, sharding="none")
     adapters, _ = trainable_params(w)
     per_param = (BYTES_PER_PARAM[(memory_precision(w.precision), w.optimizer)] if w.method == "lora"
                  else QLORA_ADAPTER_BYTES_PER_PARAM)
