@@ -11,9 +11,10 @@ on this machine and on every worker, with the same planner and catalog (files gi
 
 from __future__ import annotations
 
+import collections
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
 from pricing.errors import InputError, Problem
@@ -30,16 +31,24 @@ def executor(workers: int, scheduler: str | None = None) -> Iterator[Callable[[C
                                                                              Iterator[Any]]]:
     """A ``map`` (function, items) -> results in order: a Dask cluster's where ``scheduler`` names
     one, else ``workers`` local processes (forked: they start with this process's caches)."""
+    with _pool(workers, scheduler) as pool:
+        yield pool.map
+
+
+@contextlib.contextmanager
+def _pool(workers: int, scheduler: str | None = None) -> Iterator[Any]:
+    """A concurrent.futures executor (``map``, ``submit``): a Dask cluster's where ``scheduler``
+    names one, else ``workers`` local processes (forked: they start with this process's caches)."""
     if scheduler:
         client = _client(scheduler)
         try:
             with client.get_executor() as pool:
-                yield pool.map
+                yield pool
         finally:
             client.close()
         return
     with ProcessPoolExecutor(max_workers=workers) as local:
-        yield local.map
+        yield local
 
 
 def _client(scheduler: str) -> Any:
@@ -88,3 +97,51 @@ def rounds(workers: Workers) -> Iterator[Callable[[Callable[[Any], Any], Sequenc
         return
     with executor(workers if isinstance(workers, int) else 1, workers if isinstance(workers, str) else None) as mapped:
         yield lambda function, items: list(mapped(function, items))
+
+
+#: A piece of work: a function and the one item it takes (each pickles for a worker).
+Task = tuple[Callable[[Any], Any], Any]
+
+
+def run_growing(tasks: Sequence[Task], workers: Workers, then: Callable[[int, Any], Sequence[Task]]) -> list[Any]:
+    """Each task's result, by its number: ``tasks`` first numbered 0, 1, ..., and those that
+    ``then(number, result)``, called here as each task ends, adds after them, numbered on. Added
+    tasks start before the given ones not yet started: work that waits on a result (a flip's
+    search on its input's two sides) runs beside the rest, not after all of it, so no core idles
+    while the last searches run (sensitivity: bench/lab-boxes.yaml 2.56 -> 2.43 s on two cores).
+    Here for one worker; else on ``workers`` local processes (two tasks handed to each at a
+    time: one running, one waiting), or on the Dask cluster whose scheduler address ``workers``
+    is (64 at a time). The results do not depend on the order tasks end in: each task is a pure
+    function of its item."""
+    waiting: collections.deque[tuple[int, Task]] = collections.deque(enumerate(tasks))
+    added: collections.deque[tuple[int, Task]] = collections.deque()
+    results: dict[int, Any] = {}
+    count = len(tasks)
+
+    def ended(number: int, result: Any) -> None:
+        nonlocal count
+        results[number] = result
+        for task in then(number, result):
+            added.append((count, task))
+            count += 1
+
+    def next_task() -> tuple[int, Task]:
+        return added.popleft() if added else waiting.popleft()
+
+    if isinstance(workers, int) and workers <= 1:
+        while added or waiting:
+            number, (function, item) = next_task()
+            ended(number, function(item))
+        return [results[k] for k in range(count)]
+    scheduler = workers if isinstance(workers, str) else None
+    slots = 2 * workers if isinstance(workers, int) else 64
+    with _pool(workers if isinstance(workers, int) else 1, scheduler) as pool:
+        running: dict[Future, int] = {}
+        while added or waiting or running:
+            while (added or waiting) and len(running) < slots:
+                number, (function, item) = next_task()
+                running[pool.submit(function, item)] = number
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=running.__getitem__):
+                ended(running.pop(future), future.result())
+    return [results[k] for k in range(count)]

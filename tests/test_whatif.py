@@ -584,6 +584,34 @@ def test_a_grid_sweep_fits_a_projector_one_line_a_row():
     assert len(many.splitlines()) <= 35 + 8  # a 7 x 5 grid: one line a row (it was 255 lines)
 
 
+def _after(item):
+    """A task of run_growing's test: (seconds to wait, value) -> value."""
+    import time
+
+    time.sleep(item[0])
+    return item[1]
+
+
+def test_work_added_as_results_come_in_runs_before_the_rest_and_keeps_its_number():
+    """executors.run_growing: a task that a result calls for (a flip's search, once its input's two
+    sides are planned) starts before the given tasks not yet started, so it runs beside them, not
+    after them all; every result keeps its task's number, whichever process ends first."""
+    from planner.executors import run_growing
+
+    ran = []
+
+    def then(number, result):
+        ran.append(result)
+        return [(_after, (0.0, result * 10))] if number == 0 else []
+
+    tasks = [(_after, (0.0, k)) for k in (1, 2, 3)]
+    assert run_growing(tasks, 1, then) == [1, 2, 3, 10]
+    assert ran == [1, 10, 2, 3]  # the search first, then the plans still waiting
+    # two processes: the first task ends last; the results still by number
+    slow = [(_after, (0.3, 1)), (_after, (0.0, 2)), (_after, (0.0, 3))]
+    assert run_growing(slow, 2, lambda n, r: [(_after, (0.0, r * 10))] if n == 0 else []) == [1, 2, 3, 10]
+
+
 def test_sensitivity_finds_where_the_plan_flips_and_plain_runs_agree(load):
     # By hand, 1600 h (see above): buying costs 600 + 0.45 kW x 1600.32 h x 0.20 = 744.03 USD, renting
     # 0.5 USD/h x 1601.6 h = 800.8 USD. The plan flips where they meet: electricity at
@@ -591,7 +619,8 @@ def test_sensitivity_finds_where_the_plan_flips_and_plain_runs_agree(load):
     # (resale 40 % of its price); the hours at 600 / (0.5005 - 0.090018) = 1461.6; the rent at
     # 744.03 / 1601.6 = 0.4646 USD/h.
     text = BASE.format(hours=1600, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
-    df = whatif.sensitivity(job(text), 0.8).set_index("input")
+    df = whatif.sensitivity(job(text), 0.8, workers=2).set_index("input")  # searches beside the sides' plans
+    assert df.equals(whatif.sensitivity(job(text), 0.8).set_index("input"))  # what one process finds
     truth = {("electricity", "up"): 0.2788, ("catalog.buy[my-card].price", "up"): 1094.6,
              ("phases.train.gpu_hours", "down"): 1461.6, ("catalog.rent[uni-cluster].price", "down"): 0.4646}
     for (path, side), value in truth.items():

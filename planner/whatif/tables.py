@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,7 @@ import pandas as pd
 from pricing.errors import InputError, Problem
 from pricing.values import opt_float
 
-from ..executors import Workers, run_all
+from ..executors import Task, Workers, run_all, run_growing
 from ..model import edits, units
 from ..model.edits import CatalogEdit, editable
 from ..model.overrides import parse_set
@@ -853,51 +853,98 @@ def flip_points(base: Job, ref: dict[str, Any], table: pd.DataFrame, workers: Wo
 
     What it would take: the price of a card or rent offer the plan leaves out, when even its low
     value does not bring it in, is searched below that too, down to almost nothing (1 % of its
-    price): the price at which it enters the plan (none when not even then)."""
-    tasks: list[FlipSearch] = []
-    keys: list[tuple[str, str]] = []
-    for r in table.itertuples(index=False):
-        value, low, high = (typed or {}).get(str(r.input), (r.value, r.low_value, r.high_value))
-        sides = [side for side in str(r.decision_flips).split(",") if side in ("down", "up")]
-        default = isinstance(value, Amount) and value.default_range is not None
-        # plain runs with the base plan: its cost line (a default's own run is over its range, not at a rate)
-        known = tuple((v, float(cost)) for v, cost, moved in (  # type: ignore[arg-type]
-            (value, r.cost_base, default), (low, r.cost_low, "down" in sides), (high, r.cost_high, "up" in sides))
-            if not moved)
-        for side in sides:
-            at_row = {"buy": r.buy_low if side == "down" else r.buy_high,
-                      "plan": r.plan_low if side == "down" else r.plan_high,
-                      "total_cost": r.cost_low if side == "down" else r.cost_high}
-            start = value
-            if default and len(sides) == 1:
-                # a default is priced over its range as given, and a rate set is known: the search
-                # runs between known rates, from the end of the range that keeps the plan
-                start = high if side == "down" else low
-            tasks.append(FlipSearch(base, str(r.input), start, low if side == "down" else high, at_row,
-                                    _signature(ref), known))
-            keys.append((str(r.input), side))
-        if "down" not in sides and isinstance(low, Amount) and unchanged(str(r.input), "up", ref) \
-                and str(r.input).endswith(".price"):
-            tasks.append(FlipSearch(base, str(r.input), low, low.scaled(0.01), None, _signature(ref), known))
-            keys.append((str(r.input), "down"))
-    found = run_all(_search, tasks, workers)
-    # a default whose range changes the plan both ways: a side whose search could not leave the
-    # default (its first known rate already changes the plan) searches again between known rates,
-    # from the rate the other side found to keep the plan
-    again, where = [], []
-    for k, ((path, side), (kept, at, row)) in enumerate(zip(keys, found)):
-        given = tasks[k].kept
-        other = next((f for (p, s), f in zip(keys, found) if p == path and s != side), None)
-        if (row is not None and other is not None and isinstance(given, Amount) and given.default_range is not None
-                and isinstance(kept, Amount) and kept.value == given.value and isinstance(other[0], Amount)
-                and other[0].value != given.value):
-            again.append(FlipSearch(base, path, dataclasses.replace(other[0], default_range=None), at, row,
-                                    tasks[k].signature))
-            where.append(k)
-    for k, result in zip(where, run_all(_search, again, workers) if again else []):
-        found[k] = result
-    return [Flip(path, side, kept, at, row["buy"], row["plan"]) for (path, side), (kept, at, row) in zip(keys, found)
-            if row is not None]
+    price): the price at which it enters the plan (none when not even then). The searches of a
+    table's rows (:class:`_FlipSearches`), on ``workers``."""
+    searches = _FlipSearches(base, ref, typed)
+    for r in cast(list[dict[str, Any]], table.to_dict("records")):
+        searches.add_row(r)
+    run_growing([(_search, task) for _, task in searches.tasks], workers, searches.ended)
+    return searches.flips()
+
+
+class _FlipSearches:
+    """The flip searches of a sensitivity table's rows, as their rows come in: ``tasks`` the
+    first round's ((input, side), search) in order; :meth:`ended` takes each search's result by
+    its number and gives the searches it calls for: a default whose range changes the plan both
+    ways, where one side's search could not leave the default (its first known rate already
+    changes the plan), searches again between known rates, from the rate the other side found to
+    keep the plan. ``found``: (kept, at, row) by (input, side), each side's last search."""
+
+    def __init__(self, base: Job, ref: dict[str, Any], typed: dict[str, tuple[Any, Any, Any]] | None):
+        self.base, self.ref, self.typed = base, ref, typed
+        self.tasks: list[tuple[tuple[str, str], FlipSearch]] = []  # by number: the first round's, then again
+        self.found: dict[tuple[str, str], tuple[Any, Any, dict[str, Any] | None]] = {}
+        self._open: dict[str, int] = {}  # first-round searches of an input not yet ended
+
+    def add_row(self, r: dict[str, Any]) -> list[Task]:
+        """The searches of one table row (its input's both sides planned)."""
+        new = _row_searches(self.base, self.ref, r, self.typed)
+        self.tasks += new
+        if new:
+            self._open[str(r["input"])] = len(new)
+        return [(_search, task) for _, task in new]
+
+    def ended(self, number: int, result: tuple[Any, Any, dict[str, Any] | None]) -> list[Task]:
+        key = self.tasks[number][0]
+        self.found[key] = result
+        path = key[0]
+        if path not in self._open:  # a search again: the last of its input
+            return []
+        self._open[path] -= 1
+        if self._open[path]:
+            return []
+        del self._open[path]
+        again = []
+        for (p, side), given in [(k, t.kept) for k, t in self.tasks if k[0] == path]:
+            kept, _, row = self.found[(p, side)]
+            other = next((f for (q, s), f in self.found.items() if q == path and s != side), None)
+            if (row is not None and other is not None and isinstance(given, Amount) and given.default_range is not None
+                    and isinstance(kept, Amount) and kept.value == given.value and isinstance(other[0], Amount)
+                    and other[0].value != given.value):
+                search = FlipSearch(self.base, path, dataclasses.replace(other[0], default_range=None),
+                                    self.found[(p, side)][1], row, _signature(self.ref))
+                again.append(((p, side), search))
+        self.tasks += again
+        return [(_search, task) for _, task in again]
+
+    def flips(self) -> list[Flip]:
+        """Each side's flip, in the rows' order (none where its search found the plan unchanged)."""
+        out = []
+        for path, side in dict.fromkeys(k for k, _ in self.tasks):
+            kept, at, row = self.found[(path, side)]
+            if row is not None:
+                out.append(Flip(path, side, kept, at, row["buy"], row["plan"]))
+        return out
+
+
+def _row_searches(base: Job, ref: dict[str, Any], r: dict[str, Any], typed: dict[str, tuple[Any, Any, Any]] | None
+                  ) -> list[tuple[tuple[str, str], FlipSearch]]:
+    """((input, side), search) for each side of table row ``r`` where the plan changes, and the
+    search of what it would take (:func:`flip_points`)."""
+    out: list[tuple[tuple[str, str], FlipSearch]] = []
+    value, low, high = (typed or {}).get(str(r["input"]), (r["value"], r["low_value"], r["high_value"]))
+    sides = [side for side in str(r["decision_flips"]).split(",") if side in ("down", "up")]
+    default = isinstance(value, Amount) and value.default_range is not None
+    # plain runs with the base plan: its cost line (a default's own run is over its range, not at a rate)
+    known = tuple((v, float(cost)) for v, cost, moved in (
+        (value, r["cost_base"], default), (low, r["cost_low"], "down" in sides), (high, r["cost_high"], "up" in sides))
+        if not moved)
+    for side in sides:
+        at_row = {"buy": r["buy_low"] if side == "down" else r["buy_high"],
+                  "plan": r["plan_low"] if side == "down" else r["plan_high"],
+                  "total_cost": r["cost_low"] if side == "down" else r["cost_high"]}
+        start = value
+        if default and len(sides) == 1:
+            # a default is priced over its range as given, and a rate set is known: the search
+            # runs between known rates, from the end of the range that keeps the plan
+            start = high if side == "down" else low
+        out.append(((str(r["input"]), side), FlipSearch(base, str(r["input"]), start, low if side == "down" else high,
+                                                        at_row, _signature(ref), known)))
+    if "down" not in sides and isinstance(low, Amount) and unchanged(str(r["input"]), "up", ref) \
+            and str(r["input"]).endswith(".price"):
+        out.append(((str(r["input"]), "down"), FlipSearch(base, str(r["input"]), low, low.scaled(0.01), None,
+                                                          _signature(ref), known)))
+    return out
 
 
 def sensitivity(base: Job, span: float, workers: Workers = 1, progress: Callable[[int], None] | None = None,
@@ -909,20 +956,26 @@ def sensitivity(base: Job, span: float, workers: Workers = 1, progress: Callable
     (``buy_low``/``plan_low``, ``buy_high``/``plan_high``).
     ``planned``: what :func:`sensitivity_inputs` returned, when the caller asked it first."""
     ref, inputs = planned or sensitivity_inputs(base, span)
+    typed = {path: (v, lo, hi) for path, v, lo, hi in inputs}
     sides = [(path, value, unchanged(path, side, ref)) for path, _, low, high in inputs
              for side, value in (("down", low), ("up", high))]
-    jobs = [dataclasses.replace(with_value(base, path, value), breakevens=False)  # cost and decision
-            for path, value, same in sides if not same]
-    ran = iter(run_many(jobs, workers, progress))
-    rows = [ref, *(ref if same else next(ran) for _, _, same in sides)]
-    table = []
-    for i, (path, raw, low_value, high_value) in enumerate(inputs):
-        low, high = rows[1 + 2 * i], rows[2 + 2 * i]
+    # the inputs that decide the answer (decisive_inputs, last in the list) first: their flips'
+    # searches start as soon as their two sides are in, and run beside the other inputs' plans
+    order = [k for i in reversed(range(len(inputs))) for k in (2 * i, 2 * i + 1) if not sides[k][2]]
+    jobs: list[Task] = [(run_one, dataclasses.replace(with_value(base, sides[k][0], sides[k][1]), breakevens=False))
+                        for k in order]  # cost and decision
+    got: dict[int, dict[str, Any]] = {k: ref for k, (_, _, same) in enumerate(sides) if same}
+    rows: dict[int, dict[str, Any]] = {}
+    searches = _FlipSearches(base, ref, typed)
+
+    def row(i: int) -> dict[str, Any]:
+        path, raw, low_value, high_value = inputs[i]
+        low, high = got[2 * i], got[2 * i + 1]
         # every change of plan: what is bought, or which offers do which phase (a +20 % price that
         # moves a phase from one rent offer to another changes the plan, though not its kinds)
         flips = [side for side, r in (("down", low), ("up", high))
                  if (r["buy"], r["plan"]) != (ref["buy"], ref["plan"])]
-        table.append({
+        return {
             "input": path, "value": _shown(raw), "low_value": _shown(low_value), "high_value": _shown(high_value),
             "cost_low": low["total_cost"], "cost_base": ref["total_cost"], "cost_high": high["total_cost"],
             "swing": round(abs(high["total_cost"] - low["total_cost"]), 2), "currency": ref["currency"],
@@ -933,11 +986,29 @@ def sensitivity(base: Job, span: float, workers: Workers = 1, progress: Callable
             "decision_flips": ",".join(flips) or "",
             "buy_low": low["buy"], "buy_high": high["buy"], "kinds_low": low["kinds"], "kinds_high": high["kinds"],
             "plan_low": low["plan"] if "down" in flips else "", "plan_high": high["plan"] if "up" in flips else "",
-        })
-    df = pd.DataFrame(table)
+        }
+
+    def ready(i: int) -> list[Task]:  # an input's two sides in: its row, and its flips' searches
+        rows[i] = row(i)
+        return searches.add_row(rows[i]) if find_flips else []
+
+    for i in range(len(inputs)):
+        if 2 * i in got and 2 * i + 1 in got:
+            jobs += ready(i)  # (searches of an input no side of which was planned start after the plans)
+
+    def then(number: int, result: Any) -> list[Task]:
+        if number < len(order):  # a side's plan
+            if progress:
+                progress(1)
+            got[order[number]] = result
+            i = order[number] // 2
+            return ready(i) if 2 * i in got and 2 * i + 1 in got else []
+        return searches.ended(number - len(order), result)  # the searches are numbered after the plans, in order
+
+    run_growing(jobs, workers, then)
+    df = pd.DataFrame([rows[i] for i in range(len(inputs))])
     if not len(df):
         return df
-    typed = {path: (v, lo, hi) for path, v, lo, hi in inputs}
     df["shipped_value"] = [str(dataclasses.replace(typed[p][0], value=typed[p][0].shipped))
                            if isinstance(typed[p][0], Amount) and typed[p][0].shipped is not None else ""
                            for p in df["input"]]
@@ -947,7 +1018,7 @@ def sensitivity(base: Job, span: float, workers: Workers = 1, progress: Callable
     if find_flips:
         for side in ("down", "up"):
             df[f"flip_{side}_kept"], df[f"flip_{side}_at"] = "", ""
-        for f in flip_points(base, ref, df, workers, typed):
+        for f in searches.flips():
             at = df["input"] == f.input
             df.loc[at, f"flip_{f.side}_kept"], df.loc[at, f"flip_{f.side}_at"] = _shown_pair(f.kept, f.at)
             df.loc[at, f"buy_{'low' if f.side == 'down' else 'high'}"] = f.buy
