@@ -957,3 +957,35 @@ def test_a_phase_of_short_runs_does_not_cap_another_phases_long_sessions_on_one_
         final = next(ph for ph in p.phases if ph.name == "final")
         assert p.feasible and [a.option for a in final.assignments] == ["my-free"]
     assert plans[1].total_usd <= plans[0].total_usd + 1e-9
+
+
+def test_the_exclusions_read_only_their_columns_and_an_edited_price_finds_them(load, catalog, thesis_text):
+    """What can run where reads the options' FIT_COLUMNS alone (device, count, frameworks, ...):
+    over every offer of the catalog those columns give the exclusions the whole table gives, and
+    a what-if that edits a price finds the exclusions it had instead of placing every model again."""
+    from planner.decide import quotes
+    from planner.model import job as job_model
+
+    s = load(thesis_text, sets=('consider.rent=["*"]', 'consider.buy=["*"]', 'consider.free=["*"]',
+                                "framework=paddlepaddle"))  # a framework most tiers do not run
+    cat = catalog.with_entries(s.catalog_entries)
+    opts = build_options(s, cat).copy()
+    tiers = opts["kind"] == "free"
+    opts.loc[opts["option"] == "colab-free-tpu", "notes"] = "paddlepaddle's wheels fail on its image (a user's report)"
+    opts["frameworks"] = [("pytorch",) if o == "kaggle" else f  # kaggle-t4x2, on the same account, runs it
+                          for o, f in zip(opts["option"], opts["frameworks"])]
+    opts.loc[tiers & opts["frameworks"].map(lambda f: isinstance(f, tuple) and "paddlepaddle" in f), "quota_h_total"] = 0.0
+    opts.loc[opts["option"] == "lambda:gpu_4x_a6000", "gpu_class"] = "geforce"  # its data parallelism over PCIe
+    step = job_model.step(s.workload, cat.job_facts(), job_model.speed_ratio_of(cat.devices, cat.throughput))
+    inputs = quotes.FitInputs.of(s, step)
+    whole = quotes._exclusions(inputs, opts, cat.devices, cat.throughput)
+    fit = quotes._exclusions(inputs, opts[[c for c in quotes.FIT_COLUMNS if c in opts]], cat.devices, cat.throughput)
+    assert whole.equals(fit) and len(whole) > 50
+    said = whole["reason"].dropna()
+    assert said.str.contains("the catalog says: paddlepaddle's wheels").any()  # a tier's notes read
+    assert said.str.contains("grants no hours").any() and said.str.contains("the same account runs").any()
+    edited = opts.copy()
+    edited.loc[edited["kind"] == "rent", "usd_per_hour"] *= 1.2
+    assert exclusions(s, edited, cat.devices, cat.throughput) is exclusions(s, opts, cat.devices, cat.throughput)
+    edited.loc[edited["option"] == "colab-free-tpu", "notes"] = "paddlepaddle: no wheel for its TPU runtime"
+    assert exclusions(s, edited, cat.devices, cat.throughput)["reason"].str.contains("no wheel for its TPU").any()

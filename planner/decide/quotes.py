@@ -86,10 +86,18 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
     """Per option: fit verdict, speed, and the reason it cannot be used (or None).
 
     The slowdown is relative to the reference GPU's own: hours measured on a card that
-    needed gradient accumulation already include its cost. Once per (options, tables,
-    :class:`FitInputs`) in a process (pricing.memo)."""
+    needed gradient accumulation already include its cost. Once per (tables, :class:`FitInputs`,
+    the options' :data:`FIT_COLUMNS`) in a process (pricing.memo): a what-if that edits a price
+    or a rate finds the exclusions it had."""
     inputs = FitInputs.of(s, step)
-    return _EXCLUSIONS.get((opts, devices, throughput), (inputs,), lambda: _exclusions(inputs, opts, devices, throughput))
+    fit = opts[[c for c in FIT_COLUMNS if c in opts]]
+    cells = tuple(zip(*([None if isinstance(v, float) and v != v else v for v in fit[c].tolist()] for c in fit)))
+    return _EXCLUSIONS.get((devices, throughput), (inputs, tuple(fit.columns), cells),
+                           lambda: _exclusions(inputs, fit, devices, throughput))
+
+
+#: The option columns the exclusions read, all they are given (:func:`exclusions`).
+FIT_COLUMNS = ("option", "kind", "device", "count", "frameworks", "quota_group", "notes", "quota_h_total", "gpu_class")
 
 
 def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
