@@ -166,6 +166,12 @@ class Catalog:
                 tuple(Utilisation.of(r) for r in self.tables["utilisation"].to_dict("records"))))
 
     def ids(self) -> CatalogIds:
+        """What a scenario is checked against (:class:`CatalogIds`), read once per catalog: a
+        what-if that edits the scenario checks each edit against it."""
+        return self._catalog_ids
+
+    @cached_property
+    def _catalog_ids(self) -> CatalogIds:
         models, specs, utilisation = self.job_facts()
         read = [c for c in ("id", "units_per_hour", "usd_per_unit", "units_per_month", "usd_per_month") if c in self.free]
         in_units, by_the_month = tiers_in_units(cast(list[dict[str, Any]], self.free[read].to_dict("records")))

@@ -62,7 +62,7 @@ def commitments_of(opts: pd.DataFrame) -> frozenset[str]:
     """The rent offers with a term (``term_days``): commitments, paid for the whole term."""
     if "term_days" not in opts:
         return frozenset()
-    return frozenset(opts.loc[opts["term_days"].notna().to_numpy(), "option"])
+    return frozenset(opts["option"].to_numpy()[opts["term_days"].notna().to_numpy()])
 
 
 def packs_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float, float]]:
