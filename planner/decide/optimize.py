@@ -112,7 +112,7 @@ def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
 def _rentable(quotes: pd.DataFrame, credited: frozenset[str]) -> np.ndarray:
     """Rows of rent offers that can take a share (usable, finite hours) whose price describes
     them: not an offer of a provider a credit pays (``credited``)."""
-    provider = np.array([provider_of(o) for o in quotes["option"]], dtype=object)
+    provider = np.array([provider_of(o) for o in quotes["option"].tolist()], dtype=object)
     return ((quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool)
             & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float)) & ~np.isin(provider, list(credited)))
 
@@ -171,7 +171,7 @@ def dominated_tiers(quotes: pd.DataFrame, subs: Mapping[str, tuple[str, float, f
     at the margin. Only where rent prices stay as dated, as for terms. Over a lab's two years
     the months of Colab Pro and Pro+ (72 binaries) took 2.9 s of HiGHS's cuts a plan and none
     was ever bought: 4.1 s a plan, 1.8 s without them."""
-    provider = np.array([provider_of(o) for o in quotes["option"]], dtype=object)
+    provider = np.array([provider_of(o) for o in quotes["option"].tolist()], dtype=object)
     fine = (quotes["usable"].to_numpy(dtype=bool) & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
             & ~np.isin(provider, list(credited)))
     by_hour = quotes[_rentable(quotes, credited) & ~quotes["option"].isin(list(committed)).to_numpy()]
@@ -674,7 +674,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
 def _hours_by_phase(sched: pd.DataFrame) -> dict[str, pd.Series]:
     """Reference hours per option of each phase (options in the order they first appear)."""
     sums: dict[str, dict[str, float]] = {}
-    for p, o, h in zip(sched["phase"], sched["option"], sched["gpu_hours"]):
+    for p, o, h in zip(sched["phase"].tolist(), sched["option"].tolist(), sched["gpu_hours"].tolist()):
         mine = sums.setdefault(str(p), {})
         mine[str(o)] = mine.get(str(o), 0.0) + float(h)
     return {p: pd.Series(hours, dtype=float, name="gpu_hours") for p, hours in sums.items()}
