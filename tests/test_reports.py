@@ -944,3 +944,16 @@ def test_a_short_plan_with_no_deadline_is_said_as_it_is(load):
     kwh = planner.to_dict(p)["emissions"]["energy_kwh"]
     assert 0.1 < kwh < 10 and f"from {units.format_significant(kwh, 2)} kWh" in out
     assert "; 1 start by hand" in out
+
+
+def test_the_question_says_a_phases_runs_so_hours_per_run_read_as_a_total_show_up_front(load):
+    """A phase's gpu_hours are per run: 26 client jobs of 6 h are `gpu_hours: 6, runs: 26`. Written
+    as their total (156 h) with `runs: 26`, the plan is for 4,056 h; the question says so before
+    anything else: 26 runs of 156 h, not a bare sum. A phase of one run adds nothing."""
+    text = BASE.format(hours=6, deadline="2027-12-31", buy="", rent="uni-cluster", free="").replace(
+        "    checkpoint_size: 0.36 GB\n", "    checkpoint_size: 0.36 GB\n    runs: 26\n")
+    page = planner.report.render_text(planner.plan(load(text), trials=0))
+    assert "Where should 156 reference GPU-hours (on rtx-3090; train: 26 runs of 6 h) run" in page
+    one = BASE.format(hours=6, deadline="2027-12-31", buy="", rent="uni-cluster", free="")
+    assert "Where should 6 reference GPU-hours (on rtx-3090) run" in planner.report.render_text(
+        planner.plan(load(one), trials=0))

@@ -324,9 +324,14 @@ def _question_and_answer(plan: Plan, d: dict) -> list[view.Section]:
              f"between {s.start} and the horizon's end ({s.horizon_end - dt.timedelta(days=1)}; no phase has a "
              "deadline)")
     time_part = d["cost_breakdown"]["your_time"]
+    # a phase's gpu_hours are per run: its runs said where there are several, so a total given as
+    # gpu_hours (26 jobs of 6 h written as 156 h with runs: 26) shows as 26 runs of 156 h up front
+    repeated = "".join(f"; {ph.name}: {ph.runs} runs of {units.format_hours(ph.gpu_hours_per_run)} h"
+                       for ph in s.phases if ph.runs > 1)
     return [
         view.section("The question",
-                     f"Where should {units.format_hours(sum(p.gpu_hours for p in s.phases))} reference GPU-hours (on {ref}) run, "
+                     f"Where should {units.format_hours(sum(p.gpu_hours for p in s.phases))} reference GPU-hours (on "
+                     f"{ref}{repeated}) run, "
                      f"{until} at the lowest cost: on cards "
                      "bought or owned, on rented GPUs, or on free tiers?"),
         view.section("The answer",
