@@ -63,6 +63,9 @@ CASES = [
     ("vit-family", "  family: transformer", "  family: ViT",
      "15:11: workload.family: expected one of cnn, transformer, rnn, got 'ViT' (a transformer, vision or language, "
      "is 'transformer')"),
+    ("diffusion-family", "  family: transformer", "  family: Stable Diffusion",
+     "15:11: workload.family: expected one of cnn, transformer, rnn, got 'Stable Diffusion' (a diffusion model's "
+     "U-Net, mostly convolutions, is 'cnn'; a diffusion transformer (DiT) is 'transformer')"),
     ("fine-tune-method", "  family: transformer", "  family: transformer\n  method: fine_tune",
      "16:11: workload.method: expected one of full, pretrain, lora, qlora, got 'fine_tune' (a fine-tune of every "
      "weight is 'full')"),

@@ -119,7 +119,12 @@ FAMILY_WORDS = {**dict.fromkeys(("vit", "llm", "gpt", "bert", "t5", "llama", "at
                                 "a transformer, vision or language, is 'transformer'"),
                 **dict.fromkeys(("lstm", "gru", "recurrent"), "an LSTM or GRU is 'rnn'"),
                 **dict.fromkeys(("resnet", "convnet", "conv", "vgg", "efficientnet", "convolutional"),
-                                "a convolutional network is 'cnn'")}
+                                "a convolutional network is 'cnn'"),
+                **dict.fromkeys(("diffusion", "unet", "stablediffusion", "sd", "sdxl", "latentdiffusion", "ldm"),
+                                "a diffusion model's U-Net, mostly convolutions, is 'cnn'; a diffusion transformer "
+                                "(DiT) is 'transformer'"),
+                "dit": "a diffusion transformer is 'transformer'",
+                **dict.fromkeys(("gan", "dcgan", "stylegan"), "a GAN of convolutions (DCGAN, StyleGAN) is 'cnn'")}
 #: Words for a catalog column's choice written otherwise, by column (a card's condition).
 ENUM_WORDS = {"condition": {**dict.fromkeys(("secondhand", "preowned", "refurbished", "refurb", "old"),
                                             "a card someone owned before, refurbished or not, is 'used'"),
