@@ -959,12 +959,16 @@ def test_a_phase_of_short_runs_does_not_cap_another_phases_long_sessions_on_one_
     assert plans[1].total_usd <= plans[0].total_usd + 1e-9
 
 
-def test_the_exclusions_read_only_their_columns_and_an_edited_price_finds_them(load, catalog, thesis_text):
-    """What can run where reads the options' FIT_COLUMNS alone (device, count, frameworks, ...):
-    over every offer of the catalog those columns give the exclusions the whole table gives, and
-    a what-if that edits a price finds the exclusions it had instead of placing every model again."""
+def test_the_exclusions_read_their_option_record_alone_and_an_edited_price_finds_them(load, catalog, thesis_text):
+    """What can run where reads of each option its quotes.FitOption alone (device, count,
+    frameworks, notes, ...): those records read the table's cells as options_of does, for every
+    offer of the catalog, and they are what the exclusions are kept under, so a what-if that
+    edits a price finds the exclusions it had instead of placing every model again, and one that
+    edits a tier's notes finds them anew."""
+    import dataclasses
+
     from planner.decide import quotes
-    from planner.model import job as job_model
+    from planner.model.records import options_of
 
     s = load(thesis_text, sets=('consider.rent=["*"]', 'consider.buy=["*"]', 'consider.free=["*"]',
                                 "framework=paddlepaddle"))  # a framework most tiers do not run
@@ -976,12 +980,12 @@ def test_the_exclusions_read_only_their_columns_and_an_edited_price_finds_them(l
                           for o, f in zip(opts["option"], opts["frameworks"])]
     opts.loc[tiers & opts["frameworks"].map(lambda f: isinstance(f, tuple) and "paddlepaddle" in f), "quota_h_total"] = 0.0
     opts.loc[opts["option"] == "lambda:gpu_4x_a6000", "gpu_class"] = "geforce"  # its data parallelism over PCIe
-    step = job_model.step(s.workload, cat.job_facts(), job_model.speed_ratio_of(cat.devices, cat.throughput))
-    inputs = quotes.FitInputs.of(s, step)
-    whole = quotes._exclusions(inputs, opts, cat.devices, cat.throughput)
-    fit = quotes._exclusions(inputs, opts[[c for c in quotes.FIT_COLUMNS if c in opts]], cat.devices, cat.throughput)
-    assert whole.equals(fit) and len(whole) > 50
-    said = whole["reason"].dropna()
+    opts.loc[opts["option"] == "lambda:gpu_2x_a6000", "count"] = np.nan  # a blank count: one device
+    opts.loc[opts["option"] == "kaggle-t4x2", "gpu_class"] = np.nan  # a blank class: the default
+    fields = [f.name for f in dataclasses.fields(quotes.FitOption)]
+    assert quotes.FitOption.rows(opts) == tuple(quotes.FitOption(*(getattr(o, f) for f in fields))
+                                                for o in options_of(opts))
+    said = exclusions(s, opts, cat.devices, cat.throughput)["reason"].dropna()
     assert said.str.contains("the catalog says: paddlepaddle's wheels").any()  # a tier's notes read
     assert said.str.contains("grants no hours").any() and said.str.contains("the same account runs").any()
     edited = opts.copy()

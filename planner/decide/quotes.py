@@ -22,7 +22,17 @@ from pricing.values import float_or, missing, opt_float
 
 from ..model import carbon, costs, sessions, units, workload
 from ..model.costs import PART_NAMES
-from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, QUOTE_COLUMNS, Option, Quote, no_hours_quote, options_of, quotes_frame
+from ..model.records import (
+    HOME_KINDS,
+    NOTEBOOK_KINDS,
+    OPTION_DEFAULTS,
+    QUOTE_COLUMNS,
+    Option,
+    Quote,
+    no_hours_quote,
+    options_of,
+    quotes_frame,
+)
 from ..model.scenario import Phase, Scenario, Workload, You, prices_move
 from ..model.workload import Step
 
@@ -89,21 +99,44 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
     needed gradient accumulation already include its cost. Once per (tables, :class:`FitInputs`,
     the options' :data:`FIT_COLUMNS`) in a process (pricing.memo): a what-if that edits a price
     or a rate finds the exclusions it had."""
-    inputs = FitInputs.of(s, step)
-    fit = opts[[c for c in FIT_COLUMNS if c in opts]]
-    cells = tuple(zip(*([None if isinstance(v, float) and v != v else v for v in fit[c].tolist()] for c in fit)))
-    return _EXCLUSIONS.get((devices, throughput), (inputs, tuple(fit.columns), cells),
-                           lambda: _exclusions(inputs, fit, devices, throughput))
+    inputs, fits = FitInputs.of(s, step), FitOption.rows(opts)
+    return _EXCLUSIONS.get((devices, throughput), (inputs, fits), lambda: _exclusions(inputs, fits, devices, throughput))
 
 
-#: The option columns the exclusions read, all they are given (:func:`exclusions`).
-FIT_COLUMNS = ("option", "kind", "device", "count", "frameworks", "quota_group", "notes", "quota_h_total", "gpu_class")
+@dataclass(frozen=True)
+class FitOption:
+    """What the exclusions read of one option, all they see of it: with :class:`FitInputs`, the
+    key they are kept under, so a what-if that edits a price or a rate finds them as they were,
+    and an option field they would read and this record leaves out is an AttributeError in every
+    plan, never a stale exclusion."""
+
+    option: str
+    kind: str
+    device: str
+    count: int
+    frameworks: tuple[str, ...] | None
+    quota_group: str | None
+    notes: str | None
+    quota_h_total: float | None
+    gpu_class: str
+
+    @classmethod
+    def rows(cls, opts: pd.DataFrame) -> tuple[FitOption, ...]:
+        """One per row of an options table, its cells read as :func:`options_of` reads them
+        (blank None; one device where the count is blank; the class's default where it is)."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        blank = [None] * len(opts)
+        cells = [[None if isinstance(v, float) and v != v else v for v in opts[c].tolist()] if c in opts else blank
+                 for c in names]
+        default = OPTION_DEFAULTS["gpu_class"]
+        return tuple(cls(o, k, d, int(n) if n is not None else 1, f, g, notes, q, c if c is not None else default)
+                     for o, k, d, n, f, g, notes, q, c in zip(*cells))
 
 
-def _exclusions(s: FitInputs, opts: pd.DataFrame, devices: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
+def _exclusions(s: FitInputs, options: tuple[FitOption, ...], devices: pd.DataFrame, throughput: pd.DataFrame
+                ) -> pd.DataFrame:
     w = s.workload
     speed, placements, ref_slowdown = _fits(w, devices, throughput, s.step)
-    options = options_of(opts)
     runs_it: dict[str, list[str]] = {}  # per free account: its tiers that run the scenario's framework
     for r in options:
         if r.kind in NOTEBOOK_KINDS and (not r.frameworks or s.framework in r.frameworks):

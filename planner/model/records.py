@@ -158,7 +158,8 @@ OPTION_FIELDS = tuple(f.name for f in dataclasses.fields(Option))
 _BOOL = {"needs_person", "persistent_storage", "spot", "dataset_mount"}
 
 
-_FIT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Option) if f.default is not dataclasses.MISSING}
+#: Each option field's value where its cell is blank, where it has one.
+OPTION_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Option) if f.default is not dataclasses.MISSING}
 
 
 def options_of(frame: pd.DataFrame) -> list[Option]:
@@ -170,8 +171,8 @@ def options_of(frame: pd.DataFrame) -> list[Option]:
     out = []
     for values in cells.tolist():
         row: dict[str, Any] = dict.fromkeys(OPTION_FIELDS)
-        row.update(_FIT_DEFAULTS)
-        row.update((c, v) for c, v in zip(cols, values) if v is not None or c not in _FIT_DEFAULTS)
+        row.update(OPTION_DEFAULTS)
+        row.update((c, v) for c, v in zip(cols, values) if v is not None or c not in OPTION_DEFAULTS)
         for c in _BOOL:
             row[c] = bool(row[c]) if row[c] is not None else False
         row["count"] = int(row["count"]) if row["count"] is not None else 1
