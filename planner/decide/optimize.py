@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -96,25 +96,49 @@ def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
     must be no dearer on every day the plan may buy on. Under a cap on emissions (``made_kg``: each
     card's making [kg CO2e], which the cap counts for a card bought, in the same share of its life
     for any card bought on one day), a dominator must also emit no more, made and run."""
-    wall_h = quotes["wall_hours"].to_numpy(dtype=float)
-    q = quotes[(quotes["kind"].to_numpy() == "buy") & quotes["usable"].to_numpy(dtype=bool) & np.isfinite(wall_h)
-               & quotes["option"].isin(cards).to_numpy()]
-    if q.empty:
+    q = _compared(quotes, (quotes["kind"].to_numpy() == "buy") & _runs(quotes) & _named(quotes, cards))
+    if not len(q["option"]):
         return {}
     steps = paths or {c: ((0, *cards[c]),) for c in cards}
-    ids = sorted(set(q["option"]))
+    ids = sorted(set(q["option"].tolist()))
     fixed = np.array([[x for _, price, resale in steps[c] for x in (price - resale, price)] for c in ids])
     if made_kg is None:
         return _dominated(q, fixed)
     return _dominated(q, np.column_stack([fixed, [made_kg.get(c, 0.0) for c in ids]]), co2=True)
 
 
+#: The quote columns dominance reads (:func:`_compared`).
+_COMPARED = ("option", "phase", "cost_usd", "your_time_usd", "carbon_usd", "rent_usd", "wall_hours", "wall_hours_conf",
+             "billed_hours", "weekly_capacity_h", "open_capacity_h", "needs_person", "supply", "co2_kg", "units_per_hour")
+
+
+def _compared(quotes: pd.DataFrame, keep: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows of ``quotes`` where ``keep``, as arrays of the columns dominance reads: a what-if
+    plan prunes three times, and a frame copied whole for each took a tenth of its dominance."""
+    rows = np.flatnonzero(keep)
+    return {c: quotes[c].to_numpy()[rows] for c in _COMPARED if c in quotes}
+
+
+def _runs(quotes: pd.DataFrame) -> np.ndarray:
+    """Rows of options that can take a share of their phase: usable, finite hours."""
+    return quotes["usable"].to_numpy(dtype=bool) & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
+
+
+def _named(quotes: pd.DataFrame, options: Iterable[str]) -> np.ndarray:
+    """Rows of the ``options`` named."""
+    names = set(options)
+    return np.array([o in names for o in quotes["option"].tolist()], dtype=bool)
+
+
 def _rentable(quotes: pd.DataFrame, credited: frozenset[str]) -> np.ndarray:
     """Rows of rent offers that can take a share (usable, finite hours) whose price describes
     them: not an offer of a provider a credit pays (``credited``)."""
-    provider = np.array([provider_of(o) for o in quotes["option"].tolist()], dtype=object)
-    return ((quotes["kind"].to_numpy() == "rent") & quotes["usable"].to_numpy(dtype=bool)
-            & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float)) & ~np.isin(provider, list(credited)))
+    return (quotes["kind"].to_numpy() == "rent") & _runs(quotes) & ~_credited(quotes, credited)
+
+
+def _credited(quotes: pd.DataFrame, credited: frozenset[str]) -> np.ndarray:
+    """Rows of offers of a provider a credit pays."""
+    return np.array([provider_of(o) in credited for o in quotes["option"].tolist()], dtype=bool)
 
 
 def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset(),
@@ -142,18 +166,17 @@ def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()
     Under a cap on emissions (``capped``: ``you.max_co2``, which every hour counts against), a
     dominator must also emit no more in every phase: a dearer A100 on a cleaner grid was pruned
     for a cheaper one, and a plan under a cap that only the dearer one meets said no plan could."""
-    is_term = quotes["option"].isin(list(committed)).to_numpy()
-    q = quotes[_rentable(quotes, credited) & (~is_term | flat)]
-    if q.empty:
+    is_term = _named(quotes, committed)
+    q = _compared(quotes, _rentable(quotes, credited) & (~is_term | flat))
+    if not len(q["option"]):
         return {}
-    terms = q["option"].isin(list(committed)).to_numpy()
+    terms = np.isin(q["option"], list(committed))
     if terms.any():  # a term's rent on the hours its capacity counts, where fewer than those billed
-        billed, conf = q["billed_hours"].to_numpy(dtype=float), q["wall_hours_conf"].to_numpy(dtype=float)
+        billed, conf = q["billed_hours"].astype(float), q["wall_hours_conf"].astype(float)
         over = np.clip(1.0 - np.divide(conf, billed, out=np.ones_like(billed), where=billed > 0), 0.0, 1.0)
-        q = q.assign(cost_usd=q["cost_usd"].to_numpy(dtype=float) - np.where(terms, over, 0.0)
-                     * q["rent_usd"].to_numpy(dtype=float))
-    by_hour = ~np.isin(np.unique(q["option"]), list(committed))  # options sorted by id, as _dominated's
-    return _dominated(q, np.zeros((q["option"].nunique(), 1)), co2=capped, dominates=by_hour)
+        q = {**q, "cost_usd": q["cost_usd"].astype(float) - np.where(terms, over, 0.0) * q["rent_usd"].astype(float)}
+    names = np.unique(q["option"])  # options sorted by id, as _dominated's
+    return _dominated(q, np.zeros((len(names), 1)), co2=capped, dominates=~np.isin(names, list(committed)))
 
 
 def dominated_tiers(quotes: pd.DataFrame, subs: Mapping[str, tuple[str, float, float]],
@@ -171,39 +194,40 @@ def dominated_tiers(quotes: pd.DataFrame, subs: Mapping[str, tuple[str, float, f
     at the margin. Only where rent prices stay as dated, as for terms. Over a lab's two years
     the months of Colab Pro and Pro+ (72 binaries) took 2.9 s of HiGHS's cuts a plan and none
     was ever bought: 4.1 s a plan, 1.8 s without them."""
-    provider = np.array([provider_of(o) for o in quotes["option"].tolist()], dtype=object)
-    fine = (quotes["usable"].to_numpy(dtype=bool) & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
-            & ~np.isin(provider, list(credited)))
-    by_hour = quotes[_rentable(quotes, credited) & ~quotes["option"].isin(list(committed)).to_numpy()]
     out: dict[str, str] = {}
-    if by_hour.empty:
+    if not subs:
+        return out
+    fine = _runs(quotes) & ~_credited(quotes, credited)
+    by_hour = _compared(quotes, _rentable(quotes, credited) & ~_named(quotes, committed))
+    if not len(by_hour["option"]):
         return out
     for tier in sorted({v[0] for v in subs.values()}):
         mine = [o for o, v in subs.items() if v[0] == tier]
-        q = quotes[fine & quotes["option"].isin(mine).to_numpy()]
-        if q.empty or set(q["option"]) != set(quotes.loc[quotes["option"].isin(mine), "option"]):
+        named = _named(quotes, mine)
+        q = _compared(quotes, fine & named)
+        if not len(q["option"]) or set(q["option"].tolist()) != set(quotes["option"].to_numpy()[named].tolist()):
             continue  # an option it cannot price (unusable somewhere): the tier stays
         usd_per_unit = np.array([subs[o][1] / subs[o][2] for o in q["option"]])  # the fee over the month's units
-        burned = q["wall_hours_conf"].to_numpy(dtype=float) * q["units_per_hour"].to_numpy(dtype=float)
-        q = q.assign(cost_usd=q["cost_usd"].to_numpy(dtype=float) - q["rent_usd"].to_numpy(dtype=float)
-                     + burned * usd_per_unit)
-        both = pd.concat([by_hour, q], ignore_index=True)
-        found = _dominated(both, np.zeros((both["option"].nunique(), 1)), co2=capped,
-                           dominates=~np.isin(np.unique(both["option"]), mine))
-        if all(o in found for o in set(q["option"])):
-            out.update({o: found[o] for o in sorted(set(q["option"]))})
+        burned = q["wall_hours_conf"].astype(float) * q["units_per_hour"].astype(float)
+        q = {**q, "cost_usd": q["cost_usd"].astype(float) - q["rent_usd"].astype(float) + burned * usd_per_unit}
+        both = {c: np.concatenate([by_hour[c], q[c]]) for c in by_hour}
+        names = np.unique(both["option"])
+        found = _dominated(both, np.zeros((len(names), 1)), co2=capped, dominates=~np.isin(names, mine))
+        if all(o in found for o in set(q["option"].tolist())):
+            out.update({o: found[o] for o in sorted(set(q["option"].tolist()))})
     return out
 
 
-def _dominated(q: pd.DataFrame, fixed: np.ndarray, co2: bool = False, dominates: np.ndarray | None = None
+def _dominated(q: Mapping[str, np.ndarray], fixed: np.ndarray, co2: bool = False, dominates: np.ndarray | None = None
                ) -> dict[str, str]:
-    """{option: the option that dominates it} over the quotes ``q`` of one kind: ``fixed``
+    """{option: the option that dominates it} over the quotes ``q`` of one kind (their columns,
+    :func:`_compared`): ``fixed``
     (options sorted by id x figures) is what choosing it costs apart from its hours (a card: net
     of resale, and its price for the budget; under a cap on emissions, its making); a dominator
     is no dearer in any of them. With ``co2``, it also emits no more in any phase. ``dominates``
     (options sorted by id): those that may dominate another (default: all)."""
-    opt_of, option_index = pd.factorize(q["option"], sort=True)
-    phase_of, phases = pd.factorize(q["phase"], sort=True)
+    option_index, opt_of = np.unique(q["option"], return_inverse=True)
+    phases, phase_of = np.unique(q["phase"], return_inverse=True)
     options = [str(o) for o in option_index]
 
     def table(values: Any, fill: float) -> np.ndarray:  # option x phase; a phase the option cannot run is never better
@@ -211,18 +235,21 @@ def _dominated(q: pd.DataFrame, fixed: np.ndarray, co2: bool = False, dominates:
         out[opt_of, phase_of] = values
         return out
 
-    cost_usd = q["cost_usd"].to_numpy(dtype=float)
-    cost, wall = table(cost_usd, np.inf), table(q["wall_hours"].to_numpy(dtype=float), np.inf)
+    def number(column: str) -> np.ndarray:
+        return np.asarray(q[column], dtype=float)
+
+    cost_usd = number("cost_usd")
+    cost, wall = table(cost_usd, np.inf), table(number("wall_hours"), np.inf)
     # the wall hours at the confidence too: the program's capacity and concurrency count those
-    conf = table(q["wall_hours_conf"].to_numpy(dtype=float), np.inf)
-    money = table(cost_usd - q["your_time_usd"].to_numpy(dtype=float) - q["carbon_usd"].to_numpy(dtype=float), np.inf)
-    cap = table(q["weekly_capacity_h"].to_numpy(dtype=float), 0.0)
-    open_cap = table(q["open_capacity_h"].to_numpy(dtype=float), 0.0)
-    person = table(q["needs_person"].to_numpy(dtype=float), 1.0)
-    supply = q["supply"].to_numpy(dtype=float) if "supply" in q else np.full(len(q), np.nan)
+    conf = table(number("wall_hours_conf"), np.inf)
+    money = table(cost_usd - number("your_time_usd") - number("carbon_usd"), np.inf)
+    cap = table(number("weekly_capacity_h"), 0.0)
+    open_cap = table(number("open_capacity_h"), 0.0)
+    person = table(number("needs_person"), 1.0)
+    supply = number("supply") if "supply" in q else np.full(len(cost_usd), np.nan)
     supply = table(np.where(np.isnan(supply), np.inf, supply), 0.0)  # instances to be had at once
     eps = 1e-9
-    kg = table(q["co2_kg"].to_numpy(dtype=float), np.inf) if co2 else np.zeros((len(options), 1))
+    kg = table(number("co2_kg"), np.inf) if co2 else np.zeros((len(options), 1))
     # better[i, j]: option i is at least as good as option j everywhere
     better = np.asarray((fixed[:, None, :] <= fixed[None, :, :] + eps).all(axis=2)
                         & (kg[:, None, :] <= kg[None, :, :] + eps).all(axis=2)
