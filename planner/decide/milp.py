@@ -480,7 +480,7 @@ def x_table(s: Scenario, cal: Calendar, quotes: pd.DataFrame, opts: pd.DataFrame
     take = np.repeat(np.arange(len(names)), [len(buckets[p]) for p in names]).astype(int)
     kind, option = quotes["kind"].to_numpy(), quotes["option"].to_numpy()
     group = np.array([f"machine:{o}" if k in HOME_KINDS else f"account:{g}" if k in NOTEBOOK_KINDS else f"rent:{o}"
-                      for k, o, g in zip(kind, option, quotes["quota_group"].to_numpy())], dtype=object)
+                      for k, o, g in zip(kind.tolist(), option.tolist(), quotes["quota_group"].tolist())], dtype=object)
     supply = quotes["supply"].to_numpy(dtype=float)
 
     def per_ref(column: str) -> np.ndarray:
@@ -502,15 +502,17 @@ def x_table(s: Scenario, cal: Calendar, quotes: pd.DataFrame, opts: pd.DataFrame
     return XTable(
         phase=names[take], option=option_x, kind=kind_x, group=group[take], bucket=bucket, week=cal.week[bucket],
         days=cal.days[bucket], weeks_in=cal.first_day[bucket] / 7.0, runs=runs[take],
-        parallel=np.array([parallel_runs(k, r, None if not n == n else int(n)) for k, r, n in zip(kind, runs, supply)],
+        parallel=np.array([parallel_runs(k, r, None if not n == n else int(n))
+                           for k, r, n in zip(kind.tolist(), runs.tolist(), supply.tolist())],
                           dtype=int)[take],
         streams=quotes["side_by_side"].to_numpy(dtype=float)[take],
-        committed=committed, needs_person=np.array([bool(v) and v == v for v in quotes["needs_person"]], dtype=bool)[take],
+        committed=committed,
+        needs_person=np.array([bool(v) and v == v for v in quotes["needs_person"].tolist()], dtype=bool)[take],
         open_capacity_h=each("open_capacity_h"), weekly_capacity_h=each("weekly_capacity_h"),
         quota_h_per_week=each("quota_h_per_week"),
-        quota_reset=np.array([d if isinstance(d, str) else "" for d in quotes["quota_reset"]], dtype=object)[take],
+        quota_reset=np.array([d if isinstance(d, str) else "" for d in quotes["quota_reset"].tolist()], dtype=object)[take],
         units_per_hour=each("units_per_hour"),
-        quota_h_total=np.array([np.nan if v is None else float(v) for v in quotes["quota_h_total"]], dtype=float)[take],
+        quota_h_total=np.array([np.nan if v is None else float(v) for v in quotes["quota_h_total"].tolist()], dtype=float)[take],
         supply=supply[take],
         wall_per_ref=per_ref("wall_hours"), wall_conf_per_ref=per_ref("wall_hours_conf"),
         sessions_per_ref=per_ref("sessions"), restarts_per_ref=per_ref("restarts_by_hand"),
@@ -1131,12 +1133,16 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     purchases (1: bought, 0: not; the candidates side by side). ``paths[b]`` lists, per day the
     card may be bought on, (day, price, resale) (``buy_later``); without it, ``cards`` on day 0.
     """
-    q = quotes.loc[quotes["kind"].isin(kinds).to_numpy() & quotes["usable"].to_numpy(dtype=bool)
-                   & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
-                   & quotes["option"].isin(opts.loc[opts["kind"].isin(kinds), "option"]).to_numpy(), COLUMNS]
-    resets = q.loc[q["kind"].isin(NOTEBOOK_KINDS).to_numpy() & q["quota_h_per_week"].notna().to_numpy(), "quota_reset"]
-    subs = {o: v for o, v in subscriptions_of(opts).items() if o in set(q["option"])}
-    packs = {o: v for o, v in packs_of(opts).items() if o in set(q["option"])}
+    considered = set(opts["option"].to_numpy()[np.isin(opts["kind"].to_numpy(), list(kinds))].tolist())
+    kind = quotes["kind"].to_numpy()
+    keep = (np.isin(kind, list(kinds)) & quotes["usable"].to_numpy(dtype=bool)
+            & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
+            & np.array([o in considered for o in quotes["option"].tolist()], dtype=bool))
+    q = quotes[list(COLUMNS)].iloc[np.flatnonzero(keep)]  # the rows' own labels kept, as a mask would
+    kind, option = kind[keep], set(q["option"].tolist())
+    resets = q["quota_reset"].to_numpy()[np.isin(kind, list(NOTEBOOK_KINDS)) & q["quota_h_per_week"].notna().to_numpy()]
+    subs = {o: v for o, v in subscriptions_of(opts).items() if o in option}
+    packs = {o: v for o, v in packs_of(opts).items() if o in option}
     cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})), bool(subs),
                       tuple(sorted({v[3] for v in packs.values()})))
     trends = rent_trends(s, opts)
@@ -1145,7 +1151,7 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     var = VarIndex()
     var.add("hours", len(xi))  # x: xi.var numbers them
     nx = len(xi)
-    buys = sorted(set(q.loc[q["kind"] == "buy", "option"]) & set(cards))
+    buys = sorted(set(q["option"].to_numpy()[kind == "buy"].tolist()) & set(cards))
     steps = [(b, *step) for b in buys for step in (paths[b] if paths and b in paths else ((0, *cards[b]),))]
     buy_vars = tuple(BuyVar(j, b, int(day), float(price), float(resale))
                      for j, (b, day, price, resale) in zip(var.add("bought", len(steps)), steps))
