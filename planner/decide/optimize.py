@@ -698,13 +698,13 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     )
 
 
-def _hours_by_phase(sched: pd.DataFrame) -> dict[str, pd.Series]:
+def _hours_by_phase(sched: pd.DataFrame) -> dict[str, dict[str, float]]:
     """Reference hours per option of each phase (options in the order they first appear)."""
     sums: dict[str, dict[str, float]] = {}
     for p, o, h in zip(sched["phase"].tolist(), sched["option"].tolist(), sched["gpu_hours"].tolist()):
         mine = sums.setdefault(str(p), {})
         mine[str(o)] = mine.get(str(o), 0.0) + float(h)
-    return {p: pd.Series(hours, dtype=float, name="gpu_hours") for p, hours in sums.items()}
+    return sums
 
 
 def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
@@ -944,10 +944,10 @@ def _credit_kept(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: d
     return CreditKept(kept.options_used, spent, kept.last_finish)
 
 
-_NO_HOURS = pd.Series([], dtype=float)
+_NO_HOURS: dict[str, float] = {}
 
 
-def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key: dict[tuple[str, str], Quote],
+def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: Mapping[str, float], by_key: dict[tuple[str, str], Quote],
                 options: dict[str, Option], parts: dict[str, float], trials: int, seed: int,
                 all_quotes: pd.DataFrame, over_budget: OverBudget | None, later: dt.date | None = None,
                 over_cap: str | None = None, searched: bool = True, step: workload.Step | None = None,
@@ -965,7 +965,7 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
     work_rel_sd = _work_rel_sd(s, ph)
     shifts = 0.0  # wall hours a default interruption rate's range adds on average (Quote.wall_hours_rate_shift)
     over_p50 = over_p90 = 0.0  # wall hours over the expected ones, each option at its P50 / P90
-    for option, hours in placed.sort_values(ascending=False).items():
+    for option, hours in sorted(placed.items(), key=lambda oh: -oh[1]):  # largest first; a tie in order placed
         c, o = by_key[(ph.name, str(option))], options[str(option)]
         f = float(hours) / ph.gpu_hours
         cost = {k: c.part_usd(k) * f for k in PART_NAMES}
@@ -994,7 +994,7 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: pd.Series, by_key:
         p50, p90 = _later(p50, finish.day_with(over_p50)), _later(p90, finish.day_with(over_p90))
         sigmas = {f"speed {c.device}": workload.speed_sigma(s.workload.family, s.workload.precision,
                                                             str(c.speed_source)) for c in
-                  (by_key[(ph.name, str(o))] for o in placed.index)}
+                  (by_key[(ph.name, str(o))] for o in placed)}
         booked = {k: workload.speed_rel_sd_at(v, s.phase_confidence) for k, v in sigmas.items() if v > 0}
 
         def at_chance(part: str, p: float) -> float:  # a speed's part booked at chance p, over its booking at conf
