@@ -1479,10 +1479,11 @@ def last_stretch(phase: np.ndarray, bucket: np.ndarray, option: np.ndarray, capa
     stretch = mine & (bucket == b)
     full_week = HOURS_PER_DAY * 7 - 1e-6
     while b > 0 and (capacity_h[stretch] >= full_week).all():
-        before = mine & (bucket == b - 1)
-        shared = ~mine & (bucket == b - 1) & np.isin(option, option[before])  # another phase's hours there
-        if not before.any() or not (capacity_h[before] >= full_week).all() \
-                or not set(option[stretch]) <= set(option[before]) or shared.any():
+        at = bucket == b - 1
+        before = mine & at
+        names = set(option[before].tolist())
+        if not names or not (capacity_h[before] >= full_week).all() or not set(option[stretch].tolist()) <= names \
+                or any(o in names for o in option[~mine & at].tolist()):  # another phase's hours there
             break
         b -= 1
         stretch = stretch | before
