@@ -13,6 +13,7 @@ GPU-hour of work takes ``1 / relative_speed`` hours on the device.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -846,7 +847,7 @@ class Step:
         share = fixed / (fixed + self.reference_s)
         return float(share) if share.ndim == 0 else share
 
-    @property
+    @functools.cached_property
     def share(self) -> float:
         """The fixed share the plan counts on: its mean over the fixed time's range, triangular
         (:data:`STEP_FIXED_S_PER_LAYER`). A device's hours are linear in the share
@@ -854,7 +855,8 @@ class Step:
         the mean hours, as the uncertainty analysis draws them; the share is concave in the fixed
         time, whose range is skewed (0.3-1.7-5.6 ms: mean 2.5 ms), so the typical time would be
         optimistic. Closed form: share = 1 - a E[1 / (t + a)], a = reference_s / layers, with
-        E[1 / (t + a)] integrated over the triangle's two sides."""
+        E[1 / (t + a)] integrated over the triangle's two sides. Read for every quote: worked
+        out once a step."""
         low, mode, high = STEP_FIXED_S_PER_LAYER
         a = self.reference_s / self.layers
         inverse = 0.0
@@ -865,6 +867,13 @@ class Step:
             inverse += 2.0 / ((high - low) * (high - mode)) * (
                 (high + a) * math.log((high + a) / (mode + a)) - (high - mode))
         return 1.0 - a * inverse
+
+    @functools.cached_property
+    def range_shares(self) -> tuple[float, float, float]:
+        """The fixed share at the low end, the mode and the high end of the fixed time's range
+        (:data:`STEP_FIXED_S_PER_LAYER`)."""
+        low, mode, high = (float(self.fixed_share(t)) for t in STEP_FIXED_S_PER_LAYER)
+        return low, mode, high
 
 
 #: Why a workload has no :class:`Step` (planner.model.job.step_of), as the answer and planner fit say it.
@@ -913,7 +922,7 @@ def size_rel_sd(step: Step | None, ratio: float) -> float:
     fast as the reference on large work: none for the reference, or without a step."""
     if step is None or ratio == 1.0:
         return 0.0
-    a, c, b = (1.0 / float(at_size(ratio, step.fixed_share(t))) for t in STEP_FIXED_S_PER_LAYER)
+    a, c, b = (1.0 / float(at_size(ratio, share)) for share in step.range_shares)
     return triangular_rel_sd(a, c, b)
 
 
