@@ -204,9 +204,7 @@ class Catalog:
         what it takes from its provider's rows (:func:`_of_provider`)."""
         if row.get("id") in self._ids[table]:
             return {}
-        if table not in self._table_defaults:
-            self._table_defaults[table] = _defaults(self.columns, table)
-        taken = {c: v for c, v in self._table_defaults[table].items() if c not in row and v != ()}
+        taken = {c: v for c, v in self._defaults_of(table).items() if c not in row and v != ()}
         return {**taken, **_of_provider(self.tables[table], table, {**_derive_new(table, row), **row})}
 
     @cached_property
@@ -217,6 +215,14 @@ class Catalog:
     @cached_property
     def _table_defaults(self) -> dict[str, dict[str, Any]]:
         return {}
+
+    def _defaults_of(self, table: str) -> dict[str, Any]:
+        """The documented defaults of ``table``'s columns (:func:`_defaults`), read once per
+        catalog: a what-if that edits a price overlays the scenario's rows on it each plan.
+        Read-only."""
+        if table not in self._table_defaults:
+            self._table_defaults[table] = _defaults(self.columns, table)
+        return self._table_defaults[table]
 
     def with_entries(self, entries: Mapping[str, Sequence[Mapping[str, Any]]], layer: str = "scenario",
                      as_of: dt.date | None = None, source: str = "") -> Catalog:
@@ -231,7 +237,7 @@ class Catalog:
                 continue
             t = tables[table].copy()
             at: dict[Any, tuple[str, Any]] = {row_id: ("row", i) for i, row_id in zip(t.index, t["id"])}  # not a scan a row
-            defaults = _defaults(self.columns, table)
+            defaults = self._defaults_of(table)
             added: list[dict[str, Any]] = []
             for row in rows:
                 where, hit = at.get(row["id"], ("new", -1))
