@@ -991,5 +991,6 @@ def test_the_exclusions_read_their_option_record_alone_and_an_edited_price_finds
     edited = opts.copy()
     edited.loc[edited["kind"] == "rent", "usd_per_hour"] *= 1.2
     assert exclusions(s, edited, cat.devices, cat.throughput) is exclusions(s, opts, cat.devices, cat.throughput)
-    edited.loc[edited["option"] == "colab-free-tpu", "notes"] = "paddlepaddle: no wheel for its TPU runtime"
-    assert exclusions(s, edited, cat.devices, cat.throughput)["reason"].str.contains("no wheel for its TPU").any()
+    noted = edited.copy()  # a new table, as every what-if makes (tables are never changed in place)
+    noted.loc[noted["option"] == "colab-free-tpu", "notes"] = "paddlepaddle: no wheel for its TPU runtime"
+    assert exclusions(s, noted, cat.devices, cat.throughput)["reason"].str.contains("no wheel for its TPU").any()

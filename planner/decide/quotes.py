@@ -41,7 +41,7 @@ __all__ = ["QUOTE_COLUMNS", "Quote", "card_costs", "exclusions", "money_by_part"
 #: Checkpoint write rate on a local disk [GB/h]: ~500 MB/s, a SATA SSD's
 #: sequential write (estimate; NVMe drives are faster).
 LOCAL_DISK_GB_PER_H = 1800.0
-_FITS, _EXCLUSIONS = Kept(), Kept()
+_FITS, _EXCLUSIONS, _TABLE_EXCLUSIONS = Kept(), Kept(), Kept()
 
 
 def _fits(w: Workload, devices: pd.DataFrame, throughput: pd.DataFrame, step: Step | None
@@ -96,11 +96,17 @@ def exclusions(s: Scenario, opts: pd.DataFrame, devices: pd.DataFrame, throughpu
     """Per option: fit verdict, speed, and the reason it cannot be used (or None).
 
     The slowdown is relative to the reference GPU's own: hours measured on a card that
-    needed gradient accumulation already include its cost. Once per (tables, :class:`FitInputs`,
-    the options' :data:`FIT_COLUMNS`) in a process (pricing.memo): a what-if that edits a price
-    or a rate finds the exclusions it had."""
-    inputs, fits = FitInputs.of(s, step), FitOption.rows(opts)
-    return _EXCLUSIONS.get((devices, throughput), (inputs, fits), lambda: _exclusions(inputs, fits, devices, throughput))
+    needed gradient accumulation already include its cost. Once per (device tables,
+    :class:`FitInputs`, the options' :class:`FitOption` records) in a process (pricing.memo), and
+    found first by this very options table: a what-if that edits a price or a rate builds another
+    table of the same records and finds the exclusions it had."""
+    inputs = FitInputs.of(s, step)
+
+    def by_value() -> pd.DataFrame:  # another table of the same options' fit (an edited price)
+        fits = FitOption.rows(opts)
+        return _EXCLUSIONS.get((devices, throughput), (inputs, fits), lambda: _exclusions(inputs, fits, devices, throughput))
+
+    return _TABLE_EXCLUSIONS.get((opts, devices, throughput), (inputs,), by_value)  # this very table
 
 
 @dataclass(frozen=True)
