@@ -200,7 +200,6 @@ def _patched(catalog: pricing.Catalog, tables: tuple, old_tables: tuple, old: pd
            if k not in (1, 2)):  # a scenario's own free tier is a new table of the same rows
         return None
     at = {o: i for i, o in enumerate(old["option"])}
-    defaults = catalog.interruptions.to_dict("records")
     cells: dict[str, dict[int, Any]] = {}
     for k, table in ((1, "buy"), (2, "rent")):
         edited = _edited_cells(old_tables[k], tables[k])
@@ -218,15 +217,14 @@ def _patched(catalog: pricing.Catalog, tables: tuple, old_tables: tuple, old: pd
                 cells.setdefault(COPIED[table][c], {})[i] = tables[k][c].iat[row]
             if _RATE in changed:  # its row gives no range or text: those come from a default, or not at all
                 fields = _interruption_fields(str(old["kind"].iat[i]), old["spot"].iat[i], option, tables[k][_RATE].iat[row],
-                                              (math.nan, math.nan, math.nan), defaults)
+                                              (math.nan, math.nan, math.nan), catalog.interruptions.to_dict("records"))
                 for c, v in zip(_INTERRUPTION_COLUMNS, fields):
                     cells.setdefault(c, {})[i] = v
     if not cells:
         return old
-    data = {}
+    out = old.copy()
     for c in old.columns:
         if c not in cells:
-            data[c] = old[c]
             continue
         values = old[c].to_numpy(dtype=object if old[c].dtype == object else None, copy=True)
         for i, v in cells[c].items():
@@ -236,8 +234,8 @@ def _patched(catalog: pricing.Catalog, tables: tuple, old_tables: tuple, old: pd
                     or (values.dtype.kind == "f" and isinstance(v, float))):
                 return None
             values[i] = v
-        data[c] = pd.Series(values, index=old.index, dtype=old[c].dtype, name=c)
-    return pd.DataFrame(data, index=old.index)
+        out[c] = pd.Series(values, index=old.index, dtype=old[c].dtype, name=c)
+    return out
 
 
 def _edited_cells(old: pd.DataFrame, new: pd.DataFrame) -> dict[int, set[str]] | None:
