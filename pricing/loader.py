@@ -481,8 +481,11 @@ def _finish(table: str, df: pd.DataFrame) -> pd.DataFrame:
     """Object columns of optional numbers become float with NaN for blanks."""
     df = df.reset_index(drop=True)
     for col in df.columns:
-        if df[col].dtype == object and all(isinstance(v, (int, float)) or _blank_cell(v) for v in df[col]) \
-                and not all(isinstance(v, bool) for v in df[col] if not _blank_cell(v)):
+        if df[col].dtype != object:
+            continue
+        cells = df[col].tolist()
+        if all(isinstance(v, (int, float)) or _blank_cell(v) for v in cells) \
+                and not all(isinstance(v, bool) for v in cells if not _blank_cell(v)):
             df[col] = pd.to_numeric(df[col], errors="coerce")
     return df
 
