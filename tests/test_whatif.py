@@ -1061,3 +1061,24 @@ def test_a_clocks_duration_moves_as_its_hours(tmp_path):
     assert result.exit_code == 0, result.output
     (row,) = [r for r in json.loads(result.output) if r["input"] == "phases.train.checkpoint_every"]
     assert (row["value"], row["low_value"], row["high_value"]) == ("1.5 h", "1.2 h", "1.8 h")
+
+
+def test_a_full_memo_forgets_the_result_used_least_recently():
+    """pricing.memo.Kept: the base scenario's tables, read by every plan of a what-if that edits
+    the scenario, stay while its edited prices come and go; forgetting every result at once, as it
+    did, made plans after the memo filled build their options whole again."""
+    from pricing.memo import EVERY, Kept
+
+    made = []
+    kept = Kept(size=2)
+    try:
+        base, edited, other = (object(),), (object(),), (object(),)
+
+        def get(tables):
+            return kept.get(tables, (), lambda: made.append(tables) or len(made))
+
+        assert get(base) == 1 and get(edited) == 2 and get(base) == 1  # the base read again
+        assert get(other) == 3  # the memo full: the edited price, used least recently, goes
+        assert get(base) == 1 and get(edited) == 4 and len(made) == 4
+    finally:
+        EVERY.remove(kept)
