@@ -25,6 +25,9 @@ Workers = int | str
 #: How long to wait for a Dask scheduler to answer [s].
 CONNECT_TIMEOUT_S = 15
 
+#: A piece of work: a function and the one item it takes (each pickles for a worker).
+Task = tuple[Callable[[Any], Any], Any]
+
 
 @contextlib.contextmanager
 def executor(workers: int, scheduler: str | None = None) -> Iterator[Callable[[Callable[[Any], Any], Iterable[Any]],
@@ -66,23 +69,19 @@ def _client(scheduler: str) -> Any:
 
 def run_all(function: Callable[[Any], Any], items: Sequence[Any], workers: Workers,
             progress: Callable[[int], None] | None = None) -> list[Any]:
-    """``function`` over ``items``, in order: here (one worker, few items), on ``workers`` local
-    processes (no more than the items), or on the Dask cluster whose scheduler address ``workers`` is."""
-    scheduler = workers if isinstance(workers, str) else None
-    if isinstance(workers, int) and (workers <= 1 or len(items) < 4):
-        out = []
-        for item in items:
-            out.append(function(item))
-            if progress:
-                progress(1)
-        return out
-    results = []
-    with executor(min(workers, len(items)) if isinstance(workers, int) else 1, scheduler) as mapped:
-        for row in mapped(function, items):
-            results.append(row)
-            if progress:
-                progress(1)
-    return results
+    """``function`` over ``items``, in order (:func:`run_growing`, adding no work): here (one
+    worker, or fewer than four items, which a pool would not repay), on ``workers`` local
+    processes (no more than the items), or on the Dask cluster whose scheduler address
+    ``workers`` is; ``progress(1)`` as each ends."""
+    if isinstance(workers, int):
+        workers = 1 if len(items) < 4 else min(workers, len(items))
+
+    def ended(_number: int, _result: Any) -> Sequence[Task]:
+        if progress:
+            progress(1)
+        return ()
+
+    return run_growing([(function, item) for item in items], workers, ended)
 
 
 @contextlib.contextmanager
@@ -97,10 +96,6 @@ def rounds(workers: Workers) -> Iterator[Callable[[Callable[[Any], Any], Sequenc
         return
     with executor(workers if isinstance(workers, int) else 1, workers if isinstance(workers, str) else None) as mapped:
         yield lambda function, items: list(mapped(function, items))
-
-
-#: A piece of work: a function and the one item it takes (each pickles for a worker).
-Task = tuple[Callable[[Any], Any], Any]
 
 
 def run_growing(tasks: Sequence[Task], workers: Workers, then: Callable[[int, Any], Sequence[Task]]) -> list[Any]:

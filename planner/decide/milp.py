@@ -1138,11 +1138,11 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     keep = (np.isin(kind, list(kinds)) & quotes["usable"].to_numpy(dtype=bool)
             & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
             & np.array([o in considered for o in quotes["option"].tolist()], dtype=bool))
-    q = quotes[list(COLUMNS)].iloc[np.flatnonzero(keep)]  # the rows' own labels kept, as a mask would
-    kind, option = kind[keep], set(q["option"].tolist())
+    q = quotes[COLUMNS].iloc[np.flatnonzero(keep)]  # the rows' own labels kept, as a mask would
+    kind, quoted = kind[keep], set(q["option"].tolist())
     resets = q["quota_reset"].to_numpy()[np.isin(kind, list(NOTEBOOK_KINDS)) & q["quota_h_per_week"].notna().to_numpy()]
-    subs = {o: v for o, v in subscriptions_of(opts).items() if o in option}
-    packs = {o: v for o, v in packs_of(opts).items() if o in option}
+    subs = {o: v for o, v in subscriptions_of(opts).items() if o in quoted}
+    packs = {o: v for o, v in packs_of(opts).items() if o in quoted}
     cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})), bool(subs),
                       tuple(sorted({v[3] for v in packs.values()})))
     trends = rent_trends(s, opts)

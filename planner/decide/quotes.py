@@ -132,8 +132,7 @@ class FitOption:
         (blank None; one device where the count is blank; the class's default where it is)."""
         names = [f.name for f in dataclasses.fields(cls)]
         blank = [None] * len(opts)
-        cells = [[None if isinstance(v, float) and v != v else v for v in opts[c].tolist()] if c in opts else blank
-                 for c in names]
+        cells = [[None if missing(v) else v for v in opts[c].tolist()] if c in opts else blank for c in names]
         default = OPTION_DEFAULTS["gpu_class"]
         return tuple(cls(o, k, d, int(n) if n is not None else 1, f, g, notes, q, c if c is not None else default)
                      for o, k, d, n, f, g, notes, q, c in zip(*cells))

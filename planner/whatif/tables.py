@@ -896,13 +896,13 @@ class _FlipSearches:
         del self._open[path]
         again = []
         for (p, side), given in [(k, t.kept) for k, t in self.tasks if k[0] == path]:
-            kept, _, row = self.found[(p, side)]
+            kept, at, row = self.found[(p, side)]
             other = next((f for (q, s), f in self.found.items() if q == path and s != side), None)
             if (row is not None and other is not None and isinstance(given, Amount) and given.default_range is not None
                     and isinstance(kept, Amount) and kept.value == given.value and isinstance(other[0], Amount)
                     and other[0].value != given.value):
-                search = FlipSearch(self.base, path, dataclasses.replace(other[0], default_range=None),
-                                    self.found[(p, side)][1], row, _signature(self.ref))
+                search = FlipSearch(self.base, path, dataclasses.replace(other[0], default_range=None), at, row,
+                                    _signature(self.ref))
                 again.append(((p, side), search))
         self.tasks += again
         return [(_search, task) for _, task in again]
