@@ -1631,12 +1631,10 @@ def _wall_sd(s: Scenario, c: Quote, share: float, shift_h: float = 0.0) -> float
     the wall hours at the confidence, less ``shift_h``, the mean a default rate's range adds, and
     scaled to the share as the program scales it), so that the chance stated agrees with the
     capacity planned. Infinite for an option that cannot run."""
-    from statistics import NormalDist
-
     wall, conf = c.wall_hours * share, c.wall_hours_conf * share - shift_h
     if not math.isfinite(wall) or not math.isfinite(conf):
         return math.inf
-    z = NormalDist().inv_cdf(s.phase_confidence)
+    z = units.z_at(s.phase_confidence)
     return (conf - wall) / z if z > 0 else 0.0
 
 

@@ -133,14 +133,13 @@ class Estimate:
         the quantile: at 95 % with utilisation 12-30-69 % it is 4.82 where the quantile is 5.20
         (x the hours at full utilisation), and a plan booked so met its deadline in 92.5 % of its
         own draws where it stated 95 %."""
-        from statistics import NormalDist
 
         import numpy as np  # here, not at the top: `planner validate` reads a scenario without numpy
 
         from .sessions import triangular_ppf
 
         sd = self.hours_rel_sd
-        z = NormalDist().inv_cdf(chance) if 0.0 < chance < 1.0 else 0.0
+        z = units.z_at(chance)
         if z <= 0.0:
             return sd
         mean = inverse_moments(self.mfu_low, self.mfu, self.mfu_high)[0]

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .units import HOURS_PER_WEEK, MIN_CHECKPOINT_EVERY_H
+from .units import HOURS_PER_WEEK, MIN_CHECKPOINT_EVERY_H, z_at
 
 #: A run with a session limit longer than three times this many segments (and four sessions' worth)
 #: is extended linearly from two shorter ones (see :func:`expected`).
@@ -507,12 +507,10 @@ def wall_over_rate_h(rates: tuple[float, float, float], walls: tuple[float, floa
     it. The range reaches further up than down and the hours grow faster than the rate, so the
     mean + z sd fell short of that quantile: a spot T4 planned at 90 % met its deadline in 88.5 %
     of its own uncertainty analysis's draws."""
-    from statistics import NormalDist
-
     low, rate, high = rates
     if not (np.all(np.isfinite(rates)) and np.all(np.isfinite(walls))) or high <= low:
         return 0.0, 0.0
-    z = NormalDist().inv_cdf(chance) if chance is not None and 0.0 < chance < 1.0 else 0.0
+    z = z_at(chance)
     # the grid's hours and, at the end, those at the chance's quantile: one fit through the three
     at = chance if chance is not None and z > 0.0 else 0.5
     drawn = at_rates(rates, walls, triangular_ppf(np.append(RATE_QUANTILES, at), low, rate, high))
@@ -526,11 +524,9 @@ def wall_over_rate_h(rates: tuple[float, float, float], walls: tuple[float, floa
 def wall_at_chance_h(mean_h: float, sd_h: float, chance: float) -> float:
     """Wall hours not exceeded with probability ``chance`` (normal approximation of a sum of
     many interruptions' costs; never below the mean) [h]."""
-    from statistics import NormalDist
-
     if sd_h == 0.0 or not math.isfinite(mean_h):
         return mean_h
-    return mean_h + max(NormalDist().inv_cdf(chance), 0.0) * sd_h
+    return mean_h + max(z_at(chance), 0.0) * sd_h
 
 
 def experiment_interval_h(checkpoint_every_h: float, experiment_h: float | None) -> float:

@@ -422,6 +422,14 @@ def format_share(x: float) -> str:
     return f"{round(100.0 * x, 1):g} %"
 
 
+def z_at(chance: float | None) -> float:
+    """The standard normal's quantile at ``chance``, the z a confidence books its spreads at: 0
+    for none, or a chance outside (0, 1)."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(chance) if chance is not None and 0.0 < chance < 1.0 else 0.0
+
+
 _UNITS_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                 "sixteen seventeen eighteen nineteen").split()
 _TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety".split()

@@ -24,6 +24,7 @@ import pandas as pd
 from pricing import checks
 from pricing.memo import Kept
 
+from . import units
 from .scenario import Workload
 
 #: Bytes per parameter for weights + gradients + optimizer states.
@@ -524,10 +525,8 @@ def speed_rel_sd_at(speed_sigma_log: float, chance: float | None = None) -> floa
     95 % confidence with s = 0.2, 0.237 instead of 0.202; without it, a spot T4 planned at 90 %
     met its deadline in 88.5 % of its own uncertainty analysis's draws, and a rented RTX 3090's
     three runs stated 98.4 % where it found 96.3 %. Without ``chance``: the sd."""
-    from statistics import NormalDist
-
     sd = math.sqrt(math.expm1(speed_sigma_log ** 2))
-    z = NormalDist().inv_cdf(chance) if chance is not None and 0.0 < chance < 1.0 else 0.0
+    z = units.z_at(chance)
     if z <= 0.0 or speed_sigma_log <= 0.0:
         return sd
     return max(sd, math.expm1(z * speed_sigma_log) / z)
