@@ -878,11 +878,13 @@ def _stretch_case(rows: list[tuple[str, int, str, float, float]]):
     from planner.decide.milp import Calendar
 
     cal = Calendar(dt.date(2027, 1, 4), 1, np.array([0, 3, 7]), {"a": (0, 7), "b": (0, 7)})
-    sched = pd.DataFrame(rows, columns=["phase", "bucket", "option", "wall_hours", "weekly_capacity_h"])
-    sched["wall_hours_conf"] = sched["wall_hours"] * 1.5
-    sched["open_capacity_h"], sched["parallel"], sched["streams"] = 168.0, 1.0, 1.0
+    frame = pd.DataFrame(rows, columns=["phase", "bucket", "option", "wall_hours", "weekly_capacity_h"])
+    frame["wall_hours_conf"] = frame["wall_hours"] * 1.5
+    frame["open_capacity_h"], frame["parallel"], frame["streams"] = 168.0, 1.0, 1.0
+    frame["kind"], frame["week"], frame["days"] = "rent", 0, cal.days[frame["bucket"]]
+    frame["gpu_hours"], frame["first_day"], frame["week_start"] = frame["wall_hours"], None, None
     s = types.SimpleNamespace(phase=lambda p: types.SimpleNamespace(runs=1))
-    return s, types.SimpleNamespace(calendar=cal), sched
+    return s, types.SimpleNamespace(calendar=cal), milp.Schedule.from_frame(frame)
 
 
 def test_work_that_the_calendar_alone_cuts_runs_on_without_a_break():

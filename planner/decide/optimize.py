@@ -297,7 +297,7 @@ class Solved:
     cards: dict[str, tuple[float, float]]  # buy option -> (purchase, resale) [USD]
 
     @cached_property
-    def schedule(self) -> pd.DataFrame:
+    def schedule(self) -> milp.Schedule:
         """Reference hours per (phase, option, bucket) (:func:`milp.schedule`)."""
         return milp.schedule(self.program, self.sol)
 
@@ -368,7 +368,7 @@ class Solved:
     @cached_property
     def options_used(self) -> tuple[str, ...]:
         """What the plan puts hours on and buys, by id."""
-        return tuple(sorted(set(self.schedule["option"]) | set(self.bought)))
+        return tuple(sorted(set(self.schedule.option.tolist()) | set(self.bought)))
 
     @property
     def last_finish(self) -> dt.date | None:
@@ -507,7 +507,7 @@ class Solved:
 
     def hours_placed(self) -> tuple[tuple[str, str, float], ...]:
         """(phase, option, reference GPU-hours) the plan places, in that order, none empty."""
-        hours = self.schedule.groupby(["phase", "option"], sort=True)["gpu_hours"].sum()
+        hours = self.schedule.frame.groupby(["phase", "option"], sort=True)["gpu_hours"].sum()
         return tuple((str(p), str(o), float(h)) for (p, o), h in zip(hours.index, hours) if h > 0)
 
     def host_day(self) -> int | None:
@@ -699,10 +699,10 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     )
 
 
-def _hours_by_phase(sched: pd.DataFrame) -> dict[str, dict[str, float]]:
+def _hours_by_phase(sched: milp.Schedule) -> dict[str, dict[str, float]]:
     """Reference hours per option of each phase (options in the order they first appear)."""
     sums: dict[str, dict[str, float]] = {}
-    for p, o, h in zip(sched["phase"].tolist(), sched["option"].tolist(), sched["gpu_hours"].tolist()):
+    for p, o, h in zip(sched.phase.tolist(), sched.option.tolist(), sched.gpu_hours.tolist()):
         mine = sums.setdefault(str(p), {})
         mine[str(o)] = mine.get(str(o), 0.0) + float(h)
     return sums
@@ -1708,7 +1708,7 @@ def _on_time(spread_h: list[float], headroom_h: float, shared_h: Sequence[Mappin
     return chance
 
 
-def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.DataFrame, used: set[str],
+def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: milp.Schedule, used: set[str],
               dominated: dict[str, str], per_phase: bool = True,
               cards: dict[str, tuple[float, float]] | None = None) -> pd.DataFrame:
     """Why each option is not in the plan: cannot run, too slow for a phase, or dearer (the last
@@ -1720,7 +1720,7 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: pd.Da
         return pd.DataFrame(rows, columns=["option", "phase", "reason"])
     cost = {(q.phase, q.option): q.cost_usd for q in quotes}
     hours = {ph.name: ph.gpu_hours for ph in s.phases}
-    placed = sched.groupby(["phase", "option"])["gpu_hours"].sum()
+    placed = sched.frame.groupby(["phase", "option"])["gpu_hours"].sum()
     plan_cost: dict[str, float] = {}
     for (p, o), h in zip(placed.index, placed):
         plan_cost[str(p)] = plan_cost.get(str(p), 0.0) + cost[(str(p), str(o))] * float(h) / hours[str(p)]
