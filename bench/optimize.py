@@ -24,7 +24,7 @@ from planner.api import default_catalog
 from planner.decide import milp
 from planner.decide.optimize import STRATEGIES, card_costs, dominated_cards, dominated_rents, prune
 from planner.decide.options import build_options
-from planner.decide.quotes import exclusions, quote
+from planner.decide.quotes import exclusions, quote_table
 from planner.model.validate import load_scenario_text
 
 
@@ -46,7 +46,7 @@ def measure(name: str, s) -> None:
     # the MILP alone: building it (one function per constraint family) against HiGHS' solve
     opts = build_options(s, catalog)
     cards = card_costs(s, opts)
-    all_quotes = quote(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput))
+    all_quotes = quote_table(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput))
     quotes = prune(all_quotes, {**dominated_cards(all_quotes, cards), **dominated_rents(all_quotes)})
     build_s, solve_s = [], []
     for _ in range(5):

@@ -19,7 +19,7 @@ from planner.cli import main
 from planner.decide import milp
 from planner.decide.optimize import STRATEGIES, card_costs
 from planner.decide.options import build_options
-from planner.decide.quotes import exclusions, quote
+from planner.decide.quotes import exclusions, quote, quote_table
 
 from .conftest import SCENARIOS, examples
 from .test_plan import BASE
@@ -176,7 +176,7 @@ def test_problem_is_built_without_solving(load, catalog):
     s = scenario(load)
     cat = catalog.with_entries(s.catalog_entries)
     opts = build_options(s, cat)
-    q = quote(s, opts, exclusions(s, opts, cat.devices, cat.throughput))
+    q = quote_table(s, opts, exclusions(s, opts, cat.devices, cat.throughput))
     problem = milp.build(s, q, opts, card_costs(s, opts), STRATEGIES["hybrid"])
     assert problem.n_vars == len(problem.x_index) + len(problem.buy_index) + len(problem.unmet_index)
     assert set(problem.buy_index) == {"card-x", "card-y"}
@@ -191,7 +191,7 @@ def test_a_program_without_its_budget_is_the_one_built_without_one(load, catalog
     s = load(text)
     cat = catalog.with_entries(s.catalog_entries)
     opts = build_options(s, cat)
-    q = quote(s, opts, exclusions(s, opts, cat.devices, cat.throughput))
+    q = quote_table(s, opts, exclusions(s, opts, cat.devices, cat.throughput))
     forced = {"card-x": 1, "card-y": 0}
     budgeted = milp.build(s, q, opts, card_costs(s, opts), STRATEGIES["hybrid"], forced=forced)
     unbounded = milp.build(s, q, opts, card_costs(s, opts), STRATEGIES["hybrid"], budget_usd=math.inf, forced=forced)
@@ -214,7 +214,7 @@ def _candidates_program(load, catalog, budget=None, host=True):
     s = load(text)
     cat = catalog.with_entries(s.catalog_entries)
     opts = build_options(s, cat)
-    q = quote(s, opts, exclusions(s, opts, cat.devices, cat.throughput))
+    q = quote_table(s, opts, exclusions(s, opts, cat.devices, cat.throughput))
     program = milp.build(s, q, opts, card_costs(s, opts), STRATEGIES["hybrid"], forced={"card-x": 0, "card-y": 0})
     return program, milp.solve(program)
 
@@ -336,12 +336,12 @@ def test_a_solutions_money_reads_the_same_every_way(load):
     three views of one solution's money: they agree, with a card bought and sold."""
     from planner.decide import optimize
     from planner.decide.options import build_options
-    from planner.decide.quotes import exclusions, quote
+    from planner.decide.quotes import exclusions, quote_table
 
     s = load(BASE.format(hours=2000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free=""))
     catalog = planner.api.shipped_catalog().with_entries(s.catalog_entries)
     opts = build_options(s, catalog)
-    q = optimize.prune(quote(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput)))
+    q = optimize.prune(quote_table(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput)))
     solved = optimize._solve(s, q, opts, optimize.STRATEGIES["buy-only"], optimize.card_costs(s, opts))
     assert solved.bought == ["my-card"] and solved.resale_usd > 0
     assert sum(solved.money_items().values()) == pytest.approx(solved.money_usd)
@@ -355,7 +355,7 @@ def test_the_host_is_bought_with_the_card_it_serves(load):
     500 USD from January. It still ends at the solution's money."""
     from planner.decide import optimize
     from planner.decide.options import build_options
-    from planner.decide.quotes import exclusions, quote
+    from planner.decide.quotes import exclusions, quote_table
 
     text = BASE.format(hours=300, deadline="2027-12-31", buy="my-card", rent="", free="").replace(", resale: 40%", "")
     text = text.replace("start: 2027-01-04\n", "start: 2027-01-04\nbuy_later: 1 month\n").replace(
@@ -364,7 +364,7 @@ def test_the_host_is_bought_with_the_card_it_serves(load):
     s = load(text)
     catalog = planner.api.shipped_catalog().with_entries(s.catalog_entries)
     opts = build_options(s, catalog)
-    q = optimize.prune(quote(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput)))
+    q = optimize.prune(quote_table(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput)))
     solved = optimize._solve(s, q, opts, optimize.STRATEGIES["buy-only"], optimize.card_costs(s, opts))
     day = solved.bought_on["my-card"].day
     assert solved.host_bought and day > 0 and solved.host_day() == day
@@ -378,7 +378,7 @@ def test_the_host_is_bought_with_the_card_it_serves(load):
     own = load(text.replace("buy: [my-card]", "buy: []").replace("  host_power: 100 W\n",
                                                                    "  host_power: 100 W\n  own: [rtx-3090]\n"))
     opts = build_options(own, catalog)
-    q = optimize.prune(quote(own, opts, exclusions(own, opts, catalog.devices, catalog.throughput)))
+    q = optimize.prune(quote_table(own, opts, exclusions(own, opts, catalog.devices, catalog.throughput)))
     mine = optimize._solve(own, q, opts, optimize.STRATEGIES["buy-only"], optimize.card_costs(own, opts))
     first = int(mine.program.x_index.week[mine.sol.x[: len(mine.program.x_index)] > 1e-9].min())
     assert mine.host_bought and first > 0 and mine.host_day() == 7 * first
@@ -412,7 +412,7 @@ def _solve_with(s, dominated):
 
     catalog = planner.api.shipped_catalog().with_entries(s.catalog_entries)
     opts = build_options(s, catalog)
-    all_quotes = quote(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput))
+    all_quotes = quote_table(s, opts, exclusions(s, opts, catalog.devices, catalog.throughput))
     cards = optimize.card_costs(s, opts)
     found = optimize.dominated_cards(all_quotes, cards) if dominated else {}
     return optimize._solve(s, optimize.prune(all_quotes, found), opts, STRATEGIES["hybrid"], cards), found
@@ -442,11 +442,16 @@ def test_pruning_dominated_cards_never_changes_the_optimum(load, **kw):
     assert not set(found) & set(pruned.bought)
 
 
+def _table(rows):
+    """Quotes made of ``rows`` (their fields; the rest as an option that offers no hours has them)."""
+    from planner.model.records import QuoteTable, no_hours_quote
+
+    return QuoteTable.of(no_hours_quote(r) for r in rows)
+
+
 def test_a_cheaper_but_slower_card_does_not_dominate():
     """A low-power card can cost less to run per reference hour and yet take longer: where a
     deadline binds its speed matters, so it prunes nothing (and a faster, dearer card stays)."""
-    import pandas as pd
-
     from planner.decide import optimize
 
     def row(option, cost, wall):
@@ -454,7 +459,7 @@ def test_a_cheaper_but_slower_card_does_not_dominate():
                     wall_hours=wall, wall_hours_conf=wall, weekly_capacity_h=168.0, open_capacity_h=168.0,
                     needs_person=False)
 
-    quotes = pd.DataFrame([row("slow", 10.0, 250.0), row("fast", 12.0, 100.0), row("same-but-dear", 12.0, 100.0)])
+    quotes = _table([row("slow", 10.0, 250.0), row("fast", 12.0, 100.0), row("same-but-dear", 12.0, 100.0)])
     found = optimize.dominated_cards(quotes, {"slow": (300.0, 0.0), "fast": (500.0, 0.0),
                                               "same-but-dear": (900.0, 0.0)})
     assert found == {"same-but-dear": "fast"}
@@ -464,8 +469,6 @@ def test_of_two_offers_the_one_with_fewer_hours_to_give_is_pruned():
     """Dominance is everywhere at least as good, capacity included: of two offers alike but for
     the hours a week they give (or give in the phase's window), the one with fewer is pruned,
     never the one with more, though it comes first by id (the tie-break between equals)."""
-    import pandas as pd
-
     from planner.decide import optimize
 
     def row(option, week_h, open_h):
@@ -474,14 +477,14 @@ def test_of_two_offers_the_one_with_fewer_hours_to_give_is_pruned():
                     needs_person=False, supply=float("nan"))
 
     less = {"a-less": "b-more"}
-    assert optimize.dominated_rents(pd.DataFrame([row("a-less", 84.0, 168.0), row("b-more", 168.0, 168.0)])) == less
-    assert optimize.dominated_rents(pd.DataFrame([row("a-less", 168.0, 84.0), row("b-more", 168.0, 168.0)])) == less
-    assert optimize.dominated_rents(pd.DataFrame([row("a-same", 168.0, 168.0), row("b-same", 168.0, 168.0)])) == {
+    assert optimize.dominated_rents(_table([row("a-less", 84.0, 168.0), row("b-more", 168.0, 168.0)])) == less
+    assert optimize.dominated_rents(_table([row("a-less", 168.0, 84.0), row("b-more", 168.0, 168.0)])) == less
+    assert optimize.dominated_rents(_table([row("a-same", 168.0, 168.0), row("b-same", 168.0, 168.0)])) == {
         "b-same": "a-same"}
     # and instances to be had at once: one a marketplace has 2 of at that price, the other any number
     scarce, plenty = row("a-scarce", 168.0, 168.0), row("b-plenty", 168.0, 168.0)
     scarce["supply"] = 2.0
-    assert optimize.dominated_rents(pd.DataFrame([scarce, plenty])) == {"a-scarce": "b-plenty"}
+    assert optimize.dominated_rents(_table([scarce, plenty])) == {"a-scarce": "b-plenty"}
 
 
 def test_an_offer_slower_at_the_confidence_does_not_dominate():
@@ -489,8 +492,6 @@ def test_an_offer_slower_at_the_confidence_does_not_dominate():
     capacity, its concurrency), not the expected ones: an interruptible offer cheaper and
     quicker on average but slower at the confidence (its interruptions spread its hours) may miss
     a deadline the steady one meets, so it prunes nothing."""
-    import pandas as pd
-
     from planner.decide import optimize
 
     def row(option, cost, wall, conf):
@@ -498,9 +499,9 @@ def test_an_offer_slower_at_the_confidence_does_not_dominate():
                     carbon_usd=0.0, wall_hours=wall, wall_hours_conf=conf, weekly_capacity_h=168.0,
                     open_capacity_h=168.0, needs_person=False, supply=float("nan"))
 
-    spread = pd.DataFrame([row("a-spot", 80.0, 100.0, 130.0), row("b-steady", 100.0, 101.0, 101.0)])
+    spread = _table([row("a-spot", 80.0, 100.0, 130.0), row("b-steady", 100.0, 101.0, 101.0)])
     assert optimize.dominated_rents(spread) == {}
-    steady = pd.DataFrame([row("a-spot", 80.0, 100.0, 100.5), row("b-steady", 100.0, 101.0, 101.0)])
+    steady = _table([row("a-spot", 80.0, 100.0, 100.5), row("b-steady", 100.0, 101.0, 101.0)])
     assert optimize.dominated_rents(steady) == {"b-steady": "a-spot"}
 
 
@@ -630,7 +631,7 @@ def test_a_tier_by_the_month_is_pruned_only_where_an_offer_by_the_hour_does_all_
     p = _tier_plan(load, catalog, monkeypatch, True, hours=200, price=price)
     subs = subscriptions_of(p.options)
     assert set(subs) == {"colab-pro:t4", "colab-pro:v100-16gb", "colab-pro:a100-40gb"}
-    found = optimize.dominated_tiers(p.quotes, subs)
+    found = optimize.dominated_tiers(p.quote_table, subs)
     assert found == (dict.fromkeys(subs, "by-hour") if pruned else {})
     everything = _tier_plan(load, catalog, monkeypatch, False, hours=200, price=price)
     assert (p.problem_size[0] < everything.problem_size[0]) == pruned  # the tier's months left out
@@ -854,7 +855,7 @@ def test_the_programs_variables_are_named_families_that_tile_its_columns(load):
     text = BASE.format(hours=300, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="my-free")
     s = load(text.replace("  host_power: 100 W\n", "  host_power: 100 W\n  host_machine: false\n  host_price: 500 USD\n"))
     p = planner.plan(s, trials=0, alternatives=False, breakevens=False)
-    program = milp.build(s, p.quotes, p.options, card_costs(s, p.options), STRATEGIES["hybrid"])
+    program = milp.build(s, p.quote_table, p.options, card_costs(s, p.options), STRATEGIES["hybrid"])
     families = program.variables
     assert list(families)[:4] == ["hours", "bought", "unmet", "host"]
     columns = [j for r in families.values() for j in r]

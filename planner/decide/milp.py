@@ -72,7 +72,7 @@ import pandas as pd
 from pricing.ids import provider_of
 
 from ..model import carbon, costs, units
-from ..model.records import HOME_KINDS, NOTEBOOK_KINDS
+from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, QuoteTable
 from ..model.scenario import WEEKDAYS, Credit, Scenario
 from ..model.sessions import Finish, finish_day, parallel_runs
 from .options import commitments_of, packs_of, subscriptions_of
@@ -399,13 +399,6 @@ class Program:
 # --------------------------------------------------------------------------- variables
 
 
-#: The quote columns the program reads.
-COLUMNS = ["phase", "option", "kind", "wall_hours", "wall_hours_conf", "sessions", "restarts_by_hand", "cost_usd",
-           "your_time_usd", "carbon_usd", "co2_kg", "energy_kwh",
-           "weekly_capacity_h", "open_capacity_h", "quota_h_per_week", "quota_reset", "units_per_hour",
-           "quota_group", "needs_person", "quota_h_total", "supply", "rent_usd", "side_by_side"]
-
-
 @dataclass(frozen=True)
 class XTable:
     """The program's hour variables x[p, o, b]: one per (quote, bucket inside its phase's window),
@@ -467,27 +460,27 @@ class XTable:
         return pd.DataFrame({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
 
-def x_table(s: Scenario, cal: Calendar, quotes: pd.DataFrame, opts: pd.DataFrame, subs: Mapping[str, Any],
+def x_table(s: Scenario, cal: Calendar, quotes: QuoteTable, opts: pd.DataFrame, subs: Mapping[str, Any],
             trends: Mapping[str, float]) -> XTable:
     """The x variables of the quotes over their phases' buckets, each with its per-reference-hour
     factors and priced on its rent's path (:func:`price_path`); a commitment's and a
     subscription's hours carry no rent (the term or the month is paid whether used or not)."""
     phases = {ph.name: ph for ph in s.phases}
-    names = quotes["phase"].to_numpy()
+    names = quotes["phase"]
     gpu_h = np.array([phases[p].gpu_hours for p in names], dtype=float)
     runs = np.array([phases[p].runs for p in names], dtype=int)
     buckets = {p: np.flatnonzero(cal.open(p)) for p in phases}
     take = np.repeat(np.arange(len(names)), [len(buckets[p]) for p in names]).astype(int)
-    kind, option = quotes["kind"].to_numpy(), quotes["option"].to_numpy()
+    kind, option = quotes["kind"], quotes["option"]
     group = np.array([f"machine:{o}" if k in HOME_KINDS else f"account:{g}" if k in NOTEBOOK_KINDS else f"rent:{o}"
                       for k, o, g in zip(kind.tolist(), option.tolist(), quotes["quota_group"].tolist())], dtype=object)
-    supply = quotes["supply"].to_numpy(dtype=float)
+    supply = np.asarray(quotes["supply"], dtype=float)
 
     def per_ref(column: str) -> np.ndarray:
-        return (quotes[column].to_numpy(dtype=float) / gpu_h)[take]
+        return (np.asarray(quotes[column], dtype=float) / gpu_h)[take]
 
     def each(column: str, dtype: Any = float) -> np.ndarray:
-        return quotes[column].to_numpy(dtype=dtype)[take]
+        return np.asarray(quotes[column], dtype=dtype)[take]
 
     bucket = np.concatenate([buckets[p] for p in names]) if len(names) else np.zeros(0, dtype=int)
     option_x = option[take]
@@ -497,15 +490,15 @@ def x_table(s: Scenario, cal: Calendar, quotes: pd.DataFrame, opts: pd.DataFrame
     rent = per_ref("rent_usd")
     change = np.where(committed | np.isin(option_x, list(subs)), -rent, (path.factor - 1.0) * rent)
     cost_flat = per_ref("cost_usd")
-    money_flat = ((quotes["cost_usd"].to_numpy(dtype=float) - quotes["your_time_usd"].to_numpy(dtype=float)
-                   - quotes["carbon_usd"].to_numpy(dtype=float)) / gpu_h)[take]
+    money_flat = ((np.asarray(quotes["cost_usd"], dtype=float) - np.asarray(quotes["your_time_usd"], dtype=float)
+                   - np.asarray(quotes["carbon_usd"], dtype=float)) / gpu_h)[take]
     return XTable(
         phase=names[take], option=option_x, kind=kind_x, group=group[take], bucket=bucket, week=cal.week[bucket],
         days=cal.days[bucket], weeks_in=cal.first_day[bucket] / 7.0, runs=runs[take],
         parallel=np.array([parallel_runs(k, r, None if not n == n else int(n))
                            for k, r, n in zip(kind.tolist(), runs.tolist(), supply.tolist())],
                           dtype=int)[take],
-        streams=quotes["side_by_side"].to_numpy(dtype=float)[take],
+        streams=np.asarray(quotes["side_by_side"], dtype=float)[take],
         committed=committed,
         needs_person=np.array([bool(v) and v == v for v in quotes["needs_person"].tolist()], dtype=bool)[take],
         open_capacity_h=each("open_capacity_h"), weekly_capacity_h=each("weekly_capacity_h"),
@@ -1121,7 +1114,7 @@ def credits(x: XTable, amounts: list[float], index: tuple[tuple[np.ndarray, np.n
 # --------------------------------------------------------------------------- build, solve, read back
 
 
-def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], kinds: set[str],
+def build(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], kinds: set[str],
           deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None,
           forced: dict[str, int] | None = None,
           paths: Mapping[str, tuple[tuple[int, float, float], ...]] | None = None) -> Program:
@@ -1134,13 +1127,13 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     card may be bought on, (day, price, resale) (``buy_later``); without it, ``cards`` on day 0.
     """
     considered = set(opts["option"].to_numpy()[np.isin(opts["kind"].to_numpy(), list(kinds))].tolist())
-    kind = quotes["kind"].to_numpy()
-    keep = (np.isin(kind, list(kinds)) & quotes["usable"].to_numpy(dtype=bool)
-            & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
+    kind = quotes["kind"]
+    keep = (np.isin(kind, list(kinds)) & np.asarray(quotes["usable"], dtype=bool)
+            & np.isfinite(np.asarray(quotes["wall_hours"], dtype=float))
             & np.array([o in considered for o in quotes["option"].tolist()], dtype=bool))
-    q = quotes[COLUMNS].iloc[np.flatnonzero(keep)]  # the rows' own labels kept, as a mask would
+    q = quotes.take(np.flatnonzero(keep))
     kind, quoted = kind[keep], set(q["option"].tolist())
-    resets = q["quota_reset"].to_numpy()[np.isin(kind, list(NOTEBOOK_KINDS)) & q["quota_h_per_week"].notna().to_numpy()]
+    resets = q["quota_reset"][np.isin(kind, list(NOTEBOOK_KINDS)) & ~np.isnan(q["quota_h_per_week"])]
     subs = {o: v for o, v in subscriptions_of(opts).items() if o in quoted}
     packs = {o: v for o, v in packs_of(opts).items() if o in quoted}
     cal = Calendar.of(s, deadline_override, tuple(sorted({r for r in resets if isinstance(r, str)})), bool(subs),
@@ -1151,7 +1144,7 @@ def build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str
     var = VarIndex()
     var.add("hours", len(xi))  # x: xi.var numbers them
     nx = len(xi)
-    buys = sorted(set(q["option"].to_numpy()[kind == "buy"].tolist()) & set(cards))
+    buys = sorted(set(q["option"][kind == "buy"].tolist()) & set(cards))
     steps = [(b, *step) for b in buys for step in (paths[b] if paths and b in paths else ((0, *cards[b]),))]
     buy_vars = tuple(BuyVar(j, b, int(day), float(price), float(resale))
                      for j, (b, day, price, resale) in zip(var.add("bought", len(steps)), steps))

@@ -32,7 +32,7 @@ from pricing.values import float_or, missing, opt_float
 
 from ..model import job, sessions, units, workload
 from ..model.costs import COST_PARTS, PART_NAMES
-from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, Option, Quote, considers_home, quotes_frame
+from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, Option, Quote, QuoteTable, considers_home
 from ..model.scenario import Phase, Scenario
 from . import breakeven, milp
 from .options import build_options, commitments_of, stale_rows, subscriptions_of
@@ -83,7 +83,7 @@ STRATEGIES = {
     "free-only": {"free"},
     "hybrid": {*HOME_KINDS, "rent", *NOTEBOOK_KINDS},
 }
-def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
+def dominated_cards(quotes: QuoteTable, cards: dict[str, tuple[float, float]],
                     paths: dict[str, CardPath] | None = None, made_kg: Mapping[str, float] | None = None
                     ) -> dict[str, str]:
     """Cards to buy that no plan needs: {card: a card that dominates it}. A card dominates
@@ -96,7 +96,7 @@ def dominated_cards(quotes: pd.DataFrame, cards: dict[str, tuple[float, float]],
     must be no dearer on every day the plan may buy on. Under a cap on emissions (``made_kg``: each
     card's making [kg CO2e], which the cap counts for a card bought, in the same share of its life
     for any card bought on one day), a dominator must also emit no more, made and run."""
-    q = _compared(quotes, (quotes["kind"].to_numpy() == "buy") & _runs(quotes) & _named(quotes, cards))
+    q = _compared(quotes, (quotes["kind"] == "buy") & _runs(quotes) & _named(quotes, cards))
     if not len(q["option"]):
         return {}
     steps = paths or {c: ((0, *cards[c]),) for c in cards}
@@ -112,37 +112,37 @@ _COMPARED = ("option", "phase", "cost_usd", "your_time_usd", "carbon_usd", "rent
              "billed_hours", "weekly_capacity_h", "open_capacity_h", "needs_person", "supply", "co2_kg", "units_per_hour")
 
 
-def _compared(quotes: pd.DataFrame, keep: np.ndarray) -> dict[str, np.ndarray]:
+def _compared(quotes: QuoteTable, keep: np.ndarray) -> dict[str, np.ndarray]:
     """The rows of ``quotes`` where ``keep``, as arrays of the columns dominance reads: a what-if
     plan prunes three times, and copying the frame's rows each time made the three take 2.6 ms of
     a lab-box plan, 1.1 ms as arrays."""
     rows = np.flatnonzero(keep)
-    return {c: quotes[c].to_numpy()[rows] for c in _COMPARED if c in quotes}
+    return {c: quotes[c][rows] for c in _COMPARED if c in quotes}
 
 
-def _runs(quotes: pd.DataFrame) -> np.ndarray:
+def _runs(quotes: QuoteTable) -> np.ndarray:
     """Rows of options that can take a share of their phase: usable, finite hours."""
-    return quotes["usable"].to_numpy(dtype=bool) & np.isfinite(quotes["wall_hours"].to_numpy(dtype=float))
+    return np.asarray(quotes["usable"], dtype=bool) & np.isfinite(np.asarray(quotes["wall_hours"], dtype=float))
 
 
-def _named(quotes: pd.DataFrame, options: Iterable[str]) -> np.ndarray:
+def _named(quotes: QuoteTable, options: Iterable[str]) -> np.ndarray:
     """Rows of the ``options`` named."""
     names = set(options)
     return np.array([o in names for o in quotes["option"].tolist()], dtype=bool)
 
 
-def _rentable(quotes: pd.DataFrame, credited: frozenset[str]) -> np.ndarray:
+def _rentable(quotes: QuoteTable, credited: frozenset[str]) -> np.ndarray:
     """Rows of rent offers that can take a share (usable, finite hours) whose price describes
     them: not an offer of a provider a credit pays (``credited``)."""
-    return (quotes["kind"].to_numpy() == "rent") & _runs(quotes) & ~_credited(quotes, credited)
+    return (quotes["kind"] == "rent") & _runs(quotes) & ~_credited(quotes, credited)
 
 
-def _credited(quotes: pd.DataFrame, credited: frozenset[str]) -> np.ndarray:
+def _credited(quotes: QuoteTable, credited: frozenset[str]) -> np.ndarray:
     """Rows of offers of a provider a credit pays."""
     return np.array([provider_of(o) in credited for o in quotes["option"].tolist()], dtype=bool)
 
 
-def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset(),
+def dominated_rents(quotes: QuoteTable, credited: frozenset[str] = frozenset(),
                     committed: frozenset[str] = frozenset(), capped: bool = False, flat: bool = False
                     ) -> dict[str, str]:
     """Rent offers no plan needs: {offer: an offer that dominates it}. An offer dominates another
@@ -180,7 +180,7 @@ def dominated_rents(quotes: pd.DataFrame, credited: frozenset[str] = frozenset()
     return _dominated(q, np.zeros((len(names), 1)), co2=capped, dominates=~np.isin(names, list(committed)))
 
 
-def dominated_tiers(quotes: pd.DataFrame, subs: Mapping[str, tuple[str, float, float]],
+def dominated_tiers(quotes: QuoteTable, subs: Mapping[str, tuple[str, float, float]],
                     credited: frozenset[str] = frozenset(), committed: frozenset[str] = frozenset(),
                     capped: bool = False) -> dict[str, str]:
     """The options of notebook tiers paid by the month (``subs``: option -> (tier, fee [USD a
@@ -206,7 +206,7 @@ def dominated_tiers(quotes: pd.DataFrame, subs: Mapping[str, tuple[str, float, f
         mine = [o for o, v in subs.items() if v[0] == tier]
         named = _named(quotes, mine)
         q = _compared(quotes, fine & named)
-        if not len(q["option"]) or set(q["option"].tolist()) != set(quotes["option"].to_numpy()[named].tolist()):
+        if not len(q["option"]) or set(q["option"].tolist()) != set(quotes["option"][named].tolist()):
             continue  # an option it cannot price (unusable somewhere): the tier stays
         usd_per_unit = np.array([subs[o][1] / subs[o][2] for o in q["option"]])  # the fee over the month's units
         burned = q["wall_hours_conf"].astype(float) * q["units_per_hour"].astype(float)
@@ -273,10 +273,10 @@ def _dominated(q: Mapping[str, np.ndarray], fixed: np.ndarray, co2: bool = False
     return out
 
 
-def prune(quotes: pd.DataFrame, dominated: dict[str, str] | None = None) -> pd.DataFrame:
+def prune(quotes: QuoteTable, dominated: dict[str, str] | None = None) -> QuoteTable:
     """Drop the quotes of options another dominates (:func:`dominated_cards`,
     :func:`dominated_rents`): provably never in a cheapest plan."""
-    return quotes[~quotes["option"].isin(list(dominated or {})).to_numpy()]
+    return quotes.take(np.flatnonzero(~_named(quotes, dominated or {})))
 
 
 def cheapest_rents(quotes: pd.DataFrame) -> set[str]:
@@ -550,13 +550,13 @@ class Solved:
         return tuple(points)
 
 
-def _solve(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, kinds: set[str], cards: dict[str, tuple[float, float]],
+def _solve(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, kinds: set[str], cards: dict[str, tuple[float, float]],
            deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None, forced: dict[str,
            int] | None = None) -> Solved:
     return _solved(s, _build(s, quotes, opts, kinds, cards, deadline_override, budget_usd, forced), cards)
 
 
-def _build(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, kinds: set[str], cards: dict[str, tuple[float, float]],
+def _build(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, kinds: set[str], cards: dict[str, tuple[float, float]],
            deadline_override: dict[str, dt.date] | None = None, budget_usd: float | None = None, forced: dict[str,
            int] | None = None
            ) -> milp.Program:
@@ -600,7 +600,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     step = job.step(s.workload, catalog.job_facts(), job.speed_ratio_of(catalog.devices, catalog.throughput))
     feas = exclusions(s, opts, catalog.devices, catalog.throughput, step)
     records = quote_records(s, opts, feas, step)
-    all_quotes = quotes_frame(records)
+    all_quotes = QuoteTable.of(records)
     cards = card_costs(s, opts)
     # stage 2: prune what no plan needs, solve the program
     capped = s.you.max_co2_kg is not None  # the cap counts emissions: a dominator must emit no more
@@ -647,9 +647,11 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
     others, late = _alternatives(s, quotes, opts, cards, best) if alternatives else ([], [])
     free_only = next((a for a in others if a.strategy == "free-only"), None)
     free_rate = free_only.total_cost_usd / sum(ph.gpu_hours for ph in s.phases) if free_only else None
-    chosen = None if detail else ({a.option for ph in phases for a in ph.assignments if a.kind == "rent"}
-                                  or cheapest_rents(all_quotes))
-    pairs = breakeven.breakeven(s, opts, all_quotes, free_rate, rents=chosen) if breakevens else []
+    pairs = []
+    if breakevens:  # without ``detail``, against the rent offers chosen, or the cheapest per phase
+        chosen = None if detail else ({a.option for ph in phases for a in ph.assignments if a.kind == "rent"}
+                                      or cheapest_rents(all_quotes.frame))
+        pairs = breakeven.breakeven(s, opts, all_quotes.frame, free_rate, rents=chosen)
     front = _pareto(s, quotes, opts, cards) if pareto else ()
     candidates = _candidates(s, all_quotes, opts, cards, rents_dominated) if detail and alternatives and cards else []
     # stage 5: what the answer rests on (a what-if row, without ``detail``, states none)
@@ -672,7 +674,7 @@ def plan(s: Scenario, catalog: pricing.Catalog, base_catalog: pricing.Catalog | 
         alternatives=tuple(others),
         late_strategies=tuple(late),
         excluded=_excluded(s, feas, records, best.schedule, used, dominated, per_phase=detail, cards=cards),
-        quotes=all_quotes,
+        quote_table=all_quotes,
         catalog_as_of=catalog.as_of(),
         catalog_layers=catalog.layers,
         warnings=tuple(warnings),
@@ -708,7 +710,7 @@ def _hours_by_phase(sched: milp.Schedule) -> dict[str, dict[str, float]]:
     return sums
 
 
-def _over_budget(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
+def _over_budget(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
                  unbounded: Solved | None, warnings: list[str]) -> OverBudget | None:
     """When the budget leaves work undone: what meeting every deadline would cost in cash, said
     in the warnings, and what the infeasible phases say of it (None otherwise). ``unbounded``:
@@ -755,7 +757,7 @@ def _held_by_budget(s: Scenario, best: Solved, unbounded: Solved | None, warning
     return held
 
 
-def _least_cash(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+def _least_cash(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
                 cheapest_usd: float) -> float:
     """The least cash out of any plan that meets every deadline [USD], rounded up to a cent of the
     scenario's currency (a yen): the least budget that fixes a shortfall. The cheapest plan in time
@@ -802,7 +804,7 @@ class OverBudget(NamedTuple):
                 "the horizon's end leaves nothing undone)")
 
 
-def _later_deadlines_fix(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame,
+def _later_deadlines_fix(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame,
                          cards: dict[str, tuple[float, float]]) -> dt.date | None:
     """The horizon's last day where later deadlines are a fix for work the budget or the cap on
     emissions leaves undone (every phase due that day, planned again within them, leaves nothing
@@ -812,7 +814,7 @@ def _later_deadlines_fix(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame,
         else last
 
 
-def _over_cap(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
+def _over_cap(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, cards: dict[str, tuple[float, float]], best: Solved,
               warnings: list[str]) -> str | None:
     """When the cap on emissions (``you.max_co2``) leaves work undone: what the plan without the
     cap emits, said in the warnings, and the sentence the infeasible phases quote (None
@@ -917,7 +919,7 @@ CREDIT_KEPT_MIN_USD = 1.0
 CREDIT_KEPT_WEIGHT = 1e-4
 
 
-def _credit_kept(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+def _credit_kept(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
                  best: Solved) -> CreditKept | None:
     """Where your credits pay part of the plan, the plan of the same cash that spends the least of
     them, if it keeps at least CREDIT_KEPT_MIN_USD more: the program again, its cash held to the
@@ -950,7 +952,7 @@ _NO_HOURS: dict[str, float] = {}
 
 def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: Mapping[str, float], by_key: dict[tuple[str, str], Quote],
                 options: dict[str, Option], parts: dict[str, float], trials: int, seed: int,
-                all_quotes: pd.DataFrame, over_budget: OverBudget | None, later: dt.date | None = None,
+                all_quotes: QuoteTable, over_budget: OverBudget | None, later: dt.date | None = None,
                 over_cap: str | None = None, searched: bool = True, step: workload.Step | None = None,
                 held: tuple[float, float] | None = None) -> PhasePlan:
     """One phase of the plan: where its hours go (``placed``: reference GPU-hours per option,
@@ -1003,7 +1005,7 @@ def _phase_plan(s: Scenario, ph: Phase, best: Solved, placed: Mapping[str, float
 
         chance = _on_time(spread, finish.headroom_h(s.last_day(ph)) - shifts, shared, at_chance)
     done = ph.name not in best.unmet
-    shortfall_text = None if done else _infeasible_text(s, ph, all_quotes, best.unmet[ph.name], over_budget, later,
+    shortfall_text = None if done else _infeasible_text(s, ph, all_quotes.frame, best.unmet[ph.name], over_budget, later,
                                                         over_cap, searched, held)
     meets = done and at_conf is not None and at_conf <= s.last_day(ph)
     return PhasePlan(ph.name, ph.gpu_hours, ph.start, ph.deadline, best.finishes.get(ph.name) if done else None,
@@ -1232,7 +1234,7 @@ def _price_source(option: Option) -> str | None:
     return option.price_source if option.kind != "own" else None
 
 
-def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+def _alternatives(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
                   hybrid: Solved) -> tuple[list[Alternative], list[LateStrategy]]:
     """The best feasible plan of each strategy, with its cost and finish; ``hybrid`` is the
     plan itself, already solved. And the strategies that have options of their own but no plan
@@ -1244,7 +1246,7 @@ def _alternatives(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: 
     own (buy-only where no card is owned or considered) is neither listed nor solved: its program
     would leave every hour undone, a build and a solve of about 4 ms a plan for nothing."""
     out, late = [], []
-    kinds_quoted = set(quotes["kind"])
+    kinds_quoted = set(quotes["kind"].tolist())
     for name, kinds in STRATEGIES.items():
         if name != "hybrid" and not kinds & kinds_quoted and any(ph.gpu_hours > 0 for ph in s.phases):
             continue
@@ -1282,7 +1284,7 @@ def _alternative(name: str, solved: Solved, paths: bool) -> Alternative:
         bought_kg=tuple((b, v.made_kg) for b, v in sorted(solved.bought_on.items())))
 
 
-def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+def _candidates(s: Scenario, all_quotes: QuoteTable, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
                 rents_dominated: dict[str, str]) -> list[Alternative]:
     """The best plan with each card you consider bought (and no other), and with none: the lab's
     question, "this box, that box, or rent?", answered side by side. A card another dominates
@@ -1291,7 +1293,7 @@ def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards
     is listed with the cash that plan needs (``needs_budget_usd``), one whose plan does only past
     the cap on emissions with what that plan emits (``needs_co2_kg``)."""
     quotes = prune(all_quotes, rents_dominated)
-    buys = sorted(set(quotes.loc[quotes["kind"].to_numpy() == "buy", "option"]) & set(cards))
+    buys = sorted(set(quotes["option"][quotes["kind"] == "buy"].tolist()) & set(cards))
     out = []
     plans: dict[str, np.ndarray] = {}  # each row's solution, where a price search starts
     built: milp.Program | None = None  # one program; each candidate changes only which card is bought
@@ -1328,7 +1330,7 @@ def _candidates(s: Scenario, all_quotes: pd.DataFrame, opts: pd.DataFrame, cards
     return _wins_below(s, quotes, opts, out, buys, plans)
 
 
-def _wins_below(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, rows: list[Alternative],
+def _wins_below(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, rows: list[Alternative],
                 buys: list[str], plans: Mapping[str, np.ndarray] | None = None) -> list[Alternative]:
     """What would it take: the catalog price below which each candidate card's plan is the
     cheapest of all. Its plan does not depend on its price (the card is bought whatever it
@@ -1375,7 +1377,7 @@ def _price_line(r: Alternative, opts: pd.DataFrame) -> tuple[float, float]:
 WIN_PRICE_SOLVES = 8
 
 
-def _price_to_win(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, r: Alternative, best: float,
+def _price_to_win(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, r: Alternative, best: float,
                   buys: list[str], start: np.ndarray | None = None) -> float | None:
     """:func:`_wins_below` where the plan chooses when to buy (``buy_later``): there a
     candidate's plan depends on its price, a dear card bought late (less of it lost), a cheap
@@ -1419,7 +1421,7 @@ def _price_to_win(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, r: Alte
     return found
 
 
-def _pareto(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]]) -> list[ParetoPoint]:
+def _pareto(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, cards: dict[str, tuple[float, float]]) -> list[ParetoPoint]:
     """Cost against the last phase's finish: re-solve with that phase's deadline moved earlier
     week by week, keeping the plans no other plan beats on both."""
     last = max(s.phases, key=lambda ph: (ph.deadline or s.horizon_end, ph.start))
@@ -1442,7 +1444,7 @@ def _pareto(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[s
     return front
 
 
-def _earliest_deadline(s: Scenario, quotes: pd.DataFrame, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
+def _earliest_deadline(s: Scenario, quotes: QuoteTable, opts: pd.DataFrame, cards: dict[str, tuple[float, float]],
                        ph: Phase) -> dt.date | None:
     """The earliest deadline of ``ph`` at which the plan does all its work (the other phases as
     they are, within the budget), planned again: a week later, then doubling, then halving to the

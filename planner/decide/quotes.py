@@ -29,6 +29,7 @@ from ..model.records import (
     QUOTE_COLUMNS,
     Option,
     Quote,
+    QuoteTable,
     no_hours_quote,
     options_of,
     quotes_frame,
@@ -36,7 +37,8 @@ from ..model.records import (
 from ..model.scenario import Phase, Scenario, Workload, You, prices_move
 from ..model.workload import Step
 
-__all__ = ["QUOTE_COLUMNS", "Quote", "card_costs", "exclusions", "money_by_part", "quote", "quote_records"]
+__all__ = ["QUOTE_COLUMNS", "Quote", "card_costs", "exclusions", "money_by_part", "quote", "quote_records",
+           "quote_table"]
 
 #: Checkpoint write rate on a local disk [GB/h]: ~500 MB/s, a SATA SSD's
 #: sequential write (estimate; NVMe drives are faster).
@@ -300,6 +302,11 @@ _PHASE_KEYS = ByValue(size=2_000)
 def quote(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Step | None = None) -> pd.DataFrame:
     """The quotes of :func:`quote_records` as a DataFrame (a view for notebooks and CSV)."""
     return quotes_frame(quote_records(s, opts, feas, step))
+
+
+def quote_table(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Step | None = None) -> QuoteTable:
+    """The quotes of :func:`quote_records` as named columns, what the optimiser reads."""
+    return QuoteTable.of(quote_records(s, opts, feas, step))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ..model.costs import COST_PARTS, NOT_CASH  # re-exported for the report writers
-from ..model.records import considers_home
+from ..model.records import QuoteTable, considers_home
 from ..model.scenario import Phase, Scenario
 from ..model.sessions import Finish
 
@@ -232,7 +232,7 @@ class Plan:
     cost_usd: dict[str, float]
     alternatives: tuple[Alternative, ...]
     excluded: pd.DataFrame  # option, phase, reason
-    quotes: pd.DataFrame  # every (phase, option) priced
+    quote_table: QuoteTable  # every (phase, option) priced
     catalog_as_of: dt.date
     warnings: tuple[str, ...] = ()
     over_budget: bool = False
@@ -258,6 +258,11 @@ class Plan:
     #: strategies with options of their own whose best plan still leaves work undone
     #: (:data:`LateStrategy`); alternatives holds the others
     late_strategies: tuple[LateStrategy, ...] = ()
+
+    @property
+    def quotes(self) -> pd.DataFrame:
+        """Every (phase, option) priced, a DataFrame (the view of :attr:`quote_table`)."""
+        return self.quote_table.frame
 
     @property
     def total_usd(self) -> float:
