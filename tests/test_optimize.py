@@ -997,3 +997,32 @@ def test_the_exclusions_read_their_option_record_alone_and_an_edited_price_finds
     noted = edited.copy()  # a new table, as every what-if makes (tables are never changed in place)
     noted.loc[noted["option"] == "colab-free-tpu", "notes"] = "paddlepaddle: no wheel for its TPU runtime"
     assert exclusions(s, noted, cat.devices, cat.throughput)["reason"].str.contains("no wheel for its TPU").any()
+
+
+def test_the_columns_the_optimiser_reads_are_the_quotes_the_plan_shows(load, catalog, thesis_text):
+    """issue 36: the optimiser reads its quotes as named arrays (records.QuoteTable), a user reads
+    them as a DataFrame (Plan.quotes): every column of every quote the same (a blank is a blank
+    in both), also for rows kept in another order after some columns were read; and a column
+    every reader shares cannot be written."""
+    from planner.model.records import QUOTE_COLUMNS
+    from pricing.values import missing
+
+    s = load(thesis_text, sets=('consider.rent=["*"]', 'consider.buy=["*"]', 'consider.free=["*"]'))
+    p = planner.plan(s, catalog, trials=0, alternatives=False, breakevens=False)
+    table, frame = p.quote_table, p.quotes
+    assert len(table) == len(frame) > 100 and set(frame["kind"]) >= {"buy", "rent", "free"}
+
+    def same(ours: np.ndarray, theirs: np.ndarray) -> bool:
+        return len(ours) == len(theirs) and all(
+            (missing(a) and missing(b)) or (not missing(a) and not missing(b) and a == b)
+            for a, b in zip(ours.tolist(), theirs.tolist()))
+
+    read_first = table["cost_usd"]
+    rows = np.arange(len(table))[::-3]  # from the last, every third
+    kept = table.take(rows)
+    for column in QUOTE_COLUMNS:
+        assert same(table[column], frame[column].to_numpy()), column
+        assert same(kept[column], frame[column].to_numpy()[rows]), column
+    assert kept.records == tuple(p.quote_table.records[i] for i in rows)
+    with pytest.raises(ValueError):
+        read_first[0] = 0.0
