@@ -637,6 +637,21 @@ def test_a_tier_by_the_month_is_pruned_only_where_an_offer_by_the_hour_does_all_
     assert (p.problem_size[0] < everything.problem_size[0]) == pruned  # the tier's months left out
 
 
+def test_a_tier_by_the_month_is_one_binary_a_month_whatever_its_devices(load, catalog, monkeypatch):
+    """Colab Pro's T4, V100 and A100 each give the tier's 100 units a month as their hours a month
+    x their units an hour, equal but for rounding (100.0, 100.00000000000001): the program has one
+    binary per month of the tier, granting 100 units, not one per rounding of them (two a month,
+    one never used). Over January to June: six."""
+    from planner.decide import optimize
+
+    p = _tier_plan(load, catalog, monkeypatch, False, hours=200, price=2.0)
+    s = load(TIER.format(hours=200, price=2.0))
+    program = milp.build(s, p.quote_table, p.options, card_costs(s, p.options), optimize.STRATEGIES["hybrid"])
+    months = [(z.option, z.day) for z in program.commit_vars if z.subscription]
+    assert len(months) == len(set(months)) == 6 and {t for t, _ in months} == {"colab-pro"}
+    assert all(z.units == pytest.approx(100.0) and z.usd == pytest.approx(9.99) for z in program.commit_vars)
+
+
 @settings(max_examples=examples(20), deadline=None)
 @given(hours=st.sampled_from([20, 200, 800]), price=st.sampled_from([0.05, 0.10, 0.5, 1.2, 2.0]))
 def test_pruning_a_tier_by_the_month_never_changes_the_optimum(load, catalog, hours, price):

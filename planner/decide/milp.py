@@ -790,8 +790,12 @@ def month_vars(cal: Calendar, x: XTable, subs: Mapping[str, tuple[str, float, fl
     starts = np.array(month_starts(cal.start, int(cal.edges[-1])), dtype=int)
     ends = np.append(starts[1:], int(cal.edges[-1]))
     month = np.searchsorted(starts, cal.first_day[x.bucket[mine]], side="right") - 1
+    # a tier's fee and units a month, as each of its options gives them: the same but for rounding
+    # (units from a device's hours a month x its units an hour: 100.0 and 100.00000000000001 for
+    # Colab Pro made two binaries a month, one of them never used); the largest
+    tiers = {tier: (fee, units_month) for tier, fee, units_month in sorted(set(subs.values()))}
     out: list[CommitVar] = []
-    for tier, fee, units_month in sorted({v for v in subs.values()}):
+    for tier, (fee, units_month) in sorted(tiers.items()):
         ours = np.isin(x.option[mine], [o for o, v in subs.items() if v[0] == tier])
         for m in sorted(set(month[ours].tolist())):
             out.append(CommitVar(first_var + len(out), tier, int(starts[m]), float(ends[m] - starts[m]), fee,
