@@ -884,6 +884,31 @@ def test_the_programs_variables_are_named_families_that_tile_its_columns(load):
         index.add("x", 1)
 
 
+def test_each_row_of_the_program_is_named_for_what_it_bounds(load, catalog, thesis_text):
+    """issue 36: a row of the program is read by its name ("final 2027-05-03..2027-05-09"): the
+    rows per bucket name the phase, machine, account or offer of every hour variable in them and
+    that bucket, one name a row, however late the names are written."""
+    s = load(thesis_text)
+    p = planner.plan(s, catalog, trials=0, alternatives=False, breakevens=False)
+    program = milp.build(s, p.quote_table, p.options, card_costs(s, p.options), STRATEGIES["hybrid"])
+    xi, cal = program.x_index, program.calendar
+    named = {"concurrency": xi.phase, "machine": xi.group, "account": xi.group, "supply": xi.option,
+             "commitment": xi.option}
+    seen = set()
+    for b in program.blocks:
+        assert len(b.labels) == len(b.lower) == len(b.upper) and len(set(b.labels)) == len(b.labels), b.family
+        hours = b.col < len(xi)  # the entries of hour variables (not a card, a term or a month)
+        if b.family in named:
+            seen.add(b.family)
+            for row, col in zip(b.row[hours].tolist(), b.col[hours].tolist()):
+                assert b.labels[row] == f"{named[b.family][col]} {cal.labels[xi.bucket[col]]}", b.family
+        if b.family == "starts":
+            seen.add(b.family)
+            assert all(b.labels[row] == cal.labels[xi.bucket[col]] for row, col in zip(b.row[hours], b.col[hours]))
+    assert seen >= {"concurrency", "machine", "account", "starts"}
+    assert program.n_constraints == sum(len(b.labels) for b in program.blocks) == len(program.rows().lower)
+
+
 def _stretch_case(rows: list[tuple[str, int, str, float, float]]):
     """A calendar of Monday-Wednesday and Thursday-Sunday from Monday 2027-01-04, and a schedule of
     (phase, bucket, option, expected wall h, weekly capacity h) rows, one run a phase."""

@@ -71,30 +71,35 @@ def packs_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float, float]]:
     are used or not (Colab sells 100 units for 9.99 USD, and they expire after 90 days), so the
     hours on the tier carry no price of their own: four hours of an A100 cost the pack, not 2.16
     USD. Units that never expire last the plan's whole calendar."""
-    if "units_per_pack" not in opts or not (opts["kind"].to_numpy() == "subscription").any():
+    tier = opts["kind"].to_numpy() == "subscription"
+    if "units_per_pack" not in opts or not tier.any():
         return {}
-    pack = pd.to_numeric(opts["units_per_pack"], errors="coerce").to_numpy(dtype=float)
-    days = pd.to_numeric(opts["pack_days"], errors="coerce").to_numpy(dtype=float)
-    usd_h = pd.to_numeric(opts["usd_per_hour"], errors="coerce").to_numpy(dtype=float)
-    burn = pd.to_numeric(opts["units_per_hour"], errors="coerce").to_numpy(dtype=float)
-    keep = ((opts["kind"].to_numpy() == "subscription") & np.isfinite(pack) & (pack > 0) & np.isfinite(usd_h)
-            & np.isfinite(burn) & (burn > 0))
+    pack, days, usd_h, burn = (_numbers(opts[c]) for c in ("units_per_pack", "pack_days", "usd_per_hour", "units_per_hour"))
+    keep = tier & np.isfinite(pack) & (pack > 0) & np.isfinite(usd_h) & np.isfinite(burn) & (burn > 0)
     return {str(o): (str(t), float(u / b * n), float(n), float(d) if d == d else math.inf) for o, t, u, b, n, d in
-            zip(opts["option"][keep], opts["offer"][keep], usd_h[keep], burn[keep], pack[keep], days[keep])}
+            zip(opts["option"].to_numpy()[keep], opts["offer"].to_numpy()[keep], usd_h[keep], burn[keep], pack[keep],
+                days[keep])}
 
 
 def subscriptions_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float]]:
     """The options of tiers paid by the month: {option: (tier, fee [USD a month], compute units a
     month)}. The fee buys the month's units whether used or not; an hour on the tier burns its
     device's units an hour (``units_per_hour``), so its hours carry no price of their own."""
-    if "usd_per_month" not in opts or not (opts["kind"].to_numpy() == "subscription").any():
+    tier = opts["kind"].to_numpy() == "subscription"
+    if "usd_per_month" not in opts or not tier.any():
         return {}
-    fee = pd.to_numeric(opts["usd_per_month"], errors="coerce").to_numpy(dtype=float)
-    hours = pd.to_numeric(opts["cap_h_per_month"], errors="coerce").to_numpy(dtype=float)
-    burn = pd.to_numeric(opts["units_per_hour"], errors="coerce").to_numpy(dtype=float)
-    keep = (opts["kind"].to_numpy() == "subscription") & np.isfinite(fee) & np.isfinite(hours) & np.isfinite(burn)
+    fee, hours, burn = (_numbers(opts[c]) for c in ("usd_per_month", "cap_h_per_month", "units_per_hour"))
+    keep = tier & np.isfinite(fee) & np.isfinite(hours) & np.isfinite(burn)
     return {str(o): (str(t), float(f), float(h * b)) for o, t, f, h, b in
-            zip(opts["option"][keep], opts["offer"][keep], fee[keep], hours[keep], burn[keep])}
+            zip(opts["option"].to_numpy()[keep], opts["offer"].to_numpy()[keep], fee[keep], hours[keep], burn[keep])}
+
+
+def _numbers(column: pd.Series) -> np.ndarray:
+    """A column as numbers, NaN where a cell is none (a column of numbers as it is: what
+    ``pd.to_numeric(errors="coerce")`` gives it, without its cost in every program built)."""
+    if column.dtype.kind == "f":
+        return column.to_numpy()
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
 
 
 def current_buy_offers(buy: pd.DataFrame, on: dt.date) -> pd.DataFrame:
