@@ -925,7 +925,7 @@ def supply(x: XTable, cal: Calendar) -> Block:
                     x.var[at], x.wall_conf_per_ref[at], -np.inf, n[at][first] * HOURS_PER_DAY * cal.days[bucket])
 
 
-def _covered_days(day: int | np.ndarray, term_days: float, first: np.ndarray, end: np.ndarray) -> np.ndarray:
+def _covered_days(day: int | np.ndarray, term_days: float | np.ndarray, first: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Days of each bucket (first day, end day exclusive) that a term started on ``day`` covers:
     a term's hours are usable on every day it covers, a bucket it covers in part included."""
     return np.clip(np.minimum(end, day + term_days) - np.maximum(first, day), 0.0, None)
@@ -970,21 +970,27 @@ def commitment(x: XTable, cal: Calendar, commits: tuple[CommitVar, ...]) -> Bloc
     codes, names = _codes(x.option[at])
     rid, _, code, bucket = _rows(codes, x.bucket[at])
     option, first, end = np.asarray(names)[code], cal.first_day[bucket], cal.edges[bucket + 1]
-    rows, cols, vals = [rid], [x.var[at]], [x.wall_conf_per_ref[at]]
     # rows come sorted by offer, then bucket: each term meets only its offer's rows from its first
-    # day to its last (searched, not scanned: a 10-year plan has thousands of terms)
+    # day to its last (searched, not scanned: a 10-year plan has thousands of terms), all terms at once
     offers, starts_at = np.unique(option, return_index=True)
-    span = dict(zip(offers.tolist(), zip(starts_at.tolist(), [*starts_at[1:].tolist(), len(option)])))
-    for v in commits:
-        a, b = span[v.option]
-        a, b = a + int(np.searchsorted(end[a:b], v.day, side="right")), a + int(np.searchsorted(first[a:b], v.day + v.days))
-        covered = _covered_days(v.day, v.days, first[a:b], end[a:b])
-        active = a + np.flatnonzero(covered > 0)
-        rows.append(active)
-        cols.append(np.full(len(active), v.var))
-        vals.append(-HOURS_PER_DAY * covered[covered > 0])
+    ends_at = np.append(starts_at[1:], len(option))
+    term_of = np.array([v.option for v in commits], dtype=object)
+    day = np.array([v.day for v in commits], dtype=int)
+    days = np.array([v.days for v in commits], dtype=float)
+    lo, hi = np.zeros(len(commits), dtype=int), np.zeros(len(commits), dtype=int)
+    for o, a, b in zip(offers.tolist(), starts_at.tolist(), ends_at.tolist()):
+        mine = np.flatnonzero(term_of == o)
+        lo[mine] = a + np.searchsorted(end[a:b], day[mine], side="right")
+        hi[mine] = a + np.searchsorted(first[a:b], day[mine] + days[mine])
+    assert set(term_of.tolist()) <= set(offers.tolist()), "a term's offer has hours in the program"
+    n = np.maximum(hi - lo, 0)  # each term's rows, in order: term by term, bucket by bucket
+    at_row = np.repeat(lo, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    covered = _covered_days(np.repeat(day, n), np.repeat(days, n), first[at_row], end[at_row])
+    held = covered > 0
     return Block.of("commitment", _bucket_labels(cal, names, code, bucket),
-                    np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -np.inf, 0.0)
+                    np.concatenate([rid, at_row[held]]),
+                    np.concatenate([x.var[at], np.repeat([v.var for v in commits], n)[held]]),
+                    np.concatenate([x.wall_conf_per_ref[at], -HOURS_PER_DAY * covered[held]]), -np.inf, 0.0)
 
 
 def starts(x: XTable, cal: Calendar, starts_per_day: float) -> Block:
