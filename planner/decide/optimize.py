@@ -276,7 +276,9 @@ def _dominated(q: Mapping[str, np.ndarray], fixed: np.ndarray, co2: bool = False
 def prune(quotes: QuoteTable, dominated: dict[str, str] | None = None) -> QuoteTable:
     """Drop the quotes of options another dominates (:func:`dominated_cards`,
     :func:`dominated_rents`): provably never in a cheapest plan."""
-    return quotes.take(np.flatnonzero(~_named(quotes, dominated or {})))
+    if not dominated:
+        return quotes
+    return quotes.take(np.flatnonzero(~_named(quotes, dominated)))
 
 
 def cheapest_rents(quotes: pd.DataFrame) -> set[str]:
