@@ -61,7 +61,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -811,6 +811,14 @@ def quota(x: XTable, cal: Calendar) -> Block:
     return Block.of("quota", labels, rid, x.var[at], x.wall_conf_per_ref[at], -np.inf, limit)
 
 
+def _one_per_tier(figures: Iterable[tuple]) -> dict[str, tuple]:
+    """Each tier's figures once, from the (tier, *figures) its options give: equal but for rounding
+    where worked out from each device's own figures (units a month as a device's hours a month x
+    its units an hour: 100.0 and 100.00000000000001 for Colab Pro made two binaries a month, one
+    of them never used); the largest."""
+    return {v[0]: tuple(v[1:]) for v in sorted(set(figures))}
+
+
 def month_vars(cal: Calendar, x: XTable, subs: Mapping[str, tuple[str, float, float]],
                first_var: int) -> tuple[CommitVar, ...]:
     """One binary per (subscription tier, month) the tier's x lie in: the month is subscribed (its
@@ -822,12 +830,8 @@ def month_vars(cal: Calendar, x: XTable, subs: Mapping[str, tuple[str, float, fl
     starts = np.array(month_starts(cal.start, int(cal.edges[-1])), dtype=int)
     ends = np.append(starts[1:], int(cal.edges[-1]))
     month = np.searchsorted(starts, cal.first_day[x.bucket[mine]], side="right") - 1
-    # a tier's fee and units a month, as each of its options gives them: the same but for rounding
-    # (units from a device's hours a month x its units an hour: 100.0 and 100.00000000000001 for
-    # Colab Pro made two binaries a month, one of them never used); the largest
-    tiers = {tier: (fee, units_month) for tier, fee, units_month in sorted(set(subs.values()))}
     out: list[CommitVar] = []
-    for tier, (fee, units_month) in sorted(tiers.items()):
+    for tier, (fee, units_month) in sorted(_one_per_tier(subs.values()).items()):
         ours = np.isin(x.option[mine], [o for o, v in subs.items() if v[0] == tier])
         for m in sorted(set(month[ours].tolist())):
             out.append(CommitVar(first_var + len(out), tier, int(starts[m]), float(ends[m] - starts[m]), fee,
@@ -856,7 +860,7 @@ def pack_vars(cal: Calendar, x: XTable, packs: Mapping[str, tuple[str, float, fl
     if not mine.any():
         return ()
     out: list[CommitVar] = []
-    for tier, usd, units_each, days in sorted({v for v in packs.values()}):
+    for tier, (usd, units_each, days) in sorted(_one_per_tier(packs.values()).items()):
         starts = np.array(pack_starts(days, int(cal.edges[-1])), dtype=int)
         ends = np.append(starts[1:], int(cal.edges[-1]))
         ours = np.isin(x.option, [o for o, v in packs.items() if v[0] == tier])

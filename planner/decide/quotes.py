@@ -526,10 +526,10 @@ def shared_rel_sd(s: Scenario | QuoteInputs, r: Option, step: Step | None) -> tu
     fp8 = 0.0
     if s.workload.precision == "fp8" and r.fp8 != r.reference_fp8:
         fp8 = workload.fp8_gain_rel_sd() * (-1.0 if r.fp8 else 1.0)
-    if step is None or r.speed_source not in ("measured", "estimated"):
+    speeds = _at_step(s, r, step)
+    if step is None or speeds is None:
         return fp8, None
-    one_gpu = one_gpu_speed(r, s.workload.sharding)
-    ratio = float(workload.at_scale(one_gpu, step.share))
+    ratio = speeds[1]
     return fp8, workload.size_rel_sd(step, ratio) * (1.0 if ratio > 1.0 else -1.0)
 
 
@@ -543,13 +543,22 @@ def speed_share_at_step(s: Scenario | QuoteInputs, r: Option, step: Step | None)
     taken to a step (a speed you measured on your job, the reference, large work). A small job's
     spread of hours from the speed was booked whole: two RTX 4090s on a 125M model stated 92.7 %
     where the draws found 96.0 %."""
-    if step is None or r.speed_source not in ("measured", "estimated"):
+    speeds = _at_step(s, r, step)
+    if step is None or speeds is None:
         return 1.0
-    one_gpu = one_gpu_speed(r, s.workload.sharding)
-    ratio = float(workload.at_scale(one_gpu, step.share))
+    one_gpu, ratio = speeds
     if not (math.isfinite(ratio) and ratio > 0 and math.isfinite(one_gpu)):
         return 1.0
     return min(max((1.0 - step.share) / ratio * one_gpu, 0.0), 1.0)
+
+
+def _at_step(s: Scenario | QuoteInputs, r: Option, step: Step | None) -> tuple[float, float] | None:
+    """(one GPU's speed, its ratio at the job's ``step``) of option ``r`` (workload.at_scale),
+    where its speed is measured or estimated on large work and taken to the step; else None."""
+    if step is None or r.speed_source not in ("measured", "estimated"):
+        return None
+    one_gpu = one_gpu_speed(r, s.workload.sharding)
+    return one_gpu, float(workload.at_scale(one_gpu, step.share))
 
 
 def _expected_run(proc: sessions.Process, window_h: float) -> tuple[sessions.Expectation, float, float]:

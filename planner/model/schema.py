@@ -440,10 +440,14 @@ def _usd_per_month(v: Any, ctx: _Context) -> Any:
     return units.parse_money_rate_usd(v, ctx.currency, ctx.ids.usd_per_unit, per="month") * units.HOURS_PER_MONTH
 
 
+#: "/unit", "/units" or "/compute unit" ending a price of a compute unit.
+_PER_UNIT = re.compile(r"/\s*(compute\s+)?units?\s*$", re.IGNORECASE)
+
+
 def _usd_per_unit(v: Any, ctx: _Context) -> Any:
     """Money for one compute unit: "0.10 EUR", "0.10 EUR/unit" or a bare number in the currency."""
-    if isinstance(v, str) and re.search(r"/\s*(compute\s+)?units?\s*$", v.strip(), re.IGNORECASE):
-        v = re.sub(r"/\s*(compute\s+)?units?\s*$", "", v.strip(), flags=re.IGNORECASE)
+    if isinstance(v, str) and _PER_UNIT.search(v.strip()):
+        v = _PER_UNIT.sub("", v.strip())
     return units.parse_money_usd(v, ctx.currency, ctx.ids.usd_per_unit)
 
 
