@@ -1039,6 +1039,27 @@ def test_the_exclusions_read_their_option_record_alone_and_an_edited_price_finds
     assert exclusions(s, noted, cat.devices, cat.throughput)["reason"].str.contains("no wheel for its TPU").any()
 
 
+def test_the_options_quoted_are_the_usable_rows_of_the_table_merged_with_their_fit(load, catalog, thesis_text):
+    """issue 36: the options a plan quotes are read row for row beside their fit (no merged
+    table made); they are those of the options table merged with its exclusions on the option
+    (pandas) where nothing excludes them: every field the same, in the table's order. A fit in
+    another order than the table's is merged."""
+    from planner.decide import quotes
+    from planner.model.records import options_of
+
+    s = load(thesis_text, sets=('consider.rent=["*"]', 'consider.buy=["*"]', 'consider.free=["*"]'))
+    cat = catalog.with_entries(s.catalog_entries)
+    opts = build_options(s, cat)
+    feas = exclusions(s, opts, cat.devices, cat.throughput)
+    excluded = feas["reason"].notna().to_numpy()
+    assert excluded.any() and not excluded[-1] and (~excluded).sum() > 20  # some left out, before others
+    merged = opts.merge(feas, on="option")
+    expected = options_of(merged[merged["reason"].isna()])
+    assert all(o.relative_speed > 0 and o.verdict for o in expected)  # the fit's fields are in
+    assert quotes.usable_options(opts, feas) == expected
+    assert quotes.usable_options(opts, feas.iloc[::-1].reset_index(drop=True)) == expected
+
+
 def test_the_columns_the_optimiser_reads_are_the_quotes_the_plan_shows(load, catalog, thesis_text):
     """issue 36: the optimiser reads its quotes as named arrays (records.QuoteTable), a user reads
     them as a DataFrame (Plan.quotes): every column of every quote the same (a blank is a blank

@@ -414,10 +414,15 @@ def quote_records(s: Scenario, opts: pd.DataFrame, feas: pd.DataFrame, step: Ste
 def usable_options(opts: pd.DataFrame, feas: pd.DataFrame) -> list[Option]:
     """The options that can run (no ``reason`` in ``feas``, :func:`exclusions`), as records with
     their fit merged in, in the table's order: those quoted, kept per process for these very
-    tables (pricing.memo.Kept); read-only."""
+    tables (pricing.memo.Kept); read-only. ``feas`` holds a row per option in the table's order,
+    as :func:`exclusions` makes it; any other table is merged with it on the option."""
     def usable_rows() -> list[Option]:
-        merged = opts.merge(feas, on="option")
-        return options_of(merged[merged["reason"].isna()])
+        option = opts["option"].to_numpy()
+        if len(feas) != len(opts) or not (feas["option"].to_numpy() == option).all() or len(set(option)) < len(option):
+            merged = opts.merge(feas, on="option")
+            return options_of(merged[merged["reason"].isna()])
+        usable = feas["reason"].isna().to_numpy()
+        return options_of(opts[usable], feas[usable])
 
     return _OPTION_ROWS.get((opts, feas), (), usable_rows)
 
