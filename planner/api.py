@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pricing
 from pricing.errors import InputError, Problem
-from pricing.memo import Kept
+from pricing.memo import Kept, frozen
 
 from .model.scenario import Scenario
 from .model.validate import load_catalog_text, load_scenario_text
@@ -264,22 +264,13 @@ def replan_flips(p: Plan, catalog: pricing.Catalog, workers: int | str = 1) -> A
     return dataclasses.replace(u, drivers=tuple(drivers))
 
 
-def _frozen(value: Any) -> Any:
-    """A value as a hashable key, equal when the value is (dicts and lists inside turned into tuples)."""
-    if isinstance(value, dict):
-        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
 def with_entries(base: pricing.Catalog, entries: Any) -> pricing.Catalog:
     """``base`` with a scenario's own catalog entries, made once per process for equal entries:
     what-if runs that change no entry share one catalog, so every table-keyed memo downstream
     (options, fits, quotes) finds its work done."""
     if not any(entries.values()):
         return base
-    return _WITH_ENTRIES.get(tuple(base.tables.values()), (_frozen(entries),),
+    return _WITH_ENTRIES.get(tuple(base.tables.values()), (frozen(entries),),
                              lambda: base.with_entries(entries))
 
 

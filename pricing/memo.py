@@ -66,3 +66,14 @@ class ByValue:
                 self._entries.clear()
             hit = self._entries[key] = make()
         return hit
+
+
+def frozen(value: Any) -> Any:
+    """A value as a hashable key, equal when the value is (dicts and lists inside turned into
+    tuples, a dict's items sorted by key): what a kept result is found by, where its inputs are
+    a scenario's or a file's rows."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    return value

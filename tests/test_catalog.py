@@ -175,6 +175,30 @@ def test_scenario_entry_overrides_a_catalog_row_field_by_field(catalog):
     assert catalog.row("rent", "aws:g5.xlarge")["usd_per_hour"] == 1.006  # the original is untouched
 
 
+def test_a_table_overlaid_again_with_the_same_rows_is_the_table_made_before(catalog):
+    """issue 36: a what-if that edits one rent price overlays the scenario's own rows on the buy
+    table again; that table is the one made before (what is kept under the tables then finds it),
+    made anew where any of its inputs moves (a row, the layer, the table under it), and the
+    same, cell for cell, as one made without anything kept."""
+    import pandas as pd
+
+    from pricing import memo
+
+    boxes = [{"id": "box-2", "device": "rtx-4090", "count": 2, "price_usd": 5000.0, "condition": "new"}]
+    first = catalog.with_entries({"buy": [dict(r) for r in boxes]})
+    again = catalog.with_entries({"buy": [dict(r) for r in boxes], "rent": [{"id": "aws:g5.xlarge", "usd_per_hour": 0.5}]})
+    assert again.buy is first.buy and first.rent is catalog.rent and again.rent is not catalog.rent
+    moved = catalog.with_entries({"buy": [{**boxes[0], "price_usd": 5100.0}]})
+    layered = catalog.with_entries({"buy": [dict(r) for r in boxes]}, layer="lab.yaml")
+    under = again.with_entries({"buy": [dict(r) for r in boxes]})  # over a table with other rows
+    assert len({id(c.buy) for c in (first, moved, layered, under)}) == 4
+    assert moved.row("buy", "box-2")["price_usd"] == 5100.0 and layered.row("buy", "box-2")["layer"] == "lab.yaml"
+    memo.clear_all()
+    for made, entries, layer in ((first, {"buy": boxes}, "scenario"), (moved, {"buy": [{**boxes[0], "price_usd": 5100.0}]},
+                                 "scenario"), (layered, {"buy": boxes}, "lab.yaml")):
+        pd.testing.assert_frame_equal(made.buy, catalog.with_entries(entries, layer=layer).buy, check_exact=True)
+
+
 def test_new_scenario_entry_takes_documented_defaults(catalog):
     merged = catalog.with_entries({"rent": [{"id": "uni-cluster", "device": "a100-40gb", "usd_per_hour": 0.4}]})
     row = merged.row("rent", "uni-cluster")
