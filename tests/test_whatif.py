@@ -884,6 +884,32 @@ def test_an_edited_price_sets_its_options_cells_as_a_whole_build_makes_them(cata
     assert len(built) == (1 if patched else 2)  # back to the rows before: the options before
 
 
+def test_an_edited_price_whose_row_has_no_line_is_set_on_the_options_before(catalog, load, monkeypatch, thesis_text):
+    """A rent price a what-if sets on a catalog row (no line of the scenario's) makes the table's
+    line numbers float: its options are still those before with the price set, as a whole build
+    makes them (no build of them all for the type of a column no option reads)."""
+    import pandas as pd
+
+    from planner.decide import options
+    from pricing import memo
+
+    s = load(thesis_text)
+    base = catalog.with_entries(s.catalog_entries)
+    offer = next(o for o in options.build_options(s, base)["option"] if o in set(catalog.rent["id"]))
+    entries = {t: [dict(r) for r in rows] for t, rows in s.catalog_entries.items()}
+    entries["rent"].append({"id": offer, "usd_per_hour": 0.123})
+    edited = catalog.with_entries(entries)
+    assert base.rent["_line"].dtype.kind == "i" and edited.rent["_line"].dtype.kind == "f"
+    built = []
+    whole = options._build_options
+    monkeypatch.setattr(options, "_build_options", lambda *a: built.append(1) or whole(*a))
+    memo.clear_all()
+    options.build_options(s, base)
+    got = options.build_options(s, edited)
+    pd.testing.assert_frame_equal(got, whole(options.OptionInputs.of(s), edited), check_exact=True)
+    assert got.loc[got["option"] == offer, "usd_per_hour"].tolist() == [0.123] and len(built) == 1
+
+
 def test_a_quote_is_kept_under_what_its_option_reads(catalog, load, thesis_text):
     """issue 36: a quote is kept under its option and the inputs its kind reads
     (quotes.QuoteInputs.key), so a what-if on your time re-prices the free tiers, not the rented

@@ -211,11 +211,12 @@ def _patched(catalog: pricing.Catalog, tables: tuple, old_tables: tuple, old: pd
         if edited is None:
             return None
         allowed = {*COPIED[table], "_line"} | ({_RATE} if table == "rent" else set())
+        if any(not changed <= allowed for changed in edited.values()):
+            return None
+        ids = tables[k]["id"].to_numpy()
         for row, changed in edited.items():
-            if not changed <= allowed:
-                return None
-            option = tables[k]["id"].iat[row]
-            if option not in at:  # not an option: no cell that decides whether it is one changed
+            option = ids[row]
+            if option not in at or changed == {"_line"}:  # not an option, or no cell of it changed
                 continue
             i = at[option]
             for c in changed & set(COPIED[table]):
@@ -245,11 +246,12 @@ def _patched(catalog: pricing.Catalog, tables: tuple, old_tables: tuple, old: pd
 
 def _edited_cells(old: pd.DataFrame, new: pd.DataFrame) -> dict[int, set[str]] | None:
     """{row position: the columns whose cells differ} between two versions of a catalog table;
-    None where they differ in shape, columns, types or index."""
+    None where they differ in shape, columns or index. A cell of another type differs (a
+    column's type may change with one cell: a rent row overlaid without a line of its own
+    makes the table's ``_line`` numbers float, 12 becoming 12.0)."""
     if old is new:
         return {}
-    if (old.shape != new.shape or not old.columns.equals(new.columns) or not old.index.equals(new.index)
-            or not old.dtypes.equals(new.dtypes)):
+    if old.shape != new.shape or not old.columns.equals(new.columns) or not old.index.equals(new.index):
         return None
     out: dict[int, set[str]] = {}
     for c in old.columns:

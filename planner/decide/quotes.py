@@ -11,8 +11,9 @@ import dataclasses
 import datetime as dt
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
@@ -719,8 +720,17 @@ def card_paths(s: Scenario, opts: pd.DataFrame) -> dict[str, CardPath]:
     the first day, and every few weeks with ``buy_later``), asked once per options table and
     figures in a process (pricing.memo). Read-only."""
     inputs = CardInputs.of(s)
-    return _CARD_PATHS.get((opts,), (inputs,), lambda: {
-        o["option"]: card_path(inputs, o) for _, o in opts[opts["kind"] == "buy"].iterrows()})
+
+    def paths() -> dict[str, CardPath]:  # the cells card_path reads, not every column's row (iterrows)
+        read = [c for c in _CARD_CELLS if c in opts]
+        rows = cast(list[dict[str, Any]], opts.loc[(opts["kind"] == "buy").to_numpy(), read].to_dict("records"))
+        return {o["option"]: card_path(inputs, o) for o in rows}
+
+    return _CARD_PATHS.get((opts,), (inputs,), paths)
+
+
+#: What :func:`card_path` reads of an option's row.
+_CARD_CELLS = ("option", "purchase_usd", "as_of", "condition", "resale_usd", "resale_fraction", "resale_model_factor")
 
 
 @dataclass(frozen=True)
@@ -743,7 +753,7 @@ class CardInputs:
         return prices_move(self.buy_trend_per_year, self.buy_price_points)
 
 
-def card_path(s: Scenario | CardInputs, opt: pd.Series) -> CardPath:
+def card_path(s: Scenario | CardInputs, opt: Mapping[str, Any]) -> CardPath:
     """A buy option's price on each of ``s.buy_days``, along ``buy_price_trend`` from the offer's
     own date (flat without one), and the resale at the horizon's end of a card bought that day:
     the offer's own figure, else the default model at the card's age then (bought later, sold
