@@ -10,8 +10,14 @@ must treat what they get back as read-only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+T = TypeVar("T")
 
 EVERY: list[Kept | ByValue] = []
 
@@ -77,3 +83,16 @@ def frozen(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(frozen(v) for v in value)
     return value
+
+
+def per_table(function: Callable[[pd.DataFrame], T]) -> Callable[[pd.DataFrame], T]:
+    """``function`` of one table and nothing else, its result kept per table (:class:`Kept`: by
+    the table's identity, the table kept alive): for what a plan reads of its options table as
+    a whole, which a what-if that moves a phase's hours plans again unchanged. Read-only."""
+    kept = Kept()
+
+    @functools.wraps(function)
+    def of_table(table: pd.DataFrame) -> T:
+        return kept.get((table,), (), lambda: function(table))
+
+    return of_table

@@ -910,6 +910,30 @@ def test_an_edited_price_whose_row_has_no_line_is_set_on_the_options_before(cata
     assert got.loc[got["option"] == offer, "usd_per_hour"].tolist() == [0.123] and len(built) == 1
 
 
+def test_what_a_plan_reads_of_its_options_table_as_a_whole_is_that_table_s(catalog, load, thesis_text):
+    """issue 36: what the program reads of an options table as a whole (its commitments, tiers by
+    the month, tiers by the pack, each option's making) is worked out once per table
+    (pricing.memo.per_table), and is that table's: a table made from it with a term, a month's
+    fee and a card's making changed gets its own."""
+    from planner.decide.milp import made_kg
+    from planner.decide.options import build_options, commitments_of, packs_of, subscriptions_of
+
+    s = load(thesis_text)
+    opts = build_options(s, catalog.with_entries(s.catalog_entries))
+    monthly = subscriptions_of(opts)
+    assert monthly and subscriptions_of(opts) is monthly and packs_of(opts) is packs_of(opts)
+    rent = str(opts.loc[opts["kind"] == "rent", "option"].iloc[0])
+    card = str(opts.loc[opts["kind"] == "buy", "option"].iloc[0])
+    tier = next(iter(monthly))
+    edited = opts.copy()
+    edited.loc[edited["option"] == rent, "term_days"] = 30.0
+    edited.loc[edited["option"] == tier, "usd_per_month"] *= 2
+    edited.loc[edited["option"] == card, "embodied_kg"] = 123.0
+    assert commitments_of(edited) == commitments_of(opts) | {rent} and rent not in commitments_of(opts)
+    assert subscriptions_of(edited)[tier][1] == 2 * monthly[tier][1]
+    assert made_kg(edited)[card] == 123.0 != made_kg(opts)[card]
+
+
 def test_a_quote_is_kept_under_what_its_option_reads(catalog, load, thesis_text):
     """issue 36: a quote is kept under its option and the inputs its kind reads
     (quotes.QuoteInputs.key), so a what-if on your time re-prices the free tiers, not the rented

@@ -70,6 +70,7 @@ import numpy as np
 import pandas as pd
 
 from pricing.ids import provider_of
+from pricing.memo import per_table
 
 from ..model import carbon, costs, units
 from ..model.records import HOME_KINDS, NOTEBOOK_KINDS, QuoteTable
@@ -1057,6 +1058,7 @@ def energy_of(program: Program, sol: Solution) -> float:
     return float(np.asarray(sol.x[: len(x)]) @ x.energy_per_ref)
 
 
+@per_table
 def made_kg(opts: pd.DataFrame) -> dict[str, float]:
     """Each option's making [kg CO2e] (options.with_footprints; 0 where unknown)."""
     return dict(zip(opts["option"].tolist(), pd.to_numeric(opts["embodied_kg"], errors="coerce").fillna(0.0).tolist()))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from pricing.memo import Kept
+from pricing.memo import Kept, per_table
 from pricing.values import missing
 from pricing.views import STALE_AFTER_DAYS, free_rows, old_offers  # one staleness rule, the catalog's
 
@@ -58,6 +58,7 @@ def _matches(ids: pd.Series, patterns: tuple[str, ...] | None) -> pd.Series:
     return ids.map(lambda i: any(fnmatch.fnmatchcase(i, p) for p in patterns))
 
 
+@per_table
 def commitments_of(opts: pd.DataFrame) -> frozenset[str]:
     """The rent offers with a term (``term_days``): commitments, paid for the whole term."""
     if "term_days" not in opts:
@@ -65,6 +66,7 @@ def commitments_of(opts: pd.DataFrame) -> frozenset[str]:
     return frozenset(opts["option"].to_numpy()[opts["term_days"].notna().to_numpy()])
 
 
+@per_table
 def packs_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float, float]]:
     """The options of tiers whose compute units are bought as you go in packs: {option: (tier,
     a pack's price [USD], its units, the days they last)}. A pack is paid whole whether its units
@@ -81,6 +83,7 @@ def packs_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float, float]]:
                 days[keep])}
 
 
+@per_table
 def subscriptions_of(opts: pd.DataFrame) -> dict[str, tuple[str, float, float]]:
     """The options of tiers paid by the month: {option: (tier, fee [USD a month], compute units a
     month)}. The fee buys the month's units whether used or not; an hour on the tier burns its

@@ -345,7 +345,7 @@ class QuoteTable:
 def _column(records: tuple[Quote, ...], column: str) -> np.ndarray:
     """Column ``column`` of ``records`` as its kind's array (:data:`QUOTE_KINDS`); a count or a
     flag with another value among them (a blank) stays object, as a DataFrame's column would."""
-    values = [getattr(q, column) for q in records]
+    values = list(map(operator.attrgetter(column), records))
     kind = QUOTE_KINDS[column]
     if kind == "float":
         out = np.array(values, dtype=float)  # None -> NaN
