@@ -553,6 +553,12 @@ def rent_trends(s: Scenario, opts: pd.DataFrame) -> dict[str, float]:
     own)."""
     if not s.rent_trend_of_catalog:
         return {o: float(s.rent_trend_per_year or 0.0) for o in opts["option"].tolist()}
+    return _catalog_trends(opts)
+
+
+@per_table
+def _catalog_trends(opts: pd.DataFrame) -> dict[str, float]:
+    """Each option's catalog trend (:func:`rent_trends`), once per options table (read-only)."""
     if "rent_trend_per_year" not in opts:
         return {}
     return {o: float(v) for o, v in zip(opts["option"].tolist(), opts["rent_trend_per_year"].tolist()) if v == v}

@@ -27,7 +27,7 @@ import pandas as pd
 
 from pricing.errors import SolverError
 from pricing.ids import provider_of
-from pricing.memo import Kept
+from pricing.memo import Kept, per_table
 from pricing.values import float_or, missing, opt_float
 
 from ..model import job, sessions, units, workload
@@ -1718,10 +1718,9 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: milp.
     """Why each option is not in the plan: cannot run, too slow for a phase, or dearer (the last
     two phase by phase, unless not ``per_phase``). A card to buy is priced for a phase on its
     own with its purchase less its resale (``cards``), as the plan would pay it."""
-    rows = [dict(option=o, phase=None, reason=why) for o, why in zip(feas["option"], feas["reason"])
-            if isinstance(why, str)]
     if not per_phase:
-        return pd.DataFrame(rows, columns=["option", "phase", "reason"])
+        return _cannot_run(feas)
+    rows = _cannot_run(feas).to_dict("records")
     cost = {(q.phase, q.option): q.cost_usd for q in quotes}
     hours = {ph.name: ph.gpu_hours for ph in s.phases}
     placed = sched.frame.groupby(["phase", "option"])["gpu_hours"].sum()
@@ -1756,6 +1755,15 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: milp.
                       f"({s.money(alone)}{what}): the whole plan costs less without it (capacity, purchases or "
                       "your time shared with other phases)")
             rows.append(dict(option=q.option, phase=q.phase, reason=reason))
+    return pd.DataFrame(rows, columns=["option", "phase", "reason"])
+
+
+@per_table
+def _cannot_run(feas: pd.DataFrame) -> pd.DataFrame:
+    """The options that cannot run (``feas``: :func:`quotes.exclusions`) and why, with no phase:
+    the first rows of :func:`_excluded`, once per exclusions table (read-only)."""
+    rows = [dict(option=o, phase=None, reason=why) for o, why in zip(feas["option"], feas["reason"])
+            if isinstance(why, str)]
     return pd.DataFrame(rows, columns=["option", "phase", "reason"])
 
 
