@@ -225,6 +225,7 @@ def test_a_workload_round_trips_through_its_keys(load):
 EDITS = {"electricity": "0.31 EUR/kWh", "horizon": "18 months", "workload.params": "30M", "workload.batch_size": 48,
          "workload.activation_memory": "5 GB", "phases.train.gpu_hours": "100..140 h", "phases.train.runs": 3,
          "phases.train.checkpoint_every": "45 min", "phases.train.dataset_size": "20 GB",
+         "phases.train.deadline": "2027-04-15",
          "you.host_power": "120 W", "you.time_value": "5 EUR/h", "you.attention": "3 starts/day",
          "you.budget": "900 EUR"}
 
@@ -253,6 +254,12 @@ def test_a_what_ifs_typed_edit_refuses_what_set_refuses(load, catalog):
         load(MINIMAL, sets=("phases.train.gpu_hours=-5 h",))
     assert [p.message for p in typed.value.problems] == [p.message for p in text.value.problems]
     assert with_value(s, "phases.other.gpu_hours", "5 h", catalog.ids()) is None  # a new phase: set as text
+    for deadline in ("2026-01-01", "2070-01-01"):  # before the phase's start; past the years a plan looks ahead
+        with pytest.raises(InputError) as typed:
+            with_value(s, "phases.train.deadline", deadline, catalog.ids())
+        with pytest.raises(InputError) as text:
+            load(MINIMAL, sets=(f"phases.train.deadline={deadline}",))
+        assert [p.message for p in typed.value.problems] == [p.message for p in text.value.problems]
 
 
 def test_a_what_ifs_edit_of_a_phases_hours_caps_all_its_runs_once(load, catalog):

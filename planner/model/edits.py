@@ -13,7 +13,7 @@ from pricing.ids import CatalogIds
 from pricing.yamldoc import parse_document
 
 from .scenario import Scenario
-from .schema import PHASE, SCHEMA, WORKLOAD, YOU, _Context, too_much_work
+from .schema import PHASE, SCHEMA, WORKLOAD, YOU, _Context, phase_days_problems, too_much_work
 from .validate import _replace, _show, _Validator
 
 
@@ -47,10 +47,11 @@ def with_catalog_edits(s: Scenario, edits: Sequence[CatalogEdit]) -> Scenario:
 
 
 #: Keys a what-if sets on the parsed scenario (:func:`with_value`) instead of reading the file
-#: again: quantities no other key is checked against, beyond ``gpu_hours`` x ``runs``. ``*`` is
-#: each phase.
+#: again: quantities no other key is checked against, beyond ``gpu_hours`` x ``runs`` and a
+#: deadline against its phase's days (schema.phase_days_problems). ``*`` is each phase.
 EDITABLE = ("electricity", "horizon", "workload.params", "workload.batch_size", "workload.activation_memory",
             "phases.*.gpu_hours", "phases.*.runs", "phases.*.checkpoint_every", "phases.*.dataset_size",
+            "phases.*.deadline",
             "you.host_power", "you.time_value", "you.attention", "you.budget")
 
 
@@ -98,6 +99,8 @@ def with_value(s: Scenario, path: str, raw: Any, ids: CatalogIds) -> Scenario | 
         moved = _replace(ph, **{attr: value}, **({"hours_from_job": False} if key == "gpu_hours" else {}))
         if (problem := too_much_work(moved.gpu_hours_per_run, moved.runs)) is not None:
             raise refused(problem)
+        for _, why in phase_days_problems(s.start, moved.start, moved.deadline) if key == "deadline" else ():
+            raise refused(why)
         return _replace(changed, phases=tuple(moved if p.name == ph.name else p for p in s.phases))
     if parts[0] in ("workload", "you"):
         return _replace(changed, **{parts[0]: _replace(getattr(s, parts[0]), **{attr: value})})

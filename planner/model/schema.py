@@ -170,6 +170,27 @@ def too_much_work(gpu_hours_per_run: float, runs: int) -> str | None:
         return None
     return (f"{runs:,} runs of {gpu_hours_per_run:,.0f} h are {total:,.0f} reference GPU-hours; at most "
             f"{MAX_GPU_HOURS:,.0f} in a phase")
+
+
+def phase_days_problems(start: dt.date, begin: dt.date, deadline: dt.date | None) -> list[tuple[str, str]]:
+    """What is wrong with a phase's days, each as (its key, why): a start before the scenario's;
+    a deadline, else a start, past the years a plan looks ahead, else a deadline before the
+    phase's start. One rule for a file and for a what-if's edit of a deadline (planner.model.edits)."""
+    out = []
+    if begin < start:
+        out.append(("from", f"phase starts {begin} before the scenario's start {start}"))
+    if deadline is not None and deadline > _years_after(start, MAX_SPAN_YEARS):
+        out.append(("deadline", f"deadline {deadline} is more than {MAX_SPAN_YEARS} years after the scenario's "
+                                f"start {start}; the planner plans at most {MAX_SPAN_YEARS} years ahead"))
+    elif begin > _years_after(start, MAX_SPAN_YEARS):
+        out.append(("from", f"phase starts {begin}, more than {MAX_SPAN_YEARS} years after the scenario's start "
+                            f"{start}"))
+    elif deadline is not None and deadline < begin:  # both inclusive: a one-day phase is valid
+        out.append(("deadline", f"deadline {deadline} is before the phase's start {begin}; move the deadline later "
+                                "or 'from' earlier"))
+    return out
+
+
 MIN_HOURS = 0.01  # 36 s: less work than a session's setup is a typing mistake
 MAX_RUNS = 10_000
 MAX_JOB_AMOUNT = 1e15  # tokens or samples a pass: 50x the largest published pretraining

@@ -23,7 +23,6 @@ from .schema import (
     ENTRY_COLUMNS,
     MAX_GPU_HOURS,
     MAX_PHASES,
-    MAX_SPAN_YEARS,
     MIN_HOURS,
     PHASE,
     REQUIRED_SECTIONS,
@@ -33,9 +32,9 @@ from .schema import (
     Field,
     _Context,
     _currency,
-    _years_after,
     build,
     grid_of_region,
+    phase_days_problems,
     section_values,
     synonym_of,
     too_much_work,
@@ -509,19 +508,8 @@ class _Validator:
             # its days first: checked whatever its work's problems (a job that cannot be read still
             # has a deadline before its start to say, in the same run)
             begin = p.get("from", start)
-            deadline = p.get("deadline")
-            if begin < start:
-                self.add(path + ("from",), f"phase starts {begin} before the scenario's start {start}")
-            if deadline is not None and deadline > _years_after(start, MAX_SPAN_YEARS):
-                self.add(path + ("deadline",), f"deadline {deadline} is more than {MAX_SPAN_YEARS} years after the "
-                         f"scenario's start {start}; the planner plans at most {MAX_SPAN_YEARS} years ahead")
-            elif begin > _years_after(start, MAX_SPAN_YEARS):
-                self.add(path + ("from",), f"phase starts {begin}, more than {MAX_SPAN_YEARS} years after the "
-                         f"scenario's start {start}")
-            elif deadline is not None and deadline < begin:  # both inclusive: a one-day phase is valid
-                where = path + ("deadline",)
-                self.add(where, f"deadline {deadline} is before the phase's start {begin}; "
-                         "move the deadline later or 'from' earlier")
+            for key, why in phase_days_problems(start, begin, p.get("deadline")):
+                self.add(path + (key,), why)
             estimate = self.job(p, path, wl or {}, _work_given(body))
             if "gpu_hours" not in p and estimate is not None:
                 p["gpu_hours"] = estimate.hours_planned  # the mean over the utilisation's range
