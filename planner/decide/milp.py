@@ -1571,20 +1571,56 @@ def last_stretch(phase: np.ndarray, bucket: np.ndarray, option: np.ndarray, capa
     the confidence, and the expected hours of a bucket end before it does (1-3 June holds 216 h
     booked, 155 expected). Read bucket by bucket, the thesis's final phase ended on 4 June in the
     hybrid plan and on 3 June in the rent-only plan, the same Vast hours."""
-    mine = phase == p
-    b = int(bucket[mine].max())
-    stretch = mine & (bucket == b)
-    full_week = HOURS_PER_DAY * 7 - 1e-6
-    while b > 0 and (capacity_h[stretch] >= full_week).all():
-        at = bucket == b - 1
-        before = mine & at
-        names = set(option[before].tolist())
-        if not names or not (capacity_h[before] >= full_week).all() or not set(option[stretch].tolist()) <= names \
-                or any(o in names for o in option[~mine & at].tolist()):  # another phase's hours there
-            break
-        b -= 1
-        stretch = stretch | before
-    return stretch, b
+    rows = _Rows.of(phase, bucket, option, capacity_h)
+    return rows.mask(rows.stretch(p))
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A schedule's rows as lists (a few dozen: Python reads them faster than numpy masks them),
+    for :func:`last_stretch`: each row's phase, bucket, option and weekly capacity, and the rows
+    of each phase and of each bucket, in order."""
+
+    phase: list[str]
+    bucket: list[int]
+    option: list[str]
+    capacity_h: list[float]
+    of_phase: dict[str, list[int]]
+    in_bucket: dict[int, list[int]]
+
+    @classmethod
+    def of(cls, phase: np.ndarray, bucket: np.ndarray, option: np.ndarray, capacity_h: np.ndarray) -> _Rows:
+        ph, bk = [str(p) for p in phase.tolist()], [int(b) for b in bucket.tolist()]
+        of_phase: dict[str, list[int]] = {}
+        in_bucket: dict[int, list[int]] = {}
+        for i, (p, b) in enumerate(zip(ph, bk)):
+            of_phase.setdefault(p, []).append(i)
+            in_bucket.setdefault(b, []).append(i)
+        return cls(ph, bk, option.tolist(), np.asarray(capacity_h, dtype=float).tolist(), of_phase, in_bucket)
+
+    def stretch(self, p: str) -> tuple[list[int], int]:
+        """Phase ``p``'s last stretch (:func:`last_stretch`): its rows and its first bucket."""
+        full_week = HOURS_PER_DAY * 7 - 1e-6
+        mine = self.of_phase[p]
+        b = max(self.bucket[i] for i in mine)
+        stretch = [i for i in mine if self.bucket[i] == b]
+        while b > 0 and all(self.capacity_h[i] >= full_week for i in stretch):
+            at = self.in_bucket.get(b - 1, [])
+            before = [i for i in at if self.phase[i] == p]
+            names = {self.option[i] for i in before}
+            if not names or not all(self.capacity_h[i] >= full_week for i in before) \
+                    or not {self.option[i] for i in stretch} <= names \
+                    or any(self.option[i] in names for i in at if self.phase[i] != p):  # another phase's hours there
+                break
+            b -= 1
+            stretch += before
+        return stretch, b
+
+    def mask(self, found: tuple[list[int], int]) -> tuple[np.ndarray, int]:
+        rows, first = found
+        mask = np.zeros(len(self.phase), dtype=bool)
+        mask[rows] = True
+        return mask, first
 
 
 def last_stretches(sched: Schedule) -> dict[str, tuple[np.ndarray, int]]:
@@ -1592,9 +1628,8 @@ def last_stretches(sched: Schedule) -> dict[str, tuple[np.ndarray, int]]:
     the expected wall hours and at the confidence alike (the stretch does not depend on them)."""
     if sched.empty:
         return {}
-    phase, bucket = sched.phase, sched.bucket
-    option, weekly = sched.option, np.asarray(sched.weekly_capacity_h, dtype=float)  # with its quota
-    return {str(p): last_stretch(phase, bucket, option, weekly, p) for p in sorted(set(phase))}
+    rows = _Rows.of(sched.phase, sched.bucket, sched.option, sched.weekly_capacity_h)  # with its quota
+    return {p: rows.mask(rows.stretch(p)) for p in sorted(rows.of_phase)}
 
 
 def finish_times(s: Scenario, program: Program, sched: Schedule, wall: str = "wall_hours",
@@ -1613,16 +1648,19 @@ def finish_times(s: Scenario, program: Program, sched: Schedule, wall: str = "wa
     wall_h, cap = np.asarray(getattr(sched, wall), dtype=float), np.asarray(sched.open_capacity_h, dtype=float)
     parallel, streams = np.asarray(sched.parallel, dtype=float), np.asarray(sched.streams, dtype=float)
     for p, (stretch, first) in (stretches if stretches is not None else last_stretches(sched)).items():
-        b = int(bucket[stretch].max())
-        last = stretch & (bucket == b)
+        rows = np.flatnonzero(stretch)
+        b = int(bucket[rows].max())
+        last = rows[bucket[rows] == b]
         runs = s.phase(p).runs
         # the last bucket read alone, in days from the stretch's first day
         days = float(cal.edges[b] - cal.edges[first]) + days_needed(wall_h[last], cap[last], parallel[last], runs,
                                                                     streams[last])
-        if first < b:  # the stretch as one: each option once, with its hours over it
-            names = list(dict.fromkeys(option[stretch].tolist()))
-            at = [int(np.flatnonzero(stretch & (option == o))[0]) for o in names]
-            hours = np.array([wall_h[stretch & (option == o)].sum() for o in names])
+        if first < b:  # the stretch as one: each option once, with its hours over it (its rows in order)
+            of_option: dict[str, list[int]] = {}
+            for i, o in zip(rows.tolist(), option[rows].tolist()):
+                of_option.setdefault(o, []).append(i)
+            at = [mine[0] for mine in of_option.values()]
+            hours = np.array([wall_h[mine].sum() for mine in of_option.values()])
             days = min(days, days_needed(hours, cap[at], parallel[at], runs, streams[at]))
         out[str(p)] = (cal.date(cal.edges[first]), days, cal.date(cal.edges[b + 1] - 1))
     return out
