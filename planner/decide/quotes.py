@@ -13,7 +13,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -722,9 +722,9 @@ def card_paths(s: Scenario, opts: pd.DataFrame) -> dict[str, CardPath]:
     inputs = CardInputs.of(s)
 
     def paths() -> dict[str, CardPath]:  # the cells card_path reads, not every column's row (iterrows)
-        read = [c for c in _CARD_CELLS if c in opts]
-        rows = cast(list[dict[str, Any]], opts.loc[(opts["kind"] == "buy").to_numpy(), read].to_dict("records"))
-        return {o["option"]: card_path(inputs, o) for o in rows}
+        buy = np.flatnonzero(opts["kind"].to_numpy() == "buy")
+        cells = {c: opts[c].to_numpy()[buy].tolist() for c in _CARD_CELLS if c in opts}
+        return {o["option"]: card_path(inputs, o) for o in (dict(zip(cells, row)) for row in zip(*cells.values()))}
 
     return _CARD_PATHS.get((opts,), (inputs,), paths)
 
