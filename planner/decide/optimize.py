@@ -227,8 +227,8 @@ def _dominated(q: Mapping[str, np.ndarray], fixed: np.ndarray, co2: bool = False
     of resale, and its price for the budget; under a cap on emissions, its making); a dominator
     is no dearer in any of them. With ``co2``, it also emits no more in any phase. ``dominates``
     (options sorted by id): those that may dominate another (default: all)."""
-    option_index, opt_of = np.unique(q["option"], return_inverse=True)
-    phases, phase_of = np.unique(q["phase"], return_inverse=True)
+    opt_of, option_index = milp._codes(q["option"])  # sorted by id, as np.unique sorts them, by hashing
+    phase_of, phases = milp._codes(q["phase"])
     options = [str(o) for o in option_index]
 
     def table(values: Any, fill: float) -> np.ndarray:  # option x phase; a phase the option cannot run is never better
@@ -251,23 +251,19 @@ def _dominated(q: Mapping[str, np.ndarray], fixed: np.ndarray, co2: bool = False
     supply = table(np.where(np.isnan(supply), np.inf, supply), 0.0)  # instances to be had at once
     eps = 1e-9
     kg = table(number("co2_kg"), np.inf) if co2 else np.zeros((len(options), 1))
-    # better[i, j]: option i is at least as good as option j everywhere
-    better = np.asarray((fixed[:, None, :] <= fixed[None, :, :] + eps).all(axis=2)
-                        & (kg[:, None, :] <= kg[None, :, :] + eps).all(axis=2)
-                        & (cost[:, None, :] <= cost[None, :, :] + eps).all(axis=2)
-                        & (money[:, None, :] <= money[None, :, :] + eps).all(axis=2)
-                        & (wall[:, None, :] <= wall[None, :, :] + eps).all(axis=2)
-                        & (conf[:, None, :] <= conf[None, :, :] + eps).all(axis=2)
-                        & (cap[:, None, :] >= cap[None, :, :] - eps).all(axis=2)
-                        & (open_cap[:, None, :] >= open_cap[None, :, :] - eps).all(axis=2)
-                        & (person[:, None, :] <= person[None, :, :]).all(axis=2)
-                        & (supply[:, None, :] >= supply[None, :, :]).all(axis=2))
+    # better[i, j]: option i is at least as good as option j everywhere: no more of each figure
+    # (within eps; a capacity, negated: no less), no more need of a person, no fewer instances
+    within = np.concatenate([fixed, kg, cost, money, wall, conf, -cap, -open_cap], axis=1)
+    exact = np.concatenate([person, -supply], axis=1)
+    better = np.asarray((within[:, None, :] <= within[None, :, :] + eps).all(axis=2)
+                        & (exact[:, None, :] <= exact[None, :, :]).all(axis=2))
     if dominates is not None:
         better &= dominates[:, None] | np.eye(len(options), dtype=bool)
     out: dict[str, str] = {}
+    at_least, as_good = better.T.tolist(), better.tolist()  # [j][i]: i as good as j; j as good as i
     for j, option in enumerate(options):
-        for i in map(int, np.flatnonzero(better[:, j])):
-            if i != j and (not better[j, i] or i < j) and options[i] not in out:
+        for i, ok in enumerate(at_least[j]):
+            if ok and i != j and (not as_good[j][i] or i < j) and options[i] not in out:
                 out[option] = options[i]
                 break
     return out
