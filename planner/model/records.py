@@ -180,18 +180,24 @@ def options_of(frame: pd.DataFrame, fit: pd.DataFrame | None = None) -> list[Opt
         cells = np.concatenate([cells, fit.to_numpy(dtype=object)], axis=1)
     cells = cells[:, [at[c] for c in cols]]
     cells[pd.isna(cells)] = None  # blank cells (NaN, None, NaT) as None
-    out = []
-    for values in cells.tolist():
-        row: dict[str, Any] = dict.fromkeys(OPTION_FIELDS)
-        row.update(OPTION_DEFAULTS)
-        row.update((c, v) for c, v in zip(cols, values) if v is not None or c not in OPTION_DEFAULTS)
-        for c in _BOOL:
-            row[c] = bool(row[c]) if row[c] is not None else False
-        row["count"] = int(row["count"]) if row["count"] is not None else 1
-        row["interruption_mode"] = row["interruption_mode"] or "kill"
-        row["resume_wait_h"] = float(row["resume_wait_h"] or 0.0)
-        out.append(Option(**row))
-    return out
+    given = dict(zip(cols, cells.T.tolist()))
+    n = len(cells)
+    fields = []  # field by field, in the record's order: a blank takes the field's default, if any
+    for c in OPTION_FIELDS:
+        default = OPTION_DEFAULTS.get(c)
+        values = given.get(c, [default] * n)
+        if c in OPTION_DEFAULTS and c in given:
+            values = [default if v is None else v for v in values]
+        if c in _BOOL:
+            values = [bool(v) if v is not None else False for v in values]
+        elif c == "count":
+            values = [int(v) if v is not None else 1 for v in values]
+        elif c == "interruption_mode":
+            values = [v or "kill" for v in values]
+        elif c == "resume_wait_h":
+            values = [float(v or 0.0) for v in values]
+        fields.append(values)
+    return [Option(*row) for row in zip(*fields)] if n else []
 
 
 @dataclass(frozen=True, slots=True)
