@@ -231,7 +231,7 @@ def _patched(catalog: pricing.Catalog, tables: tuple, old_tables: tuple, old: pd
                     cells.setdefault(c, {})[i] = v
     if not cells:
         return old
-    out = old.copy()
+    out = old.copy(deep=False)  # its columns set below are new ones (copy-on-write: old is never changed)
     for c in old.columns:
         if c not in cells:
             continue
