@@ -458,7 +458,7 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     from .. import api
     from ..decide.quotes import card_costs
 
-    s, _, p = _plan(dataclasses.replace(base, uncertainty=0), alternatives=True)
+    s, _, p = _plan(dataclasses.replace(base, uncertainty=0, breakevens=False), alternatives=True)  # (no row reads one)
     d = api.to_dict(p)
     used = [a["option"] for ph in d["phases"] for a in ph["assignments"]]
     used += [o for alt in d["alternatives"] for o in alt["options"]]
