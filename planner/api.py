@@ -174,11 +174,13 @@ def load_scenario(
 
 def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: int | None = None,
          seed: int = 0, pareto: bool = False, alternatives: bool = True, detail: bool = True,
-         breakevens: bool = True, uncertainty: int | None = None, workers: int | str = 1) -> Plan:
+         breakevens: bool = True, uncertainty: int | None = None, workers: int | str = 1, start: tuple = ()) -> Plan:
     """The cheapest plan for a scenario, with its scenario's own catalog entries applied;
     ``uncertainty`` draws (default: the scenario's ``uncertainty`` key, 0 for none) add how sure
     the answer is (planner.decide.uncertainty; needs ``alternatives``); its flips are planned
-    again on ``workers`` (local processes, or a Dask scheduler's address: planner.executors)."""
+    again on ``workers`` (local processes, or a Dask scheduler's address: planner.executors).
+    ``start``: a plan by name to start the search from (``Plan.named_plan`` of a plan of another
+    position of this scenario: a what-if's base)."""
     import dataclasses
 
     from .decide import optimize
@@ -187,7 +189,7 @@ def plan(scenario: Scenario, catalog: pricing.Catalog | None = None, *, trials: 
     with solver_output_silenced():
         p = optimize.plan(scenario, with_entries(base, scenario.catalog_entries), base_catalog=base,
                           trials=optimize.DEFAULT_TRIALS if trials is None else trials, seed=seed, pareto=pareto,
-                          alternatives=alternatives, detail=detail, breakevens=breakevens)
+                          alternatives=alternatives, detail=detail, breakevens=breakevens, start=start)
     n = scenario.uncertainty_samples if uncertainty is None else uncertainty
     if n and alternatives and p.alternatives:
         from .decide.uncertainty import analyse

@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import math
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -932,6 +933,47 @@ def test_what_a_plan_reads_of_its_options_table_as_a_whole_is_that_table_s(catal
     assert commitments_of(edited) == commitments_of(opts) | {rent} and rent not in commitments_of(opts)
     assert subscriptions_of(edited)[tier][1] == 2 * monthly[tier][1]
     assert made_kg(edited)[card] == 123.0 != made_kg(opts)[card]
+
+
+def test_a_what_if_searches_from_its_base_plan_and_finds_the_plan_it_finds_without(catalog, load, monkeypatch):
+    """issue 36: a what-if's search starts from its base plan (Job.start: the plan by its
+    variables' names, milp.named_plan), handed to HiGHS where it is a plan of the what-if's own
+    program: a price moved leaves it one, a phase's hours moved break its work row. Either way the
+    row is the one planned without a start; and a named plan read back into its own program is
+    the solution it was made from."""
+    from planner.decide import milp
+
+    text = BASE.format(hours=3000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    solved = []  # (program, start handed, solution) of each plan's search
+    real = milp.solve
+
+    def spy(program, time_limit_s=30.0, start=None):
+        sol = real(program, time_limit_s, start)
+        solved.append((program, start, sol))
+        return sol
+
+    monkeypatch.setattr(milp, "solve", spy)
+    p = planner.plan(load(text), catalog, trials=0, alternatives=False, breakevens=False)
+    program, _, sol = solved[-1]
+    assert {name[0] for name, _ in p.named_plan} >= {"hours", "bought"} and p.purchases  # the card is bought
+    assert np.array_equal(milp.start_of(program, p.named_plan), sol.x)
+    for path, value, handed in (("catalog.rent[uni-cluster].price", "0.45 USD/h", True),
+                                ("catalog.buy[my-card].price", "1100 USD", True),
+                                ("phases.train.gpu_hours", "3300 h", False)):
+        moved = whatif.with_value(job(text, breakevens=False), path, value)
+        solved.clear()
+        cold = whatif.run_one(moved)
+        assert [start for _, start, _ in solved] == [None]
+        warm = whatif.run_one(dataclasses.replace(moved, start=p.named_plan))
+        (program, start, sol), = solved[1:]
+        assert start is not None and program.holds(start) == handed, path  # (milp.solve hands HiGHS a plan only)
+        assert warm == cold, path
+    starts = []  # a sensitivity's what-ifs and the flips' probes are handed their base plan
+    real_run = whatif.tables.run_one
+    monkeypatch.setattr(whatif.tables, "run_one", lambda j: starts.append(j.start) or real_run(j))
+    planned = whatif.sensitivity_inputs(job(text), 0.2)
+    whatif.sensitivity(job(text), 0.2, planned=planned)
+    assert len(starts) > 4 and planned[2] and all(st == planned[2] for st in starts)
 
 
 def test_a_quote_is_kept_under_what_its_option_reads(catalog, load, thesis_text):

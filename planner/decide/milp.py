@@ -1292,6 +1292,57 @@ class Solution:
     message: str
 
 
+#: A plan of a program by its variables' names rather than their columns (:func:`named_plan`):
+#: ((name, value), ...), the variables at zero left out. Names are (family, ...): ("hours", phase,
+#: option, the bucket's first day), ("bought", card, day), ("unmet", phase), ("host",).
+Start = tuple[tuple[tuple[Any, ...], float], ...]
+
+#: The families of variables :func:`named_plan` names; a program with others (a term, a month, a
+#: pack, a credit) has no named plan.
+NAMED_FAMILIES = frozenset({"hours", "bought", "unmet", "host"})
+
+
+def named_plan(program: Program, x: np.ndarray) -> Start:
+    """The plan ``x`` of ``program`` by its variables' names (:data:`Start`): what a what-if hands
+    the search of a program built at another position (a price, a phase's hours moved), whose
+    columns differ, as a plan to start from (:func:`start_of`). () where the program has
+    variables of a family it does not name."""
+    if {family for family, columns in program.variables.items() if len(columns)} - NAMED_FAMILIES:
+        return ()
+    xi = program.x_index
+    used = np.flatnonzero(np.abs(x[: len(xi)]) > 0)
+    first = program.calendar.first_dates[xi.bucket[used]]
+    named: list[tuple[tuple[Any, ...], float]] = [
+        (("hours", p, o, d), v) for p, o, d, v in zip(xi.phase[used].tolist(), xi.option[used].tolist(), first.tolist(),
+                                                       x[used].tolist())]
+    named += [(("bought", v.option, v.day), float(x[v.var])) for v in program.buy_vars if x[v.var] != 0]
+    named += [(("unmet", p), float(x[j])) for p, j in program.unmet_index.items() if x[j] != 0]
+    if program.host_index is not None and x[program.host_index] != 0:
+        named.append((("host",), float(x[program.host_index])))
+    return tuple(named)
+
+
+def start_of(program: Program, named: Start) -> np.ndarray | None:
+    """A plan of ``program`` from a named one (:func:`named_plan`): each variable it names at its
+    value, every other at zero. None where ``named`` is empty or the program has variables of a
+    family it does not name. Whether it is a plan of this program (its rows and bounds) is for
+    :func:`solve` to check: a phase's hours moved leave its work row unmet, and it is left out."""
+    if not named or {family for family, columns in program.variables.items() if len(columns)} - NAMED_FAMILIES:
+        return None
+    values = dict(named)
+    xi = program.x_index
+    first = program.calendar.first_dates[xi.bucket].tolist()
+    x = np.zeros(program.n_vars)
+    x[: len(xi)] = [values.get(("hours", p, o, d), 0.0) for p, o, d in zip(xi.phase.tolist(), xi.option.tolist(), first)]
+    for v in program.buy_vars:
+        x[v.var] = values.get(("bought", v.option, v.day), 0.0)
+    for p, j in program.unmet_index.items():
+        x[j] = values.get(("unmet", p), 0.0)
+    if program.host_index is not None:
+        x[program.host_index] = values.get(("host",), 0.0)
+    return x
+
+
 def solve(program: Program, time_limit_s: float = 30.0, start: np.ndarray | None = None) -> Solution:
     """Solve with HiGHS; the unmet-work slack keeps every program feasible but the budget.
     ``start``: a plan of this program the search may start from (:func:`bought_unused`); one

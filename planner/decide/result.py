@@ -258,6 +258,9 @@ class Plan:
     #: strategies with options of their own whose best plan still leaves work undone
     #: (:data:`LateStrategy`); alternatives holds the others
     late_strategies: tuple[LateStrategy, ...] = ()
+    #: the program's solution by its variables' names (planner.decide.milp.named_plan): a plan for
+    #: what-ifs of this scenario to start their search from (api.plan's ``start``)
+    named_plan: tuple = ()
 
     @property
     def quotes(self) -> pd.DataFrame:

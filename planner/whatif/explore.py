@@ -135,8 +135,9 @@ def explore(base: whatif.Job, span: float, workers: whatif.Workers = 1, n_inputs
     axes = [(r["input"], slider_values(r, points), r["value"]) for r in rows]
     grid = list(itertools.product(*(range(len(values)) for _, values, _ in axes)))
     # an input at its value as given is left as it is (the value shown is rounded; the plan is not)
-    jobs = {combo: dataclasses.replace(whatif.with_values(base, [(key, values[i]) for (key, values, given), i
-                                                                 in zip(axes, combo) if values[i] != given]),
+    started = dataclasses.replace(base, start=planned[2])  # each position's search starts from the base plan
+    jobs = {combo: dataclasses.replace(whatif.with_values(started, [(key, values[i]) for (key, values, given), i
+                                                                    in zip(axes, combo) if values[i] != given]),
                                        breakevens=False) for combo in grid}
     defaults = [bool(r.get("default_range")) for r in rows]
     planned_at = _grid(jobs, [(key, len(values), values.index(given) if d and given in values else None)

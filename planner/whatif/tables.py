@@ -55,6 +55,9 @@ class Job:
     #: (path, the value as --set writes it)
     scenario_edits: tuple[tuple[str, str], ...] = ()
     candidates: bool = False  # the best plan with each card considered, side by side (compare's rows)
+    #: a plan by name its search starts from (the base plan's: Plan.named_plan), where it is a
+    #: plan of this position's program: the same plan and cost, found sooner
+    start: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -202,7 +205,8 @@ def _plan(job: Job, alternatives: bool) -> tuple[Scenario, Any, Any]:
         s = edited
     s = with_catalog_edits(s, job.edits)
     return s, catalog, api.plan(s, catalog, trials=WHATIF_TRIALS, alternatives=alternatives or job.candidates,
-                                detail=job.candidates, breakevens=job.breakevens, uncertainty=job.uncertainty)
+                                detail=job.candidates, breakevens=job.breakevens, uncertainty=job.uncertainty,
+                                start=job.start)
 
 
 @functools.lru_cache(maxsize=8)
@@ -446,7 +450,7 @@ def _figure(x: float, digits: int = 4) -> str:
     return units.format_significant(x, digits)
 
 
-def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]]]:
+def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]], tuple]:
     """The base plan's row and the inputs outside the scenario file that decide its answer, as
     (path, value, low, high):
     the prices of the offers the plan and the other strategies' best plans use, of the
@@ -454,7 +458,8 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
     considered (:func:`_cards_to_move`), with its resale; the interruption rates of the interruptible ones and free
     tiers (a default rate, the least known of them, across its sourced range instead), the free
     tiers' weekly quotas, a paid tier's monthly fee (or, sold by the unit, its unit's price), and
-    each phase's deadline moved by ``span`` of its window (whole days)."""
+    each phase's deadline moved by ``span`` of its window (whole days); and the base plan by name
+    (Plan.named_plan), each what-if's search's start (Job.start)."""
     from .. import api
     from ..decide.quotes import card_costs
 
@@ -522,7 +527,7 @@ def decisive_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[
         early, late = ph.deadline - dt.timedelta(days=days), ph.deadline + dt.timedelta(days=days)
         if early > ph.start:
             out.append((f"phases.{ph.name}.deadline", ph.deadline.isoformat(), early.isoformat(), late.isoformat()))
-    return summarize(p), _moving(out)  # the base row: its cost, purchases and kinds are run_one's
+    return summarize(p), _moving(out), p.named_plan  # the base row: its cost, purchases and kinds are run_one's
 
 
 def _resale(r: Any, card: tuple[float, float], money: dict[str, Any]) -> Amount | None:
@@ -561,13 +566,14 @@ def _moving(inputs: list[tuple[str, Any, Any, Any]]) -> list[tuple[str, Any, Any
     return [i for i in inputs if str(i[2]) != str(i[1]) or str(i[3]) != str(i[1])]  # never a row that moves nothing
 
 
-def sensitivity_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]]]:
-    """The base plan's row and (path, value, low, high) for every input sensitivity moves: the
-    scenario's own numbers (:func:`own_inputs`) and what decides its answer outside the file
-    (:func:`decisive_inputs`). Plans the base here: the catalog, fits and session figures it
-    leaves in this process's caches are what forked workers start with."""
-    ref, decisive = decisive_inputs(base, span)
-    return ref, own_inputs(base, span) + decisive
+def sensitivity_inputs(base: Job, span: float) -> tuple[dict[str, Any], list[tuple[str, Any, Any, Any]], tuple]:
+    """The base plan's row, (path, value, low, high) for every input sensitivity moves (the
+    scenario's own numbers, :func:`own_inputs`, and what decides its answer outside the file,
+    :func:`decisive_inputs`) and the base plan by name (the what-ifs' start: Job.start). Plans
+    the base here: the catalog, fits and session figures it leaves in this process's caches are
+    what forked workers start with."""
+    ref, decisive, start = decisive_inputs(base, span)
+    return ref, own_inputs(base, span) + decisive, start
 
 
 _CATALOG_PATH = re.compile(r"^catalog\.(rent|buy)\[(.+)\]\.(price|interruptions|resale)$")
@@ -948,14 +954,15 @@ def _row_searches(base: Job, ref: dict[str, Any], r: dict[str, Any], typed: dict
 
 
 def sensitivity(base: Job, span: float, workers: Workers = 1, progress: Callable[[int], None] | None = None,
-                planned: tuple[dict[str, Any], list] | None = None, find_flips: bool = True) -> pd.DataFrame:
+                planned: tuple[dict[str, Any], list, tuple] | None = None, find_flips: bool = True) -> pd.DataFrame:
     """Each input moved down and up by ``span``: cost range and whether the plan changes (what
     is bought or which offers do which phase: ``decision_flips``, and the plan it changes to),
     and, with ``find_flips``, where it changes (:func:`flip_points`): between ``flip_down_kept`` (the
     plan as it is) and ``flip_down_at`` (another), likewise up, with the plan just past the flip
     (``buy_low``/``plan_low``, ``buy_high``/``plan_high``).
     ``planned``: what :func:`sensitivity_inputs` returned, when the caller asked it first."""
-    ref, inputs = planned or sensitivity_inputs(base, span)
+    ref, inputs, start = planned or sensitivity_inputs(base, span)
+    base = dataclasses.replace(base, start=start)  # each what-if's search starts from the base plan
     typed = {path: (v, lo, hi) for path, v, lo, hi in inputs}
     sides = [(path, value, unchanged(path, side, ref)) for path, _, low, high in inputs
              for side, value in (("down", low), ("up", high))]
