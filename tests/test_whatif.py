@@ -937,13 +937,14 @@ def test_what_a_plan_reads_of_its_options_table_as_a_whole_is_that_table_s(catal
 
 def test_a_what_if_searches_from_its_base_plan_and_finds_the_plan_it_finds_without(catalog, load, monkeypatch):
     """issue 36: a what-if's search starts from its base plan (Job.start: the plan by its
-    variables' names, milp.named_plan), handed to HiGHS where it is a plan of the what-if's own
-    program: a price moved leaves it one, a phase's hours moved break its work row. Either way the
-    row is the one planned without a start; and a named plan read back into its own program is
-    the solution it was made from."""
+    variables' names, milp.named_plan, each phase's hours scaled to its work), handed to HiGHS
+    where it is a plan of the what-if's own program: a price moved leaves it one, and fewer
+    hours; more hours than the card it fills holds do not. Either way the row is the one planned
+    without a start; and a named plan read back into its own program is the solution it was
+    made from."""
     from planner.decide import milp
 
-    text = BASE.format(hours=3000, deadline="2027-12-31", buy="my-card", rent="uni-cluster", free="")
+    text = BASE.format(hours=3000, deadline="2027-05-15", buy="my-card", rent="uni-cluster", free="")  # the card near full
     solved = []  # (program, start handed, solution) of each plan's search
     real = milp.solve
 
@@ -954,12 +955,13 @@ def test_a_what_if_searches_from_its_base_plan_and_finds_the_plan_it_finds_witho
 
     monkeypatch.setattr(milp, "solve", spy)
     p = planner.plan(load(text), catalog, trials=0, alternatives=False, breakevens=False)
-    program, _, sol = solved[-1]
-    assert {name[0] for name, _ in p.named_plan} >= {"hours", "bought"} and p.purchases  # the card is bought
+    program, _, sol = solved[0]  # the plan's own search
+    assert p.feasible and {name[0] for name, _ in p.named_plan} == {"hours", "bought"}  # the card is bought
     assert np.array_equal(milp.start_of(program, p.named_plan), sol.x)
     for path, value, handed in (("catalog.rent[uni-cluster].price", "0.45 USD/h", True),
                                 ("catalog.buy[my-card].price", "1100 USD", True),
-                                ("phases.train.gpu_hours", "3300 h", False)):
+                                ("phases.train.gpu_hours", "2700 h", True),  # the plan of hours scaled alike
+                                ("phases.train.gpu_hours", "3300 h", False)):  # more than the card holds
         moved = whatif.with_value(job(text, breakevens=False), path, value)
         solved.clear()
         cold = whatif.run_one(moved)

@@ -1324,9 +1324,11 @@ def named_plan(program: Program, x: np.ndarray) -> Start:
 
 def start_of(program: Program, named: Start) -> np.ndarray | None:
     """A plan of ``program`` from a named one (:func:`named_plan`): each variable it names at its
-    value, every other at zero. None where ``named`` is empty or the program has variables of a
-    family it does not name. Whether it is a plan of this program (its rows and bounds) is for
-    :func:`solve` to check: a phase's hours moved leave its work row unmet, and it is left out."""
+    value, every other at zero, and each phase's hours (done and left undone) scaled to the
+    phase's work in this program (its hours moved: the plan of them moved alike, so its work row
+    holds). None where ``named`` is empty or the program has variables of a family it does not
+    name. Whether it is a plan of this program (its other rows and its bounds) is for
+    :func:`solve` to check: more hours may not fit where the plan put them, and it is left out."""
     if not named or {family for family, columns in program.variables.items() if len(columns)} - NAMED_FAMILIES:
         return None
     values = dict(named)
@@ -1340,6 +1342,15 @@ def start_of(program: Program, named: Start) -> np.ndarray | None:
         x[j] = values.get(("unmet", p), 0.0)
     if program.host_index is not None:
         x[program.host_index] = values.get(("host",), 0.0)
+    work = program.block("work")
+    if work is not None:
+        for p, j in program.unmet_index.items():
+            mine = np.flatnonzero(xi.phase == p)
+            done = float(x[mine].sum()) + x[j]
+            need = float(work.lower[list(program.unmet_index).index(p)])
+            if done > 0 and abs(done - need) > START_TOLERANCE:  # (a sum a hair off is left as it is)
+                x[mine] *= need / done
+                x[j] *= need / done
     return x
 
 
