@@ -1333,9 +1333,16 @@ def start_of(program: Program, named: Start) -> np.ndarray | None:
         return None
     values = dict(named)
     xi = program.x_index
-    first = program.calendar.first_dates[xi.bucket].tolist()
     x = np.zeros(program.n_vars)
-    x[: len(xi)] = [values.get(("hours", p, o, d), 0.0) for p, o, d in zip(xi.phase.tolist(), xi.option.tolist(), first)]
+    # the hours of the options the plan uses (a few of the program's options: their x alone are read)
+    at = np.flatnonzero(np.isin(xi.option, list({name[2] for name in values if name[0] == "hours"})))
+    first = program.calendar.first_dates[xi.bucket[at]].tolist()
+    of_phase: dict[str, list[int]] = {}
+    for i, p, o, d in zip(at.tolist(), xi.phase[at].tolist(), xi.option[at].tolist(), first):
+        value = values.get(("hours", p, o, d))
+        if value:
+            x[i] = value
+            of_phase.setdefault(p, []).append(i)
     for v in program.buy_vars:
         x[v.var] = values.get(("bought", v.option, v.day), 0.0)
     for p, j in program.unmet_index.items():
@@ -1344,10 +1351,10 @@ def start_of(program: Program, named: Start) -> np.ndarray | None:
         x[program.host_index] = values.get(("host",), 0.0)
     work = program.block("work")
     if work is not None:
-        for p, j in program.unmet_index.items():
-            mine = np.flatnonzero(xi.phase == p)
+        for k, (p, j) in enumerate(program.unmet_index.items()):
+            mine = of_phase.get(p, [])
             done = float(x[mine].sum()) + x[j]
-            need = float(work.lower[list(program.unmet_index).index(p)])
+            need = float(work.lower[k])  # (the work rows are the phases', in order)
             if done > 0 and abs(done - need) > START_TOLERANCE:  # (a sum a hair off is left as it is)
                 x[mine] *= need / done
                 x[j] *= need / done
