@@ -1363,8 +1363,10 @@ def start_of(program: Program, named: Start) -> np.ndarray | None:
 
 def solve(program: Program, time_limit_s: float = 30.0, start: np.ndarray | None = None) -> Solution:
     """Solve with HiGHS; the unmet-work slack keeps every program feasible but the budget.
-    ``start``: a plan of this program the search may start from (:func:`bought_unused`); one
-    that breaks a row or bound is left out, as HiGHS would repair it with a linear program of its own.
+    ``start``: a plan of this program the search may start from (:func:`bought_unused`; a
+    what-if's base plan, :func:`start_of`); one that breaks a row or bound is left out, as HiGHS
+    would repair it with a linear program of its own. A start changes how soon HiGHS proves the
+    plan, not which (tests/test_whatif.py: the same rows with and without).
 
     HiGHS stops a mixed-integer search within a relative gap (1e-7: 7e-5 USD on a 700 USD plan),
     which can exceed the tie-breaks' weights, so an exact tie could go either way. The hours are
