@@ -10,13 +10,15 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import planner
 from planner import whatif
 from planner.cli import main
 from planner.model.validate import load_scenario_text
 
-from .conftest import FULL, MINIMAL, SCENARIOS, TODAY
+from .conftest import FULL, MINIMAL, SCENARIOS, TODAY, examples
 from .test_plan import BASE
 
 
@@ -976,6 +978,22 @@ def test_a_what_if_searches_from_its_base_plan_and_finds_the_plan_it_finds_witho
     planned = whatif.sensitivity_inputs(job(text), 0.2)
     whatif.sensitivity(job(text), 0.2, planned=planned)
     assert len(starts) > 4 and planned[2] and all(st == planned[2] for st in starts)
+
+
+@settings(max_examples=examples(12), deadline=None)
+@given(hours=st.integers(200, 4000), price=st.sampled_from(["0.2", "0.35", "0.5", "0.8"]),
+       card=st.integers(400, 2500), moved=st.floats(0.5, 1.5))
+def test_a_start_from_the_base_plan_never_changes_a_what_ifs_plan(catalog, load, hours, price, card, moved):
+    """A what-if planned from its base plan (Job.start) is the plan and cost planned without it,
+    whatever moves: the rent's price, the card's, or the phase's hours (the start then scaled)."""
+    text = BASE.format(hours=hours, deadline="2027-05-15", buy="my-card", rent="uni-cluster", free="my-free")
+    text = text.replace("price: 1000 USD", f"price: {card} USD").replace("price: 0.50 USD/h", f"price: {price} USD/h")
+    start = planner.plan(load(text), catalog, trials=0, alternatives=False, breakevens=False).named_plan
+    for path, value in (("catalog.rent[uni-cluster].price", f"{float(price) * moved:.4f} USD/h"),
+                        ("catalog.buy[my-card].price", f"{card * moved:.2f} USD"),
+                        ("phases.train.gpu_hours", f"{hours * moved:.1f} h")):
+        moved_job = whatif.with_value(job(text, breakevens=False), path, value)
+        assert whatif.run_one(dataclasses.replace(moved_job, start=start)) == whatif.run_one(moved_job), path
 
 
 def test_a_quote_is_kept_under_what_its_option_reads(catalog, load, thesis_text):
