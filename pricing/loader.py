@@ -17,7 +17,7 @@ import datetime as dt
 import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -325,16 +325,16 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     tables: dict[str, pd.DataFrame] = {}
     files = {}
     column_numbers = {}
+    specs = _specs(columns)
     for table, name in TABLE_FILES.items():
         path = data_dir / name
         files[table] = str(path)
-        spec = columns[columns["table"] == table]
         if name.endswith(".csv"):
             raw, positions = _read_csv(path)
             column_numbers[table] = positions[0][1] if positions else {}
         else:
             raw, positions = _read_yaml(path, problems)
-        tables[table] = _typed(table, raw, positions, spec, str(path), problems)
+        tables[table] = _typed(table, raw, positions, specs.get(table, _Spec({}, frozenset(), {})), str(path), problems)
         tables[table]["layer"] = "shipped"
     problems += check_unique(tables, files)
     problems += check_references(tables, files)
@@ -439,34 +439,54 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def _typed(table: str, raw: list[dict[str, Any]], positions: list, spec: pd.DataFrame, file: str,
+@dataclass(frozen=True)
+class _Spec:
+    """What columns.csv says of one table: each column's type, the required ones, and the
+    typed defaults of those that have one (list columns: an empty tuple)."""
+
+    kinds: dict[str, str]
+    required: frozenset[str]
+    defaults: dict[str, Any]
+
+
+def _specs(columns: pd.DataFrame) -> dict[str, _Spec]:
+    """Each table's :class:`_Spec`, read off columns.csv in one pass."""
+    rows: dict[str, list[tuple[str, str, str, str]]] = {}
+    for table, column, kind, required, default in zip(columns["table"], columns["column"], columns["type"],
+                                                       columns["required"], columns["default"]):
+        rows.setdefault(table, []).append((column, kind, required, default))
+    return {table: _Spec({c: k for c, k, _, _ in spec}, frozenset(c for c, _, r, _ in spec if r == "yes"),
+                         _column_defaults((c, k, d) for c, k, _, d in spec))
+            for table, spec in rows.items()}
+
+
+def _typed(table: str, raw: list[dict[str, Any]], positions: list, spec: _Spec, file: str,
            problems: list[Problem]) -> pd.DataFrame:
-    kinds = dict(zip(spec["column"], spec["type"]))
-    required = set(spec.loc[spec["required"] == "yes", "column"])
+    kinds, required, defaults = spec.kinds, spec.required, spec.defaults
     out = []
     for row, (line, cols) in zip(raw, positions):
         key = str(row.get(KEY[table], "?"))
         typed: dict[str, Any] = {}
-        for col, value in row.items():
-            where = f"{table}.{key}.{col}"
+        for col, value in row.items():  # (a cell's place, table.key.column, is written only for a problem)
             if col not in kinds:
-                problems.append(Problem(file, line, cols.get(col, 1), where,
+                problems.append(Problem(file, line, cols.get(col, 1), f"{table}.{key}.{col}",
                                         f"unknown column{did_you_mean(col, kinds)}; columns.csv lists the columns"))
                 continue
             if _blank(value):
                 if col in required:
-                    problems.append(Problem(file, line, cols.get(col, 1), where, "required (every row needs it)"))
+                    problems.append(Problem(file, line, cols.get(col, 1), f"{table}.{key}.{col}",
+                                            "required (every row needs it)"))
                 continue
             try:
-                typed[col] = _convert(kinds[col], value, where)
+                typed[col] = _convert(kinds[col], value, col)
             except ValueError as exc:
-                problems.append(Problem(file, line, cols.get(col, 1), where, str(exc)))
+                problems.append(Problem(file, line, cols.get(col, 1), f"{table}.{key}.{col}", str(exc)))
         for col in required - set(row):
             problems.append(Problem(file, line, 1, f"{table}.{key}.{col}", "required column is missing"))
         typed["_line"] = line
         out.append(typed)
     df = pd.DataFrame(out, columns=list(kinds) + ["_line"])
-    for col, default in _column_defaults(spec).items():
+    for col, default in defaults.items():
         df[col] = [default if _blank_cell(v) else v for v in df[col]]
     return df
 
@@ -477,10 +497,11 @@ def _blank_cell(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def _column_defaults(spec: pd.DataFrame) -> dict[str, Any]:
-    """Typed defaults from columns.csv; list columns default to an empty tuple."""
-    out = {}
-    for col, kind, default in zip(spec["column"], spec["type"], spec["default"]):
+def _column_defaults(spec: Iterable[tuple[str, str, str]]) -> dict[str, Any]:
+    """Typed defaults from columns.csv's (column, type, default); list columns default to an
+    empty tuple."""
+    out: dict[str, Any] = {}
+    for col, kind, default in spec:
         if default != "":
             out[col] = _convert(kind, default, col)
         elif kind == "list":
@@ -489,7 +510,8 @@ def _column_defaults(spec: pd.DataFrame) -> dict[str, Any]:
 
 
 def _defaults(columns: pd.DataFrame, table: str) -> dict[str, Any]:
-    return _column_defaults(columns[columns["table"] == table])
+    spec = columns[columns["table"] == table]
+    return _column_defaults(zip(spec["column"], spec["type"], spec["default"]))
 
 
 def _finish(table: str, df: pd.DataFrame) -> pd.DataFrame:
@@ -515,7 +537,7 @@ def check_unique(tables: Tables, files: Mapping[str, str]) -> list[Problem]:
         cols = [c for c in UNIQUE[table] if c in df]  # an optional key column a table may leave out
         first: dict[tuple, Any] = {}
         what = "id" if cols == ["id"] else " + ".join(cols)
-        for row, line in zip(df[cols].astype(object).itertuples(index=False), df["_line"]):
+        for row, line in zip(zip(*(df[c].astype(object).tolist() for c in cols)), df["_line"].tolist()):
             key = tuple("" if _blank_cell(v) else v for v in row)  # a blank key (no family) equals a blank one
             if key in first:
                 out.append(Problem(files[table], int(line), 1, f"{table}.{key[0]}",
