@@ -486,8 +486,10 @@ def _typed(table: str, raw: list[dict[str, Any]], positions: list, spec: _Spec, 
         typed["_line"] = line
         out.append(typed)
     df = pd.DataFrame(out, columns=list(kinds) + ["_line"])
-    for col, default in defaults.items():
-        df[col] = [default if _blank_cell(v) else v for v in df[col]]
+    for col, default in defaults.items():  # a blank cell takes its column's default
+        cells = df[col].tolist()
+        if any(_blank_cell(v) for v in cells):
+            df[col] = [default if _blank_cell(v) else v for v in cells]
     return df
 
 
