@@ -590,7 +590,7 @@ def price_path(s: Scenario, cal: Calendar, kind: np.ndarray, option: np.ndarray,
     if not rent.any():
         return PricePath(factor, years)
     middle = (cal.first_day[bucket] + cal.days[bucket] / 2.0)
-    code, names = _codes(option)
+    code, names = codes_of(option)
     dated = np.array([cal.day_of(as_of.get(o)) for o in names], dtype=float)[code]
     trend = np.array([trends.get(o, 0.0) for o in names], dtype=float)[code]
     years = np.where(rent, (middle - dated) / 365.25, 0.0)
@@ -603,7 +603,7 @@ def price_path(s: Scenario, cal: Calendar, kind: np.ndarray, option: np.ndarray,
 
 def _objective(x: XTable, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(cost per variable [USD], tie-breaks per variable) for the x; the rest is set by build."""
-    rank = _codes(x.option)[0]
+    rank = codes_of(x.option)[0]
     cost, ties = np.zeros(n), np.zeros(n)
     cost[: len(x)] = x.cost_per_ref
     ties[: len(x)] = (TIE_BREAKS["restart_by_hand"] * x.restarts_per_ref + TIE_BREAKS["wall_hour"] * x.wall_per_ref
@@ -645,7 +645,7 @@ def _rows(codes: np.ndarray, period: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return rid.reshape(-1), first, uniq // span, uniq % span + low
 
 
-def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def codes_of(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(each value's code, the distinct values sorted): codes number the sorted values (as
     ``np.unique(values, return_inverse=True)``, by hashing: names are few, rows many)."""
     codes, names = pd.factorize(values, sort=True)
@@ -657,7 +657,7 @@ def concurrency(x: XTable, cal: Calendar) -> Block:
     option <= runs x 24 h x the bucket's days, a wall hour of a machine carrying runs side by
     side counting each of them (four cards with four seeds left no room for a fifth stream on a
     rented card, which the plan took, finishing four runs' work 16 % sooner than they can)."""
-    codes, names = _codes(x.phase)
+    codes, names = codes_of(x.phase)
     rid, first, code, bucket = _rows(codes, x.bucket)
     upper = x.runs[first] * HOURS_PER_DAY * cal.days[bucket]
     return Block.of("concurrency", _bucket_labels(cal, names, code, bucket), rid,
@@ -680,7 +680,7 @@ class _Shared:
 def _shared(x: XTable, cal: Calendar, kinds: Sequence[str]) -> _Shared:
     """Rows per (group, bucket) over the x of ``kinds``."""
     at = np.flatnonzero(np.isin(x.kind, kinds))
-    codes, names = _codes(x.group[at])
+    codes, names = codes_of(x.group[at])
     rid, first, group_code, bucket = _rows(codes, x.bucket[at])
     return _Shared(at, rid, _bucket_labels(cal, names, group_code, bucket),
                    x.kind[at][first], x.option[at][first], cal.days[bucket].astype(float), bucket)
@@ -809,7 +809,7 @@ def quota(x: XTable, cal: Calendar) -> Block:
     for day in set(reset):
         mine = reset == day
         period[mine] = cal.quota_week(day or None)[bucket[mine]]
-    codes, names = _codes(x.group[at])
+    codes, names = codes_of(x.group[at])
     rid, first, group_code, week = _rows(codes, period)
     limit = np.full(len(first), np.inf)
     np.minimum.at(limit, rid, hours[at])
@@ -930,7 +930,7 @@ def supply(x: XTable, cal: Calendar) -> Block:
     at = np.flatnonzero((x.kind == "rent") & np.isfinite(n) & ~x.committed)
     if not len(at):  # a commitment's supply bounds its instances committed instead
         return Block.of("supply", [], [], [], [], -np.inf, [])
-    codes, names = _codes(x.option[at])
+    codes, names = codes_of(x.option[at])
     rid, first, code, bucket = _rows(codes, x.bucket[at])
     return Block.of("supply", _bucket_labels(cal, names, code, bucket), rid,
                     x.var[at], x.wall_conf_per_ref[at], -np.inf, n[at][first] * HOURS_PER_DAY * cal.days[bucket])
@@ -978,7 +978,7 @@ def commitment(x: XTable, cal: Calendar, commits: tuple[CommitVar, ...]) -> Bloc
     at = np.flatnonzero(x.committed)
     if not len(at):
         return Block.of("commitment", [], [], [], [], -np.inf, [])
-    codes, names = _codes(x.option[at])
+    codes, names = codes_of(x.option[at])
     rid, _, code, bucket = _rows(codes, x.bucket[at])
     option, first, end = np.asarray(names)[code], cal.first_day[bucket], cal.edges[bucket + 1]
     # rows come sorted by offer, then bucket: each term meets only its offer's rows from its first
@@ -1015,7 +1015,7 @@ def starts(x: XTable, cal: Calendar, starts_per_day: float) -> Block:
 def once(x: XTable) -> Block:
     """A tier's hours granted once, over the whole plan."""
     at = np.flatnonzero(~np.isnan(x.quota_h_total))
-    rid, groups = _codes(x.group[at])
+    rid, groups = codes_of(x.group[at])
     limit = np.full(len(groups), np.inf)
     np.minimum.at(limit, rid, x.quota_h_total[at])
     return Block.of("once", list(groups), rid, x.var[at], x.wall_conf_per_ref[at], -np.inf, limit)
@@ -1302,12 +1302,17 @@ Start = tuple[tuple[tuple[Any, ...], float], ...]
 NAMED_FAMILIES = frozenset({"hours", "bought", "unmet", "host"})
 
 
+def _all_named(program: Program) -> bool:
+    """Whether every variable of ``program`` is of a family :func:`named_plan` names."""
+    return not {family for family, columns in program.variables.items() if len(columns)} - NAMED_FAMILIES
+
+
 def named_plan(program: Program, x: np.ndarray) -> Start:
     """The plan ``x`` of ``program`` by its variables' names (:data:`Start`): what a what-if hands
     the search of a program built at another position (a price, a phase's hours moved), whose
     columns differ, as a plan to start from (:func:`start_of`). () where the program has
     variables of a family it does not name."""
-    if {family for family, columns in program.variables.items() if len(columns)} - NAMED_FAMILIES:
+    if not _all_named(program):
         return ()
     xi = program.x_index
     used = np.flatnonzero(np.abs(x[: len(xi)]) > 0)
@@ -1329,7 +1334,7 @@ def start_of(program: Program, named: Start) -> np.ndarray | None:
     holds). None where ``named`` is empty or the program has variables of a family it does not
     name. Whether it is a plan of this program (its other rows and its bounds) is for
     :func:`solve` to check: more hours may not fit where the plan put them, and it is left out."""
-    if not named or {family for family, columns in program.variables.items() if len(columns)} - NAMED_FAMILIES:
+    if not named or not _all_named(program):
         return None
     values = dict(named)
     xi = program.x_index

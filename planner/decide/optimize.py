@@ -227,8 +227,8 @@ def _dominated(q: Mapping[str, np.ndarray], fixed: np.ndarray, co2: bool = False
     of resale, and its price for the budget; under a cap on emissions, its making); a dominator
     is no dearer in any of them. With ``co2``, it also emits no more in any phase. ``dominates``
     (options sorted by id): those that may dominate another (default: all)."""
-    opt_of, option_index = milp._codes(q["option"])  # sorted by id, as np.unique sorts them, by hashing
-    phase_of, phases = milp._codes(q["phase"])
+    opt_of, option_index = milp.codes_of(q["option"])  # sorted by id, as np.unique sorts them, by hashing
+    phase_of, phases = milp.codes_of(q["phase"])
     options = [str(o) for o in option_index]
 
     def table(values: Any, fill: float) -> np.ndarray:  # option x phase; a phase the option cannot run is never better
@@ -1725,7 +1725,7 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: milp.
     own with its purchase less its resale (``cards``), as the plan would pay it."""
     if not per_phase:
         return _cannot_run(feas)
-    rows = _cannot_run(feas).to_dict("records")
+    rows = _cannot_run_rows(feas)
     cost = {(q.phase, q.option): q.cost_usd for q in quotes}
     hours = {ph.name: ph.gpu_hours for ph in s.phases}
     placed = sched.frame.groupby(["phase", "option"])["gpu_hours"].sum()
@@ -1763,13 +1763,18 @@ def _excluded(s: Scenario, feas: pd.DataFrame, quotes: list[Quote], sched: milp.
     return pd.DataFrame(rows, columns=["option", "phase", "reason"])
 
 
+def _cannot_run_rows(feas: pd.DataFrame) -> list[dict[str, Any]]:
+    """The options that cannot run (``feas``: :func:`quotes.exclusions`) and why, with no phase:
+    the first rows of :func:`_excluded`."""
+    return [dict(option=o, phase=None, reason=why) for o, why in zip(feas["option"], feas["reason"])
+            if isinstance(why, str)]
+
+
 @per_table
 def _cannot_run(feas: pd.DataFrame) -> pd.DataFrame:
-    """The options that cannot run (``feas``: :func:`quotes.exclusions`) and why, with no phase:
-    the first rows of :func:`_excluded`, once per exclusions table (read-only)."""
-    rows = [dict(option=o, phase=None, reason=why) for o, why in zip(feas["option"], feas["reason"])
-            if isinstance(why, str)]
-    return pd.DataFrame(rows, columns=["option", "phase", "reason"])
+    """:func:`_cannot_run_rows` as the table a what-if's plan gives, once per exclusions table
+    (read-only)."""
+    return pd.DataFrame(_cannot_run_rows(feas), columns=["option", "phase", "reason"])
 
 
 _REFERENCE = Kept()  # the workload on its reference GPU, per device table and workload
